@@ -1,0 +1,143 @@
+/**
+ * The backend's HTTP API, one hono app for every runtime: `@hono/node-server` locally,
+ * `hono/aws-lambda` behind API Gateway. Everything it needs comes in as dependencies, so
+ * tests run it with a mocked EC2 client and an in-memory registry.
+ */
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import {
+  ReconcileRequestSchema,
+  SignatureError,
+  verify,
+  type Item,
+  type ReconcileResponse,
+  type Result,
+  type Write,
+} from '../contract/index.js';
+import type { Ec2Gateway } from '../ec2/index.js';
+import { reconcileItems, type ReconcileContext } from '../reconcile/index.js';
+import { ClusterIdSchema, RegistrationError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
+import { ApiError, describeIssues } from './errors.js';
+
+/** Larger bodies are refused with 413 before they are read in full. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** API Gateway cuts a request at 30 s; EC2 work stops here so the answer always gets out. */
+export const RECONCILE_BUDGET_MS = 20_000;
+
+export interface AppDependencies {
+  registry: ClusterRegistry;
+  /** The EC2 gateway for one request of one cluster; `deadline` is epoch ms. */
+  gatewayFor(registration: ClusterRegistration, deadline: number): Ec2Gateway;
+  /** Applies writes for clusters registered with `writeBack: direct`. */
+  applyDirect?(registration: ClusterRegistration, writes: Write[]): Promise<void>;
+  driverName?: string;
+  provisionerName?: string;
+  /** Epoch ms; tests move it to check signature timestamps. */
+  now?(): number;
+  /** Called once per item after reconciling: logs and metrics hang here. */
+  onResult?(clusterId: string, item: Item, result: Result): void;
+  maxBodyBytes?: number;
+}
+
+export function createApp(deps: AppDependencies): Hono {
+  const now = deps.now ?? Date.now;
+  const maxBodyBytes = deps.maxBodyBytes ?? MAX_BODY_BYTES;
+  const app = new Hono();
+
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return c.json(err.toBody(), err.status);
+    console.error(JSON.stringify({ level: 'ERROR', message: 'unhandled error', error: String(err?.stack ?? err) }));
+    return c.json({ error: { code: 'internal', message: 'internal error' } }, 500);
+  });
+  app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+
+  app.post(
+    '/v1/clusters/:clusterId/reconcile',
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: () => {
+        throw new ApiError(413, 'body_too_large', `request body exceeds ${maxBodyBytes} bytes`);
+      },
+    }),
+    async (c) => {
+      const clusterId = c.req.param('clusterId');
+      if (!ClusterIdSchema.safeParse(clusterId).success) {
+        throw new ApiError(400, 'bad_cluster_id', `"${clusterId}" is not a valid cluster id`);
+      }
+      const registration = await lookUp(deps.registry, clusterId);
+      const body = await c.req.text();
+
+      try {
+        verify(c.req.raw.headers, body, registration.secrets, Math.floor(now() / 1000));
+      } catch (err) {
+        if (err instanceof SignatureError) throw new ApiError(401, 'bad_signature', err.message);
+        throw err;
+      }
+
+      let json: unknown;
+      try {
+        json = JSON.parse(body);
+      } catch {
+        throw new ApiError(400, 'malformed_json', 'request body is not valid JSON');
+      }
+      const parsed = ReconcileRequestSchema.safeParse(json);
+      if (!parsed.success) throw new ApiError(422, 'invalid_request', describeIssues(parsed.error.issues));
+
+      const ctx: ReconcileContext = {
+        clusterId,
+        registration,
+        ec2: deps.gatewayFor(registration, now() + RECONCILE_BUDGET_MS),
+        driverName: deps.driverName ?? 'ebs.csi.aws.com',
+        provisionerName: deps.provisionerName ?? 'ebs.csi.aws.com',
+        now: () => new Date(now()),
+      };
+      let results = await reconcileItems(parsed.data.items, ctx);
+      if (registration.writeBack === 'direct') results = await applyDirectly(deps, registration, results);
+      parsed.data.items.forEach((item, i) => deps.onResult?.(clusterId, item, results[i]!));
+      return c.json({ results } satisfies ReconcileResponse);
+    },
+  );
+
+  return app;
+}
+
+async function lookUp(registry: ClusterRegistry, clusterId: string): Promise<ClusterRegistration> {
+  let registration: ClusterRegistration | undefined;
+  try {
+    registration = await registry.get(clusterId);
+  } catch (err) {
+    // A broken registration concerns that cluster only: refuse its requests, clearly.
+    if (err instanceof RegistrationError) throw new ApiError(403, 'registration_invalid', err.message);
+    throw err;
+  }
+  if (!registration) throw new ApiError(404, 'unknown_cluster', `cluster "${clusterId}" is not registered`);
+  return registration;
+}
+
+/**
+ * `writeBack: direct`: the backend applies each result's writes itself and answers with none,
+ * so the forwarder has nothing left to do. A failed write turns the item into a requeue.
+ */
+async function applyDirectly(deps: AppDependencies, registration: ClusterRegistration, results: Result[]): Promise<Result[]> {
+  const apply = deps.applyDirect;
+  if (!apply) throw new ApiError(403, 'registration_invalid', `cluster "${registration.clusterId}" uses writeBack: direct, which this backend does not support`);
+  return Promise.all(
+    results.map(async (result): Promise<Result> => {
+      if (result.writes.length === 0) return result;
+      try {
+        await apply(registration, result.writes);
+        return { ...result, writes: [] };
+      } catch (err) {
+        return {
+          key: result.key,
+          outcome: 'requeue',
+          requeueAfterSeconds: 5,
+          message: `applying writes to the cluster failed: ${err instanceof Error ? err.message : String(err)}`,
+          writes: [],
+        };
+      }
+    }),
+  );
+}

@@ -1,0 +1,44 @@
+/**
+ * The production wiring of the app: real EC2 clients (one per region, reused across
+ * requests so the adaptive retry's rate limiter keeps learning) and, for `writeBack: direct`
+ * clusters, Kubernetes clients built from the registration.
+ */
+import type { EC2Client } from '@aws-sdk/client-ec2';
+import { createEc2Client, createEc2Gateway } from '../ec2/index.js';
+import { applyWrites, kubeClientsFromConfig, kubeConfigFor } from '../kube/index.js';
+import type { ClusterRegistration, ClusterRegistry } from '../registry/index.js';
+import { createApp, type AppDependencies } from './app.js';
+
+export interface BackendOptions {
+  registry: ClusterRegistry;
+  /** EC2 endpoint override (the local simulator, moto); otherwise AWS's regional endpoint. */
+  ec2Endpoint?: string;
+  onResult?: AppDependencies['onResult'];
+  now?: AppDependencies['now'];
+}
+
+export function createBackendApp(options: BackendOptions) {
+  const clients = new Map<string, EC2Client>();
+  const clientFor = (region: string) => {
+    let client = clients.get(region);
+    if (!client) {
+      client = createEc2Client({ region, endpoint: options.ec2Endpoint });
+      clients.set(region, client);
+    }
+    return client;
+  };
+
+  return createApp({
+    registry: options.registry,
+    gatewayFor: (registration, deadline) =>
+      createEc2Gateway({ client: clientFor(registration.region), clusterId: registration.clusterId, deadline }),
+    applyDirect: async (registration: ClusterRegistration, writes) => {
+      if (!registration.kubernetes) {
+        throw new Error(`cluster "${registration.clusterId}" uses writeBack: direct but its registration has no kubernetes.server`);
+      }
+      await applyWrites(kubeClientsFromConfig(kubeConfigFor(registration.kubernetes)), writes);
+    },
+    onResult: options.onResult,
+    now: options.now,
+  });
+}

@@ -1,0 +1,166 @@
+/**
+ * The parts of Kubernetes objects that cross the forwarder → backend boundary. Each schema
+ * names the fields volhook reads and lets every other field through untouched (loose
+ * objects), so a newer cluster's extra fields never make a request invalid.
+ */
+import { z } from 'zod';
+
+const StringMap = z.record(z.string(), z.string());
+
+export const ObjectMetaSchema = z.looseObject({
+  name: z.string().min(1),
+  namespace: z.string().optional(),
+  uid: z.string().min(1),
+  resourceVersion: z.string().optional(),
+  labels: StringMap.optional(),
+  annotations: StringMap.optional(),
+  finalizers: z.array(z.string()).optional(),
+  deletionTimestamp: z.string().optional(),
+});
+
+export const LabelSelectorSchema = z.looseObject({
+  matchLabels: StringMap.optional(),
+  matchExpressions: z
+    .array(z.looseObject({ key: z.string(), operator: z.string(), values: z.array(z.string()).optional() }))
+    .optional(),
+});
+
+export const AccessModeSchema = z.enum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod']);
+export const VolumeModeSchema = z.enum(['Filesystem', 'Block']);
+export const ReclaimPolicySchema = z.enum(['Delete', 'Retain', 'Recycle']);
+
+export const PersistentVolumeClaimSchema = z.looseObject({
+  metadata: ObjectMetaSchema.extend({ namespace: z.string().min(1) }),
+  spec: z.looseObject({
+    accessModes: z.array(AccessModeSchema).default([]),
+    resources: z.looseObject({
+      requests: z.looseObject({ storage: z.string() }),
+    }),
+    storageClassName: z.string().nullish(),
+    volumeMode: VolumeModeSchema.nullish(),
+    volumeName: z.string().nullish(),
+    selector: LabelSelectorSchema.nullish(),
+    dataSource: z.looseObject({ kind: z.string(), name: z.string(), apiGroup: z.string().nullish() }).nullish(),
+  }),
+  status: z.looseObject({ phase: z.string().optional() }).optional(),
+});
+export type PersistentVolumeClaim = z.infer<typeof PersistentVolumeClaimSchema>;
+
+export const TopologySelectorTermSchema = z.looseObject({
+  matchLabelExpressions: z.array(z.object({ key: z.string(), values: z.array(z.string()) })).default([]),
+});
+
+export const StorageClassSchema = z.looseObject({
+  metadata: z.looseObject({ name: z.string().min(1), annotations: StringMap.optional() }),
+  provisioner: z.string(),
+  parameters: StringMap.optional(),
+  reclaimPolicy: ReclaimPolicySchema.optional(),
+  volumeBindingMode: z.enum(['Immediate', 'WaitForFirstConsumer']).optional(),
+  allowedTopologies: z.array(TopologySelectorTermSchema).optional(),
+  mountOptions: z.array(z.string()).optional(),
+  allowVolumeExpansion: z.boolean().optional(),
+});
+export type StorageClass = z.infer<typeof StorageClassSchema>;
+
+export const NodeSelectorRequirementSchema = z.object({
+  key: z.string(),
+  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']),
+  values: z.array(z.string()).optional(),
+});
+export const NodeAffinitySchema = z.object({
+  required: z.object({
+    nodeSelectorTerms: z.array(z.object({ matchExpressions: z.array(NodeSelectorRequirementSchema).optional() })),
+  }),
+});
+
+export const ClaimRefSchema = z.looseObject({
+  kind: z.string().optional(),
+  apiVersion: z.string().optional(),
+  namespace: z.string(),
+  name: z.string(),
+  uid: z.string().optional(),
+  resourceVersion: z.string().optional(),
+});
+
+export const CsiPersistentVolumeSourceSchema = z.looseObject({
+  driver: z.string(),
+  volumeHandle: z.string(),
+  fsType: z.string().optional(),
+  volumeAttributes: StringMap.optional(),
+});
+
+export const PersistentVolumeSpecSchema = z.looseObject({
+  capacity: z.looseObject({ storage: z.string() }),
+  accessModes: z.array(AccessModeSchema),
+  volumeMode: VolumeModeSchema.optional(),
+  persistentVolumeReclaimPolicy: ReclaimPolicySchema.optional(),
+  storageClassName: z.string().optional(),
+  mountOptions: z.array(z.string()).optional(),
+  claimRef: ClaimRefSchema.nullish(),
+  csi: CsiPersistentVolumeSourceSchema.optional(),
+  nodeAffinity: NodeAffinitySchema.optional(),
+});
+
+/** A PV as read from a cluster (it has a uid) — what items carry. */
+export const PersistentVolumeSchema = z.looseObject({
+  metadata: ObjectMetaSchema,
+  spec: PersistentVolumeSpecSchema,
+  status: z.looseObject({ phase: z.string().optional() }).optional(),
+});
+export type PersistentVolume = z.infer<typeof PersistentVolumeSchema>;
+
+/** A PV the backend asks to create: no uid yet, exactly the fields a provisioner sets. */
+export const NewPersistentVolumeSchema = z.object({
+  apiVersion: z.literal('v1'),
+  kind: z.literal('PersistentVolume'),
+  metadata: z.object({
+    name: z.string().min(1),
+    annotations: StringMap,
+    labels: StringMap.optional(),
+    finalizers: z.array(z.string()).optional(),
+  }),
+  spec: PersistentVolumeSpecSchema.extend({
+    claimRef: ClaimRefSchema,
+    csi: CsiPersistentVolumeSourceSchema,
+    volumeMode: VolumeModeSchema,
+    persistentVolumeReclaimPolicy: ReclaimPolicySchema,
+  }),
+});
+export type NewPersistentVolume = z.infer<typeof NewPersistentVolumeSchema>;
+
+export const VolumeErrorSchema = z.object({ time: z.string(), message: z.string() });
+
+export const VolumeAttachmentStatusSchema = z.object({
+  attached: z.boolean(),
+  attachmentMetadata: StringMap.nullish(),
+  attachError: VolumeErrorSchema.nullish(),
+  detachError: VolumeErrorSchema.nullish(),
+});
+export type VolumeAttachmentStatus = z.infer<typeof VolumeAttachmentStatusSchema>;
+
+export const VolumeAttachmentSchema = z.looseObject({
+  metadata: ObjectMetaSchema,
+  spec: z.looseObject({
+    attacher: z.string(),
+    nodeName: z.string(),
+    source: z.looseObject({ persistentVolumeName: z.string().nullish() }),
+  }),
+  status: VolumeAttachmentStatusSchema.partial().optional(),
+});
+export type VolumeAttachment = z.infer<typeof VolumeAttachmentSchema>;
+
+/** The Node facts the backend needs: its zone labels and how to find its EC2 instance. */
+export const NodeInfoSchema = z.object({
+  name: z.string().min(1),
+  labels: StringMap.default({}),
+  providerID: z.string().optional(),
+  /** CSINode `drivers[name=<driver>]`, absent when the node has no such entry. */
+  csiNode: z
+    .object({
+      nodeID: z.string().min(1),
+      topologyKeys: z.array(z.string()).optional(),
+      allocatableCount: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
+});
+export type NodeInfo = z.infer<typeof NodeInfoSchema>;

@@ -1,0 +1,46 @@
+/** What the backend answers: one result per item, in the order of the items. */
+import { z } from 'zod';
+import { WriteSchema } from './writes.js';
+
+const Common = {
+  /** `itemKey` of the item this result answers. */
+  key: z.string(),
+  /** Writes to apply, in order, before acting on the outcome. */
+  writes: z.array(WriteSchema),
+};
+
+export const DoneResultSchema = z.object({ ...Common, outcome: z.literal('done') });
+
+/** Progress is being made (a volume is creating, an attachment in flight, EC2 throttled). */
+export const RequeueResultSchema = z.object({
+  ...Common,
+  outcome: z.literal('requeue'),
+  requeueAfterSeconds: z.number().nonnegative(),
+  message: z.string().optional(),
+});
+
+/** The object cannot progress as it is (bad parameter, ownership, capacity); retried slowly. */
+export const FailedResultSchema = z.object({
+  ...Common,
+  outcome: z.literal('failed'),
+  reason: z.string().min(1),
+  message: z.string(),
+  requeueAfterSeconds: z.number().nonnegative().optional(),
+});
+
+export const ResultSchema = z.discriminatedUnion('outcome', [
+  DoneResultSchema,
+  RequeueResultSchema,
+  FailedResultSchema,
+]);
+export type Result = z.infer<typeof ResultSchema>;
+export type Outcome = Result['outcome'];
+
+export const ReconcileResponseSchema = z.object({ results: z.array(ResultSchema) });
+export type ReconcileResponse = z.infer<typeof ReconcileResponseSchema>;
+
+/** The body of every 4xx/5xx answer. */
+export const ErrorResponseSchema = z.object({
+  error: z.object({ code: z.string(), message: z.string() }),
+});
+export type ErrorResponse = z.infer<typeof ErrorResponseSchema>;

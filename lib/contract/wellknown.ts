@@ -1,0 +1,35 @@
+/**
+ * Names fixed by Kubernetes, the EBS CSI driver and the external-provisioner/attacher that
+ * volhook replaces. Keeping them identical is what lets existing StorageClasses, the EBS CSI
+ * node plugin and kubectl output keep working unchanged.
+ */
+export const EBS_DRIVER = 'ebs.csi.aws.com';
+
+export const Annotations = {
+  storageProvisioner: 'volume.kubernetes.io/storage-provisioner',
+  betaStorageProvisioner: 'volume.beta.kubernetes.io/storage-provisioner',
+  betaStorageClass: 'volume.beta.kubernetes.io/storage-class',
+  selectedNode: 'volume.kubernetes.io/selected-node',
+  provisionedBy: 'pv.kubernetes.io/provisioned-by',
+  bindCompleted: 'pv.kubernetes.io/bind-completed',
+  boundByController: 'pv.kubernetes.io/bound-by-controller',
+  defaultClass: 'storageclass.kubernetes.io/is-default-class',
+} as const;
+
+export const Finalizers = {
+  provisioner: 'external-provisioner.volume.kubernetes.io/finalizer',
+  /** external-attacher's finalizer: `external-attacher/<driver with . replaced by ->`. */
+  attacher: (driver: string) => `external-attacher/${driver.replace(/\./g, '-')}`,
+  pvProtection: 'kubernetes.io/pv-protection',
+  pvcProtection: 'kubernetes.io/pvc-protection',
+} as const;
+
+export const TopologyKeys = {
+  wellKnownZone: 'topology.kubernetes.io/zone',
+  ebsZone: 'topology.ebs.csi.aws.com/zone',
+} as const;
+
+/** PV name for a claim, as external-provisioner names it (and the CSI volume name). */
+export function pvNameForClaim(pvcUid: string): string {
+  return `pvc-${pvcUid}`;
+}

@@ -1,0 +1,82 @@
+/**
+ * The closed set of Kubernetes writes the backend may ask for. Each one is idempotent:
+ * applying it twice leaves the cluster as applying it once, so a replayed response is safe.
+ */
+import { z } from 'zod';
+import { NewPersistentVolumeSchema, VolumeAttachmentStatusSchema } from './kube-objects.js';
+
+export const ObjectRefSchema = z.object({
+  kind: z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment']),
+  name: z.string().min(1),
+  namespace: z.string().optional(),
+  /** When set, the write applies only to the object with this uid (never to a namesake). */
+  uid: z.string().optional(),
+});
+export type ObjectRef = z.infer<typeof ObjectRefSchema>;
+
+export const CreatePersistentVolumeWriteSchema = z.object({
+  op: z.literal('createPersistentVolume'),
+  pv: NewPersistentVolumeSchema,
+});
+
+export const DeletePersistentVolumeWriteSchema = z.object({
+  op: z.literal('deletePersistentVolume'),
+  name: z.string().min(1),
+  /** Precondition: delete only this incarnation of the PV. */
+  uid: z.string().min(1),
+});
+
+export const AddFinalizerWriteSchema = z.object({
+  op: z.literal('addFinalizer'),
+  target: ObjectRefSchema,
+  finalizer: z.string().min(1),
+});
+
+export const RemoveFinalizerWriteSchema = z.object({
+  op: z.literal('removeFinalizer'),
+  target: ObjectRefSchema,
+  finalizer: z.string().min(1),
+});
+
+export const UpdateVolumeAttachmentStatusWriteSchema = z.object({
+  op: z.literal('updateVolumeAttachmentStatus'),
+  name: z.string().min(1),
+  uid: z.string().optional(),
+  status: VolumeAttachmentStatusSchema,
+});
+
+export const RemovePvcAnnotationWriteSchema = z.object({
+  op: z.literal('removePvcAnnotation'),
+  namespace: z.string().min(1),
+  name: z.string().min(1),
+  uid: z.string().optional(),
+  annotation: z.string().min(1),
+});
+
+export const EventInvolvedObjectSchema = z.object({
+  kind: z.enum(['PersistentVolumeClaim', 'PersistentVolume', 'VolumeAttachment']),
+  apiVersion: z.string(),
+  name: z.string().min(1),
+  namespace: z.string().optional(),
+  uid: z.string().optional(),
+});
+
+export const CreateEventWriteSchema = z.object({
+  op: z.literal('createEvent'),
+  involvedObject: EventInvolvedObjectSchema,
+  type: z.enum(['Normal', 'Warning']),
+  reason: z.string().min(1),
+  message: z.string(),
+});
+
+export const WriteSchema = z.discriminatedUnion('op', [
+  CreatePersistentVolumeWriteSchema,
+  DeletePersistentVolumeWriteSchema,
+  AddFinalizerWriteSchema,
+  RemoveFinalizerWriteSchema,
+  UpdateVolumeAttachmentStatusWriteSchema,
+  RemovePvcAnnotationWriteSchema,
+  CreateEventWriteSchema,
+]);
+export type Write = z.infer<typeof WriteSchema>;
+export type CreateEventWrite = z.infer<typeof CreateEventWriteSchema>;

@@ -1,0 +1,120 @@
+/**
+ * The EC2 gateway: the only part of volhook that speaks to EC2. Its methods are domain verbs
+ * returning volhook's own types; SDK shapes stay inside the implementation. Reconcilers
+ * depend on this interface only, so they are tested with a fake and the SDK-backed gateway
+ * is tested once, over aws-sdk-client-mock and against the simulator.
+ */
+
+export type DiskState = 'creating' | 'available' | 'in-use' | 'deleting' | 'deleted' | 'error';
+export type AttachmentState = 'attaching' | 'attached' | 'detaching' | 'detached' | 'busy';
+
+export interface DiskAttachment {
+  instanceId: string;
+  device: string;
+  state: AttachmentState;
+}
+
+export interface Disk {
+  volumeId: string;
+  zone: string;
+  sizeGiB: number;
+  state: DiskState;
+  type: string;
+  iops?: number;
+  throughput?: number;
+  encrypted: boolean;
+  kmsKeyId?: string;
+  multiAttach: boolean;
+  tags: Record<string, string>;
+  attachments: DiskAttachment[];
+}
+
+export interface Instance {
+  instanceId: string;
+  zone: string;
+  state: string;
+  tags: Record<string, string>;
+  /** Device names taken on the instance: its block device mappings (incl. in-flight attachments). */
+  devicesInUse: string[];
+}
+
+export interface CreateDiskRequest {
+  /** The CSI volume name (`pvc-<uid>`): tag `CSIVolumeName` and the input of the ClientToken. */
+  name: string;
+  zone: string;
+  sizeGiB: number;
+  type: string;
+  iops?: number;
+  throughput?: number;
+  encrypted?: boolean;
+  kmsKeyId?: string;
+  multiAttach?: boolean;
+  /** Every tag the volume is created with, `CSIVolumeName` and cluster tags included. */
+  tags: Record<string, string>;
+}
+
+export interface Ec2Gateway {
+  /**
+   * Idempotent: returns the volume tagged `CSIVolumeName=<name>` for this cluster if there is
+   * one, else creates it with ClientToken = sha256(`<clusterId>/<name>`) and all tags in
+   * TagSpecifications. IdempotentParameterMismatch / VolumeLimitExceeded look up by tag again.
+   */
+  createDisk(request: CreateDiskRequest): Promise<Disk>;
+  /** The volume tagged `CSIVolumeName=<name>` and owned by this cluster, if any. Batched. */
+  findDiskByName(name: string): Promise<Disk | undefined>;
+  /** Batched DescribeVolumes by ID (≤ 500 per call); undefined when EC2 has no such volume. */
+  getDisk(volumeId: string): Promise<Disk | undefined>;
+  /** Batched DescribeInstances by ID; undefined when the instance does not exist (or is terminated). */
+  getInstance(instanceId: string): Promise<Instance | undefined>;
+  /** AttachVolume; resolves to the attachment state EC2 reports. */
+  attachDisk(volumeId: string, instanceId: string, device: string): Promise<AttachmentState>;
+  /** DetachVolume; already detached, volume gone or instance gone all resolve. */
+  detachDisk(volumeId: string, instanceId: string): Promise<void>;
+  /** DeleteVolume; a volume already gone resolves. */
+  deleteDisk(volumeId: string): Promise<void>;
+}
+
+/**
+ * What an EC2 failure means for the object being reconciled — decided once, in
+ * `classifyEc2Error`, and mapped to outcomes by the reconcilers.
+ */
+export type Ec2ErrorKind =
+  /** Throttled, 5xx, network, timeout: retry later; never a failure of the object. */
+  | 'transient'
+  /** The StorageClass asks for something EC2 refuses (InvalidParameterValue & co). */
+  | 'invalidParameter'
+  /** InvalidVolume.NotFound, InvalidInstanceID.NotFound, InvalidAttachment.NotFound. */
+  | 'notFound'
+  /** VolumeInUse. */
+  | 'inUse'
+  /** IncorrectState: the volume is in transition. */
+  | 'incorrectState'
+  /** InsufficientVolumeCapacity: the zone is out of capacity. */
+  | 'capacity'
+  /** AttachmentLimitExceeded: the node has no free attachment slot. */
+  | 'attachmentLimit'
+  /** The device name is already used on the instance. */
+  | 'deviceInUse'
+  /** InvalidVolume.ZoneMismatch. */
+  | 'zoneMismatch'
+  /** IdempotentParameterMismatch: the token was used with other parameters. */
+  | 'idempotentMismatch'
+  /** VolumeLimitExceeded: the account's quota. */
+  | 'volumeLimit'
+  /** UnauthorizedOperation: the backend's role lacks a permission. */
+  | 'unauthorized'
+  /** Anything else EC2 says. */
+  | 'other';
+
+export class Ec2Error extends Error {
+  override readonly name = 'Ec2Error';
+  constructor(
+    readonly kind: Ec2ErrorKind,
+    /** EC2's error code, e.g. `InvalidParameterValue`, or the JS error name. */
+    readonly code: string,
+    message: string,
+    readonly action?: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * Registrations from a local JSON file: `{ "clusters": { "<id>": { …registration } } }`.
+ * The file is re-read when its modification time changes, so `npm run cluster -- rotate-secret`
+ * takes effect on a running local stack without a restart.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { z } from 'zod';
+import { ClusterRegistrationSchema, RegistrationError, type ClusterRegistration, type ClusterRegistry } from './registration.js';
+
+export const RegistryFileSchema = z.object({ clusters: z.record(z.string(), z.unknown()) });
+export type RegistryFile = z.infer<typeof RegistryFileSchema>;
+
+/** Validates one stored registration; the error names the field that is wrong. */
+export function parseRegistration(clusterId: string, raw: unknown): ClusterRegistration {
+  const parsed = ClusterRegistrationSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? issue.path.join('.') : '(root)';
+    throw new RegistrationError(`registration of cluster "${clusterId}" is malformed at ${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  if (parsed.data.clusterId !== clusterId) {
+    throw new RegistrationError(`registration stored as "${clusterId}" names cluster "${parsed.data.clusterId}"`);
+  }
+  return parsed.data;
+}
+
+export function createFileRegistry(path: string): ClusterRegistry {
+  let cached: { mtimeMs: number; file: RegistryFile } | undefined;
+
+  async function load(): Promise<RegistryFile> {
+    const { mtimeMs } = await stat(path);
+    if (cached?.mtimeMs === mtimeMs) return cached.file;
+    const file = RegistryFileSchema.parse(JSON.parse(await readFile(path, 'utf8')));
+    cached = { mtimeMs, file };
+    return file;
+  }
+
+  return {
+    async get(clusterId) {
+      const file = await load();
+      const raw = Object.hasOwn(file.clusters, clusterId) ? file.clusters[clusterId] : undefined;
+      return raw === undefined ? undefined : parseRegistration(clusterId, raw);
+    },
+  };
+}
+
+/** Registrations held in memory: for tests and for the local stack's built-in cluster. */
+export function createStaticRegistry(registrations: readonly unknown[]): ClusterRegistry {
+  const byId = new Map<string, unknown>();
+  for (const raw of registrations) {
+    const id = z.object({ clusterId: z.string() }).parse(raw).clusterId;
+    byId.set(id, raw);
+  }
+  return {
+    async get(clusterId) {
+      const raw = byId.get(clusterId);
+      return raw === undefined ? undefined : parseRegistration(clusterId, raw);
+    },
+  };
+}

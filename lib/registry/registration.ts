@@ -1,0 +1,50 @@
+/**
+ * A cluster's registration: everything the backend knows about one cluster. Stored as JSON
+ * in a local file or in SSM Parameter Store (one SecureString per cluster).
+ */
+import { z } from 'zod';
+
+export const VOLUME_TYPES = ['gp3', 'gp2', 'io1', 'io2', 'st1', 'sc1', 'standard'] as const;
+
+export const ClusterIdSchema = z
+  .string()
+  .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'a cluster id is 1–63 lower-case letters, digits or dashes');
+
+export const ClusterRegistrationSchema = z.object({
+  clusterId: ClusterIdSchema,
+  /** Webhook secrets accepted for this cluster; more than one during rotation. */
+  secrets: z.array(z.string().min(16)).min(1),
+  region: z.string().min(1),
+  /** Zones volumes may be created in; empty = any zone of the region. */
+  allowedZones: z.array(z.string()).default([]),
+  /** Volume types the cluster may ask for. */
+  allowedVolumeTypes: z.array(z.enum(VOLUME_TYPES)).default([...VOLUME_TYPES]),
+  /** Largest volume, GiB. */
+  maxSizeGiB: z.number().int().positive().default(16_384),
+  /** Tags added to every volume of this cluster. */
+  extraTags: z.record(z.string(), z.string()).default({}),
+  /** `forwarder` (default): the forwarder applies the writes; `direct`: the backend does. */
+  writeBack: z.enum(['forwarder', 'direct']).default('forwarder'),
+  /** For `writeBack: direct`: how the backend reaches the cluster's API. */
+  kubernetes: z
+    .object({
+      server: z.url(),
+      token: z.string().optional(),
+      caData: z.string().optional(),
+      skipTLSVerify: z.boolean().default(false),
+    })
+    .optional(),
+});
+export type ClusterRegistration = z.infer<typeof ClusterRegistrationSchema>;
+export type ClusterRegistrationInput = z.input<typeof ClusterRegistrationSchema>;
+
+/** A registration that exists but cannot be used; the message says what is wrong. */
+export class RegistrationError extends Error {
+  override readonly name = 'RegistrationError';
+}
+
+/** Where registrations come from: a local file now, SSM Parameter Store when deployed. */
+export interface ClusterRegistry {
+  /** undefined when no such cluster is registered; throws RegistrationError when malformed. */
+  get(clusterId: string): Promise<ClusterRegistration | undefined>;
+}
