@@ -1,0 +1,16 @@
+export { ParameterError } from './errors.js';
+export { volumeSpecFor, type VolumeSpec, type VolumeSpecInput } from './volume-spec.js';
+export { parseQuantity, roundUpToGiB, formatGiB } from './quantity.js';
+export { RESERVED_TAG_KEYS, isReservedTagKey } from './tags.js';
+export { capIops } from './iops.js';
+export {
+  VOLUME_TYPES,
+  VOLUME_TYPE_LIMITS,
+  DEFAULT_VOLUME_TYPE,
+  type VolumeType,
+  type VolumeTypeLimits,
+  type IopsLimits,
+  type ThroughputLimits,
+} from './volume-types.js';
+export { FS_TYPES, DEFAULT_FS_TYPE, VOLUME_ATTRIBUTE_KEYS, type FsType } from './filesystem.js';
+export { PARAMETER_KEYS, IGNORED_PARAMETER_KEYS } from './parameters.js';

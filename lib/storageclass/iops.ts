@@ -1,0 +1,60 @@
+import { ParameterError } from './errors.js';
+import { isTrue, positiveInteger, type ClassParameters } from './parameters.js';
+import { VOLUME_TYPE_LIMITS, type IopsLimits, type VolumeType } from './volume-types.js';
+
+/**
+ * Fits a requested IOPS figure into a type's limits, in ebs.md's order (the reference
+ * driver's `capIOPS`):
+ * 1. below the minimum: raised to it when `allowIncrease`, else `undefined` (too low);
+ * 2. above the maximum: lowered to it;
+ * 3. above maxPerGiB × size: lowered to that, but only when that is at least the minimum —
+ *    a small volume keeps its figure and EC2 decides.
+ *
+ * io1 4 GiB at 4 IOPS with auto-increase → 100; io1 4 GiB at 40,000 → 200;
+ * io2 4 GiB at 40,000 → 4,000; gp3 10 GiB at 16,000 → 5,000.
+ */
+export function capIops(requested: number, sizeGiB: number, limits: IopsLimits, allowIncrease: boolean): number | undefined {
+  let iops = requested;
+  if (iops < limits.min) {
+    if (!allowIncrease) return undefined;
+    iops = limits.min;
+  }
+  if (iops > limits.max) iops = limits.max;
+  const bySize = limits.maxPerGiB * sizeGiB;
+  if (iops > bySize && bySize >= limits.min) iops = bySize;
+  return iops;
+}
+
+/**
+ * The IOPS to create the volume with: from `iops`, or `iopsPerGB` × size, then capped.
+ * `undefined` when the class asks for none, so EC2 applies its default (gp3: 3,000).
+ *
+ * @throws ParameterError when both keys are given, a value is not a positive integer, the
+ * type has no IOPS setting, or the figure is below the minimum without
+ * `allowAutoIOPSPerGBIncrease: "true"`.
+ */
+export function resolveIops(params: ClassParameters, type: VolumeType, sizeGiB: number): number | undefined {
+  const fixed = params.get('iops');
+  const perGiB = params.get('iopsPerGB');
+  if (fixed && perGiB) {
+    throw new ParameterError(perGiB.key, `cannot be combined with "${fixed.key}"; give a fixed figure or a per-GiB one`);
+  }
+  const entry = fixed ?? perGiB;
+  if (!entry) return undefined;
+
+  const limits = VOLUME_TYPE_LIMITS[type].iops;
+  if (!limits) {
+    throw new ParameterError(entry.key, `volume type ${type} has no IOPS setting (only gp3, io1 and io2 do)`);
+  }
+  const value = positiveInteger(entry, entry === fixed ? 'IOPS' : 'IOPS per GiB');
+  const requested = entry === fixed ? value : value * sizeGiB;
+  const iops = capIops(requested, sizeGiB, limits, isTrue(params.get('allowAutoIOPSPerGBIncrease')));
+  if (iops === undefined) {
+    const what = entry === fixed ? `${requested} IOPS` : `${value} × ${sizeGiB} GiB = ${requested} IOPS`;
+    throw new ParameterError(
+      entry.key,
+      `${what} is below the minimum of ${limits.min} for ${type}; ask for more, or set allowAutoIOPSPerGBIncrease: "true" to raise it`,
+    );
+  }
+  return iops;
+}

@@ -1,0 +1,105 @@
+import { multiAttachFor } from './access-modes.js';
+import { ParameterError } from './errors.js';
+import { filesystemFor, type FsType } from './filesystem.js';
+import { resolveIops } from './iops.js';
+import { isTrue, readParameters, type ClassParameters } from './parameters.js';
+import { ceilGiB, parseQuantity } from './quantity.js';
+import { tagsFrom } from './tags.js';
+import { resolveThroughput } from './throughput.js';
+import { DEFAULT_VOLUME_TYPE, isVolumeType, VOLUME_TYPE_LIMITS, VOLUME_TYPES, type VolumeType } from './volume-types.js';
+
+/** Everything needed to create the EBS volume and write its PV, checked against EBS's rules. */
+export interface VolumeSpec {
+  type: VolumeType;
+  /** The request rounded up to whole GiB (1Gi + 1 byte → 2). */
+  sizeGiB: number;
+  /** After capping; only when the class asks (iops / iopsPerGB). gp3 without it gets EC2's 3,000. */
+  iops?: number;
+  /** MiB/s, gp3 only; without it EC2's 125. */
+  throughput?: number;
+  /** A kmsKeyId implies encryption. */
+  encrypted: boolean;
+  kmsKeyId?: string;
+  /** True only for io2 + Block + ReadWriteMany. */
+  multiAttach: boolean;
+  /** The PV's `csi.fsType`; undefined for Block. */
+  fsType?: FsType;
+  /** The PV's `csi.volumeAttributes`, read by the EBS CSI node plugin when it formats. */
+  volumeAttributes: Record<string, string>;
+  /** The class's tags, templates expanded; volhook's own tags are added by the caller. */
+  tags: Record<string, string>;
+}
+
+export interface VolumeSpecInput {
+  /** The StorageClass's `parameters`. */
+  parameters: Record<string, string> | undefined;
+  /** The PVC's `spec.resources.requests.storage`, a Kubernetes quantity. */
+  requestStorage: string;
+  volumeMode: 'Filesystem' | 'Block';
+  accessModes: string[];
+  pvcName: string;
+  pvcNamespace: string;
+  pvName: string;
+}
+
+/**
+ * Turns a StorageClass and a claim into the volume to create, or says precisely why not.
+ * Pure: no I/O, same answer every time — so a bad class fails before any EC2 call, the
+ * reconciler can retry without side effects, and every rule is testable with plain objects.
+ *
+ * @throws ParameterError naming the StorageClass key (or `storage` / `accessModes` of the
+ * claim) at fault; the first problem found wins.
+ */
+export function volumeSpecFor(input: VolumeSpecInput): VolumeSpec {
+  const params = readParameters(input.parameters);
+  const type = volumeTypeFor(params);
+  const sizeGiB = sizeGiBFor(input.requestStorage, type);
+  const multiAttach = multiAttachFor(type, input.volumeMode, input.accessModes);
+  const iops = resolveIops(params, type, sizeGiB);
+  const throughput = resolveThroughput(params, type, iops);
+  const kmsKeyId = params.get('kmsKeyId')?.value || undefined;
+  const { fsType, volumeAttributes } = filesystemFor(params, input.volumeMode);
+  const tags = tagsFrom(params.tagSpecifications, {
+    PVCName: input.pvcName,
+    PVCNamespace: input.pvcNamespace,
+    PVName: input.pvName,
+  });
+
+  return {
+    type,
+    sizeGiB,
+    ...(iops !== undefined && { iops }),
+    ...(throughput !== undefined && { throughput }),
+    encrypted: isTrue(params.get('encrypted')) || kmsKeyId !== undefined,
+    ...(kmsKeyId !== undefined && { kmsKeyId }),
+    multiAttach,
+    ...(fsType !== undefined && { fsType }),
+    volumeAttributes,
+    tags,
+  };
+}
+
+/** `type`, gp3 when absent or empty (the driver's default). */
+function volumeTypeFor(params: ClassParameters): VolumeType {
+  const entry = params.get('type');
+  if (!entry || entry.value === '') return DEFAULT_VOLUME_TYPE;
+  if (!isVolumeType(entry.value)) {
+    throw new ParameterError(entry.key, `"${entry.value}" is not an EBS volume type (${VOLUME_TYPES.join(', ')})`);
+  }
+  return entry.value;
+}
+
+/** The request in whole GiB, within the type's size range. */
+function sizeGiBFor(requestStorage: string, type: VolumeType): number {
+  const bytes = parseQuantity(requestStorage);
+  if (bytes <= 0n) throw new ParameterError('storage', `the claim must request more than 0 bytes, not ${requestStorage}`);
+  const gib = ceilGiB(bytes);
+  const { minSizeGiB, maxSizeGiB } = VOLUME_TYPE_LIMITS[type];
+  if (gib < BigInt(minSizeGiB) || gib > BigInt(maxSizeGiB)) {
+    throw new ParameterError(
+      'storage',
+      `${requestStorage} is ${gib} GiB, but a ${type} volume must be from ${minSizeGiB} to ${maxSizeGiB} GiB`,
+    );
+  }
+  return Number(gib);
+}

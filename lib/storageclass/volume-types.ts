@@ -1,0 +1,60 @@
+/** The EBS volume types a StorageClass may ask for (`type`). */
+export type VolumeType = 'gp3' | 'gp2' | 'io1' | 'io2' | 'st1' | 'sc1' | 'standard';
+
+export const VOLUME_TYPES: readonly VolumeType[] = ['gp3', 'gp2', 'io1', 'io2', 'st1', 'sc1', 'standard'];
+
+/** The reference driver's default and the cheapest general-purpose type. */
+export const DEFAULT_VOLUME_TYPE: VolumeType = 'gp3';
+
+/** Provisioned-IOPS bounds of a type, as used by {@link capIops}. */
+export interface IopsLimits {
+  /** Lowest IOPS EC2 accepts. */
+  min: number;
+  /** Highest IOPS EC2 accepts, whatever the size. */
+  max: number;
+  /** Highest IOPS per GiB of size. */
+  maxPerGiB: number;
+  /** What EC2 provisions when no IOPS are given (gp3's baseline); absent when IOPS are required. */
+  default?: number;
+}
+
+/** Throughput bounds (MiB/s) of a type that lets you set it. */
+export interface ThroughputLimits {
+  min: number;
+  max: number;
+  /** At most this many MiB/s per provisioned IOPS. */
+  maxPerIops: number;
+}
+
+export interface VolumeTypeLimits {
+  minSizeGiB: number;
+  maxSizeGiB: number;
+  /** Absent for types whose IOPS follow from their size (gp2, st1, sc1, standard). */
+  iops?: IopsLimits;
+  /** gp3 only. */
+  throughput?: ThroughputLimits;
+}
+
+/**
+ * The per-type table of ebs.md. gp3 uses the long-standing 16,000 IOPS / 1,000 MiB/s ceilings
+ * rather than the 80,000 / 2,000 some newer accounts get: capping to the lower figure never
+ * produces a request EC2 refuses, whereas the higher one would fail on older accounts.
+ */
+export const VOLUME_TYPE_LIMITS: Readonly<Record<VolumeType, VolumeTypeLimits>> = {
+  gp3: {
+    minSizeGiB: 1,
+    maxSizeGiB: 65_536,
+    iops: { min: 3_000, max: 16_000, maxPerGiB: 500, default: 3_000 },
+    throughput: { min: 125, max: 1_000, maxPerIops: 0.25 },
+  },
+  gp2: { minSizeGiB: 1, maxSizeGiB: 16_384 },
+  io1: { minSizeGiB: 4, maxSizeGiB: 16_384, iops: { min: 100, max: 64_000, maxPerGiB: 50 } },
+  io2: { minSizeGiB: 4, maxSizeGiB: 65_536, iops: { min: 100, max: 256_000, maxPerGiB: 1_000 } },
+  st1: { minSizeGiB: 125, maxSizeGiB: 16_384 },
+  sc1: { minSizeGiB: 125, maxSizeGiB: 16_384 },
+  standard: { minSizeGiB: 1, maxSizeGiB: 1_024 },
+};
+
+export function isVolumeType(value: string): value is VolumeType {
+  return (VOLUME_TYPES as readonly string[]).includes(value);
+}
