@@ -1,0 +1,230 @@
+import {
+  attachmentXml,
+  instanceStateXml,
+  instanceXml,
+  modificationXml,
+  reservationsXml,
+  volumeXml,
+  zoneXml,
+} from './shapes.js';
+import { attachVolume, detachVolume } from './attachments.js';
+import { Ec2Error, ec2Errors } from './errors.js';
+import { compileFilters, type FilterTable } from './filters.js';
+import { findInstances, runInstances, terminateInstances } from './instances.js';
+import type { Tag } from './model.js';
+import { findModifications, modifyVolume } from './modifications.js';
+import { paginate } from './pagination.js';
+import { readFilters, readTags, type QueryParams } from './query.js';
+import { checkTags, mergeTags, removeTags } from './tags.js';
+import { createVolume, deleteVolume, findVolumes } from './volumes.js';
+import type { World } from './world.js';
+import type { XmlObject } from './xml.js';
+import type { ZoneInfo } from './config.js';
+
+/** One EC2 action: parameters in, the response body's elements out (or an Ec2Error). */
+export type ActionHandler = (world: World, params: QueryParams) => XmlObject;
+
+/** Tags of TagSpecification.N whose ResourceType is allowed for the action, by type. */
+function tagSpecifications(params: QueryParams, allowed: readonly string[]): Map<string, Tag[]> {
+  const byType = new Map<string, Tag[]>();
+  for (const spec of params.structs('TagSpecification')) {
+    const type = spec.required('ResourceType', 'TagSpecification.ResourceType');
+    if (!allowed.includes(type)) {
+      throw ec2Errors.invalidValue(`'${type}' is not a valid taggable resource type for this operation.`);
+    }
+    const tags = [...(byType.get(type) ?? []), ...readTags(spec).map((t) => ({ key: t.key, value: t.value }))];
+    byType.set(type, checkTags(tags));
+  }
+  return byType;
+}
+
+/** Every parameter but the token, so that a retry and a reuse of a token can be told apart. */
+function fingerprint(params: QueryParams): string {
+  return JSON.stringify(params.entries().filter(([k]) => !['Action', 'Version', 'ClientToken', 'DryRun'].includes(k)));
+}
+
+const zoneFilters: FilterTable<ZoneInfo & { region: string }> = {
+  fields: {
+    'zone-name': (z) => [z.name],
+    'zone-id': (z) => [z.id],
+    state: () => ['available'],
+    'region-name': (z) => [z.region],
+    'zone-type': () => ['availability-zone'],
+    'group-name': (z) => [z.region],
+    'opt-in-status': () => ['opt-in-not-required'],
+  },
+};
+
+export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
+  CreateVolume(world, p) {
+    const volume = createVolume(world, {
+      zone: p.str('AvailabilityZone'),
+      zoneId: p.str('AvailabilityZoneId'),
+      size: p.int('Size'),
+      type: p.str('VolumeType'),
+      iops: p.int('Iops'),
+      throughput: p.int('Throughput'),
+      multiAttach: p.bool('MultiAttachEnabled'),
+      snapshotId: p.str('SnapshotId'),
+      encrypted: p.bool('Encrypted'),
+      kmsKeyId: p.str('KmsKeyId'),
+      tags: tagSpecifications(p, ['volume']).get('volume') ?? [],
+      clientToken: p.str('ClientToken'),
+      fingerprint: fingerprint(p),
+    });
+    return volumeXml(volume);
+  },
+
+  DeleteVolume(world, p) {
+    deleteVolume(world, p.required('VolumeId'));
+    return { return: true };
+  },
+
+  DescribeVolumes(world, p) {
+    const ids = p.list('VolumeId');
+    const all = findVolumes(world, ids, readFilters(p));
+    const { page, nextToken } = paginate(all, {
+      ids,
+      idsParameter: 'volumeSet',
+      maxResults: p.int('MaxResults'),
+      nextToken: p.str('NextToken'),
+      min: 5,
+      max: 500,
+    });
+    return { volumeSet: page.map(volumeXml), nextToken };
+  },
+
+  AttachVolume(world, p) {
+    const { volume, attachment } = attachVolume(world, p.required('VolumeId'), p.required('InstanceId'), p.required('Device'));
+    return attachmentXml(volume.id, attachment, false);
+  },
+
+  DetachVolume(world, p) {
+    const { volume, attachment } = detachVolume(world, {
+      volumeId: p.required('VolumeId'),
+      instanceId: p.str('InstanceId'),
+      device: p.str('Device'),
+      force: p.bool('Force'),
+    });
+    return attachmentXml(volume.id, attachment, false);
+  },
+
+  ModifyVolume(world, p) {
+    const m = modifyVolume(world, p.required('VolumeId'), {
+      size: p.int('Size'),
+      type: p.str('VolumeType'),
+      iops: p.int('Iops'),
+      throughput: p.int('Throughput'),
+      multiAttach: p.bool('MultiAttachEnabled'),
+    });
+    return { volumeModification: modificationXml(m) };
+  },
+
+  DescribeVolumesModifications(world, p) {
+    const ids = p.list('VolumeId');
+    const all = findModifications(world, ids, readFilters(p));
+    const { page, nextToken } = paginate(all, {
+      ids: [],
+      idsParameter: 'volumeSet',
+      maxResults: p.int('MaxResults'),
+      nextToken: p.str('NextToken'),
+      min: 1,
+      max: 500,
+    });
+    return { volumeModificationSet: page.map(modificationXml), nextToken };
+  },
+
+  RunInstances(world, p) {
+    const min = Number(p.required('MinCount'));
+    const max = Number(p.required('MaxCount'));
+    if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min) {
+      throw ec2Errors.invalidValue(`Invalid value for MinCount/MaxCount: ${min}/${max}`);
+    }
+    const tags = tagSpecifications(p, ['instance', 'volume']);
+    const instances = runInstances(world, {
+      imageId: p.required('ImageId'),
+      instanceType: p.str('InstanceType'),
+      zone: p.str('Placement.AvailabilityZone'),
+      count: max,
+      instanceTags: tags.get('instance'),
+      volumeTags: tags.get('volume'),
+      clientToken: p.str('ClientToken'),
+    });
+    const first = instances[0] as (typeof instances)[number];
+    return {
+      reservationId: first.reservationId,
+      ownerId: world.env.accountId,
+      groupSet: [],
+      instancesSet: instances.map((i, n) => instanceXml(world, i, n)),
+    };
+  },
+
+  TerminateInstances(world, p) {
+    const changes = terminateInstances(world, p.list('InstanceId'));
+    return {
+      instancesSet: changes.map(({ instance, previous }) => ({
+        instanceId: instance.id,
+        currentState: instanceStateXml(instance.state),
+        previousState: instanceStateXml(previous),
+      })),
+    };
+  },
+
+  DescribeInstances(world, p) {
+    const ids = p.list('InstanceId');
+    const all = findInstances(world, ids, readFilters(p));
+    const { page, nextToken } = paginate(all, {
+      ids,
+      idsParameter: 'instancesSet',
+      maxResults: p.int('MaxResults'),
+      nextToken: p.str('NextToken'),
+      min: 5,
+      max: 1000,
+    });
+    return { reservationSet: reservationsXml(world, page), nextToken };
+  },
+
+  CreateTags(world, p) {
+    const resources = p.list('ResourceId');
+    if (resources.length === 0) throw ec2Errors.missing('resourceIdSet');
+    const tags = checkTags(readTags(p));
+    if (tags.length === 0) throw ec2Errors.missing('tagSet');
+    const targets = resources.map((id) => taggable(world, id));
+    const updated = targets.map((t) => mergeTags(t.tags, tags));
+    targets.forEach((t, n) => (t.tags = updated[n] as Tag[]));
+    world.changed();
+    return { return: true };
+  },
+
+  DeleteTags(world, p) {
+    const resources = p.list('ResourceId');
+    if (resources.length === 0) throw ec2Errors.missing('resourceIdSet');
+    const remove = readTags(p);
+    for (const target of resources.map((id) => taggable(world, id))) target.tags = removeTags(target.tags, remove);
+    world.changed();
+    return { return: true };
+  },
+
+  DescribeAvailabilityZones(world, p) {
+    const { region, zones } = world.env;
+    const names = p.list('ZoneName');
+    const ids = p.list('ZoneId');
+    for (const n of names) {
+      if (!zones.some((z) => z.name === n)) throw ec2Errors.invalidValue(`Invalid availability zone: [${n}]`);
+    }
+    for (const n of ids) {
+      if (!zones.some((z) => z.id === n)) throw ec2Errors.invalidValue(`Invalid availability zone: [${n}]`);
+    }
+    const keep = compileFilters(readFilters(p), zoneFilters);
+    const list = zones
+      .filter((z) => (names.length === 0 || names.includes(z.name)) && (ids.length === 0 || ids.includes(z.id)))
+      .filter((z) => keep({ ...z, region }));
+    return { availabilityZoneInfo: list.map((z) => zoneXml(region, z)) };
+  },
+};
+
+function taggable(world: World, id: string): { tags: Tag[] } {
+  if (id.startsWith('vol-')) return world.getVolume(id);
+  if (id.startsWith('i-')) return world.getInstance(id);
+  throw new Ec2Error('InvalidID', `The ID '${id}' is not valid`);
+}

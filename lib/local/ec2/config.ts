@@ -1,0 +1,143 @@
+import type { BucketSpec } from './buckets.js';
+import type { LatencySpec } from './random.js';
+
+/** A zone of the simulated Region. */
+export interface ZoneInfo {
+  name: string;
+  /** e.g. `use1-az1`. */
+  id: string;
+}
+
+/** How long each simulated operation takes, in simulated milliseconds (divided by timeScale). */
+export interface LatencyTable {
+  /** CreateVolume to `available` (EBS: median ≈ 1.5 s, p99 ≈ 4 s). */
+  create: LatencySpec;
+  /** `deleting` to gone. */
+  delete: LatencySpec;
+  /** `attaching` to `attached` (1–4 s). */
+  attach: LatencySpec;
+  /** `detaching` to detached (1–4 s). */
+  detach: LatencySpec;
+  /** A modification's `modifying` phase. */
+  modify: LatencySpec;
+  /** A modification's `optimizing` phase. */
+  optimize: LatencySpec;
+  /** RunInstances: `pending` to `running`. */
+  instanceStart: LatencySpec;
+  /** TerminateInstances: `shutting-down` to `terminated`. */
+  instanceTerminate: LatencySpec;
+}
+
+export const DEFAULT_LATENCY: Readonly<LatencyTable> = {
+  create: { kind: 'lognormal', medianMs: 1500, p99Ms: 4000, maxMs: 15000 },
+  delete: { kind: 'uniform', minMs: 500, maxMs: 2000 },
+  attach: { kind: 'uniform', minMs: 1000, maxMs: 4000 },
+  detach: { kind: 'uniform', minMs: 1000, maxMs: 4000 },
+  modify: { kind: 'uniform', minMs: 2000, maxMs: 5000 },
+  optimize: { kind: 'uniform', minMs: 5000, maxMs: 30000 },
+  instanceStart: { kind: 'uniform', minMs: 5000, maxMs: 15000 },
+  instanceTerminate: { kind: 'uniform', minMs: 5000, maxMs: 10000 },
+};
+
+/**
+ * An injected failure of one action. `{ rate: 0.2, code: 'InternalError' }` fails a fifth of
+ * the calls; `{ rate: 0.05, delayMs: 3000 }` only slows them down (a latency spike).
+ */
+export interface ActionFault {
+  /** Chance in [0, 1] that the fault fires on a call. */
+  rate: number;
+  /** The EC2 error code to answer with; none means the fault only adds delay. */
+  code?: string;
+  message?: string;
+  /** HTTP status; by default what EC2 uses for the code (503 throttling, 500 internal, else 400). */
+  status?: number;
+  /** Extra response delay in simulated milliseconds. */
+  delayMs?: number;
+  /**
+   * `after`: carry the action out, then answer with the error — the lost-response case that
+   * idempotency tokens exist for. Default `before`: nothing happens.
+   */
+  phase?: 'before' | 'after';
+}
+
+/** Per action name (or `*` for every action). */
+export type FaultConfig = Record<string, ActionFault | ActionFault[]>;
+
+/** What becomes of a new volume that matches: `error` state, or gone (a refused KMS key). */
+export interface CreateFaultRule {
+  kmsKeyIdContains?: string;
+  tag?: { key: string; value?: string };
+  /** Chance the rule fires on a match; default 1. */
+  rate?: number;
+  outcome: 'error' | 'vanish';
+}
+
+/** An attachment that never leaves `attaching`. */
+export interface AttachFaultRule {
+  instanceId?: string;
+  volumeTag?: { key: string; value?: string };
+  rate?: number;
+  outcome: 'stuck';
+}
+
+/**
+ * Deterministic triggers that need no configuration: a KmsKeyId containing `sim-vanish`
+ * makes the volume disappear while creating, one containing `sim-error` ends in `error`.
+ */
+export const DEFAULT_CREATE_FAULTS: readonly CreateFaultRule[] = [
+  { kmsKeyIdContains: 'sim-vanish', outcome: 'vanish' },
+  { kmsKeyIdContains: 'sim-error', outcome: 'error' },
+];
+
+export interface ThrottlingConfig {
+  enabled?: boolean;
+  /** Bucket name (see DEFAULT_BUCKETS) to spec. */
+  buckets?: Record<string, BucketSpec>;
+}
+
+/** Options of {@link startEc2Simulator}; plain data, JSON-friendly. */
+export interface Ec2SimulatorOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  host?: string;
+  region?: string;
+  /** Zone names (ids derived) or full zone records. Default: `<region>a`, `b`, `c`. */
+  zones?: (string | ZoneInfo)[];
+  accountId?: string;
+  /** 10 = latencies and cool-downs ÷ 10, bucket refill × 10. Default 1. */
+  timeScale?: number;
+  /** `false` turns throttling off; on by default with EC2's buckets. */
+  throttling?: boolean | ThrottlingConfig;
+  faults?: FaultConfig;
+  createFaults?: CreateFaultRule[];
+  attachFaults?: AttachFaultRule[];
+  /** Seed of the PRNG behind latencies and faults. */
+  seed?: number;
+  /** Directory for `ec2-state.json`; state is loaded at start and written on change. */
+  stateDir?: string;
+  latency?: Partial<LatencyTable>;
+  /** Attachment slots of a new instance, shared by volumes (root included) and ENIs. Default 28. */
+  attachmentSlots?: number;
+  /** Minimum simulated time between two modifications of one volume. Default 6 h. */
+  modifyCooldownMs?: number;
+}
+
+/** What `POST /_sim/config` and `sim.configure` accept: the options that may change at run time. */
+export interface Ec2RuntimeConfig {
+  timeScale?: number;
+  throttling?: boolean | ThrottlingConfig;
+  faults?: FaultConfig;
+  createFaults?: CreateFaultRule[];
+  attachFaults?: AttachFaultRule[];
+  latency?: Partial<LatencyTable>;
+  seed?: number;
+  modifyCooldownMs?: number;
+}
+
+const ZONE_IDS: Record<string, string> = { 'us-east-1': 'use1', 'us-west-2': 'usw2', 'eu-west-1': 'euw1' };
+
+export function zoneInfo(region: string, zone: string | ZoneInfo, index: number): ZoneInfo {
+  if (typeof zone !== 'string') return zone;
+  const prefix = ZONE_IDS[region] ?? region.replace(/-/g, '').slice(0, 5);
+  return { name: zone, id: `${prefix}-az${index + 1}` };
+}

@@ -1,0 +1,22 @@
+export { startEc2Simulator, ADMIN_PREFIX, type RunningEc2Simulator } from './server.js';
+export { Ec2Simulator, type Ec2Response, type Ec2EffectiveConfig } from './simulator.js';
+export { ManualClock, systemClock, type Clock } from './clock.js';
+export { DEFAULT_BUCKETS, type BucketSpec } from './buckets.js';
+export {
+  DEFAULT_LATENCY,
+  DEFAULT_CREATE_FAULTS,
+  type Ec2SimulatorOptions,
+  type Ec2RuntimeConfig,
+  type ActionFault,
+  type FaultConfig,
+  type CreateFaultRule,
+  type AttachFaultRule,
+  type ThrottlingConfig,
+  type LatencyTable,
+  type ZoneInfo,
+} from './config.js';
+export type { LatencySpec } from './random.js';
+export type { Ec2SimStats, ActionStats } from './stats.js';
+export type { RunInstancesRequest } from './instances.js';
+export type { Volume, Instance, Attachment, Tag, VolumeModification, WorldState } from './model.js';
+export { VOLUME_LIMITS } from './volume-rules.js';

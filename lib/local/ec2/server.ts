@@ -1,0 +1,130 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { systemClock, type Clock } from './clock.js';
+import type { Ec2RuntimeConfig, Ec2SimulatorOptions } from './config.js';
+import type { RunInstancesRequest } from './instances.js';
+import { QueryParams } from './query.js';
+import { Ec2Simulator } from './simulator.js';
+
+/** A running simulator: its endpoint, in-process access, and how to stop it. */
+export interface RunningEc2Simulator {
+  /** `http://host:port`, for the SDK's `endpoint` or the CLI's `--endpoint-url`. */
+  url: string;
+  port: number;
+  sim: Ec2Simulator;
+  close(): Promise<void>;
+}
+
+/** Admin paths live under `/_sim/`, which no EC2 request uses (EC2 posts to `/`). */
+export const ADMIN_PREFIX = '/_sim/';
+const MAX_BODY = 1 << 20;
+
+/**
+ * Starts the EC2 simulator on `host:port` (127.0.0.1, and a free port for 0). `clock`
+ * replaces the wall clock, e.g. with a ManualClock in tests.
+ */
+export async function startEc2Simulator(
+  options: Ec2SimulatorOptions = {},
+  clock: Clock = systemClock,
+): Promise<RunningEc2Simulator> {
+  const sim = new Ec2Simulator(options, clock);
+  const server = createServer((req, res) => {
+    handle(sim, req, res).catch((err: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(String(err));
+      } else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 5000;
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    sim,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        sim.flush();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw new Error('request body too large');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function handle(sim: Ec2Simulator, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  if (url.pathname.startsWith(ADMIN_PREFIX)) return admin(sim, req, res, url.pathname.slice(ADMIN_PREFIX.length));
+  const body = req.method === 'POST' ? await readBody(req) : url.search.slice(1);
+  const out = await sim.call(QueryParams.parse(body));
+  res.writeHead(out.status, {
+    'content-type': 'text/xml;charset=UTF-8',
+    'x-amzn-requestid': out.requestId,
+    server: 'AmazonEC2',
+    date: new Date().toUTCString(),
+  });
+  res.end(out.body);
+}
+
+function json(res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(value, null, 2));
+}
+
+async function readJson<T>(req: IncomingMessage): Promise<T> {
+  const text = await readBody(req);
+  return (text.trim() === '' ? {} : JSON.parse(text)) as T;
+}
+
+/**
+ * `GET stats`, `POST reset-stats`, `GET|POST config`, `GET state`, `POST reset`,
+ * `POST instances` (body: RunInstancesRequest fields; answers the instance).
+ */
+async function admin(sim: Ec2Simulator, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  const route = `${req.method ?? 'GET'} ${path}`;
+  try {
+    switch (route) {
+      case 'GET stats':
+        return json(res, 200, sim.getStats());
+      case 'POST reset-stats':
+        sim.resetStats();
+        return json(res, 200, sim.getStats());
+      case 'GET config':
+        return json(res, 200, sim.config());
+      case 'POST config':
+        return json(res, 200, sim.configure(await readJson<Ec2RuntimeConfig>(req)));
+      case 'GET state':
+        return json(res, 200, sim.state());
+      case 'GET buckets':
+        return json(res, 200, sim.buckets());
+      case 'POST reset':
+        sim.reset();
+        return json(res, 200, { ok: true });
+      case 'POST instances':
+        return json(res, 201, sim.runInstance(await readJson<Partial<RunInstancesRequest>>(req)));
+      default:
+        return json(res, 404, { error: `no admin route ${route}` });
+    }
+  } catch (err) {
+    return json(res, 400, { error: err instanceof Error ? err.message : String(err) });
+  }
+}

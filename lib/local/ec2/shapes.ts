@@ -1,0 +1,138 @@
+import { INSTANCE_STATE_CODES, privateDnsName } from './instances.js';
+import type { Attachment, Instance, Tag, Volume, VolumeModification } from './model.js';
+import type { XmlObject } from './xml.js';
+import type { ZoneInfo } from './config.js';
+import type { World } from './world.js';
+
+/** Element names follow botocore's ec2 model (locationName of each member). */
+
+export const tagSet = (tags: readonly Tag[]): XmlObject[] => tags.map((t) => ({ key: t.key, value: t.value }));
+
+/** AttachVolume and DetachVolume answer without deleteOnTermination; DescribeVolumes with it. */
+export function attachmentXml(volumeId: string, a: Attachment, withDeleteOnTermination = true): XmlObject {
+  return {
+    attachTime: new Date(a.attachTime),
+    device: a.device,
+    instanceId: a.instanceId,
+    status: a.state,
+    volumeId,
+    deleteOnTermination: withDeleteOnTermination ? a.deleteOnTermination : undefined,
+  };
+}
+
+export function volumeXml(v: Volume): XmlObject {
+  return {
+    volumeId: v.id,
+    size: v.size,
+    snapshotId: '',
+    availabilityZone: v.zone,
+    status: v.state,
+    createTime: new Date(v.createTime),
+    attachmentSet: v.attachments.map((a) => attachmentXml(v.id, a)),
+    tagSet: v.tags.length > 0 ? tagSet(v.tags) : undefined,
+    volumeType: v.type,
+    iops: v.iops,
+    throughput: v.throughput,
+    encrypted: v.encrypted,
+    kmsKeyId: v.kmsKeyId,
+    multiAttachEnabled: v.multiAttach,
+  };
+}
+
+export function modificationXml(m: VolumeModification): XmlObject {
+  return {
+    volumeId: m.volumeId,
+    modificationState: m.state,
+    targetSize: m.target.size,
+    targetIops: m.target.iops,
+    targetVolumeType: m.target.type,
+    targetThroughput: m.target.throughput,
+    targetMultiAttachEnabled: m.target.multiAttach,
+    originalSize: m.original.size,
+    originalIops: m.original.iops,
+    originalVolumeType: m.original.type,
+    originalThroughput: m.original.throughput,
+    originalMultiAttachEnabled: m.original.multiAttach,
+    progress: m.progress,
+    startTime: new Date(m.startTime),
+    endTime: m.endTime === undefined ? undefined : new Date(m.endTime),
+  };
+}
+
+export const instanceStateXml = (state: Instance['state']): XmlObject => ({
+  code: INSTANCE_STATE_CODES[state],
+  name: state,
+});
+
+export function instanceXml(world: World, i: Instance, launchIndex = 0): XmlObject {
+  const mappings = world
+    .attachmentsOn(i.id)
+    .sort((a, b) => a.attachment.epoch - b.attachment.epoch)
+    .map(({ volume, attachment }) => ({
+      deviceName: attachment.device,
+      ebs: {
+        volumeId: volume.id,
+        status: attachment.state,
+        attachTime: new Date(attachment.attachTime),
+        deleteOnTermination: attachment.deleteOnTermination,
+      },
+    }));
+  const live = i.state !== 'terminated';
+  return {
+    instanceId: i.id,
+    imageId: i.imageId,
+    instanceState: instanceStateXml(i.state),
+    privateDnsName: live ? privateDnsName(world, i) : '',
+    dnsName: '',
+    reason: i.stateReason ?? '',
+    amiLaunchIndex: launchIndex,
+    productCodes: [],
+    instanceType: i.instanceType,
+    launchTime: new Date(i.launchTime),
+    placement: { availabilityZone: i.zone, groupName: '', tenancy: 'default' },
+    monitoring: { state: 'disabled' },
+    privateIpAddress: live ? i.privateIp : undefined,
+    groupSet: [],
+    architecture: 'x86_64',
+    rootDeviceType: 'ebs',
+    rootDeviceName: i.rootDeviceName,
+    blockDeviceMapping: mappings,
+    virtualizationType: 'hvm',
+    clientToken: i.clientToken ?? '',
+    tagSet: i.tags.length > 0 ? tagSet(i.tags) : undefined,
+    hypervisor: 'xen',
+    networkInterfaceSet: [],
+    ebsOptimized: false,
+    enaSupport: true,
+  };
+}
+
+/** Instances grouped by reservation, in the order given. */
+export function reservationsXml(world: World, instances: readonly Instance[]): XmlObject[] {
+  const groups = new Map<string, Instance[]>();
+  for (const i of instances) {
+    const g = groups.get(i.reservationId) ?? [];
+    g.push(i);
+    groups.set(i.reservationId, g);
+  }
+  return [...groups].map(([reservationId, members]) => ({
+    reservationId,
+    ownerId: world.env.accountId,
+    groupSet: [],
+    instancesSet: members.map((i) => instanceXml(world, i)),
+  }));
+}
+
+export function zoneXml(region: string, z: ZoneInfo): XmlObject {
+  return {
+    optInStatus: 'opt-in-not-required',
+    zoneName: z.name,
+    zoneId: z.id,
+    zoneState: 'available',
+    regionName: region,
+    groupName: region,
+    networkBorderGroup: region,
+    zoneType: 'availability-zone',
+    messageSet: [],
+  };
+}
