@@ -12,6 +12,8 @@ export interface DiskAttachment {
   instanceId: string;
   device: string;
   state: AttachmentState;
+  /** When the attachment began (ISO 8601, EC2's AttachTime), if known: finds attaches stuck in `attaching`. */
+  attachTime?: string;
 }
 
 export interface Disk {

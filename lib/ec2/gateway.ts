@@ -1,0 +1,177 @@
+import {
+  AttachVolumeCommand,
+  CreateVolumeCommand,
+  DeleteVolumeCommand,
+  DetachVolumeCommand,
+  type EC2Client,
+  type VolumeType,
+} from '@aws-sdk/client-ec2';
+import DataLoader from 'dataloader';
+import { callEc2 } from './call.js';
+import {
+  describeInstancesByIds,
+  describeVolumesByIds,
+  describeVolumesByNames,
+  FILTER_VALUES_PER_CALL,
+  INSTANCE_IDS_PER_CALL,
+  VOLUME_IDS_PER_CALL,
+  type Ec2Context,
+} from './describe.js';
+import { tagList, toDisk, toInstance } from './mapping.js';
+import { clientTokenFor } from './token.js';
+import { Ec2Error, type CreateDiskRequest, type Disk, type Ec2Gateway, type Instance } from './types.js';
+
+export interface Ec2GatewayOptions {
+  /** Shared by all gateways of a process (see createEc2Client). */
+  client: EC2Client;
+  clusterId: string;
+  /** Epoch ms by which every call must have settled, else it fails as `transient`. Default: none. */
+  deadline?: number;
+  /** How long look-ups wait for company before one describe is sent (default 5 ms). */
+  batchWindowMs?: number;
+}
+
+const DEFAULT_BATCH_WINDOW_MS = 5;
+
+/**
+ * The SDK-backed gateway for one incoming request. Make one per request: its batches gather
+ * the look-ups of that request only, and its `deadline` is that request's.
+ *
+ * Look-ups made in the same batch window become one describe per 500 IDs (200 names), and
+ * duplicates in a batch are asked once. Nothing is cached beyond that: a reconciler that
+ * reads a volume again — to see whether it became `available`, or after attaching it — must
+ * see EC2's state now, and the changes that matter are made by EC2, not by this gateway, so
+ * no invalidation on our own mutations could keep a cache honest.
+ */
+export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
+  const ctx: Ec2Context = {
+    client: options.client,
+    clusterId: options.clusterId,
+    ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
+  };
+  const windowMs = options.batchWindowMs ?? DEFAULT_BATCH_WINDOW_MS;
+  const batchScheduleFn = (dispatch: () => void) => void setTimeout(dispatch, windowMs);
+  const call = <T>(action: string, run: Parameters<typeof callEc2<T>>[2]) => callEc2(action, ctx.deadline, run);
+
+  const disksById = new DataLoader<string, Disk | undefined>(
+    async (ids) => {
+      const found = await describeVolumesByIds(ctx, ids);
+      return ids.map((id) => mapDefined(found.get(id), toDisk));
+    },
+    { cache: false, maxBatchSize: VOLUME_IDS_PER_CALL, batchScheduleFn },
+  );
+  const disksByName = new DataLoader<string, Disk | undefined>(
+    async (names) => {
+      const found = await describeVolumesByNames(ctx, names);
+      return names.map((name) => mapDefined(found.get(name), toDisk));
+    },
+    { cache: false, maxBatchSize: FILTER_VALUES_PER_CALL, batchScheduleFn },
+  );
+  const instancesById = new DataLoader<string, Instance | undefined>(
+    async (ids) => {
+      const found = await describeInstancesByIds(ctx, ids);
+      return ids.map((id) => mapDefined(found.get(id), toInstance));
+    },
+    { cache: false, maxBatchSize: INSTANCE_IDS_PER_CALL, batchScheduleFn },
+  );
+
+  const findDiskByName = (name: string) => disksByName.load(name);
+  const getDisk = (volumeId: string) => disksById.load(volumeId);
+
+  return {
+    findDiskByName,
+    getDisk,
+    getInstance: (instanceId) => instancesById.load(instanceId),
+
+    async createDisk(request: CreateDiskRequest): Promise<Disk> {
+      const existing = await findDiskByName(request.name);
+      if (existing) return existing;
+      const tags = { ...request.tags, ...identityTags(options.clusterId, request.name) };
+      try {
+        const out = await call('CreateVolume', (o) =>
+          options.client.send(
+            new CreateVolumeCommand({
+              ClientToken: clientTokenFor(options.clusterId, request.name),
+              AvailabilityZone: request.zone,
+              Size: request.sizeGiB,
+              VolumeType: request.type as VolumeType,
+              Iops: request.iops,
+              Throughput: request.throughput,
+              Encrypted: request.encrypted ?? (request.kmsKeyId !== undefined ? true : undefined),
+              KmsKeyId: request.kmsKeyId,
+              MultiAttachEnabled: request.multiAttach,
+              TagSpecifications: [{ ResourceType: 'volume', Tags: tagList(tags) }],
+            }),
+            o,
+          ),
+        );
+        return toDisk({ ...out, Tags: out.Tags?.length ? out.Tags : tagList(tags) });
+      } catch (err) {
+        // EC2 does not honour the token on these: the volume may exist all the same.
+        if (isEc2Error(err, 'idempotentMismatch', 'volumeLimit')) {
+          const found = await findDiskByName(request.name);
+          if (found) return found;
+        }
+        throw err;
+      }
+    },
+
+    async attachDisk(volumeId, instanceId, device) {
+      try {
+        const out = await call('AttachVolume', (o) =>
+          options.client.send(new AttachVolumeCommand({ VolumeId: volumeId, InstanceId: instanceId, Device: device }), o),
+        );
+        return out.State ?? 'attaching';
+      } catch (err) {
+        // Attached (or attaching) to this very instance already: done, whatever its device.
+        if (isEc2Error(err, 'inUse')) {
+          const mine = (await getDisk(volumeId))?.attachments.find(
+            (a) => a.instanceId === instanceId && (a.state === 'attaching' || a.state === 'attached'),
+          );
+          if (mine) return mine.state;
+        }
+        throw err;
+      }
+    },
+
+    async detachDisk(volumeId, instanceId) {
+      try {
+        await call('DetachVolume', (o) =>
+          options.client.send(new DetachVolumeCommand({ VolumeId: volumeId, InstanceId: instanceId }), o),
+        );
+      } catch (err) {
+        // Volume gone, instance gone, attachment gone, or the volume is `available`.
+        if (!isEc2Error(err, 'notFound', 'incorrectState')) throw err;
+      }
+    },
+
+    async deleteDisk(volumeId) {
+      try {
+        await call('DeleteVolume', (o) => options.client.send(new DeleteVolumeCommand({ VolumeId: volumeId }), o));
+      } catch (err) {
+        if (!isEc2Error(err, 'notFound')) throw err;
+      }
+    },
+  };
+}
+
+/**
+ * The tags the gateway itself relies on, added to every CreateVolume whatever the caller
+ * passed: the two that `findDiskByName` filters on, and the one the IAM policy requires on
+ * CreateVolume.
+ */
+function identityTags(clusterId: string, name: string): Record<string, string> {
+  return {
+    CSIVolumeName: name,
+    'ebs.csi.aws.com/cluster': 'true',
+    [`kubernetes.io/cluster/${clusterId}`]: 'owned',
+  };
+}
+
+function isEc2Error(err: unknown, ...kinds: Ec2Error['kind'][]): err is Ec2Error {
+  return err instanceof Ec2Error && kinds.includes(err.kind);
+}
+
+function mapDefined<T, U>(value: T | undefined, map: (value: T) => U): U | undefined {
+  return value === undefined ? undefined : map(value);
+}

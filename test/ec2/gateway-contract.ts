@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Ec2Error, type CreateDiskRequest, type Disk, type Ec2Gateway } from '../../lib/ec2/index.js';
+
+/** One EC2 (mocked, simulated or real) that the contract runs against. */
+export interface GatewayWorld {
+  /** A fresh gateway for `clusterId` over this world's EC2 (one per request, as in the app). */
+  gateway(clusterId: string): Ec2Gateway;
+  /** A running instance the volumes can be attached to, and its zone. */
+  instance: { instanceId: string; zone: string };
+  /** How long a state change (creating → available, attaching → attached…) may take. Default 5 s. */
+  settleTimeoutMs?: number;
+  close?(): Promise<void>;
+}
+
+/**
+ * The behaviour every Ec2Gateway must show, whatever EC2 it talks to: idempotent create,
+ * look-up by name limited to the cluster's own volumes, unknown IDs as undefined, and
+ * attach / detach / delete that may be repeated.
+ */
+export function describeGatewayContract(name: string, makeWorld: () => Promise<GatewayWorld>): void {
+  describe(`Ec2Gateway contract: ${name}`, () => {
+    let world: GatewayWorld;
+    let gw: Ec2Gateway;
+    const cluster = 'c1';
+
+    beforeEach(async () => {
+      world = await makeWorld();
+      gw = world.gateway(cluster);
+    });
+    afterEach(async () => {
+      await world.close?.();
+    });
+
+    const request = (pvName = `pvc-${randomUUID()}`, clusterId = cluster): CreateDiskRequest => ({
+      name: pvName,
+      zone: world.instance.zone,
+      sizeGiB: 4,
+      type: 'gp3',
+      tags: {
+        CSIVolumeName: pvName,
+        'ebs.csi.aws.com/cluster': 'true',
+        [`kubernetes.io/cluster/${clusterId}`]: 'owned',
+        'kubernetes.io/created-for/pv/name': pvName,
+      },
+    });
+
+    /** Polls with a fresh gateway (a later request) until `done` holds for the disk. */
+    const eventually = async (volumeId: string, done: (disk: Disk | undefined) => boolean) => {
+      const until = Date.now() + (world.settleTimeoutMs ?? 5_000);
+      for (;;) {
+        const disk = await world.gateway(cluster).getDisk(volumeId);
+        if (done(disk)) return disk;
+        if (Date.now() > until) throw new Error(`volume ${volumeId} did not settle: ${JSON.stringify(disk)}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const available = async (volumeId: string) => eventually(volumeId, (d) => d?.state === 'available');
+
+    it('createDisk twice with one name -> one volume', async () => {
+      const req = request();
+      const first = await gw.createDisk(req);
+      const second = await world.gateway(cluster).createDisk(req);
+      expect(second.volumeId).toBe(first.volumeId);
+      expect(first).toMatchObject({ zone: req.zone, sizeGiB: 4, type: 'gp3' });
+    });
+
+    it('concurrent createDisk with one name -> one volume', async () => {
+      const req = request();
+      const [a, b] = await Promise.all([gw.createDisk(req), world.gateway(cluster).createDisk(req)]);
+      expect(b.volumeId).toBe(a.volumeId);
+      expect((await gw.findDiskByName(req.name))?.volumeId).toBe(a.volumeId);
+    });
+
+    it('created disk -> found by name with all its tags', async () => {
+      const req = request();
+      const created = await gw.createDisk(req);
+      const found = await world.gateway(cluster).findDiskByName(req.name);
+      expect(found?.volumeId).toBe(created.volumeId);
+      expect(found?.tags).toMatchObject(req.tags);
+    });
+
+    it('unknown name -> findDiskByName undefined', async () => {
+      expect(await gw.findDiskByName(`pvc-${randomUUID()}`)).toBeUndefined();
+    });
+
+    it("another cluster's volume -> not found by name", async () => {
+      const theirs = request(undefined, 'other-cluster');
+      await world.gateway('other-cluster').createDisk(theirs);
+      expect(await gw.findDiskByName(theirs.name)).toBeUndefined();
+      expect(await world.gateway('other-cluster').findDiskByName(theirs.name)).toBeDefined();
+    });
+
+    it('unknown and malformed IDs in one batch -> undefined, the known volume still found', async () => {
+      const created = await gw.createDisk(request());
+      const fresh = world.gateway(cluster);
+      const [unknown, known, malformed] = await Promise.all([
+        fresh.getDisk('vol-0123456789abcdef0'),
+        fresh.getDisk(created.volumeId),
+        fresh.getDisk('not-a-volume'),
+      ]);
+      expect(unknown).toBeUndefined();
+      expect(malformed).toBeUndefined();
+      expect(known?.volumeId).toBe(created.volumeId);
+    });
+
+    it('getInstance -> its zone; unknown instance -> undefined', async () => {
+      const [instance, unknown] = await Promise.all([
+        gw.getInstance(world.instance.instanceId),
+        gw.getInstance('i-0123456789abcdef0'),
+      ]);
+      expect(instance).toMatchObject({ instanceId: world.instance.instanceId, zone: world.instance.zone });
+      expect(unknown).toBeUndefined();
+    });
+
+    it('attach twice -> both resolve, the disk shows the attachment', async () => {
+      const { volumeId } = await gw.createDisk(request());
+      await available(volumeId);
+      const { instanceId } = world.instance;
+      expect(['attaching', 'attached']).toContain(await world.gateway(cluster).attachDisk(volumeId, instanceId, '/dev/xvdaa'));
+      expect(['attaching', 'attached']).toContain(await world.gateway(cluster).attachDisk(volumeId, instanceId, '/dev/xvdaa'));
+      const disk = await eventually(volumeId, (d) => d?.attachments.some((a) => a.state === 'attached') ?? false);
+      expect(disk?.attachments).toEqual([{ instanceId, device: '/dev/xvdaa', state: 'attached', attachTime: expect.any(String) }]);
+      expect(Date.parse(disk!.attachments[0]!.attachTime!)).toBeGreaterThan(Date.now() - 60_000);
+      const instance = await world.gateway(cluster).getInstance(instanceId);
+      expect(instance?.devicesInUse).toContain('/dev/xvdaa');
+    });
+
+    it('detach twice, then detach after the volume is gone -> all resolve', async () => {
+      const { volumeId } = await gw.createDisk(request());
+      await available(volumeId);
+      const { instanceId } = world.instance;
+      await world.gateway(cluster).attachDisk(volumeId, instanceId, '/dev/xvdab');
+      await eventually(volumeId, (d) => d?.attachments.some((a) => a.state === 'attached') ?? false);
+      await world.gateway(cluster).detachDisk(volumeId, instanceId);
+      await available(volumeId);
+      await world.gateway(cluster).detachDisk(volumeId, instanceId);
+      await world.gateway(cluster).deleteDisk(volumeId);
+      await world.gateway(cluster).detachDisk(volumeId, instanceId);
+    });
+
+    it('delete twice -> both resolve and the volume is gone', async () => {
+      const { volumeId } = await gw.createDisk(request());
+      await available(volumeId);
+      await world.gateway(cluster).deleteDisk(volumeId);
+      await world.gateway(cluster).deleteDisk(volumeId);
+      await eventually(volumeId, (d) => d === undefined || d.state === 'deleted');
+    });
+
+    it('delete of an attached volume -> inUse error', async () => {
+      const { volumeId } = await gw.createDisk(request());
+      await available(volumeId);
+      await world.gateway(cluster).attachDisk(volumeId, world.instance.instanceId, '/dev/xvdac');
+      const err = await world.gateway(cluster).deleteDisk(volumeId).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Ec2Error);
+      expect((err as Ec2Error).kind).toBe('inUse');
+    });
+  });
+}
