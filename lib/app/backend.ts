@@ -13,6 +13,8 @@ export interface BackendOptions {
   registry: ClusterRegistry;
   /** EC2 endpoint override (the local simulator, moto); otherwise AWS's regional endpoint. */
   ec2Endpoint?: string;
+  /** Static EC2 credentials (local endpoints); otherwise the SDK's default provider chain. */
+  ec2Credentials?: { accessKeyId: string; secretAccessKey: string };
   onResult?: AppDependencies['onResult'];
   now?: AppDependencies['now'];
 }
@@ -22,7 +24,7 @@ export function createBackendApp(options: BackendOptions) {
   const clientFor = (region: string) => {
     let client = clients.get(region);
     if (!client) {
-      client = createEc2Client({ region, endpoint: options.ec2Endpoint });
+      client = createEc2Client({ region, endpoint: options.ec2Endpoint, credentials: options.ec2Credentials });
       clients.set(region, client);
     }
     return client;

@@ -1,0 +1,68 @@
+/**
+ * `npm start`: the local stack on the default ports, ready for kubectl and the AWS CLI.
+ * Environment: AWS_ENDPOINT_URL_EC2 (or AWS_ENDPOINT_URL) to use another EC2 instead of the
+ * simulator; VOLHOOK_EC2_TIME_SCALE to speed the simulator up; VOLHOOK_EC2_STATE_DIR to keep
+ * its volumes across restarts; VOLHOOK_QUIET=1 to silence the per-reconcile log;
+ * VOLHOOK_BACKEND_PORT, VOLHOOK_EC2_PORT, VOLHOOK_KUBE_PORT to move the ports.
+ */
+import { startLocalStack } from '../lib/local/stack/index.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const env = process.env;
+const started = Date.now();
+const timeScale = env.VOLHOOK_EC2_TIME_SCALE ? Number(env.VOLHOOK_EC2_TIME_SCALE) : 1;
+if (!(timeScale > 0)) {
+  console.error(`VOLHOOK_EC2_TIME_SCALE must be a positive number, not "${env.VOLHOOK_EC2_TIME_SCALE}"`);
+  process.exit(2);
+}
+
+function port(name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65_535) {
+    console.error(`${name} must be a port number, not "${raw}"`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const stack = await startLocalStack({
+  ports: { backend: port('VOLHOOK_BACKEND_PORT'), ec2: port('VOLHOOK_EC2_PORT'), kube: port('VOLHOOK_KUBE_PORT') },
+  ec2Endpoint: env.AWS_ENDPOINT_URL_EC2 ?? env.AWS_ENDPOINT_URL,
+  ec2: { timeScale, ...(env.VOLHOOK_EC2_STATE_DIR ? { stateDir: env.VOLHOOK_EC2_STATE_DIR } : {}) },
+  onResult: env.VOLHOOK_QUIET
+    ? undefined
+    : (_cluster, _item, result) => {
+        const detail = result.outcome === 'failed' ? ` ${result.reason}: ${result.message}` : result.outcome === 'requeue' ? ` in ${result.requeueAfterSeconds}s` : '';
+        console.log(`${new Date().toISOString()} reconcile ${result.key} -> ${result.outcome}${detail}`);
+      },
+});
+
+const { urls } = stack;
+console.log(`volhook local stack is up (${Date.now() - started} ms)
+
+  backend      ${urls.backend}   (POST /v1/clusters/${stack.clusterId}/reconcile, GET /healthz)
+  EC2          ${urls.ec2}${stack.simulator ? `   (simulator, time scale ${timeScale}; stats: ${urls.ec2}/_sim/stats)` : '   (external endpoint)'}
+  Kubernetes   ${urls.kube}
+  forwarder    health and metrics on http://127.0.0.1:${stack.forwarder()?.port}/metrics
+
+  nodes:  ${stack.nodes.map((n) => `${n.name} (${n.zone}, ${n.instanceId})`).join('\n          ')}
+  StorageClasses: gp3 (default, WaitForFirstConsumer), gp3-retain, io2 (Immediate)
+
+Try it:
+  kubectl --server ${urls.kube} apply -f infra/examples/pvc-and-pod.yaml
+  kubectl --server ${urls.kube} get pvc,pv,volumeattachments
+  AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local aws ec2 describe-volumes --endpoint-url ${urls.ec2} --region ${stack.region}
+
+Ctrl-C stops everything.`);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('\nstopping…');
+    void stack.stop().then(() => process.exit(0));
+  });
+}

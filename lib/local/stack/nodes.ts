@@ -1,0 +1,48 @@
+/**
+ * Launches one EC2 instance per local node, through the EC2 API (the simulator or any other
+ * endpoint, e.g. moto), tagged as this cluster's so volhook's ownership checks accept it.
+ */
+import { DescribeImagesCommand, RunInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import type { LocalNode } from './cluster-objects.js';
+
+const DEFAULT_IMAGE = 'ami-0abcdef1234567890';
+
+async function imageId(ec2: EC2Client): Promise<string> {
+  // moto only launches images it knows; the simulator accepts any ID.
+  try {
+    const { Images } = await ec2.send(new DescribeImagesCommand({ Owners: ['amazon'], MaxResults: 5 }));
+    return Images?.[0]?.ImageId ?? DEFAULT_IMAGE;
+  } catch {
+    return DEFAULT_IMAGE;
+  }
+}
+
+export async function launchNodeInstances(ec2: EC2Client, clusterId: string, zones: string[]): Promise<LocalNode[]> {
+  const image = await imageId(ec2);
+  return Promise.all(
+    zones.map(async (zone, i) => {
+      const name = `ip-10-0-${i + 1}-10.ec2.internal`;
+      const { Instances } = await ec2.send(
+        new RunInstancesCommand({
+          ImageId: image,
+          InstanceType: 'm6i.large',
+          MinCount: 1,
+          MaxCount: 1,
+          Placement: { AvailabilityZone: zone },
+          TagSpecifications: [
+            {
+              ResourceType: 'instance',
+              Tags: [
+                { Key: 'Name', Value: name },
+                { Key: `kubernetes.io/cluster/${clusterId}`, Value: 'owned' },
+              ],
+            },
+          ],
+        }),
+      );
+      const instanceId = Instances?.[0]?.InstanceId;
+      if (!instanceId) throw new Error(`RunInstances in ${zone} returned no instance`);
+      return { name, zone, instanceId };
+    }),
+  );
+}

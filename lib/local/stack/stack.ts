@@ -1,0 +1,178 @@
+/**
+ * The whole of volhook on one machine: an EC2 (the simulator, or any endpoint), a local
+ * Kubernetes API with the controllers a cluster runs, the backend on `@hono/node-server`,
+ * and the forwarder between them. `npm start`, the end-to-end tests and the benchmarks all
+ * run this one function, so what they exercise is the same.
+ */
+import { randomBytes } from 'node:crypto';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { createBackendApp } from '../../app/index.js';
+import type { Item, Result } from '../../contract/index.js';
+import { startForwarder, silentLogger, type Forwarder, type ForwarderConfigInput, type Logger } from '../../forwarder/index.js';
+import { kubeConfigFor } from '../../kube/index.js';
+import { createStaticRegistry, type ClusterRegistrationInput } from '../../registry/index.js';
+import { startControllers, type ControllerOptions } from '../controllers/index.js';
+import { startEc2Simulator, type Ec2Simulator, type Ec2SimulatorOptions } from '../ec2/index.js';
+import { createObjectStore, startKubeApiServer, type LocalObjectStore, type ResourceName } from '../kube/index.js';
+import { startBackendServer } from './backend-server.js';
+import { csiDriverObject, csiNodeObject, nodeObject, storageClassObjects, type LocalNode } from './cluster-objects.js';
+import { launchNodeInstances } from './nodes.js';
+
+export const DEFAULT_PORTS = { backend: 8787, ec2: 8788, kube: 8001 } as const;
+
+export interface LocalStackOptions {
+  host?: string;
+  /** 0 picks free ports (tests); defaults are 8787 / 8788 / 8001. */
+  ports?: Partial<Record<keyof typeof DEFAULT_PORTS, number>>;
+  region?: string;
+  zones?: string[];
+  clusterId?: string;
+  /** Use this EC2 endpoint (e.g. moto) instead of starting the simulator. */
+  ec2Endpoint?: string;
+  /** Simulator settings: time scale, throttling, faults, state directory… */
+  ec2?: Omit<Ec2SimulatorOptions, 'port' | 'host' | 'region' | 'zones'>;
+  /** `direct`: the backend applies writes through the local Kubernetes API itself. */
+  writeBack?: 'forwarder' | 'direct';
+  /** Forwarder settings, or `false` to run without one. */
+  forwarder?: false | Partial<ForwarderConfigInput>;
+  controllers?: ControllerOptions;
+  registration?: Partial<ClusterRegistrationInput>;
+  /** Backend observer, e.g. to log each reconcile. */
+  onResult?(clusterId: string, item: Item, result: Result): void;
+  logger?: Logger;
+}
+
+export interface LocalStack {
+  clusterId: string;
+  region: string;
+  secret: string;
+  urls: { backend: string; ec2: string; kube: string };
+  store: LocalObjectStore;
+  /** The in-process simulator, when one was started. */
+  simulator?: Ec2Simulator;
+  /** A client of the stack's EC2, for tests and setup. */
+  ec2: EC2Client;
+  nodes: LocalNode[];
+  forwarder(): Forwarder | undefined;
+  stopBackend(): Promise<void>;
+  startBackend(): Promise<void>;
+  /** Stops the forwarder (as a crash would: its queue is lost) and starts a fresh one. */
+  restartForwarder(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const host = options.host ?? '127.0.0.1';
+  const ports = {
+    backend: options.ports?.backend ?? DEFAULT_PORTS.backend,
+    ec2: options.ports?.ec2 ?? DEFAULT_PORTS.ec2,
+    kube: options.ports?.kube ?? DEFAULT_PORTS.kube,
+  };
+  const region = options.region ?? 'us-east-1';
+  const zones = options.zones ?? [`${region}a`, `${region}b`, `${region}c`];
+  const clusterId = options.clusterId ?? 'local';
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const cleanups: Array<() => Promise<void>> = [];
+
+  try {
+    // EC2: the simulator unless another endpoint was given.
+    let ec2Url = options.ec2Endpoint;
+    let simulator: Ec2Simulator | undefined;
+    if (!ec2Url) {
+      const sim = await startEc2Simulator({ ...options.ec2, port: ports.ec2, host, region, zones });
+      cleanups.push(() => sim.close());
+      ec2Url = sim.url;
+      simulator = sim.sim;
+    }
+    const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    const ec2 = new EC2Client({
+      region,
+      endpoint: ec2Url,
+      credentials,
+      maxAttempts: 10,
+    });
+    cleanups.push(async () => ec2.destroy());
+    const nodes = await launchNodeInstances(ec2, clusterId, zones);
+
+    // Kubernetes: the API, the cluster's objects, the controllers.
+    const store = createObjectStore({ storageObjectInUseProtection: true });
+    const kube = await startKubeApiServer({ store, port: ports.kube, host });
+    cleanups.push(() => kube.close());
+    const seed = (resource: ResourceName, object: { metadata: { name: string } }) =>
+      store.create(resource, object as Parameters<typeof store.create>[1]);
+    for (const node of nodes) {
+      seed('nodes', nodeObject(node, region));
+      seed('csinodes', csiNodeObject(node));
+    }
+    seed('csidrivers', csiDriverObject);
+    for (const sc of storageClassObjects) seed('storageclasses', sc);
+    const controllers = startControllers(store, options.controllers);
+    cleanups.push(() => controllers.stop());
+
+    // The backend, with this cluster registered.
+    const writeBack = options.writeBack ?? 'forwarder';
+    const registry = createStaticRegistry([
+      {
+        clusterId,
+        secrets: [secret],
+        region,
+        writeBack,
+        ...(writeBack === 'direct' ? { kubernetes: { server: kube.url } } : {}),
+        ...options.registration,
+      },
+    ]);
+    const app = createBackendApp({ registry, ec2Endpoint: ec2Url, ec2Credentials: credentials, onResult: options.onResult });
+    const backend = await startBackendServer(app, host, ports.backend);
+    cleanups.push(() => backend.stop());
+
+    // The forwarder, as it would run in the cluster.
+    let forwarder: Forwarder | undefined;
+    const startOurForwarder = async () => {
+      if (options.forwarder === false) return;
+      forwarder = await startForwarder(
+        {
+          apiUrl: backend.url,
+          clusterId,
+          secret,
+          kubeServer: kube.url,
+          port: 0,
+          listenHost: host,
+          writeBack: writeBack === 'direct' ? 'none' : 'forwarder',
+          ...options.forwarder,
+        },
+        { kubeConfig: kubeConfigFor({ server: kube.url }), logger: options.logger ?? silentLogger },
+      );
+    };
+    await startOurForwarder();
+    cleanups.push(async () => forwarder?.stop());
+
+    return {
+      clusterId,
+      region,
+      secret,
+      urls: { backend: backend.url, ec2: ec2Url, kube: kube.url },
+      store,
+      simulator,
+      ec2,
+      nodes,
+      forwarder: () => forwarder,
+      stopBackend: () => backend.stop(),
+      startBackend: () => backend.start(),
+      async restartForwarder() {
+        await forwarder?.stop();
+        forwarder = undefined;
+        await startOurForwarder();
+      },
+      stop: () => runCleanups(cleanups),
+    };
+  } catch (err) {
+    await runCleanups(cleanups);
+    throw err;
+  }
+}
+
+async function runCleanups(cleanups: Array<() => Promise<void>>): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    await cleanup().catch(() => undefined);
+  }
+}
