@@ -88,7 +88,8 @@ export function createApp(deps: AppDependencies): Hono {
       const ctx: ReconcileContext = {
         clusterId,
         registration,
-        ec2: deps.gatewayFor(registration, now() + RECONCILE_BUDGET_MS),
+        // The gateway measures its deadline on the real clock, whatever `now` says.
+        ec2: deps.gatewayFor(registration, Date.now() + RECONCILE_BUDGET_MS),
         driverName: deps.driverName ?? 'ebs.csi.aws.com',
         provisionerName: deps.provisionerName ?? 'ebs.csi.aws.com',
         now: () => new Date(now()),
