@@ -1,0 +1,61 @@
+/**
+ * The controllers a real cluster runs, for the local stack: the PV controller, a minimal
+ * scheduler, the attach/detach controller and a simulated kubelet, each a level-triggered
+ * loop over the in-process `ObjectStore`.
+ */
+import type { ObjectStore } from '../kube/types.js';
+import { startAttachDetachController } from './attach-detach-controller.js';
+import type { RunningController } from './controller.js';
+import { Informers } from './informers.js';
+import { startKubelet } from './kubelet.js';
+import type { ControllerOptions } from './options.js';
+import { startPvController } from './pv-controller.js';
+import { startScheduler } from './scheduler.js';
+
+/**
+ * Starts all four controllers over one store, sharing one watch-fed cache per resource;
+ * `stop()` stops them all and waits for the syncs in progress.
+ */
+export function startControllers(store: ObjectStore, options?: ControllerOptions): RunningController {
+  const informers = new Informers(store);
+  const running = [
+    startPvController(store, options, informers),
+    startScheduler(store, options, informers),
+    startAttachDetachController(store, options, informers),
+    startKubelet(store, options, informers),
+  ];
+  return {
+    async stop() {
+      await Promise.all(running.map((controller) => controller.stop()));
+      informers.stop();
+    },
+  };
+}
+
+export { startAttachDetachController, startKubelet, startPvController, startScheduler };
+export type { ControllerOptions, RunningController };
+export { Informers } from './informers.js';
+export { parseQuantity, tryParseQuantity } from './quantity.js';
+export { findBestMatch, isPreBoundTo, volumeFitsNode } from './binding.js';
+export type { MatchOptions } from './binding.js';
+export { syncClaim, claimInUse, defaultClassName } from './claim-sync.js';
+export type { ClaimSyncInput, ClaimSyncResult } from './claim-sync.js';
+export { syncVolume } from './volume-sync.js';
+export type { VolumeSyncInput, VolumeSyncResult } from './volume-sync.js';
+export { schedulePod, needsScheduling } from './scheduling.js';
+export type { SchedulingDecision, SchedulingInput } from './scheduling.js';
+export { attachmentName, planNodeAttachments } from './attachments.js';
+export type { AttachmentPlan, NodeAttachmentInput } from './attachments.js';
+export { podStartup, awaitsStart } from './pod-startup.js';
+export type { PodStartupInput } from './pod-startup.js';
+export { matchesAllowedTopologies, matchesLabelSelector, matchesNodeSelectorTerms } from './selectors.js';
+export type { EventSpec } from './events.js';
+export type {
+  Node,
+  NodeInfo,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Pod,
+  StorageClass,
+  VolumeAttachment,
+} from './objects.js';

@@ -1,0 +1,91 @@
+/**
+ * A stand-in for every node's kubelet, as far as storage shows: a pod placed on a node
+ * turns Running (and Ready) once its volumes are attached. Nothing runs, nothing mounts.
+ * Decision in `podStartup`; this file does the I/O.
+ */
+import type { ObjectStore, WatchEvent } from '../kube/types.js';
+import { attachmentName } from './attachments.js';
+import { runController } from './controller.js';
+import type { RunningController } from './controller.js';
+import { Informers } from './informers.js';
+import { KeyIndex } from './key-index.js';
+import { kubeTime, objectKey, podClaimNames, splitKey } from './objects.js';
+import type { PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment } from './objects.js';
+import { resolveOptions } from './options.js';
+import type { ControllerOptions } from './options.js';
+import { awaitsStart, podStartup } from './pod-startup.js';
+
+/** @param shared informers to share with other controllers; by default it makes its own. */
+export function startKubelet(store: ObjectStore, options?: ControllerOptions, shared?: Informers): RunningController {
+  const opts = resolveOptions(options);
+  const informers = shared ?? new Informers(store);
+  /** Pods waiting to start, by node, so an attachment's event wakes the pods of its node. */
+  const starting = new KeyIndex();
+
+  const track = (pod: Pod) => {
+    if (awaitsStart(pod)) starting.set(objectKey(pod), [pod.spec!.nodeName!]);
+    else starting.remove(objectKey(pod));
+  };
+
+  function sync(key: string): void {
+    const { namespace, name } = splitKey(key);
+    const pod = informers.get<Pod>('pods', name, namespace);
+    if (!pod) {
+      starting.remove(key);
+      return;
+    }
+    track(pod);
+    if (!awaitsStart(pod)) return;
+    const claims = new Map<string, PersistentVolumeClaim>();
+    const volumes = new Map<string, PersistentVolume>();
+    const attachments = new Map<string, VolumeAttachment>();
+    for (const claimName of podClaimNames(pod)) {
+      const claim = informers.get<PersistentVolumeClaim>('persistentvolumeclaims', claimName, namespace);
+      if (!claim) continue;
+      claims.set(`${namespace}/${claimName}`, claim);
+      const volume = claim.spec.volumeName ? informers.get<PersistentVolume>('persistentvolumes', claim.spec.volumeName) : undefined;
+      if (!volume) continue;
+      volumes.set(volume.metadata.name, volume);
+      const handle = volume.spec.csi?.volumeHandle;
+      const attachment = handle
+        ? informers.get<VolumeAttachment>('volumeattachments', attachmentName(handle, opts.driver, pod.spec!.nodeName!))
+        : undefined;
+      if (attachment) attachments.set(attachment.metadata.name, attachment);
+    }
+    const status = podStartup({ pod, claims, volumes, attachments, driver: opts.driver, now: kubeTime() });
+    if (status) store.updateStatus('pods', { ...pod, status });
+  }
+
+  return runController(
+    informers,
+    {
+      name: 'kubelet',
+      watches: {
+        pods: ({ type, object }: WatchEvent) => {
+          if (type === 'DELETED') {
+            starting.remove(objectKey(object));
+            return [];
+          }
+          track(object as Pod);
+          return awaitsStart(object as Pod) ? [objectKey(object)] : [];
+        },
+        volumeattachments: ({ object }: WatchEvent) => {
+          const node = (object as VolumeAttachment).spec.nodeName;
+          return node ? starting.get(node) : [];
+        },
+        // Claims bind and PVs appear after a pod may already sit on its node.
+        persistentvolumeclaims: () => starting.all(),
+      },
+      keys: () =>
+        informers
+          .list<Pod>('pods')
+          .filter((pod) => {
+            track(pod);
+            return awaitsStart(pod);
+          })
+          .map(objectKey),
+      sync,
+    },
+    { ...opts, ownsInformers: !shared },
+  );
+}
