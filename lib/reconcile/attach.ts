@@ -1,0 +1,166 @@
+/**
+ * Attaching a volume for a VolumeAttachment, as external-attacher does: check that the PV,
+ * the node, the volume and the instance are all in order and ours; add the attacher finalizer
+ * to the PV and the VolumeAttachment (in the same response as AttachVolume, ahead of the
+ * status, so a detach is never missed); attach under the first free device name; report
+ * `attached` with the device path once EC2 says so.
+ */
+import { Finalizers, type PersistentVolume, type VolumeAttachment, type VolumeAttachmentItem } from '../contract/index.js';
+import type { Disk, Ec2Error, Instance } from '../ec2/types.js';
+import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf } from './attachment.js';
+import type { Scope } from './context.js';
+import { converge } from './converge.js';
+import { withAttachment } from './disk-state.js';
+import { Requeue } from './outcomes.js';
+import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
+import { ensureFinalizer, kubeTime, pvRef, vaRef, vaStatusWrites } from './writes.js';
+
+type AttachAction = Extract<Ec2Action, { verb: 'attachDisk' | 'detachDisk' }>;
+
+/** What is to be attached where, once the VolumeAttachment's PV and node check out. */
+export interface AttachTarget {
+  va: VolumeAttachment;
+  pv: PersistentVolume;
+  volumeId: string;
+  instanceId: string;
+  nodeName: string;
+}
+
+export interface AttachObserved {
+  disk: Disk | undefined;
+  instance: Instance | undefined;
+  now: Date;
+  /** Every device name on the instance is taken (by EC2 or by other attaches of this request). */
+  noFreeDevice?: boolean;
+}
+
+type AttachContext = { clusterId: string; driverName: string };
+
+/** EC2 refusing a device name as in use is answered with the next name, this many times. */
+export const MAX_DEVICE_ATTEMPTS = 4;
+/** An attachment `attaching` for longer is detached and tried again (as the EBS CSI driver does). */
+export const STUCK_ATTACHING_MS = 90_000;
+
+/** Pure: `failed`, recorded in the VolumeAttachment's `attachError`. */
+export function attachFailed(va: VolumeAttachment, now: Date, reason: string, message: string, requeueAfterSeconds: number = Requeue.failed): Settled {
+  return failed(reason, message, requeueAfterSeconds, vaStatusWrites(va, { attachError: { time: kubeTime(now), message } }));
+}
+
+/** Pure: the PV and node of a VolumeAttachment, or why it cannot be attached. */
+export function attachTarget(item: VolumeAttachmentItem, ctx: AttachContext, now: Date): Settled | { target: AttachTarget } {
+  const va = item.volumeAttachment;
+  const pvName = va.spec.source.persistentVolumeName;
+  const nodeName = va.spec.nodeName;
+  const refuse = (reason: string, message: string) => attachFailed(va, now, reason, message);
+  const { pv, node } = item;
+  if (!pv) {
+    return pvName
+      ? refuse('PersistentVolumeNotFound', `PersistentVolume "${pvName}" not found`)
+      : refuse('PersistentVolumeNotFound', 'the VolumeAttachment names no PersistentVolume (inline volumes are not supported)');
+  }
+  if (pv.metadata.deletionTimestamp) return refuse('PersistentVolumeDeleting', `PersistentVolume "${pv.metadata.name}" is being deleted`);
+  const volumeId = volumeHandleOf(pv, ctx.driverName);
+  if (!volumeId) return refuse('NoVolumeHandle', `PersistentVolume "${pv.metadata.name}" has no ${ctx.driverName} volumeHandle`);
+  if (!node) return refuse('NodeNotFound', `node "${nodeName}" not found`);
+  const instanceId = instanceIdOf(node);
+  if (!instanceId) {
+    return refuse('NoInstanceId', `node "${nodeName}" has no EC2 instance ID (no CSINode nodeID for ${ctx.driverName}, no aws:/// providerID)`);
+  }
+  return { target: { va, pv, volumeId, instanceId, nodeName } };
+}
+
+/** Pure: the next step towards the volume being attached to the node's instance. */
+export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx: AttachContext): Plan<AttachAction> {
+  const { va, pv, volumeId, instanceId } = target;
+  const { disk, instance, now } = observed;
+  const refuse = (reason: string, message: string, after?: number) => attachFailed(va, now, reason, message, after);
+
+  if (!disk) return refuse('VolumeNotFound', `volume ${volumeId} not found`);
+  if (!instance) return refuse('InstanceNotFound', `instance ${instanceId} of node "${target.nodeName}" not found`);
+  const notOurs = ownershipProblem(disk, instance, ctx.clusterId);
+  if (notOurs) return refuse('NotOwned', notOurs, Requeue.failedSlow);
+  if (disk.zone !== instance.zone) {
+    return refuse('ZoneMismatch', `volume ${volumeId} is in zone ${disk.zone}, instance ${instanceId} in zone ${instance.zone}`, Requeue.failedSlow);
+  }
+
+  const finalizer = Finalizers.attacher(ctx.driverName);
+  const finalizers = [...ensureFinalizer(pv, pvRef(pv), finalizer), ...ensureFinalizer(va, vaRef(va), finalizer)];
+  const mine = attachmentOn(disk, instanceId);
+  switch (mine?.state) {
+    case 'attached':
+    case 'busy':
+      return done([
+        ...finalizers,
+        ...vaStatusWrites(va, { attached: true, attachmentMetadata: { devicePath: mine.device }, attachError: null }),
+      ]);
+    case 'attaching': {
+      const since = mine.attachTime ? Date.parse(mine.attachTime) : NaN;
+      if (now.getTime() - since > STUCK_ATTACHING_MS) return act({ verb: 'detachDisk', volumeId, instanceId }, finalizers);
+      return requeue(Requeue.attaching, `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`, finalizers);
+    }
+    case 'detaching':
+      return requeue(Requeue.detaching, `volume ${volumeId} is detaching from instance ${instanceId}; it is attached again after`, finalizers);
+    case undefined:
+    case 'detached':
+      break;
+  }
+
+  const elsewhere = disk.multiAttach ? [] : disk.attachments.filter((a) => a.instanceId !== instanceId && a.state !== 'detached');
+  const held = elsewhere.filter((a) => a.state !== 'detaching').map((a) => a.instanceId);
+  if (held.length > 0) return refuse('AttachedElsewhere', `volume ${volumeId} is attached to instance ${held.join(', ')}`);
+  const leaving = elsewhere[0];
+  if (leaving) return requeue(Requeue.detaching, `volume ${volumeId} is detaching from instance ${leaving.instanceId}`);
+  if (disk.state === 'creating') return requeue(Requeue.creating, `volume ${volumeId} is still being created`);
+  if (disk.state !== 'available' && disk.state !== 'in-use') {
+    return refuse('VolumeNotAvailable', `volume ${volumeId} is ${disk.state}`);
+  }
+  if (observed.noFreeDevice) return refuse('NoDeviceName', `instance ${instanceId} has no free device name left`);
+  return act({ verb: 'attachDisk', volumeId, instanceId, attempt: 0 }, finalizers);
+}
+
+/** Pure: a refused AttachVolume (or the DetachVolume of a stuck attach). */
+export function refusedAttach(target: AttachTarget, action: AttachAction, error: Ec2Error, verdict: Verdict, now: Date): Plan<AttachAction> {
+  if (action.verb === 'attachDisk' && error.kind === 'deviceInUse' && action.attempt + 1 < MAX_DEVICE_ATTEMPTS) {
+    // The name stays claimed for this request, so the retry gets the next one.
+    return act({ ...action, attempt: action.attempt + 1 });
+  }
+  if (verdict.outcome !== 'failed') return { writes: [], verdict };
+  const message =
+    error.kind === 'attachmentLimit'
+      ? `node "${target.nodeName}" has no free attachment slot (AttachmentLimitExceeded): ${verdict.message}`
+      : verdict.message;
+  return attachFailed(target.va, now, verdict.reason, message, verdict.requeueAfterSeconds);
+}
+
+export async function reconcileAttach(item: VolumeAttachmentItem, scope: Scope): Promise<Settled> {
+  const now = scope.now();
+  const checked = attachTarget(item, scope, now);
+  if (!('target' in checked)) return checked;
+  const { target } = checked;
+  const { volumeId, instanceId } = target;
+  return converge<AttachObserved, AttachAction>({
+    observe: async () => {
+      const [disk, instance] = await Promise.all([scope.ec2.getDisk(volumeId), scope.ec2.getInstance(instanceId)]);
+      return { disk, instance, now };
+    },
+    decide: (observed) => decideAttach(target, observed, scope),
+    perform: (action, observed) => performAttach(scope, action, observed),
+    refused: (action, error, verdict) => refusedAttach(target, action, error, verdict, now),
+  });
+}
+
+/** Takes an attach reconciler's action and returns what EC2 said, as the disk's attachments. */
+async function performAttach(scope: Scope, action: AttachAction, observed: AttachObserved): Promise<AttachObserved> {
+  const { disk, instance } = observed;
+  if (!disk || !instance) throw new Error(`${action.verb} was decided without a volume and an instance`);
+  const { volumeId, instanceId } = action;
+  if (action.verb === 'detachDisk') {
+    await scope.ec2.detachDisk(volumeId, instanceId);
+    const device = attachmentOn(disk, instanceId)?.device ?? '';
+    return { ...observed, disk: withAttachment(disk, { instanceId, device, state: 'detaching' }) };
+  }
+  const device = scope.devices.claim(instanceId, instance.devicesInUse);
+  if (device === undefined) return { ...observed, noFreeDevice: true };
+  const state = await scope.ec2.attachDisk(volumeId, instanceId, device);
+  return { ...observed, disk: withAttachment(disk, { instanceId, device, state }) };
+}

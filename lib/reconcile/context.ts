@@ -1,0 +1,28 @@
+import type { Ec2Gateway } from '../ec2/types.js';
+import type { ClusterRegistration } from '../registry/registration.js';
+import { DeviceAllocator } from './device-names.js';
+
+/** What reconciling one request of one cluster needs; built by the app per request. */
+export interface ReconcileContext {
+  clusterId: string;
+  registration: ClusterRegistration;
+  ec2: Ec2Gateway;
+  /** The CSI driver named in PVs and VolumeAttachments: `ebs.csi.aws.com`. */
+  driverName: string;
+  /** The provisioner named by StorageClasses and PVC annotations: `ebs.csi.aws.com`. */
+  provisionerName: string;
+  now(): Date;
+}
+
+/**
+ * A ReconcileContext plus what the items of one request share: the device names their
+ * attaches have claimed per instance, so that two attaches to one instance in the same
+ * request never ask EC2 for the same name. Lives exactly as long as the request.
+ */
+export interface Scope extends ReconcileContext {
+  devices: DeviceAllocator;
+}
+
+export function scopeFor(ctx: ReconcileContext): Scope {
+  return { ...ctx, devices: new DeviceAllocator() };
+}

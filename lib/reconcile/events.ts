@@ -1,0 +1,30 @@
+/**
+ * The Events volhook records, with the reasons and messages external-provisioner uses, so
+ * `kubectl describe` reads as it does with the reference stack.
+ */
+import type { PersistentVolume, PersistentVolumeClaim, Write } from '../contract/index.js';
+
+export const EventReasons = {
+  provisioning: 'Provisioning',
+  provisioningSucceeded: 'ProvisioningSucceeded',
+  provisioningFailed: 'ProvisioningFailed',
+  volumeFailedDelete: 'VolumeFailedDelete',
+} as const;
+
+type EventType = 'Normal' | 'Warning';
+
+export function pvcEvent(pvc: PersistentVolumeClaim, type: EventType, reason: string, message: string): Write {
+  const { name, namespace, uid } = pvc.metadata;
+  return {
+    op: 'createEvent',
+    involvedObject: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', name, namespace, uid },
+    type,
+    reason,
+    message,
+  };
+}
+
+export function pvEvent(pv: PersistentVolume, type: EventType, reason: string, message: string): Write {
+  const { name, uid } = pv.metadata;
+  return { op: 'createEvent', involvedObject: { kind: 'PersistentVolume', apiVersion: 'v1', name, uid }, type, reason, message };
+}

@@ -1,0 +1,2 @@
+export { reconcileItems } from './reconcile-items.js';
+export type { ReconcileContext } from './context.js';

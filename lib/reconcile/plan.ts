@@ -1,0 +1,49 @@
+/**
+ * The shape every reconciler's pure `decide…` returns: either one EC2 action to take next
+ * (after which the cloud is observed again and the reconciler decides anew), or a verdict
+ * that ends the reconcile. Writes accompany both.
+ */
+import type { Write } from '../contract/index.js';
+import type { CreateDiskRequest } from '../ec2/types.js';
+
+/** How a reconcile ends; becomes the Result's outcome and its fields. */
+export type Verdict =
+  | { outcome: 'done' }
+  | { outcome: 'requeue'; requeueAfterSeconds: number; message: string }
+  | { outcome: 'failed'; reason: string; message: string; requeueAfterSeconds: number };
+
+export type FailedVerdict = Extract<Verdict, { outcome: 'failed' }>;
+
+/** The EC2 mutations a reconciler may ask for. Reads happen in each reconciler's observe step. */
+export type Ec2Action =
+  | { verb: 'createDisk'; request: CreateDiskRequest }
+  | { verb: 'deleteDisk'; volumeId: string }
+  /** `attempt` counts the device names EC2 already refused as in use for this attach. */
+  | { verb: 'attachDisk'; volumeId: string; instanceId: string; attempt: number }
+  | { verb: 'detachDisk'; volumeId: string; instanceId: string };
+
+export type Ec2Verb = Ec2Action['verb'] | 'findDiskByName' | 'getDisk' | 'getInstance';
+
+/** A reconcile's end: its verdict and every write decided on the way. */
+export interface Settled {
+  writes: Write[];
+  verdict: Verdict;
+}
+
+export type Plan<A extends Ec2Action> = { writes: Write[]; action: A } | Settled;
+
+export const done = (writes: Write[] = []): Settled => ({ writes, verdict: { outcome: 'done' } });
+
+export const requeue = (requeueAfterSeconds: number, message: string, writes: Write[] = []): Settled => ({
+  writes,
+  verdict: { outcome: 'requeue', requeueAfterSeconds, message },
+});
+
+export const failed = (
+  reason: string,
+  message: string,
+  requeueAfterSeconds: number,
+  writes: Write[] = [],
+): Settled => ({ writes, verdict: { outcome: 'failed', reason, message, requeueAfterSeconds } });
+
+export const act = <A extends Ec2Action>(action: A, writes: Write[] = []): Plan<A> => ({ writes, action });

@@ -1,0 +1,144 @@
+/**
+ * The first half of provisioning, which needs no cloud: is the claim ours, is it ready, and
+ * what exactly would its volume be. Every refusal here happens before any EC2 call.
+ */
+import {
+  Annotations,
+  pvNameForClaim,
+  type PersistentVolumeClaim,
+  type PersistentVolumeClaimItem,
+  type StorageClass,
+  type Write,
+} from '../contract/index.js';
+import type { CreateDiskRequest } from '../ec2/types.js';
+import { ParameterError, volumeSpecFor, type VolumeSpec } from '../storageclass/index.js';
+import type { ReconcileContext } from './context.js';
+import { EventReasons, pvcEvent } from './events.js';
+import { Requeue } from './outcomes.js';
+import { done, failed, requeue, type Settled } from './plan.js';
+import { volumeTags } from './tags.js';
+import { removePvcAnnotation } from './writes.js';
+import { chooseZone } from './zone.js';
+
+/** A claim to provision: everything the volume and its PV need but the cloud's answer. */
+export interface ProvisionJob {
+  pvc: PersistentVolumeClaim;
+  storageClass: StorageClass;
+  className: string;
+  pvName: string;
+  spec: VolumeSpec;
+  /** With WaitForFirstConsumer, the selected-node annotation goes when the zone is full. */
+  waitForFirstConsumer: boolean;
+  request: CreateDiskRequest;
+}
+
+type JobContext = Pick<ReconcileContext, 'clusterId' | 'registration' | 'provisionerName'>;
+
+/** The claim's StorageClass name; the old beta annotation wins over spec.storageClassName. */
+export function claimClassName(pvc: PersistentVolumeClaim): string | undefined {
+  return pvc.metadata.annotations?.[Annotations.betaStorageClass] ?? pvc.spec.storageClassName ?? undefined;
+}
+
+/** The provisioner the PV controller asked for; the GA annotation wins over the beta one. */
+function requestedProvisioner(pvc: PersistentVolumeClaim): string | undefined {
+  const annotations = pvc.metadata.annotations ?? {};
+  return annotations[Annotations.storageProvisioner] ?? annotations[Annotations.betaStorageProvisioner];
+}
+
+/**
+ * Pure: either the end of the reconcile (not ours, nothing to do yet, or refused
+ * with a Warning on the claim), or the job to provision.
+ */
+export function prepareProvision(item: PersistentVolumeClaimItem, ctx: JobContext): Settled | { job: ProvisionJob } {
+  const { pvc } = item;
+  if (requestedProvisioner(pvc) !== ctx.provisionerName || pvc.spec.volumeName || pvc.metadata.deletionTimestamp) {
+    return done();
+  }
+  if (item.pvExists) return done();
+  const className = claimClassName(pvc) || item.storageClass?.metadata.name;
+  const storageClass = item.storageClass;
+  if (!storageClass || !className || storageClass.metadata.name !== className) {
+    return requeue(Requeue.waitForCluster, `StorageClass "${className ?? ''}" of the claim is not known (yet)`);
+  }
+  if (storageClass.provisioner !== ctx.provisionerName) return done();
+  const waitForFirstConsumer = storageClass.volumeBindingMode === 'WaitForFirstConsumer';
+  if (waitForFirstConsumer && !pvc.metadata.annotations?.[Annotations.selectedNode]) return done();
+
+  const refuse = (reason: string, message: string, requeueAfterSeconds: number = Requeue.failedSlow, extra: Write[] = []) =>
+    failed(reason, message, requeueAfterSeconds, [provisioningFailed(pvc, className, message), ...extra]);
+
+  if (pvc.spec.selector) return refuse('SelectorNotSupported', 'claim Selector is not supported');
+  if (pvc.spec.dataSource?.kind === 'VolumeSnapshot') {
+    return refuse('SnapshotNotSupported', `restoring from VolumeSnapshot "${pvc.spec.dataSource.name}" is not supported yet`);
+  }
+
+  const pvName = pvNameForClaim(pvc.metadata.uid);
+  let spec: VolumeSpec;
+  try {
+    spec = volumeSpecFor({
+      parameters: storageClass.parameters,
+      requestStorage: pvc.spec.resources.requests.storage,
+      volumeMode: pvc.spec.volumeMode ?? 'Filesystem',
+      accessModes: pvc.spec.accessModes,
+      pvcName: pvc.metadata.name,
+      pvcNamespace: pvc.metadata.namespace,
+      pvName,
+    });
+  } catch (error) {
+    if (error instanceof ParameterError) return refuse('InvalidParameter', `invalid parameter ${error.message}`);
+    throw error;
+  }
+
+  const { registration, clusterId } = ctx;
+  if (!registration.allowedVolumeTypes.includes(spec.type)) {
+    return refuse(
+      'NotAllowed',
+      `volume type ${spec.type} is not allowed for cluster "${clusterId}" (allowed: ${registration.allowedVolumeTypes.join(', ')})`,
+    );
+  }
+  if (spec.sizeGiB > registration.maxSizeGiB) {
+    return refuse('NotAllowed', `${spec.sizeGiB} GiB is more than cluster "${clusterId}" allows (maxSizeGiB ${registration.maxSizeGiB})`);
+  }
+
+  const zone = chooseZone(item, storageClass, registration.allowedZones);
+  switch (zone.kind) {
+    case 'wait':
+      return done();
+    case 'incomplete':
+      return requeue(Requeue.waitForCluster, zone.message);
+    case 'nodeGone': {
+      const message = `selected node "${zone.node}" (or its CSINode) is gone; asking the scheduler to pick a node again`;
+      return refuse('SelectedNodeGone', message, Requeue.failed, [removePvcAnnotation(pvc, Annotations.selectedNode)]);
+    }
+    case 'none':
+      return refuse('NoZone', zone.message);
+    case 'zone':
+      break;
+  }
+
+  const request: CreateDiskRequest = {
+    name: pvName,
+    zone: zone.zone,
+    sizeGiB: spec.sizeGiB,
+    type: spec.type,
+    ...(spec.iops !== undefined && { iops: spec.iops }),
+    ...(spec.throughput !== undefined && { throughput: spec.throughput }),
+    encrypted: spec.encrypted,
+    ...(spec.kmsKeyId !== undefined && { kmsKeyId: spec.kmsKeyId }),
+    multiAttach: spec.multiAttach,
+    tags: volumeTags({
+      clusterId,
+      pvName,
+      pvcName: pvc.metadata.name,
+      pvcNamespace: pvc.metadata.namespace,
+      classTags: spec.tags,
+      extraTags: registration.extraTags,
+    }),
+  };
+  return { job: { pvc, storageClass, className, pvName, spec, waitForFirstConsumer, request } };
+}
+
+/** Warning ProvisioningFailed, worded as external-provisioner words it. */
+export function provisioningFailed(pvc: PersistentVolumeClaim, className: string, message: string) {
+  return pvcEvent(pvc, 'Warning', EventReasons.provisioningFailed, `failed to provision volume with StorageClass "${className}": ${message}`);
+}

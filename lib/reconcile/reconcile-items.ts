@@ -1,0 +1,46 @@
+import { itemKey, type Item, type Result } from '../contract/index.js';
+import { reconcileAttach } from './attach.js';
+import { reconcileClaimDeleted } from './claim-deleted.js';
+import { scopeFor, type ReconcileContext, type Scope } from './context.js';
+import { reconcileDetach } from './detach.js';
+import { toResult, verdictForError } from './outcomes.js';
+import { done, type Settled } from './plan.js';
+import { reconcileProvision } from './provision.js';
+import { reconcileReclaim } from './reclaim.js';
+
+/**
+ * Reconciles a request's items against EC2, all at once — so that the gateway batches their
+ * Describe calls — and answers one Result per item, in order. One item's error never fails
+ * another: a gateway error becomes that item's outcome (transient ones a requeue), anything
+ * else a requeue with the error's message.
+ */
+export async function reconcileItems(items: Item[], ctx: ReconcileContext): Promise<Result[]> {
+  const scope = scopeFor(ctx);
+  return Promise.all(
+    items.map(async (item) => {
+      const key = itemKey(item);
+      try {
+        const { verdict, writes } = await reconcileItem(item, scope);
+        return toResult(key, verdict, writes);
+      } catch (error) {
+        return toResult(key, verdictForError(error), []);
+      }
+    }),
+  );
+}
+
+function reconcileItem(item: Item, scope: Scope): Promise<Settled> {
+  switch (item.kind) {
+    case 'PersistentVolumeClaim':
+      return reconcileProvision(item, scope);
+    case 'PersistentVolumeClaimDeleted':
+      return reconcileClaimDeleted(item, scope);
+    case 'PersistentVolume':
+      return reconcileReclaim(item, scope);
+    case 'VolumeAttachment': {
+      const va = item.volumeAttachment;
+      if (va.spec.attacher !== scope.driverName) return Promise.resolve(done());
+      return va.metadata.deletionTimestamp ? reconcileDetach(item, scope) : reconcileAttach(item, scope);
+    }
+  }
+}

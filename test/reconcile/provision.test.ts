@@ -1,0 +1,387 @@
+import { describe, expect, it } from 'vitest';
+import type { NewPersistentVolume, Result, Write } from '../../lib/contract/index.js';
+import { stableIndex } from '../../lib/reconcile/zone.js';
+import type { ClusterRegistrationInput } from '../../lib/registry/registration.js';
+import { ec2Error, throttled } from './fake-gateway.js';
+import {
+  CLAIM_UID,
+  DRIVER,
+  PROVISIONER_FINALIZER,
+  PV_NAME,
+  claim,
+  claimItem,
+  node,
+  ownedTags,
+  reconcileOne,
+  setup,
+  storageClass,
+} from './fixtures.js';
+
+const pvOf = (result: Result): NewPersistentVolume | undefined =>
+  result.writes.find((w): w is Extract<Write, { op: 'createPersistentVolume' }> => w.op === 'createPersistentVolume')?.pv;
+
+const events = (result: Result) =>
+  result.writes.flatMap((w) => (w.op === 'createEvent' ? [{ type: w.type, reason: w.reason, message: w.message }] : []));
+
+const claimRef = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', name: 'data', namespace: 'shop', uid: CLAIM_UID };
+
+/** Provisions `item` with volumes that are available at once; returns the result and the PV. */
+async function provision(item = claimItem(), registration = {}) {
+  const { ec2, ctx } = setup(registration);
+  ec2.createdState = 'available';
+  const result = await reconcileOne(ctx, item);
+  return { ec2, result, pv: pvOf(result) };
+}
+
+describe('provision: the PV', () => {
+  it('available disk -> PV exactly as external-provisioner writes it, between Provisioning and ProvisioningSucceeded', async () => {
+    const { ec2, result, pv } = await provision();
+    const [volumeId] = ec2.volumes.keys();
+    expect(result.outcome).toBe('done');
+    expect(pv).toEqual({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: {
+        name: PV_NAME,
+        annotations: { 'pv.kubernetes.io/provisioned-by': DRIVER },
+        finalizers: [PROVISIONER_FINALIZER],
+      },
+      spec: {
+        capacity: { storage: '20Gi' },
+        accessModes: ['ReadWriteOnce'],
+        volumeMode: 'Filesystem',
+        persistentVolumeReclaimPolicy: 'Delete',
+        storageClassName: 'gp3',
+        claimRef: { ...claimRef, resourceVersion: '4711' },
+        csi: { driver: DRIVER, volumeHandle: volumeId, fsType: 'ext4' },
+        nodeAffinity: {
+          required: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a'] }] }],
+          },
+        },
+      },
+    });
+    expect(result.writes.map((w) => (w.op === 'createEvent' ? w.reason : w.op))).toEqual([
+      'Provisioning',
+      'createPersistentVolume',
+      'ProvisioningSucceeded',
+    ]);
+    expect(events(result)).toEqual([
+      { type: 'Normal', reason: 'Provisioning', message: 'External provisioner is provisioning volume for claim shop/data' },
+      { type: 'Normal', reason: 'ProvisioningSucceeded', message: `Successfully provisioned volume ${PV_NAME}` },
+    ]);
+    const event = result.writes.find((w) => w.op === 'createEvent');
+    expect(event).toMatchObject({ involvedObject: { ...claimRef } });
+  });
+
+  it.each([
+    ['Retain class -> policy Retain and no provisioner finalizer', { storageClass: { reclaimPolicy: 'Retain' } },
+      (pv: NewPersistentVolume) => {
+        expect(pv.spec.persistentVolumeReclaimPolicy).toBe('Retain');
+        expect(pv.metadata.finalizers).toBeUndefined();
+      }],
+    ['class without reclaimPolicy -> Delete with the finalizer', { storageClass: { reclaimPolicy: undefined } },
+      (pv: NewPersistentVolume) => {
+        expect(pv.spec.persistentVolumeReclaimPolicy).toBe('Delete');
+        expect(pv.metadata.finalizers).toEqual([PROVISIONER_FINALIZER]);
+      }],
+    ['class mountOptions -> copied', { storageClass: { mountOptions: ['noatime', 'nodiratime'] } },
+      (pv: NewPersistentVolume) => expect(pv.spec.mountOptions).toEqual(['noatime', 'nodiratime'])],
+    ['no mountOptions -> none', {}, (pv: NewPersistentVolume) => expect(pv.spec.mountOptions).toBeUndefined()],
+    ['Block claim -> volumeMode Block and no fsType', { pvc: { spec: { volumeMode: 'Block' } } },
+      (pv: NewPersistentVolume) => {
+        expect(pv.spec.volumeMode).toBe('Block');
+        expect(pv.spec.csi).not.toHaveProperty('fsType');
+      }],
+    ['fstype xfs -> csi.fsType xfs', { storageClass: { parameters: { 'csi.storage.k8s.io/fstype': 'xfs' } } },
+      (pv: NewPersistentVolume) => expect(pv.spec.csi.fsType).toBe('xfs')],
+    ['blockSize parameter -> csi.volumeAttributes', { storageClass: { parameters: { blockSize: '4096' } } },
+      (pv: NewPersistentVolume) => expect(pv.spec.csi.volumeAttributes).toEqual({ blocksize: '4096' })],
+    ['ReadWriteOncePod claim -> access modes copied', { pvc: { spec: { accessModes: ['ReadWriteOncePod'] } } },
+      (pv: NewPersistentVolume) => expect(pv.spec.accessModes).toEqual(['ReadWriteOncePod'])],
+    ['beta class annotation -> wins over spec.storageClassName',
+      { pvc: { metadata: { annotations: { 'volume.beta.kubernetes.io/storage-class': 'fast' } } }, storageClass: { metadata: { name: 'fast' } } },
+      (pv: NewPersistentVolume) => expect(pv.spec.storageClassName).toBe('fast')],
+    ['claim request 1Gi + 1 byte -> 2Gi', { pvc: { spec: { resources: { requests: { storage: '1073741825' } } } } },
+      (pv: NewPersistentVolume) => expect(pv.spec.capacity.storage).toBe('2Gi')],
+  ])('%s', async (_name, override, check) => {
+    const { pv } = await provision(claimItem(override));
+    expect(pv).toBeDefined();
+    check(pv!);
+  });
+
+  it('disk found with another size -> capacity is the size EC2 reports, not the request', async () => {
+    const { ec2, ctx } = setup();
+    ec2.addVolume({ volumeId: 'vol-0000000000000abcd', sizeGiB: 25, zone: 'us-east-1a', tags: ownedTags() });
+    const result = await reconcileOne(ctx, claimItem());
+    expect(pvOf(result)?.spec.capacity.storage).toBe('25Gi');
+    expect(pvOf(result)?.spec.csi.volumeHandle).toBe('vol-0000000000000abcd');
+    expect(ec2.callsOf('createDisk')).toHaveLength(0);
+  });
+
+  it('beta provisioner annotation alone -> provisioned', async () => {
+    const item = claimItem({
+      pvc: { metadata: { annotations: { 'volume.kubernetes.io/storage-provisioner': undefined, 'volume.beta.kubernetes.io/storage-provisioner': DRIVER } } },
+    });
+    const { result } = await provision(item);
+    expect(result.outcome).toBe('done');
+  });
+});
+
+describe('provision: waiting and idempotency', () => {
+  it('disk still creating -> requeue in seconds, Provisioning event, no PV', async () => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, claimItem());
+    expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 2 });
+    expect(pvOf(result)).toBeUndefined();
+    expect(events(result).map((e) => e.reason)).toEqual(['Provisioning']);
+    expect(ec2.callsOf('createDisk')).toHaveLength(1);
+  });
+
+  it('same item twice -> one CreateVolume; the second finds the disk by name and writes the PV, no second Provisioning', async () => {
+    const { ec2, ctx } = setup();
+    await reconcileOne(ctx, claimItem());
+    for (const disk of ec2.volumes.values()) disk.state = 'available';
+    const second = await reconcileOne(ctx, claimItem());
+    expect(ec2.callsOf('createDisk')).toHaveLength(1);
+    expect(ec2.volumes.size).toBe(1);
+    expect(second.outcome).toBe('done');
+    expect(pvOf(second)?.metadata.name).toBe(PV_NAME);
+    expect(events(second).map((e) => e.reason)).toEqual(['ProvisioningSucceeded']);
+  });
+
+  it('response lost after CreateVolume -> the replay finds the disk and answers the same PV', async () => {
+    const { ec2, result: lost } = await provision();
+    const { ctx } = setup();
+    const replay = await reconcileOne({ ...ctx, ec2 }, claimItem());
+    expect(pvOf(replay)).toEqual(pvOf(lost));
+    expect(ec2.callsOf('createDisk')).toHaveLength(1);
+  });
+
+  it('CreateVolume request -> tags: ours, the class\'s, the registration\'s; reserved keys only ours', async () => {
+    const item = claimItem({ storageClass: { parameters: { tagSpecification_1: 'team={{ .PVCNamespace }}' } } });
+    const { ec2 } = await provision(item, {
+      extraTags: {
+        costcenter: '42',
+        CSIVolumeName: 'forged',
+        'kubernetes.io/cluster/alpha': 'shared',
+        'kubernetes.io/cluster/other': 'owned',
+        'ebs.csi.aws.com/cluster': 'false',
+      },
+    });
+    const [request] = ec2.callsOf('createDisk')[0]!.args as [{ tags: Record<string, string> }];
+    expect(request.tags).toEqual({
+      ...ownedTags(),
+      team: 'shop',
+      costcenter: '42',
+    });
+    expect(ec2.callsOf('createDisk')[0]!.args[0]).toMatchObject({ name: PV_NAME, zone: 'us-east-1a', sizeGiB: 20, type: 'gp3', encrypted: false, multiAttach: false });
+  });
+});
+
+describe('provision: refused before any EC2 call', () => {
+  it.each([
+    ['claim with a selector', { pvc: { spec: { selector: { matchLabels: { app: 'db' } } } } }, 'SelectorNotSupported', 'claim Selector is not supported'],
+    ['restore from a VolumeSnapshot', { pvc: { spec: { dataSource: { kind: 'VolumeSnapshot', name: 'snap-1', apiGroup: 'snapshot.storage.k8s.io' } } } },
+      'SnapshotNotSupported', 'VolumeSnapshot "snap-1" is not supported yet'],
+    ['iops not a number', { storageClass: { parameters: { iops: 'lots' } } }, 'InvalidParameter', 'iops'],
+    ['unknown parameter', { storageClass: { parameters: { colour: 'blue' } } }, 'InvalidParameter', 'colour'],
+    ['ReadWriteMany on gp3', { pvc: { spec: { accessModes: ['ReadWriteMany'] } } }, 'InvalidParameter', 'ReadWriteMany'],
+  ])('%s -> failed naming the cause, Warning ProvisioningFailed, zero gateway calls', async (_name, override, reason, named) => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, claimItem(override));
+    expect(result).toMatchObject({ outcome: 'failed', reason });
+    if (result.outcome !== 'failed') return;
+    expect(result.message).toContain(named);
+    expect(result.requeueAfterSeconds).toBeGreaterThanOrEqual(60);
+    expect(events(result)).toEqual([
+      { type: 'Warning', reason: 'ProvisioningFailed', message: `failed to provision volume with StorageClass "gp3": ${result.message}` },
+    ]);
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it.each<[string, object, Partial<ClusterRegistrationInput>, string]>([
+    ['type not allowed', {}, { allowedVolumeTypes: ['gp2'] }, 'volume type gp3 is not allowed'],
+    ['size over maxSizeGiB', {}, { maxSizeGiB: 10 }, 'maxSizeGiB 10'],
+    ['zone not allowed', {}, { allowedZones: ['us-east-1b'] }, 'us-east-1a'],
+    ['no zone known', { clusterZones: [] }, {}, 'no zone'],
+  ])('registration limit: %s -> failed naming it, zero gateway calls', async (_name, override, registration, named) => {
+    const { ec2, ctx } = setup(registration);
+    const result = await reconcileOne(ctx, claimItem(override));
+    expect(result.outcome).toBe('failed');
+    expect(result.outcome === 'failed' && result.message).toContain(named);
+    expect(events(result).map((e) => e.reason)).toEqual(['ProvisioningFailed']);
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it.each([
+    ['another provisioner', { pvc: { metadata: { annotations: { 'volume.kubernetes.io/storage-provisioner': 'example.com/nfs' } } } }],
+    ['no provisioner annotation', { pvc: { metadata: { annotations: { 'volume.kubernetes.io/storage-provisioner': undefined } } } }],
+    ['already bound (spec.volumeName)', { pvc: { spec: { volumeName: 'pv-static' } } }],
+    ['claim being deleted', { pvc: { metadata: { deletionTimestamp: '2025-03-01T11:00:00Z' } } }],
+    ['PV pvc-<uid> exists', { pvExists: true }],
+    ['WaitForFirstConsumer, no node selected yet', { storageClass: { volumeBindingMode: 'WaitForFirstConsumer' } }],
+  ])('%s -> done, no writes, zero gateway calls', async (_name, override) => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, claimItem(override));
+    expect(result).toEqual({ key: 'PersistentVolumeClaim/shop/data', outcome: 'done', writes: [] });
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('StorageClass missing -> requeue, zero gateway calls', async () => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, claimItem({ storageClass: null }));
+    expect(result).toMatchObject({ outcome: 'requeue', writes: [] });
+    expect(ec2.calls).toEqual([]);
+  });
+});
+
+describe('provision: zones', () => {
+  const wffc = (selectedNode: unknown, classOverride: unknown = {}) =>
+    claimItem({
+      pvc: { metadata: { annotations: { 'volume.kubernetes.io/selected-node': 'ip-10-0-1-23.ec2.internal' } } },
+      storageClass: { volumeBindingMode: 'WaitForFirstConsumer', ...(classOverride as object) },
+      selectedNode,
+      clusterZones: [],
+    });
+
+  it.each([
+    ['well-known zone label', node({ labels: { 'topology.kubernetes.io/zone': 'us-east-1c' } }), 'us-east-1c'],
+    ['EBS CSI zone label only', node({ labels: { 'topology.kubernetes.io/zone': undefined, 'topology.ebs.csi.aws.com/zone': 'us-east-1b' } }), 'us-east-1b'],
+    ['providerID only', node({ labels: { 'topology.kubernetes.io/zone': undefined }, providerID: 'aws:///us-east-1d/i-0bbbbbbbbbbbbbbb2' }), 'us-east-1d'],
+  ])('WaitForFirstConsumer, node with %s -> volume and nodeAffinity in the node\'s zone', async (_name, selected, zone) => {
+    const { ec2, pv } = await provision(wffc(selected));
+    expect(ec2.callsOf('createDisk')[0]!.args[0]).toMatchObject({ zone });
+    expect(pv?.spec.nodeAffinity?.required.nodeSelectorTerms[0]?.matchExpressions?.[0]?.values).toEqual([zone]);
+  });
+
+  it('WaitForFirstConsumer, selected node gone -> selected-node annotation removed (by uid), Warning, zero gateway calls', async () => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, wffc(null));
+    expect(result.outcome).toBe('failed');
+    expect(result.writes).toContainEqual({
+      op: 'removePvcAnnotation',
+      namespace: 'shop',
+      name: 'data',
+      uid: CLAIM_UID,
+      annotation: 'volume.kubernetes.io/selected-node',
+    });
+    expect(events(result).map((e) => `${e.type} ${e.reason}`)).toEqual(['Warning ProvisioningFailed']);
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('WaitForFirstConsumer, item without the selected node\'s facts -> requeue, no Warning, zero gateway calls', async () => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, wffc(undefined));
+    expect(result).toMatchObject({ outcome: 'requeue', writes: [] });
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('WaitForFirstConsumer, node zone outside allowedTopologies -> failed, no CreateVolume', async () => {
+    const { ec2, ctx } = setup();
+    const allowed = { allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['us-east-1b'] }] }] };
+    const result = await reconcileOne(ctx, wffc(node(), allowed));
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'NoZone' });
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('Immediate with allowedTopologies under both keys -> a zone among them, the same on every retry', async () => {
+    const item = claimItem({
+      clusterZones: ['us-east-1a', 'us-east-1b', 'us-east-1c'],
+      storageClass: {
+        allowedTopologies: [
+          { matchLabelExpressions: [{ key: 'topology.ebs.csi.aws.com/zone', values: ['us-east-1b'] }] },
+          { matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['us-east-1c', 'us-east-1d'] }] },
+        ],
+      },
+    });
+    const zones = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      const { ec2 } = await provision(item);
+      zones.add((ec2.callsOf('createDisk')[0]!.args[0] as { zone: string }).zone);
+    }
+    expect(zones.size).toBe(1);
+    const expected = ['us-east-1b', 'us-east-1c', 'us-east-1d'][stableIndex(CLAIM_UID, 3)];
+    expect([...zones]).toEqual([expected]);
+  });
+
+  it('Immediate, many claims -> spread over the cluster\'s zones, within registration.allowedZones', async () => {
+    const { ec2, ctx } = setup({ allowedZones: ['us-east-1a', 'us-east-1b'] });
+    ec2.createdState = 'available';
+    for (let i = 0; i < 24; i++) {
+      const uid = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+      await reconcileOne(ctx, claimItem({ pvc: claim({ metadata: { uid } }), clusterZones: ['us-east-1c', 'us-east-1b', 'us-east-1a'] }));
+    }
+    const zones = new Set(ec2.callsOf('createDisk').map((c) => (c.args[0] as { zone: string }).zone));
+    expect([...zones].sort()).toEqual(['us-east-1a', 'us-east-1b']);
+  });
+});
+
+describe('provision: EC2 says no', () => {
+  it('InsufficientVolumeCapacity with WaitForFirstConsumer -> failed, Warning, selected-node annotation removed', async () => {
+    const { ec2, ctx } = setup();
+    ec2.fail('createDisk', ec2Error('capacity', 'InsufficientVolumeCapacity', 'There is not enough capacity'));
+    const item = claimItem({
+      pvc: { metadata: { annotations: { 'volume.kubernetes.io/selected-node': 'ip-10-0-1-23.ec2.internal' } } },
+      storageClass: { volumeBindingMode: 'WaitForFirstConsumer' },
+      selectedNode: node(),
+    });
+    const result = await reconcileOne(ctx, item);
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'InsufficientVolumeCapacity' });
+    expect(events(result).map((e) => `${e.type} ${e.reason}`)).toEqual(['Normal Provisioning', 'Warning ProvisioningFailed']);
+    expect(result.writes.filter((w) => w.op === 'removePvcAnnotation')).toEqual([
+      { op: 'removePvcAnnotation', namespace: 'shop', name: 'data', uid: CLAIM_UID, annotation: 'volume.kubernetes.io/selected-node' },
+    ]);
+  });
+
+  it('InsufficientVolumeCapacity with Immediate -> failed, no annotation to remove', async () => {
+    const { ec2, ctx } = setup();
+    ec2.fail('createDisk', ec2Error('capacity', 'InsufficientVolumeCapacity'));
+    const result = await reconcileOne(ctx, claimItem());
+    expect(result.outcome).toBe('failed');
+    expect(result.writes.some((w) => w.op === 'removePvcAnnotation')).toBe(false);
+  });
+
+  it('InvalidParameterValue from EC2 -> failed InvalidParameter, Warning with what EC2 said', async () => {
+    const { ec2, ctx } = setup();
+    ec2.fail('createDisk', ec2Error('invalidParameter', 'InvalidParameterValue', 'The parameter iops is not supported for gp2'));
+    const result = await reconcileOne(ctx, claimItem());
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'InvalidParameter', requeueAfterSeconds: 300 });
+    expect(events(result).at(-1)?.message).toContain('The parameter iops is not supported for gp2');
+  });
+
+  it('UnauthorizedOperation -> failed, message names ec2:CreateVolume', async () => {
+    const { ec2, ctx } = setup();
+    ec2.fail('createDisk', ec2Error('unauthorized', 'UnauthorizedOperation', 'You are not authorized'));
+    const result = await reconcileOne(ctx, claimItem());
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'UnauthorizedOperation' });
+    expect(result.outcome === 'failed' && result.message).toContain('ec2:CreateVolume');
+  });
+
+  it('disk found in state error -> deleted (it is ours) and failed with a Warning', async () => {
+    const { ec2, ctx } = setup();
+    ec2.addVolume({ volumeId: 'vol-0000000000000e770', state: 'error', tags: ownedTags() });
+    const result = await reconcileOne(ctx, claimItem());
+    expect(ec2.mutations.map((c) => [c.verb, ...c.args])).toEqual([['deleteDisk', 'vol-0000000000000e770']]);
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'VolumeCreationFailed' });
+    expect(events(result).map((e) => `${e.type} ${e.reason}`)).toEqual(['Warning ProvisioningFailed']);
+    expect(pvOf(result)).toBeUndefined();
+  });
+
+  it('volume vanished right after CreateVolume -> failed create, not success', async () => {
+    const { ec2, ctx } = setup();
+    ec2.fail('createDisk', ec2Error('notFound', 'InvalidVolume.NotFound'));
+    const result = await reconcileOne(ctx, claimItem());
+    expect(result.outcome).toBe('failed');
+    expect(result.outcome === 'failed' && result.message).toContain('vanished');
+    expect(pvOf(result)).toBeUndefined();
+  });
+
+  it.each(['findDiskByName', 'createDisk'] as const)('%s throttled -> requeue with backoff, never failed, no Warning', async (verb) => {
+    const { ec2, ctx } = setup();
+    ec2.fail(verb, throttled());
+    const result = await reconcileOne(ctx, claimItem());
+    expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 5 });
+    expect(events(result).filter((e) => e.type === 'Warning')).toEqual([]);
+  });
+});
