@@ -1,0 +1,126 @@
+/**
+ * What the real API server fills in, so objects read back here look like a cluster's: code
+ * that works only because a default happened to be absent would break on a real cluster.
+ */
+import { ensureObject, isObject, type JsonObject } from './json.js';
+import type { KubeObject, ResourceName } from './types.js';
+
+/** Status a create may not set (the registry's PrepareForCreate); undefined = keep the client's. */
+export function statusOnCreate(resource: ResourceName, now: string): JsonObject | undefined {
+  switch (resource) {
+    case 'persistentvolumeclaims':
+      return { phase: 'Pending' };
+    case 'persistentvolumes':
+      return { phase: 'Pending', lastPhaseTransitionTime: now };
+    case 'volumeattachments':
+      return { attached: false };
+    case 'pods':
+      return { phase: 'Pending' };
+    case 'namespaces':
+      return { phase: 'Active' };
+    default:
+      return undefined;
+  }
+}
+
+function setDefault(target: JsonObject, key: string, value: unknown): void {
+  if (target[key] === undefined || target[key] === null) target[key] = value;
+}
+
+/** Scheme defaults, applied on every write as decoding does on the real server. Mutates `object`. */
+export function applyDefaults(resource: ResourceName, object: KubeObject): void {
+  switch (resource) {
+    case 'persistentvolumeclaims': {
+      setDefault(ensureObject(object, 'spec'), 'volumeMode', 'Filesystem');
+      setDefault(ensureObject(object, 'status'), 'phase', 'Pending');
+      break;
+    }
+    case 'persistentvolumes': {
+      const spec = ensureObject(object, 'spec');
+      setDefault(spec, 'persistentVolumeReclaimPolicy', 'Retain');
+      setDefault(spec, 'volumeMode', 'Filesystem');
+      setDefault(ensureObject(object, 'status'), 'phase', 'Pending');
+      break;
+    }
+    case 'storageclasses':
+      setDefault(object, 'reclaimPolicy', 'Delete');
+      setDefault(object, 'volumeBindingMode', 'Immediate');
+      break;
+    case 'pods': {
+      const spec = ensureObject(object, 'spec');
+      setDefault(spec, 'restartPolicy', 'Always');
+      setDefault(spec, 'dnsPolicy', 'ClusterFirst');
+      setDefault(spec, 'schedulerName', 'default-scheduler');
+      setDefault(spec, 'terminationGracePeriodSeconds', 30);
+      setDefault(spec, 'enableServiceLinks', true);
+      setDefault(spec, 'securityContext', {});
+      for (const list of ['containers', 'initContainers']) {
+        const containers = spec[list];
+        if (!Array.isArray(containers)) continue;
+        for (const container of containers) {
+          if (!isObject(container)) continue;
+          const image = typeof container.image === 'string' ? container.image : '';
+          const latest = !/:[^/]+$/.test(image) || image.endsWith(':latest');
+          setDefault(container, 'imagePullPolicy', latest && !image.includes('@') ? 'Always' : 'IfNotPresent');
+          setDefault(container, 'terminationMessagePath', '/dev/termination-log');
+          setDefault(container, 'terminationMessagePolicy', 'File');
+          setDefault(container, 'resources', {});
+        }
+      }
+      setDefault(ensureObject(object, 'status'), 'phase', 'Pending');
+      break;
+    }
+    case 'namespaces': {
+      setDefault(ensureObject(object, 'spec'), 'finalizers', ['kubernetes']);
+      setDefault(ensureObject(object, 'status'), 'phase', 'Active');
+      ensureObject(object.metadata, 'labels')['kubernetes.io/metadata.name'] = object.metadata.name;
+      break;
+    }
+    case 'csidrivers': {
+      const spec = ensureObject(object, 'spec');
+      setDefault(spec, 'attachRequired', true);
+      setDefault(spec, 'podInfoOnMount', false);
+      setDefault(spec, 'requiresRepublish', false);
+      setDefault(spec, 'storageCapacity', false);
+      setDefault(spec, 'seLinuxMount', false);
+      setDefault(spec, 'fsGroupPolicy', 'ReadWriteOnceWithFSType');
+      setDefault(spec, 'volumeLifecycleModes', ['Persistent']);
+      break;
+    }
+    case 'events':
+      setDefault(object, 'source', {});
+      setDefault(object, 'reportingComponent', '');
+      setDefault(object, 'reportingInstance', '');
+      break;
+    default:
+      break;
+  }
+}
+
+/**
+ * Event timestamps the recorder would have set: an Event written by hand (or by the backend)
+ * without them still sorts and ages correctly in `kubectl describe`.
+ */
+export function defaultEventTimes(object: KubeObject, now: string): void {
+  if (object.eventTime !== undefined && object.eventTime !== null) return;
+  setDefault(object, 'firstTimestamp', now);
+  setDefault(object, 'lastTimestamp', object.firstTimestamp);
+  setDefault(object, 'count', 1);
+}
+
+/** The annotation names the DefaultStorageClass admission plugin recognises. */
+const DEFAULT_CLASS = ['storageclass.kubernetes.io/is-default-class', 'storageclass.beta.kubernetes.io/is-default-class'];
+
+/**
+ * The class the DefaultStorageClass admission plugin writes into a PVC created without
+ * `spec.storageClassName` (not with `""`, which means "no class"): the newest default class.
+ */
+export function defaultStorageClassName(pvc: KubeObject, classes: KubeObject[]): string | undefined {
+  const spec = isObject(pvc.spec) ? pvc.spec : {};
+  if (spec.storageClassName !== undefined && spec.storageClassName !== null) return undefined;
+  if (pvc.metadata.annotations?.['volume.beta.kubernetes.io/storage-class'] !== undefined) return undefined;
+  const defaults = classes
+    .filter((sc) => DEFAULT_CLASS.some((key) => sc.metadata.annotations?.[key] === 'true'))
+    .sort((a, b) => b.metadata.creationTimestamp.localeCompare(a.metadata.creationTimestamp) || a.metadata.name.localeCompare(b.metadata.name));
+  return defaults[0]?.metadata.name;
+}

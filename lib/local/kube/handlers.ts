@@ -1,0 +1,209 @@
+/**
+ * REST verbs on one resource, from a parsed request to a status and a body. No sockets here:
+ * the server feeds requests in, so every answer can be reasoned about (and tested) as data.
+ */
+import { KubeApiError, badRequest, notFound } from './errors.js';
+import { isObject } from './json.js';
+import { decodeProtobufObject } from './protobuf.js';
+import { apiVersionOf } from './resources.js';
+import type { ResourceRoute } from './routes.js';
+import type { DeleteOptions, LocalObjectStore } from './store.js';
+import { toTable, type IncludeObject } from './table.js';
+import type { KubeObject, ListOptions, PatchType } from './types.js';
+
+export interface ApiRequest {
+  method: string;
+  route: ResourceRoute;
+  query: URLSearchParams;
+  /** Media type of the body without parameters, lower case; '' when absent. */
+  contentType: string;
+  /** Raw body (empty when none). */
+  body: Buffer;
+  /** The client asked for `as=Table`. */
+  table: boolean;
+}
+
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+}
+
+const PATCH_TYPES: Record<string, PatchType> = {
+  'application/json-patch+json': 'json',
+  'application/merge-patch+json': 'merge',
+  'application/strategic-merge-patch+json': 'strategic',
+};
+
+function unsupportedMediaType(contentType: string): KubeApiError {
+  return new KubeApiError(
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format (${contentType || 'none'}) - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`,
+  );
+}
+
+const methodNotAllowed = (): KubeApiError => new KubeApiError('MethodNotAllowed', 'the server does not allow this method on the requested resource');
+
+function parseJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch (err) {
+    throw badRequest(`error decoding request body: ${(err as Error).message}`);
+  }
+}
+
+function objectBody(request: ApiRequest): KubeObject {
+  let body: unknown;
+  if (request.contentType === 'application/vnd.kubernetes.protobuf') body = decodeProtobufObject(request.body);
+  else if (!request.contentType || request.contentType === 'application/json') body = parseJson(request.body.toString('utf8'));
+  else throw unsupportedMediaType(request.contentType);
+  if (!isObject(body)) throw badRequest('the request body must be a JSON object');
+  if (!isObject(body.metadata)) body.metadata = {};
+  return body as KubeObject;
+}
+
+/** Rules of `EnsureObjectNamespaceMatchesRequestNamespace`: fill in, clear, or refuse. */
+function alignNamespace(request: ApiRequest, object: KubeObject): void {
+  const expected = request.route.info.namespaced ? request.route.namespace : undefined;
+  const actual = object.metadata.namespace;
+  if (!actual || actual === expected) {
+    if (expected) object.metadata.namespace = expected;
+    return;
+  }
+  if (expected === undefined) {
+    delete object.metadata.namespace;
+    return;
+  }
+  throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+}
+
+function listOptions(request: ApiRequest): ListOptions {
+  const options: ListOptions = {};
+  if (request.route.namespace) options.namespace = request.route.namespace;
+  const labelSelector = request.query.get('labelSelector');
+  const fieldSelector = request.query.get('fieldSelector');
+  if (labelSelector) options.labelSelector = labelSelector;
+  if (fieldSelector) options.fieldSelector = fieldSelector;
+  return options;
+}
+
+function includeObject(request: ApiRequest): IncludeObject {
+  const value = request.query.get('includeObject');
+  return value === 'None' || value === 'Object' ? value : 'Metadata';
+}
+
+function encodeContinue(key: string, rv: string): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: Number(rv), start: `${key}\u0000` })).toString('base64url');
+}
+
+function decodeContinue(token: string): string {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { start?: unknown };
+    if (typeof parsed.start === 'string') return parsed.start;
+  } catch {
+    // fall through
+  }
+  throw badRequest(`continue key is not valid: ${token}`);
+}
+
+const keyOf = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+function list(store: LocalObjectStore, request: ApiRequest): ApiResponse {
+  const { info } = request.route;
+  const { items, resourceVersion } = store.list(info.resource, listOptions(request));
+  let page = items;
+  const metadata: Record<string, unknown> = { resourceVersion };
+  const start = request.query.get('continue');
+  if (start) {
+    const from = decodeContinue(start);
+    page = page.filter((o) => keyOf(o) >= from);
+  }
+  const limit = Number(request.query.get('limit') ?? '0');
+  if (Number.isInteger(limit) && limit > 0 && page.length > limit) {
+    metadata.remainingItemCount = page.length - limit;
+    page = page.slice(0, limit);
+    metadata.continue = encodeContinue(keyOf(page[page.length - 1] as KubeObject), resourceVersion);
+  }
+  if (request.table) {
+    const table = toTable(info.resource, page, { resourceVersion, includeObject: includeObject(request) }) as { metadata: object };
+    table.metadata = metadata;
+    return { status: 200, body: table };
+  }
+  return { status: 200, body: { kind: info.listKind, apiVersion: apiVersionOf(info), metadata, items: page } };
+}
+
+function deleteOptions(request: ApiRequest): DeleteOptions {
+  const options: DeleteOptions = {};
+  const text = request.body.toString('utf8');
+  if (text.trim()) {
+    const body = parseJson(text);
+    if (isObject(body) && isObject(body.preconditions)) {
+      const { uid, resourceVersion } = body.preconditions;
+      options.preconditions = {};
+      if (typeof uid === 'string') options.preconditions.uid = uid;
+      if (typeof resourceVersion === 'string') options.preconditions.resourceVersion = resourceVersion;
+    }
+  }
+  return options;
+}
+
+/** Runs one non-watch request against the store. Throws `KubeApiError` for API errors. */
+export function handleResource(store: LocalObjectStore, request: ApiRequest): ApiResponse {
+  const { route, method } = request;
+  const { info } = route;
+  if (request.query.has('dryRun')) throw badRequest('dryRun is not supported by the volhook local API');
+  const single = (object: KubeObject, status = 200): ApiResponse =>
+    request.table ? { status, body: toTable(info.resource, [object], { includeObject: includeObject(request) }) } : { status, body: object };
+
+  if (route.name === undefined) {
+    switch (method) {
+      case 'GET':
+        return list(store, request);
+      case 'POST': {
+        if (info.namespaced && !route.namespace) throw methodNotAllowed();
+        const object = objectBody(request);
+        alignNamespace(request, object);
+        return single(store.create(info.resource, object), 201);
+      }
+      case 'DELETE': {
+        if (info.namespaced && !route.namespace) throw methodNotAllowed();
+        const deleted = store.deleteCollection(info.resource, listOptions(request));
+        return { status: 200, body: { kind: info.listKind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: store.resourceVersion }, items: deleted } };
+      }
+      default:
+        throw methodNotAllowed();
+    }
+  }
+
+  const name = route.name;
+  switch (method) {
+    case 'GET': {
+      const object = store.get(info.resource, name, route.namespace);
+      if (!object) throw notFound(info, name);
+      return single(object);
+    }
+    case 'PUT': {
+      const object = objectBody(request);
+      alignNamespace(request, object);
+      if (object.metadata.name !== name) throw badRequest(`the name of the object (${String(object.metadata.name ?? '')}) does not match the name on the URL (${name})`);
+      return single(route.subresource ? store.updateStatus(info.resource, object) : store.update(info.resource, object));
+    }
+    case 'PATCH': {
+      const type = PATCH_TYPES[request.contentType];
+      if (!type) throw unsupportedMediaType(request.contentType);
+      const patch = parseJson(request.body.toString('utf8'));
+      const options = route.subresource ? { subresource: 'status' as const } : {};
+      return single(store.patch(info.resource, name, route.namespace, type, patch, options));
+    }
+    case 'DELETE': {
+      const result = store.delete(info.resource, name, route.namespace, deleteOptions(request));
+      const pending = store.get(info.resource, name, route.namespace) !== undefined;
+      if (pending || info.returnsDeletedObject) return single(result);
+      return {
+        status: 200,
+        body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, ...(info.group ? { group: info.group } : {}), kind: info.resource, uid: result.metadata.uid } },
+      };
+    }
+    default:
+      throw methodNotAllowed();
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The subset of the API server's validation that catches mistakes volhook could plausibly
+ * make: missing required fields of the storage kinds, and changes to immutable fields.
+ * An object this store refuses would be refused by a real cluster too (422 Invalid).
+ */
+import type { FieldError } from './errors.js';
+import { deepEqual, isObject, type JsonObject } from './json.js';
+import type { ResourceInfo } from './resources.js';
+import type { KubeObject } from './types.js';
+
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const ACCESS_MODES = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'];
+/** PersistentVolumeSource members; a PV must name exactly one. */
+const VOLUME_SOURCES = [
+  'csi', 'awsElasticBlockStore', 'hostPath', 'local', 'nfs', 'gcePersistentDisk', 'azureDisk', 'azureFile', 'iscsi', 'fc',
+  'rbd', 'cephfs', 'cinder', 'flexVolume', 'glusterfs', 'flocker', 'vsphereVolume', 'quobyte', 'portworxVolume', 'scaleIO', 'storageos', 'photonPersistentDisk',
+];
+
+const obj = (value: unknown): JsonObject => (isObject(value) ? value : {});
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+function validateName(info: ResourceInfo, name: string): FieldError[] {
+  if (!name) return [{ field: 'metadata.name', type: 'Required', detail: 'name or generateName is required' }];
+  const label = info.resource === 'namespaces';
+  const pattern = label ? LABEL : SUBDOMAIN;
+  if (!pattern.test(name) || name.length > (label ? 63 : 253)) {
+    const rule = label ? 'a lowercase RFC 1123 label' : 'a lowercase RFC 1123 subdomain';
+    return [{ field: 'metadata.name', type: 'Invalid', value: name, detail: `${rule} must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character` }];
+  }
+  return [];
+}
+
+function validateAccessModes(field: string, modes: unknown): FieldError[] {
+  if (!Array.isArray(modes) || modes.length === 0) return [{ field, type: 'Required', detail: 'at least 1 access mode is required' }];
+  return modes
+    .filter((m) => !ACCESS_MODES.includes(text(m)))
+    .map((m) => ({ field, type: 'NotSupported' as const, value: m, detail: `supported values: ${ACCESS_MODES.map((a) => `"${a}"`).join(', ')}` }));
+}
+
+function oneOf(field: string, value: unknown, allowed: string[]): FieldError[] {
+  return value === undefined || allowed.includes(text(value))
+    ? []
+    : [{ field, type: 'NotSupported', value, detail: `supported values: ${allowed.map((a) => `"${a}"`).join(', ')}` }];
+}
+
+function validateSpec(info: ResourceInfo, object: KubeObject): FieldError[] {
+  const spec = obj(object.spec);
+  switch (info.resource) {
+    case 'persistentvolumeclaims': {
+      const errors = validateAccessModes('spec.accessModes', spec.accessModes);
+      if (obj(obj(spec.resources).requests).storage === undefined) errors.push({ field: 'spec.resources[storage]', type: 'Required', detail: '' });
+      return [...errors, ...oneOf('spec.volumeMode', spec.volumeMode, ['Filesystem', 'Block'])];
+    }
+    case 'persistentvolumes': {
+      const errors: FieldError[] = [];
+      if (obj(spec.capacity).storage === undefined) errors.push({ field: 'spec.capacity', type: 'Required', detail: '' });
+      errors.push(...validateAccessModes('spec.accessModes', spec.accessModes));
+      const sources = VOLUME_SOURCES.filter((s) => spec[s] !== undefined && spec[s] !== null);
+      if (sources.length === 0) errors.push({ field: 'spec', type: 'Required', detail: 'must specify a volume type' });
+      if (sources.length > 1) errors.push({ field: `spec.${sources[1]}`, type: 'Forbidden', detail: 'may not specify more than 1 volume type' });
+      if (spec.csi !== undefined) {
+        const csi = obj(spec.csi);
+        if (!text(csi.driver)) errors.push({ field: 'spec.csi.driver', type: 'Required', detail: '' });
+        if (!text(csi.volumeHandle)) errors.push({ field: 'spec.csi.volumeHandle', type: 'Required', detail: '' });
+      }
+      errors.push(...oneOf('spec.persistentVolumeReclaimPolicy', spec.persistentVolumeReclaimPolicy, ['Delete', 'Recycle', 'Retain']));
+      return [...errors, ...oneOf('spec.volumeMode', spec.volumeMode, ['Filesystem', 'Block'])];
+    }
+    case 'storageclasses': {
+      const errors: FieldError[] = [];
+      if (!text(object.provisioner)) errors.push({ field: 'provisioner', type: 'Required', detail: '' });
+      errors.push(...oneOf('reclaimPolicy', object.reclaimPolicy, ['Delete', 'Retain']));
+      return [...errors, ...oneOf('volumeBindingMode', object.volumeBindingMode, ['Immediate', 'WaitForFirstConsumer'])];
+    }
+    case 'volumeattachments': {
+      const errors: FieldError[] = [];
+      if (!text(spec.attacher)) errors.push({ field: 'spec.attacher', type: 'Required', detail: '' });
+      if (!text(spec.nodeName)) errors.push({ field: 'spec.nodeName', type: 'Required', detail: '' });
+      const source = obj(spec.source);
+      const count = ['persistentVolumeName', 'inlineVolumeSpec'].filter((k) => source[k] !== undefined && source[k] !== null).length;
+      if (count !== 1) errors.push({ field: 'spec.source', type: 'Required', detail: 'must specify exactly one of inlineVolumeSpec and persistentVolumeName' });
+      return errors;
+    }
+    case 'pods': {
+      const containers = spec.containers;
+      if (!Array.isArray(containers) || containers.length === 0) return [{ field: 'spec.containers', type: 'Required', detail: '' }];
+      return containers.flatMap((c, i) => [
+        ...(text(obj(c).name) ? [] : [{ field: `spec.containers[${i}].name`, type: 'Required' as const, detail: '' }]),
+        ...(text(obj(c).image) ? [] : [{ field: `spec.containers[${i}].image`, type: 'Required' as const, detail: '' }]),
+      ]);
+    }
+    default:
+      return [];
+  }
+}
+
+/** Errors of an object about to be stored by create (name already resolved from generateName). */
+export function validateCreate(info: ResourceInfo, object: KubeObject): FieldError[] {
+  return [...validateName(info, object.metadata.name), ...validateSpec(info, object)];
+}
+
+function immutableErrors(info: ResourceInfo, next: KubeObject, previous: KubeObject): FieldError[] {
+  const spec = obj(next.spec);
+  const old = obj(previous.spec);
+  switch (info.resource) {
+    case 'persistentvolumeclaims': {
+      // The PV controller may set volumeName (and a class) once; a size may grow. Nothing else.
+      const mutable: JsonObject = { ...spec, resources: { ...obj(spec.resources), requests: obj(old.resources).requests }, volumeAttributesClassName: old.volumeAttributesClassName };
+      if (!text(old.volumeName)) mutable.volumeName = old.volumeName;
+      if (old.storageClassName === undefined || old.storageClassName === null) mutable.storageClassName = old.storageClassName;
+      return deepEqual(mutable, old)
+        ? []
+        : [{ field: 'spec', type: 'Forbidden', detail: 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims' }];
+    }
+    case 'persistentvolumes': {
+      const errors: FieldError[] = [];
+      if (VOLUME_SOURCES.some((s) => !deepEqual(spec[s], old[s]))) {
+        errors.push({ field: 'spec.persistentvolumesource', type: 'Forbidden', detail: 'spec.persistentvolumesource is immutable after creation' });
+      }
+      if (!deepEqual(spec.volumeMode, old.volumeMode)) errors.push({ field: 'spec.volumeMode', type: 'Invalid', value: spec.volumeMode, detail: 'field is immutable' });
+      return errors;
+    }
+    case 'storageclasses':
+      return (['parameters', 'provisioner', 'reclaimPolicy', 'volumeBindingMode'] as const)
+        .filter((f) => !deepEqual(next[f], previous[f]))
+        .map((f) => ({ field: f, type: 'Forbidden' as const, detail: `updates to ${f} are forbidden.` }));
+    case 'volumeattachments':
+      return deepEqual(spec, old) ? [] : [{ field: 'spec', type: 'Invalid', value: spec, detail: 'field is immutable' }];
+    default:
+      return [];
+  }
+}
+
+/** Errors of replacing `previous` with `next` (both complete objects, system fields settled). */
+export function validateUpdate(info: ResourceInfo, next: KubeObject, previous: KubeObject): FieldError[] {
+  const errors = validateSpec(info, next);
+  errors.push(...immutableErrors(info, next, previous));
+  if (previous.metadata.deletionTimestamp) {
+    const before = new Set(previous.metadata.finalizers ?? []);
+    const added = (next.metadata.finalizers ?? []).filter((f) => !before.has(f));
+    if (added.length > 0) {
+      errors.push({
+        field: 'metadata.finalizers',
+        type: 'Forbidden',
+        detail: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => `"${f}"`).join(', ')}}`,
+      });
+    }
+  }
+  return errors;
+}
