@@ -1,14 +1,24 @@
 /**
  * Lambda entry point: the same hono app the local stack serves, behind API Gateway HTTP API.
  * Built once per container so EC2 clients and registry caches live across invocations.
+ * Every reconciled item is logged (cluster id, item key, outcome) and counted per outcome;
+ * metrics are flushed as EMF at the end of each invocation.
  */
 import { handle } from 'hono/aws-lambda';
 import { createBackendApp } from '../lib/app/index.js';
+import { createLogger, createMetrics, recordReconcileResults, withObservability } from '../lib/observability/index.js';
 import { registryFromEnvironment } from '../lib/registry/index.js';
 
-export const handler = handle(
-  createBackendApp({
-    registry: registryFromEnvironment(process.env),
-    ec2Endpoint: process.env.AWS_ENDPOINT_URL_EC2 ?? process.env.AWS_ENDPOINT_URL,
-  }),
+const logger = createLogger();
+const metrics = createMetrics();
+
+export const handler = withObservability(
+  handle(
+    createBackendApp({
+      registry: registryFromEnvironment(process.env),
+      ec2Endpoint: process.env.AWS_ENDPOINT_URL_EC2 ?? process.env.AWS_ENDPOINT_URL,
+      onResult: recordReconcileResults(logger, metrics),
+    }),
+  ),
+  { logger, metrics },
 );

@@ -5,7 +5,6 @@
  */
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { createEc2Client, createEc2Gateway } from '../ec2/index.js';
-import { applyWrites, kubeClientsFromConfig, kubeConfigFor } from '../kube/index.js';
 import type { ClusterRegistration, ClusterRegistry } from '../registry/index.js';
 import { createApp, type AppDependencies } from './app.js';
 
@@ -38,6 +37,9 @@ export function createBackendApp(options: BackendOptions) {
       if (!registration.kubernetes) {
         throw new Error(`cluster "${registration.clusterId}" uses writeBack: direct but its registration has no kubernetes.server`);
       }
+      // Loaded on first use: only `direct` clusters need client-node, and it is the largest
+      // part of the bundle, so the common path's cold start does not pay for it.
+      const { applyWrites, kubeClientsFromConfig, kubeConfigFor } = await import('../kube/index.js');
       await applyWrites(kubeClientsFromConfig(kubeConfigFor(registration.kubernetes)), writes);
     },
     onResult: options.onResult,

@@ -25,13 +25,16 @@ export function parseRegistration(clusterId: string, raw: unknown): ClusterRegis
 }
 
 export function createFileRegistry(path: string): ClusterRegistry {
-  let cached: { mtimeMs: number; file: RegistryFile } | undefined;
+  let cached: { version: string; file: RegistryFile } | undefined;
 
   async function load(): Promise<RegistryFile> {
-    const { mtimeMs } = await stat(path);
-    if (cached?.mtimeMs === mtimeMs) return cached.file;
+    // The CLI replaces the file by rename, so a new inode marks a new version even when two
+    // writes fall within one tick of the file system's clock.
+    const { ino, size, mtimeMs } = await stat(path);
+    const version = `${ino}:${size}:${mtimeMs}`;
+    if (cached?.version === version) return cached.file;
     const file = RegistryFileSchema.parse(JSON.parse(await readFile(path, 'utf8')));
-    cached = { mtimeMs, file };
+    cached = { version, file };
     return file;
   }
 

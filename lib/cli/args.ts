@@ -1,0 +1,255 @@
+/**
+ * Parses `npm run cluster -- <command> <id> [options]` into a command, purely: no files are
+ * read and nothing is written here, so a bad argument can never leave a half-done change.
+ * Every refusal is a UsageError whose message names the argument.
+ */
+import { ClusterIdSchema, VOLUME_TYPES } from '../registry/registration.js';
+import { normalizeSsmPath } from '../registry/ssm-registry.js';
+
+export const DEFAULT_REGISTRY_FILE = '.volhook/clusters.json';
+const MAX_SIZE_GIB = 65_536;
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export type RegistryTarget =
+  | { kind: 'file'; path: string }
+  | { kind: 'ssm'; path: string; region?: string };
+
+/** The settings `add` was given; files named by --kube-*-file are read when it runs. */
+export interface RegistrationSettings {
+  region: string;
+  allowedZones?: string[];
+  allowedVolumeTypes?: string[];
+  maxSizeGiB?: number;
+  extraTags?: Record<string, string>;
+  writeBack?: 'forwarder' | 'direct';
+  kubernetes?: { server: string; tokenFile?: string; caFile?: string };
+}
+
+export type ClusterCommand =
+  | { command: 'add'; clusterId: string; target: RegistryTarget; settings: RegistrationSettings }
+  | { command: 'rotate-secret'; clusterId: string; target: RegistryTarget; finish: boolean }
+  | { command: 'remove'; clusterId: string; target: RegistryTarget }
+  | { command: 'show'; clusterId: string; target: RegistryTarget; showSecrets: boolean }
+  | { command: 'help' };
+
+export const USAGE = `usage: npm run cluster -- <command> <cluster-id> [options]
+
+commands:
+  add <id>                 register a cluster with a new secret; prints the forwarder's Secret
+  rotate-secret <id>       add a new secret (old and new both accepted); prints the Secret
+  rotate-secret <id> --finish, remove-old-secrets <id>
+                           keep only the newest secret
+  remove <id>              delete the registration
+  show <id>                print the registration (secrets redacted unless --show-secrets)
+
+where (one of; default --file ${DEFAULT_REGISTRY_FILE}):
+  --file <path>            a local registry file (the local stack, npm run offline)
+  --ssm-path <path>        SSM Parameter Store, e.g. /volhook/dev/clusters/
+  --ssm-region <region>    region of that SSM (default: AWS_REGION / the AWS config)
+
+add options:
+  --region <region>        the cluster's AWS region (default: AWS_REGION)
+  --zones a,b              zones volumes may be created in (default: any)
+  --types gp3,io2          volume types the cluster may use (default: all)
+  --max-size-gib <n>       largest volume (default: 16384)
+  --tag k=v                extra tag on every volume; repeatable
+  --write-back forwarder|direct
+  --kube-server <url>      with --write-back direct: the cluster's API server
+  --kube-token-file <path> with --write-back direct: a bearer token for it
+  --kube-ca-file <path>    with --write-back direct: its CA certificate (PEM)
+`;
+
+type OptionKind = 'value' | 'flag' | 'repeat';
+const COMMON: Record<string, OptionKind> = { '--file': 'value', '--ssm-path': 'value', '--ssm-region': 'value' };
+const PER_COMMAND: Record<string, Record<string, OptionKind>> = {
+  add: {
+    '--region': 'value',
+    '--zones': 'value',
+    '--types': 'value',
+    '--max-size-gib': 'value',
+    '--tag': 'repeat',
+    '--write-back': 'value',
+    '--kube-server': 'value',
+    '--kube-token-file': 'value',
+    '--kube-ca-file': 'value',
+  },
+  'rotate-secret': { '--finish': 'flag' },
+  'remove-old-secrets': {},
+  remove: {},
+  show: { '--show-secrets': 'flag' },
+};
+
+interface RawOptions {
+  values: Map<string, string>;
+  flags: Set<string>;
+  repeats: Map<string, string[]>;
+}
+
+export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): ClusterCommand {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' };
+  const allowed = PER_COMMAND[command];
+  if (!allowed) throw new UsageError(`unknown command "${command}"; expected one of ${Object.keys(PER_COMMAND).join(', ')}`);
+
+  const [clusterId, ...optionArgs] = rest;
+  if (clusterId === undefined || clusterId.startsWith('--')) throw new UsageError(`${command} needs a cluster id: npm run cluster -- ${command} <cluster-id>`);
+  const id = ClusterIdSchema.safeParse(clusterId);
+  if (!id.success) throw new UsageError(`cluster id "${clusterId}": ${id.error.issues[0]?.message ?? 'invalid'}`);
+
+  const options = readOptions(command, optionArgs, { ...COMMON, ...allowed });
+  const target = readTarget(options);
+  switch (command) {
+    case 'add':
+      return { command, clusterId, target, settings: readSettings(options, env) };
+    case 'rotate-secret':
+      return { command, clusterId, target, finish: options.flags.has('--finish') };
+    case 'remove-old-secrets':
+      return { command: 'rotate-secret', clusterId, target, finish: true };
+    case 'remove':
+      return { command, clusterId, target };
+    default:
+      return { command: 'show', clusterId, target, showSecrets: options.flags.has('--show-secrets') };
+  }
+}
+
+function readOptions(command: string, args: readonly string[], allowed: Record<string, OptionKind>): RawOptions {
+  const options: RawOptions = { values: new Map(), flags: new Set(), repeats: new Map() };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}" (only one cluster id per command)`);
+    const eq = arg.indexOf('=');
+    const name = eq === -1 ? arg : arg.slice(0, eq);
+    const kind = allowed[name];
+    if (!kind) {
+      const elsewhere = Object.keys(PER_COMMAND).filter((c) => PER_COMMAND[c]![name]);
+      throw new UsageError(elsewhere.length ? `${name} does not apply to ${command} (only to ${elsewhere.join(', ')})` : `unknown option ${name}`);
+    }
+    if (kind === 'flag') {
+      if (eq !== -1) throw new UsageError(`${name} takes no value`);
+      options.flags.add(name);
+      continue;
+    }
+    let value: string | undefined;
+    if (eq !== -1) value = arg.slice(eq + 1);
+    else {
+      value = args[i + 1];
+      if (value === undefined || value.startsWith('--')) throw new UsageError(`${name} needs a value`);
+      i++;
+    }
+    if (value === '') throw new UsageError(`${name} needs a value`);
+    if (kind === 'repeat') options.repeats.set(name, [...(options.repeats.get(name) ?? []), value]);
+    else if (options.values.has(name)) throw new UsageError(`${name} is given twice`);
+    else options.values.set(name, value);
+  }
+  return options;
+}
+
+function readTarget(options: RawOptions): RegistryTarget {
+  const file = options.values.get('--file');
+  const ssmPath = options.values.get('--ssm-path');
+  const ssmRegion = options.values.get('--ssm-region');
+  if (file !== undefined && ssmPath !== undefined) throw new UsageError('--file and --ssm-path exclude each other: pick one registry');
+  if (ssmPath === undefined) {
+    if (ssmRegion !== undefined) throw new UsageError('--ssm-region only applies with --ssm-path');
+    return { kind: 'file', path: file ?? DEFAULT_REGISTRY_FILE };
+  }
+  let path: string;
+  try {
+    path = normalizeSsmPath(ssmPath);
+  } catch (err) {
+    throw new UsageError(`--ssm-path: ${(err as Error).message}`);
+  }
+  if (ssmRegion !== undefined) checkRegion('--ssm-region', ssmRegion);
+  return ssmRegion === undefined ? { kind: 'ssm', path } : { kind: 'ssm', path, region: ssmRegion };
+}
+
+const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+
+function checkRegion(option: string, region: string): string {
+  if (!REGION.test(region)) throw new UsageError(`${option}: "${region}" is not an AWS region like us-east-1`);
+  return region;
+}
+
+function readSettings(options: RawOptions, env: NodeJS.ProcessEnv): RegistrationSettings {
+  const given = options.values.get('--region');
+  const fallback = env.AWS_REGION || env.AWS_DEFAULT_REGION;
+  if (given === undefined && !fallback) throw new UsageError('--region is required (or set AWS_REGION): the region the cluster runs in');
+  const region = given === undefined ? checkRegion('AWS_REGION', fallback!) : checkRegion('--region', given);
+  const settings: RegistrationSettings = { region };
+
+  const zones = options.values.get('--zones');
+  if (zones !== undefined) {
+    settings.allowedZones = list('--zones', zones).map((zone) => {
+      if (!zone.startsWith(region) || !/^[a-z0-9-]+[a-z]$/.test(zone) || zone === region) {
+        throw new UsageError(`--zones: "${zone}" is not a zone of ${region}`);
+      }
+      return zone;
+    });
+  }
+
+  const types = options.values.get('--types');
+  if (types !== undefined) {
+    settings.allowedVolumeTypes = list('--types', types).map((type) => {
+      if (!(VOLUME_TYPES as readonly string[]).includes(type)) throw new UsageError(`--types: "${type}" is not one of ${VOLUME_TYPES.join(', ')}`);
+      return type;
+    });
+  }
+
+  const maxSize = options.values.get('--max-size-gib');
+  if (maxSize !== undefined) {
+    const n = Number(maxSize);
+    if (!/^\d+$/.test(maxSize) || n < 1 || n > MAX_SIZE_GIB) throw new UsageError(`--max-size-gib: "${maxSize}" is not a whole number from 1 to ${MAX_SIZE_GIB}`);
+    settings.maxSizeGiB = n;
+  }
+
+  const tags = options.repeats.get('--tag');
+  if (tags) settings.extraTags = readTags(tags);
+
+  const writeBack = options.values.get('--write-back');
+  if (writeBack !== undefined && writeBack !== 'forwarder' && writeBack !== 'direct') {
+    throw new UsageError(`--write-back: "${writeBack}" is neither forwarder nor direct`);
+  }
+  const server = options.values.get('--kube-server');
+  const tokenFile = options.values.get('--kube-token-file');
+  const caFile = options.values.get('--kube-ca-file');
+  if (writeBack === 'direct') {
+    if (server === undefined) throw new UsageError('--kube-server is required with --write-back direct: the backend applies writes to that API server');
+    if (!URL.canParse(server) || !/^https?:$/.test(new URL(server).protocol)) throw new UsageError(`--kube-server: "${server}" is not an http(s) URL`);
+    settings.writeBack = 'direct';
+    settings.kubernetes = { server, ...(tokenFile ? { tokenFile } : {}), ...(caFile ? { caFile } : {}) };
+  } else {
+    const stray = [server && '--kube-server', tokenFile && '--kube-token-file', caFile && '--kube-ca-file'].find(Boolean);
+    if (stray) throw new UsageError(`${stray} only applies with --write-back direct`);
+    if (writeBack) settings.writeBack = writeBack;
+  }
+  return settings;
+}
+
+function list(option: string, value: string): string[] {
+  const items = value.split(',').map((s) => s.trim());
+  if (items.some((s) => s === '')) throw new UsageError(`${option}: "${value}" has an empty entry`);
+  return [...new Set(items)];
+}
+
+/** Keys volhook or AWS set themselves, as the StorageClass's tagSpecification refuses them too. */
+function reservedTagKey(key: string): boolean {
+  return key === 'CSIVolumeName' || key.startsWith('kubernetes.io') || key.startsWith('ebs.csi.aws.com/') || key.toLowerCase().startsWith('aws:');
+}
+
+function readTags(tags: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const tag of tags) {
+    const eq = tag.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--tag: "${tag}" is not key=value`);
+    const key = tag.slice(0, eq);
+    const value = tag.slice(eq + 1);
+    if (key.length > 128 || value.length > 256) throw new UsageError(`--tag: "${key}" is too long (keys ≤ 128, values ≤ 256 characters)`);
+    if (reservedTagKey(key)) throw new UsageError(`--tag: "${key}" is reserved (CSIVolumeName, kubernetes.io*, ebs.csi.aws.com/*, aws:*)`);
+    if (Object.hasOwn(out, key)) throw new UsageError(`--tag: "${key}" is given twice`);
+    out[key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,139 @@
+/**
+ * `npm run cluster -- …`: registers clusters with the backend. Runs in-process (tests) or from
+ * bin/cluster.ts; returns the exit code: 0 done, 1 refused or failed (nothing registered,
+ * AWS error), 2 bad arguments (nothing read or written).
+ *
+ * The forwarder's Secret goes to stdout (`npm run -s cluster -- add c1 … | kubectl apply -f -`),
+ * everything meant for a person to stderr.
+ */
+import { readFile } from 'node:fs/promises';
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import { RegistrationError } from '../registry/registration.js';
+import { parseClusterArgs, UsageError, USAGE, type ClusterCommand, type RegistrationSettings } from './args.js';
+import { addSecret, keepNewestSecret, newRegistration, readStored, type KubeCredentials } from './edits.js';
+import { forwarderSecretManifest, generateSecret, redactSecret } from './secrets.js';
+import { AlreadyRegisteredError, storeFor, type RegistrationStore } from './stores.js';
+
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env?: NodeJS.ProcessEnv;
+  /** Secret generator; tests may fix it. */
+  generateSecret?(): string;
+  /** SSM client factory; tests mock it. */
+  ssmClient?(region?: string): SSMClient;
+}
+
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+export async function runClusterCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let command: ClusterCommand;
+  let kube: KubeCredentials = {};
+  try {
+    command = parseClusterArgs(argv, io.env ?? {});
+    if (command.command === 'add') kube = await readKubeCredentials(command.settings);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.stderr(`error: ${err.message}\n\n${USAGE}`);
+    return EXIT.usage;
+  }
+  if (command.command === 'help') {
+    io.stdout(USAGE);
+    return EXIT.ok;
+  }
+
+  const store = storeFor(command.target, io.ssmClient);
+  const secret = io.generateSecret ?? generateSecret;
+  try {
+    return await execute(command, store, secret, kube, io);
+  } catch (err) {
+    if (err instanceof RegistrationError || err instanceof AlreadyRegisteredError) {
+      io.stderr(`error: ${err.message}\n`);
+      return EXIT.failed;
+    }
+    const name = err instanceof Error ? err.name : 'Error';
+    io.stderr(`error: ${store.describe(command.clusterId)}: ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT.failed;
+  }
+}
+
+async function execute(
+  command: Exclude<ClusterCommand, { command: 'help' }>,
+  store: RegistrationStore,
+  newSecret: () => string,
+  kube: KubeCredentials,
+  io: CliIo,
+): Promise<number> {
+  const { clusterId } = command;
+  const where = store.describe(clusterId);
+
+  if (command.command === 'add') {
+    const secret = newSecret();
+    await store.create(clusterId, newRegistration(clusterId, command.settings, secret, kube));
+    io.stderr(`registered cluster "${clusterId}" in ${where}.\nApply this Secret in the cluster (kubectl apply -f -), then install the forwarder:\n`);
+    io.stdout(forwarderSecretManifest(clusterId, secret));
+    return EXIT.ok;
+  }
+
+  if (command.command === 'remove') {
+    if (!(await store.delete(clusterId))) {
+      io.stderr(`error: cluster "${clusterId}" is not registered in ${where}\n`);
+      return EXIT.failed;
+    }
+    io.stderr(`removed cluster "${clusterId}" from ${where}; its requests now get 404.\n`);
+    return EXIT.ok;
+  }
+
+  const raw = await store.read(clusterId);
+  if (raw === undefined) {
+    io.stderr(`error: cluster "${clusterId}" is not registered in ${where}\n`);
+    return EXIT.failed;
+  }
+  const stored = readStored(clusterId, raw);
+
+  if (command.command === 'show') {
+    const shown = command.showSecrets ? stored : { ...stored, secrets: stored.secrets.map(redactSecret) };
+    io.stdout(`${JSON.stringify(shown, null, 2)}\n`);
+    return EXIT.ok;
+  }
+
+  if (command.finish) {
+    if (stored.secrets.length === 1) {
+      io.stderr(`cluster "${clusterId}" already has a single secret (${redactSecret(stored.secrets[0]!)}); nothing to finish.\n`);
+      return EXIT.ok;
+    }
+    const kept = keepNewestSecret(stored);
+    await store.replace(clusterId, kept);
+    io.stderr(
+      `cluster "${clusterId}" now accepts only its newest secret (${redactSecret(kept.secrets[0]!)}); ` +
+        `${stored.secrets.length - 1} older secret(s) removed from ${where}.\n`,
+    );
+    return EXIT.ok;
+  }
+
+  const secret = newSecret();
+  await store.replace(clusterId, addSecret(stored, secret));
+  io.stderr(
+    `added a secret to cluster "${clusterId}" in ${where}; old and new are both accepted.\n` +
+      `Apply this Secret in the cluster, wait for the forwarder to pick it up, then run: npm run cluster -- rotate-secret ${clusterId} --finish\n`,
+  );
+  io.stdout(forwarderSecretManifest(clusterId, secret));
+  return EXIT.ok;
+}
+
+/** Reads --kube-token-file / --kube-ca-file; an unreadable file is a usage error, before anything is written. */
+async function readKubeCredentials(settings: RegistrationSettings): Promise<KubeCredentials> {
+  const kube = settings.kubernetes;
+  if (!kube) return {};
+  const read = async (option: string, path: string) => {
+    try {
+      return await readFile(path, 'utf8');
+    } catch (err) {
+      throw new UsageError(`${option}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+  };
+  const credentials: KubeCredentials = {};
+  if (kube.tokenFile) credentials.token = (await read('--kube-token-file', kube.tokenFile)).trim();
+  if (kube.caFile) credentials.caData = Buffer.from(await read('--kube-ca-file', kube.caFile), 'utf8').toString('base64');
+  return credentials;
+}

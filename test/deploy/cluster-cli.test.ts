@@ -1,0 +1,204 @@
+/**
+ * The cluster CLI round-trips with the backend: what it writes is what the registries read,
+ * and the secret it prints is the one the app accepts — through add, rotation and removal.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { DeleteParameterCommand, GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createApp } from '../../lib/app/index.js';
+import { runClusterCli } from '../../lib/cli/index.js';
+import type { Ec2Gateway } from '../../lib/ec2/index.js';
+import { createFileRegistry, createSsmRegistry } from '../../lib/registry/index.js';
+import { NOW_MS, signedRequest } from '../app/harness.js';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+let file: string;
+beforeEach(() => {
+  file = join(mkdtempSync(join(tmpdir(), 'volhook-cli-')), 'registry', 'clusters.json');
+});
+
+async function cli(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runClusterCli(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: {} });
+  return { code, stdout, stderr };
+}
+
+/** The value of `data.secret` in a printed Secret manifest. */
+function secretIn(manifest: string): string {
+  expect(manifest).toMatch(/^kind: Secret$/m);
+  expect(manifest).toMatch(/^ {2}name: volhook-forwarder$/m);
+  expect(manifest).toMatch(/^ {2}namespace: volhook-system$/m);
+  const m = /^ {2}secret: (\S+)$/m.exec(manifest);
+  expect(m).not.toBeNull();
+  return Buffer.from(m![1]!, 'base64').toString('utf8');
+}
+
+const noEc2 = new Proxy({} as Ec2Gateway, {
+  get: (_t, verb) => () => Promise.reject(new Error(`unexpected EC2 call ${String(verb)}`)),
+});
+const body = JSON.stringify({ items: [{ kind: 'PersistentVolumeClaimDeleted', uid: 'u-1', namespace: 'default', name: 'data', pvExists: true }] });
+
+/** Status of a request signed with `secret`, answered by an app reading the registry file now. */
+async function statusWith(secret: string, clusterId = 'c1'): Promise<number> {
+  const app = createApp({ registry: createFileRegistry(file), gatewayFor: () => noEc2, now: () => NOW_MS });
+  const { path, ...init } = signedRequest(`/v1/clusters/${clusterId}/reconcile`, body, secret);
+  return (await app.request(path, init)).status;
+}
+
+describe('cluster CLI with the local registry file', () => {
+  it('add -> rotate-secret -> --finish -> remove: the backend follows each step', async () => {
+    const added = await cli('add', 'c1', '--region', 'us-east-1', '--zones', 'us-east-1a,us-east-1b', '--types', 'gp3,io2', '--tag', 'team=storage', '--file', file);
+    expect(added.code).toBe(0);
+    const first = secretIn(added.stdout);
+    expect(first).toMatch(/^whsec_/);
+    expect(Buffer.from(first.slice(6), 'base64')).toHaveLength(32);
+    expect(await statusWith(first)).toBe(200);
+
+    const rotated = await cli('rotate-secret', 'c1', '--file', file);
+    expect(rotated.code).toBe(0);
+    const second = secretIn(rotated.stdout);
+    expect(second).not.toBe(first);
+    expect(await statusWith(first)).toBe(200);
+    expect(await statusWith(second)).toBe(200);
+
+    const finished = await cli('rotate-secret', 'c1', '--finish', '--file', file);
+    expect(finished.code).toBe(0);
+    expect(await statusWith(first)).toBe(401);
+    expect(await statusWith(second)).toBe(200);
+
+    const removed = await cli('remove', 'c1', '--file', file);
+    expect(removed.code).toBe(0);
+    expect(await statusWith(second)).toBe(404);
+    expect((await cli('remove', 'c1', '--file', file)).code).toBe(1);
+  });
+
+  it('add -> the file holds what was asked, readable by its owner only', async () => {
+    await cli('add', 'c1', '--region', 'eu-west-1', '--zones', 'eu-west-1a', '--max-size-gib', '500', '--tag', 'team=storage', '--file', file);
+    const stored = JSON.parse(readFileSync(file, 'utf8')).clusters.c1;
+    expect(stored).toMatchObject({ clusterId: 'c1', region: 'eu-west-1', allowedZones: ['eu-west-1a'], maxSizeGiB: 500, extraTags: { team: 'storage' } });
+    expect(stored.secrets).toHaveLength(1);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('remove-old-secrets -> same as rotate-secret --finish', async () => {
+    await cli('add', 'c1', '--region', 'us-east-1', '--file', file);
+    const second = secretIn((await cli('rotate-secret', 'c1', '--file', file)).stdout);
+    expect((await cli('remove-old-secrets', 'c1', '--file', file)).code).toBe(0);
+    expect(JSON.parse(readFileSync(file, 'utf8')).clusters.c1.secrets).toEqual([second]);
+  });
+
+  it('add of a registered cluster -> exit 1, the registration is unchanged', async () => {
+    await cli('add', 'c1', '--region', 'us-east-1', '--file', file);
+    const before = readFileSync(file, 'utf8');
+    const again = await cli('add', 'c1', '--region', 'us-east-1', '--file', file);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already registered/);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('show -> secrets redacted unless --show-secrets', async () => {
+    const secret = secretIn((await cli('add', 'c1', '--region', 'us-east-1', '--file', file)).stdout);
+    const shown = await cli('show', 'c1', '--file', file);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).not.toContain(secret);
+    expect(JSON.parse(shown.stdout).secrets).toEqual([`whsec_…${secret.slice(-4)}`]);
+    expect(JSON.parse((await cli('show', 'c1', '--show-secrets', '--file', file)).stdout).secrets).toEqual([secret]);
+  });
+
+  it.each([
+    [['add', 'c2', '--region', 'us-east-1', '--max-size-gib', '0'], '--max-size-gib'],
+    [['add', 'c2', '--region', 'us-east-1', '--types', 'gp9'], '--types'],
+    [['add', 'c2', '--region', 'us-east-1', '--zones', 'eu-west-1a'], '--zones'],
+    [['add', 'c2', '--region', 'us-east-1', '--tag', 'kubernetes.io/cluster/x=owned'], '--tag'],
+    [['add', 'c2', '--region', 'us-east-1', '--write-back', 'direct'], '--kube-server'],
+    [['add', 'c2', '--region', 'us-east-1', '--kube-server', 'https://k8s.example'], '--kube-server'],
+    [['add', 'c2', '--region', 'us-east-1', '--write-back', 'direct', '--kube-server', 'https://k8s.example', '--kube-token-file', '/nonexistent/token'], '--kube-token-file'],
+    [['add', 'c2', '--region', 'moon-1'], '--region'],
+    [['add', 'c2'], '--region'],
+    [['add', 'C2_bad', '--region', 'us-east-1'], 'cluster id'],
+    [['add', 'c2', '--region', 'us-east-1', '--ssm-path', '/volhook/dev/clusters/'], '--file and --ssm-path'],
+    [['rotate-secret', 'c2', '--zones', 'us-east-1a'], '--zones'],
+    [['remove', 'c2', '--force'], '--force'],
+    [['remove'], 'cluster id'],
+    [['frobnicate', 'c2'], 'unknown command'],
+  ])('%j -> exit 2 naming %s, nothing written', async (argv, named) => {
+    await cli('add', 'c1', '--region', 'us-east-1', '--file', file);
+    const before = readFileSync(file, 'utf8');
+    const res = await cli(...(argv.length > 1 ? [...argv, '--file', file] : argv));
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(named);
+    expect(res.stdout).toBe('');
+    expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+});
+
+describe('cluster CLI with SSM Parameter Store', () => {
+  const ssm = mockClient(SSMClient);
+  const client = () => new SSMClient({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 's' } });
+  const PATH = '/volhook/dev/clusters/';
+  async function ssmCli(...argv: string[]) {
+    let stdout = '';
+    const code = await runClusterCli([...argv, '--ssm-path', PATH], { stdout: (t) => void (stdout += t), stderr: () => {}, env: {}, ssmClient: client });
+    return { code, stdout };
+  }
+  beforeEach(() => ssm.reset());
+
+  it('add -> a SecureString at <path><id> that the SSM registry reads back with the printed secret', async () => {
+    ssm.on(PutParameterCommand).resolves({ Version: 1 });
+    const { code, stdout } = await ssmCli('add', 'c1', '--region', 'us-east-1');
+    expect(code).toBe(0);
+    expect(ssm).toHaveReceivedCommandWith(PutParameterCommand, { Name: `${PATH}c1`, Type: 'SecureString', Overwrite: false });
+    const value = ssm.commandCalls(PutParameterCommand)[0]!.args[0].input.Value!;
+
+    ssm.on(GetParameterCommand, { Name: `${PATH}c1`, WithDecryption: true }).resolves({ Parameter: { Value: value } });
+    const reg = await createSsmRegistry({ path: PATH, client: client() }).get('c1');
+    expect(reg?.secrets).toEqual([secretIn(stdout)]);
+  });
+
+  it('rotate-secret -> overwrites with old and new secrets', async () => {
+    ssm.on(GetParameterCommand).resolves({ Parameter: { Value: JSON.stringify({ clusterId: 'c1', secrets: ['whsec_b2xkLXNlY3JldC0wMTIzNDU2Nzg5'], region: 'us-east-1' }) } });
+    ssm.on(PutParameterCommand).resolves({ Version: 2 });
+    const { code, stdout } = await ssmCli('rotate-secret', 'c1');
+    expect(code).toBe(0);
+    const put = ssm.commandCalls(PutParameterCommand)[0]!.args[0].input;
+    expect(put).toMatchObject({ Name: `${PATH}c1`, Overwrite: true, Type: 'SecureString' });
+    expect(JSON.parse(put.Value!).secrets).toEqual(['whsec_b2xkLXNlY3JldC0wMTIzNDU2Nzg5', secretIn(stdout)]);
+  });
+
+  it('remove -> DeleteParameter; a missing parameter -> exit 1', async () => {
+    ssm.on(DeleteParameterCommand).resolvesOnce({}).rejects(new ParameterNotFound({ message: '', $metadata: {} }));
+    expect((await ssmCli('remove', 'c1')).code).toBe(0);
+    expect(ssm).toHaveReceivedCommandWith(DeleteParameterCommand, { Name: `${PATH}c1` });
+    expect((await ssmCli('remove', 'c1')).code).toBe(1);
+  });
+});
+
+describe('bin/cluster.ts as a child process (npx tsx)', () => {
+  const run = (...argv: string[]) =>
+    promisify(execFile)('npx', ['tsx', 'bin/cluster.ts', ...argv], { cwd: repoRoot, env: { PATH: process.env.PATH, HOME: process.env.HOME } }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+    );
+
+  it('add -> exit 0, the Secret on stdout; bad --max-size-gib -> exit 2 naming it, nothing written', async () => {
+    const ok = await run('add', 'c3', '--region', 'eu-west-1', '--file', file);
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toContain('registered cluster "c3"');
+    expect(secretIn(ok.stdout)).toBe(JSON.parse(readFileSync(file, 'utf8')).clusters.c3.secrets[0]);
+
+    const before = readFileSync(file, 'utf8');
+    const bad = await run('add', 'c4', '--region', 'eu-west-1', '--max-size-gib', 'lots', '--file', file);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--max-size-gib');
+    expect(bad.stdout).toBe('');
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(readdirSync(dirname(file))).toEqual(['clusters.json']);
+  }, 60_000);
+});

@@ -1,0 +1,142 @@
+/**
+ * Every reconciled item leaves one structured log line (cluster id, item key, outcome) and
+ * one count in the metric of its outcome, flushed as CloudWatch EMF once per invocation.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { DescribeVolumesCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { mockClient } from 'aws-sdk-client-mock';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { LambdaContext, LambdaEvent } from 'hono/aws-lambda';
+import { afterEach, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
+import type { Item, Result } from '../../lib/contract/index.js';
+import { recordReconcileResults } from '../../lib/observability/index.js';
+import { NOW_MS, SECRET_C1 } from '../app/harness.js';
+
+// Powertools writes INFO and EMF to stdout, WARN and ERROR to stderr.
+let stdout: MockInstance<typeof process.stdout.write>;
+let stderr: MockInstance<typeof process.stderr.write>;
+function captured(): Array<Record<string, any>> {
+  return [...stdout.mock.calls, ...stderr.mock.calls]
+    .flatMap(([chunk]) => String(chunk).split('\n'))
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
+}
+const logLines = () => captured().filter((l) => l.message === 'reconciled');
+const emfBlobs = () => captured().filter((l) => l._aws);
+
+function startCapture() {
+  stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+  stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+}
+afterEach(() => {
+  stdout?.mockRestore();
+  stderr?.mockRestore();
+});
+
+const item = (uid: string): Item => ({ kind: 'PersistentVolumeClaimDeleted', uid, namespace: 'default', name: `data-${uid}`, pvExists: false });
+
+describe('recordReconcileResults', () => {
+  it('done, requeue, failed -> a log line each (failed as WARN with its reason) and one EMF blob counting each outcome', () => {
+    startCapture();
+    const logger = new Logger({ serviceName: 'volhook' });
+    const metrics = new Metrics({ namespace: 'volhook', serviceName: 'volhook' });
+    const record = recordReconcileResults(logger, metrics);
+    const results: Result[] = [
+      { key: 'PersistentVolumeClaimDeleted/a', outcome: 'done', writes: [] },
+      { key: 'PersistentVolumeClaimDeleted/b', outcome: 'requeue', requeueAfterSeconds: 2, message: 'volume is being created', writes: [] },
+      { key: 'PersistentVolumeClaimDeleted/c', outcome: 'failed', reason: 'InvalidParameter', message: 'type "gp9" is unknown', writes: [] },
+    ];
+    results.forEach((r, i) => record('c1', item('abc'[i]!), r));
+    metrics.publishStoredMetrics();
+
+    const byKey = (a: Record<string, any>, b: Record<string, any>) => a.itemKey.localeCompare(b.itemKey);
+    expect(logLines().sort(byKey).map((l) => [l.level, l.clusterId, l.itemKey, l.outcome])).toEqual([
+      ['INFO', 'c1', 'PersistentVolumeClaimDeleted/a', 'done'],
+      ['INFO', 'c1', 'PersistentVolumeClaimDeleted/b', 'requeue'],
+      ['WARN', 'c1', 'PersistentVolumeClaimDeleted/c', 'failed'],
+    ]);
+    const [, requeued, failed] = logLines().sort(byKey);
+    expect(failed).toMatchObject({ reason: 'InvalidParameter', detail: 'type "gp9" is unknown', service: 'volhook' });
+    expect(requeued).toMatchObject({ requeueAfterSeconds: 2, detail: 'volume is being created' });
+
+    const [blob, ...more] = emfBlobs();
+    expect(more).toEqual([]);
+    expect(blob!._aws.CloudWatchMetrics).toEqual([
+      {
+        Namespace: 'volhook',
+        Dimensions: [['service', 'clusterId']],
+        Metrics: expect.arrayContaining([
+          { Name: 'ReconcileDone', Unit: 'Count' },
+          { Name: 'ReconcileRequeue', Unit: 'Count' },
+          { Name: 'ReconcileFailed', Unit: 'Count' },
+        ]),
+      },
+    ]);
+    expect(blob).toMatchObject({ clusterId: 'c1', service: 'volhook', ReconcileDone: 1, ReconcileRequeue: 1, ReconcileFailed: 1 });
+  });
+});
+
+describe('functions/api.ts handler', () => {
+  type Handler = (event: LambdaEvent, context?: LambdaContext) => Promise<{ statusCode: number }>;
+  let handler: Handler;
+  const context = {
+    functionName: 'volhook-test-api',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:volhook-test-api',
+    memoryLimitInMB: '512',
+    awsRequestId: '9f1c7d2e-5b3a-4c8d-9e0f-1a2b3c4d5e6f',
+    logGroupName: '/aws/lambda/volhook-test-api',
+    logStreamName: '2026/11/30/[$LATEST]abc',
+    callbackWaitsForEmptyEventLoop: true,
+    getRemainingTimeInMillis: () => 28_000,
+  } satisfies LambdaContext;
+  const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/apigw/${name}`, import.meta.url), 'utf8')) as LambdaEvent & { requestContext: { requestId: string } };
+
+  beforeAll(async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(NOW_MS);
+    const registryFile = join(mkdtempSync(join(tmpdir(), 'volhook-obs-')), 'clusters.json');
+    writeFileSync(registryFile, JSON.stringify({ clusters: { c1: { clusterId: 'c1', secrets: [SECRET_C1], region: 'us-east-1' } } }));
+    Object.assign(process.env, {
+      VOLHOOK_REGISTRY_FILE: registryFile,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_EC2_METADATA_DISABLED: 'true',
+    });
+    // The fixture's second claim has no PV: its disk is looked up (and found gone) in EC2.
+    mockClient(EC2Client).on(DescribeVolumesCommand).resolves({ Volumes: [] });
+    ({ handler } = (await import('../../functions/api.js')) as unknown as { handler: Handler });
+  });
+
+  it('signed request with two items -> two log lines with the Lambda and API request ids, one EMF blob counting 2 done', async () => {
+    startCapture();
+    const event = fixture('reconcile-signed-base64.json');
+    const res = await handler(event, context);
+    expect(res.statusCode).toBe(200);
+
+    const lines = logLines();
+    expect(lines.length).toBe(2);
+    for (const line of lines) {
+      expect(line).toMatchObject({ clusterId: 'c1', function_request_id: context.awsRequestId, correlation_id: event.requestContext.requestId, service: 'volhook' });
+      expect(line.itemKey).toMatch(/^PersistentVolumeClaimDeleted\//);
+      expect(line.outcome).toBe('done');
+    }
+    const blobs = emfBlobs();
+    expect(blobs).toHaveLength(1);
+    expect(blobs[0]!._aws.CloudWatchMetrics[0].Namespace).toBe('volhook');
+    expect(blobs[0]).toMatchObject({ clusterId: 'c1', ReconcileDone: [1, 1] });
+    expect(blobs[0]).not.toHaveProperty('ReconcileFailed');
+  });
+
+  it('healthz -> no reconcile log line and no EMF blob', async () => {
+    startCapture();
+    const res = await handler(fixture('healthz.json'), context);
+    expect(res.statusCode).toBe(200);
+    expect(logLines()).toEqual([]);
+    expect(emfBlobs()).toEqual([]);
+  });
+});

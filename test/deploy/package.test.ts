@@ -1,0 +1,212 @@
+/**
+ * `osls package` on this checkout, with no AWS credentials anywhere, into a fresh directory;
+ * then the CloudFormation it generates is held to the deployment's promises: one arm64
+ * nodejs20.x function behind two HTTP API routes, IAM without wildcard actions and with a tag
+ * condition on every mutating EC2 action, SSM limited to the registry path — and the zip
+ * holds the ESM bundle that bench/coldstart.ts measures.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { esbuildOptionsFromServerless } from '../../bench/esbuild-options.js';
+import { readZip } from './zip.js';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const STAGE = 'test';
+const REGISTRY_ARN = 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/volhook/test/clusters/*';
+const VOLUME_ARN = 'arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:volume/*';
+const INSTANCE_ARN = 'arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:instance/*';
+
+interface Resource {
+  Type: string;
+  Properties: Record<string, any>;
+}
+interface Statement {
+  Sid?: string;
+  Effect: string;
+  Action?: string | string[];
+  NotAction?: unknown;
+  Resource?: unknown;
+  NotResource?: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+}
+
+let outDir: string;
+let template: { Resources: Record<string, Resource> };
+let templateText: string;
+
+/** The environment of a machine that has never seen AWS: no keys, no profile, no IMDS. */
+function credentialFreeEnv(): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !k.startsWith('VOLHOOK_')));
+  return {
+    ...env,
+    AWS_SHARED_CREDENTIALS_FILE: join(outDir, 'no-credentials'),
+    AWS_CONFIG_FILE: join(outDir, 'no-config'),
+    AWS_EC2_METADATA_DISABLED: 'true',
+    SLS_TELEMETRY_DISABLED: '1',
+    SLS_NOTIFICATIONS_MODE: 'off',
+    // A work folder of its own (deleted by serverless-esbuild afterwards): nothing shared or cached.
+    VOLHOOK_ESBUILD_WORK_FOLDER: `.esbuild/test-package-${process.pid}-${Date.now()}`,
+  };
+}
+
+beforeAll(async () => {
+  outDir = mkdtempSync(join(tmpdir(), 'volhook-package-'));
+  await promisify(execFile)('npx', ['osls', 'package', '--stage', STAGE, '--region', 'us-east-1', '--package', outDir], {
+    cwd: repoRoot,
+    env: credentialFreeEnv(),
+    timeout: 170_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  templateText = readFileSync(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8');
+  template = JSON.parse(templateText);
+}, 180_000);
+
+const ofType = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type);
+const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+/** `{ "Fn::Sub": "arn:…" }` → `arn:…`; plain strings as they are. */
+const arn = (r: unknown): string => (typeof r === 'string' ? r : ((r as { 'Fn::Sub'?: string })['Fn::Sub'] ?? JSON.stringify(r)));
+
+function statements(): Statement[] {
+  const inline = ofType('AWS::IAM::Role').flatMap((role) => list(role.Properties.Policies).flatMap((p: any) => list<Statement>(p.PolicyDocument.Statement)));
+  const attached = [...ofType('AWS::IAM::Policy'), ...ofType('AWS::IAM::ManagedPolicy')].flatMap((p) => list<Statement>(p.Properties.PolicyDocument.Statement));
+  return [...inline, ...attached];
+}
+const grants = (action: string) => statements().filter((s) => list(s.Action).includes(action));
+
+describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
+  it('one function: functions/api.handler, nodejs20.x, arm64, timeout under 30 s, SSM registry path', () => {
+    const functions = ofType('AWS::Lambda::Function');
+    expect(functions).toHaveLength(1);
+    const fn = functions[0]!.Properties;
+    expect(fn.Handler).toBe('functions/api.handler');
+    expect(fn.Runtime).toBe('nodejs20.x');
+    expect(fn.Architectures).toEqual(['arm64']);
+    expect(fn.Timeout).toBeLessThan(30);
+    expect(fn.MemorySize).toBeGreaterThanOrEqual(256);
+    expect(fn.Environment.Variables).toMatchObject({
+      VOLHOOK_REGISTRY_SSM_PATH: `/volhook/${STAGE}/clusters/`,
+      POWERTOOLS_SERVICE_NAME: 'volhook',
+      POWERTOOLS_METRICS_NAMESPACE: 'volhook',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    });
+    expect(fn.Environment.Variables).not.toHaveProperty('VOLHOOK_REGISTRY_FILE');
+  });
+
+  it('HTTP API: exactly the two routes, payload 2.0; logs kept 30 days', () => {
+    expect(ofType('AWS::ApiGatewayV2::Api').map((a) => a.Properties.ProtocolType)).toEqual(['HTTP']);
+    expect(ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey).sort()).toEqual(['GET /healthz', 'POST /v1/clusters/{clusterId}/reconcile']);
+    expect(ofType('AWS::ApiGatewayV2::Integration').map((i) => i.Properties.PayloadFormatVersion)).toEqual(['2.0']);
+    expect(ofType('AWS::Logs::LogGroup').map((g) => g.Properties.RetentionInDays)).toEqual([30]);
+  });
+
+  it('nothing was resolved against AWS: no ${aws:…}, ${ssm:…} or ${cf:…} variables, account from AWS::AccountId', () => {
+    expect(templateText).not.toMatch(/\$\{(aws|ssm|cf|s3|param|sls|opt|env|self):/);
+    expect(templateText).not.toMatch(/arn:[^"]*:\d{12}:/);
+  });
+
+  it('IAM: every statement allows, names its actions, and none is a wildcard', () => {
+    const all = statements();
+    expect(all.length).toBeGreaterThan(0);
+    for (const s of all) {
+      expect(s.Effect).toBe('Allow');
+      expect(s.NotAction).toBeUndefined();
+      expect(s.NotResource).toBeUndefined();
+      for (const action of list(s.Action)) expect(action, `${s.Sid ?? ''} ${action}`).not.toContain('*');
+    }
+  });
+
+  it('IAM: EC2 grants exactly what the gateway needs, nothing else', () => {
+    const ec2 = new Set(statements().flatMap((s) => list(s.Action)).filter((a) => a.startsWith('ec2:')));
+    expect([...ec2].sort()).toEqual(
+      [
+        'ec2:AttachVolume',
+        'ec2:CreateTags',
+        'ec2:CreateVolume',
+        'ec2:DeleteVolume',
+        'ec2:DescribeAvailabilityZones',
+        'ec2:DescribeInstances',
+        'ec2:DescribeVolumes',
+        'ec2:DescribeVolumesModifications',
+        'ec2:DetachVolume',
+        'ec2:ModifyVolume',
+      ].sort(),
+    );
+  });
+
+  it('IAM: only Describe* on "*"; every other grant names resources', () => {
+    for (const s of statements()) {
+      const star = list(s.Resource).some((r) => arn(r) === '*');
+      if (star) for (const action of list(s.Action)) expect(action).toMatch(/^ec2:Describe/);
+    }
+  });
+
+  it('IAM: CreateVolume only with request tag ebs.csi.aws.com/cluster=true', () => {
+    const statementsFor = grants('ec2:CreateVolume');
+    expect(statementsFor.length).toBeGreaterThan(0);
+    for (const s of statementsFor) {
+      expect(s.Condition?.StringEquals?.['aws:RequestTag/ebs.csi.aws.com/cluster']).toBe('true');
+      expect(list(s.Resource).map(arn)).toEqual([VOLUME_ARN]);
+    }
+  });
+
+  it('IAM: CreateTags only as part of CreateVolume/CreateSnapshot', () => {
+    const statementsFor = grants('ec2:CreateTags');
+    expect(statementsFor.length).toBeGreaterThan(0);
+    for (const s of statementsFor) {
+      expect(list(s.Condition?.StringEquals?.['ec2:CreateAction']).sort()).toEqual(['CreateSnapshot', 'CreateVolume']);
+      expect(Object.keys(s.Condition ?? {})).toEqual(['StringEquals']);
+    }
+  });
+
+  it.each(['ec2:AttachVolume', 'ec2:DetachVolume', 'ec2:DeleteVolume', 'ec2:ModifyVolume'])('IAM: %s on volumes only when tagged ebs.csi.aws.com/cluster=true', (action) => {
+    const statementsFor = grants(action);
+    expect(statementsFor.length).toBeGreaterThan(0);
+    for (const s of statementsFor) {
+      const resources = list(s.Resource).map(arn);
+      if (s.Condition === undefined) {
+        // Only the instance side of attach/detach goes without a tag condition.
+        expect(['ec2:AttachVolume', 'ec2:DetachVolume']).toContain(action);
+        expect(resources).toEqual([INSTANCE_ARN]);
+      } else {
+        expect(s.Condition.StringEquals?.['aws:ResourceTag/ebs.csi.aws.com/cluster']).toBe('true');
+        expect(resources).toEqual([VOLUME_ARN]);
+      }
+    }
+    const onVolumes = statementsFor.filter((s) => list(s.Resource).map(arn).includes(VOLUME_ARN));
+    expect(onVolumes.length).toBeGreaterThan(0);
+  });
+
+  it('IAM: SSM read-only and limited to the registry path; KMS decrypt only via SSM for it', () => {
+    const ssm = statements().filter((s) => list(s.Action).some((a) => a.startsWith('ssm:')));
+    expect(ssm.length).toBeGreaterThan(0);
+    for (const s of ssm) {
+      expect(list(s.Action)).toEqual(['ssm:GetParameter']);
+      expect(list(s.Resource).map(arn)).toEqual([REGISTRY_ARN]);
+    }
+    const kms = statements().filter((s) => list(s.Action).some((a) => a.startsWith('kms:')));
+    for (const s of kms) {
+      expect(list(s.Action)).toEqual(['kms:Decrypt']);
+      expect(arn(s.Condition?.StringEquals?.['kms:ViaService'])).toBe('ssm.${AWS::Region}.amazonaws.com');
+      expect(arn(s.Condition?.StringLike?.['kms:EncryptionContext:PARAMETER_ARN'])).toBe(REGISTRY_ARN);
+    }
+  });
+
+  it('the zip holds only functions/api.mjs: the ESM bundle bench/coldstart.ts builds, byte for byte', async () => {
+    const zipPath = join(outDir, 'volhook.zip');
+    expect(existsSync(zipPath)).toBe(true);
+    const entries = readZip(readFileSync(zipPath));
+    expect(entries.map((e) => e.name)).toEqual(['functions/api.mjs']);
+    const shipped = entries[0]!.read();
+    expect(shipped.toString('utf8', 0, 200)).toContain("import { createRequire } from 'node:module'");
+
+    const { entry, options } = esbuildOptionsFromServerless();
+    const benchBuild = await build({ ...options, entryPoints: [entry], outdir: join(outDir, 'bench'), write: false, logLevel: 'silent' });
+    expect(Buffer.compare(Buffer.from(benchBuild.outputFiles[0]!.contents), shipped)).toBe(0);
+  }, 60_000);
+});
