@@ -1,0 +1,90 @@
+/** Posting a batch to `POST /v1/clusters/{clusterId}/reconcile`, signed. */
+import { ErrorResponseSchema, ReconcileResponseSchema, sign, type Result } from '../contract/index.js';
+
+export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
+
+export interface BackendClientOptions {
+  apiUrl: string;
+  clusterId: string;
+  /** The current signing secret (it may rotate between calls). */
+  secret: () => string;
+  fetch: FetchLike;
+  timeoutMs: number;
+  /** Aborts every request (shutdown). */
+  signal?: AbortSignal;
+}
+
+/**
+ * No usable answer for the batch. `status` is the HTTP status when there was one; `kind`
+ * says why: the network, the timeout, an HTTP error, or a 2xx body that is not a response.
+ */
+export class BackendRequestError extends Error {
+  override readonly name = 'BackendRequestError';
+  constructor(
+    readonly kind: 'network' | 'timeout' | 'http' | 'response',
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export function reconcileUrl(apiUrl: string, clusterId: string): string {
+  return `${apiUrl.replace(/\/+$/, '')}/v1/clusters/${encodeURIComponent(clusterId)}/reconcile`;
+}
+
+/** Posts `items` and returns the results, or throws `BackendRequestError`. */
+export async function postReconcile(options: BackendClientOptions, items: readonly unknown[]): Promise<{ status: number; results: Result[] }> {
+  const body = JSON.stringify({ items });
+  const signals = [AbortSignal.timeout(options.timeoutMs)];
+  if (options.signal) signals.push(options.signal);
+  let response: Response;
+  let text: string;
+  try {
+    response = await options.fetch(reconcileUrl(options.apiUrl, options.clusterId), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...sign(body, options.secret()) },
+      body,
+      signal: AbortSignal.any(signals),
+    });
+    text = await response.text();
+  } catch (err) {
+    const name = err instanceof Error ? err.name : '';
+    if (name === 'TimeoutError') throw new BackendRequestError('timeout', `no answer within ${options.timeoutMs} ms`);
+    const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    throw new BackendRequestError('network', `${err instanceof Error ? err.message : String(err)}${cause}`);
+  }
+  if (!response.ok) {
+    const parsed = ErrorResponseSchema.safeParse(safeJson(text));
+    const detail = parsed.success ? `${parsed.data.error.code}: ${parsed.data.error.message}` : text.slice(0, 300);
+    throw new BackendRequestError('http', `HTTP ${response.status} ${detail}`, response.status);
+  }
+  const parsed = ReconcileResponseSchema.safeParse(safeJson(text));
+  if (!parsed.success) {
+    throw new BackendRequestError('response', `malformed response: ${parsed.error.message.slice(0, 300)}`, response.status);
+  }
+  return { status: response.status, results: parsed.data.results };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Pairs results with the keys sent, by position, checking each result's `key`; a result out
+ * of place is found by its key. Keys without a result map to undefined.
+ */
+export function matchResults(keys: readonly string[], results: readonly Result[]): Map<string, Result | undefined> {
+  const byKey = new Map<string, Result>();
+  for (const result of results) if (!byKey.has(result.key)) byKey.set(result.key, result);
+  const matched = new Map<string, Result | undefined>();
+  keys.forEach((key, index) => {
+    const positional = results[index];
+    matched.set(key, positional?.key === key ? positional : byKey.get(key));
+  });
+  return matched;
+}

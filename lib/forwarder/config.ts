@@ -1,0 +1,92 @@
+/** The forwarder's configuration: validated once at start, from the environment or in code. */
+import { z } from 'zod';
+import { EBS_DRIVER, MAX_ITEMS_PER_REQUEST } from '../contract/index.js';
+
+export const ForwarderConfigSchema = z
+  .object({
+    /** Backend base URL; requests go to `<apiUrl>/v1/clusters/<clusterId>/reconcile`. */
+    apiUrl: z.url({ protocol: /^https?$/ }),
+    clusterId: z.string().min(1),
+    /** A mounted Secret file holding the signing secret; re-read when it changes. */
+    secretFile: z.string().min(1).optional(),
+    /** The signing secret itself (local use). */
+    secret: z.string().min(1).optional(),
+    provisioner: z.string().min(1).default(EBS_DRIVER),
+    driver: z.string().min(1).default(EBS_DRIVER),
+    batchSize: z.number().int().min(1).max(MAX_ITEMS_PER_REQUEST).default(100),
+    /** Requests in flight at once. */
+    concurrency: z.number().int().min(1).max(256).default(4),
+    /** Every this often, re-offer every object of ours that is not settled. */
+    resyncSeconds: z.number().positive().default(300),
+    /** Health and metrics port (0: any free port). */
+    port: z.number().int().min(0).max(65_535).default(8080),
+    /** Listen address of the health server; default all interfaces. */
+    listenHost: z.string().min(1).optional(),
+    /** `none`: the backend applies writes itself (`writeBack: direct`); results' writes are ignored. */
+    writeBack: z.enum(['forwarder', 'none']).default('forwarder'),
+    /** A plain-http API server (local stack) instead of in-cluster / KUBECONFIG. */
+    kubeServer: z.url().optional(),
+    logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+    // Tuning, not from the environment: tests shorten these.
+    requestTimeoutMs: z.number().int().positive().default(25_000),
+    backoffInitialMs: z.number().int().positive().default(1_000),
+    backoffMaxMs: z.number().int().positive().default(5 * 60_000),
+    informerRestartMs: z.number().int().positive().default(2_000),
+    shutdownTimeoutMs: z.number().int().nonnegative().default(10_000),
+    secretPollMs: z.number().int().positive().default(5_000),
+  })
+  .refine((c) => (c.secret === undefined) !== (c.secretFile === undefined), {
+    message: 'exactly one of VOLHOOK_SECRET_FILE or VOLHOOK_SECRET must be set',
+    path: ['secretFile'],
+  });
+
+export type ForwarderConfig = z.infer<typeof ForwarderConfigSchema>;
+export type ForwarderConfigInput = z.input<typeof ForwarderConfigSchema>;
+
+/** The environment variable behind each setting. */
+export const ENV_VARS = {
+  apiUrl: 'VOLHOOK_API_URL',
+  clusterId: 'VOLHOOK_CLUSTER_ID',
+  secretFile: 'VOLHOOK_SECRET_FILE',
+  secret: 'VOLHOOK_SECRET',
+  provisioner: 'VOLHOOK_PROVISIONER',
+  driver: 'VOLHOOK_DRIVER',
+  batchSize: 'VOLHOOK_BATCH_SIZE',
+  concurrency: 'VOLHOOK_CONCURRENCY',
+  resyncSeconds: 'VOLHOOK_RESYNC_SECONDS',
+  port: 'VOLHOOK_PORT',
+  listenHost: 'VOLHOOK_LISTEN_HOST',
+  writeBack: 'VOLHOOK_WRITE_BACK',
+  kubeServer: 'VOLHOOK_KUBE_SERVER',
+  logLevel: 'VOLHOOK_LOG_LEVEL',
+} as const satisfies Partial<Record<keyof ForwarderConfig, string>>;
+
+const NUMERIC = new Set<string>(['batchSize', 'concurrency', 'resyncSeconds', 'port']);
+
+/** A setting that is missing or invalid; the message names the variable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function parseConfig(input: ForwarderConfigInput, names: Partial<Record<string, string>> = {}): ForwarderConfig {
+  const parsed = ForwarderConfigSchema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const given = input as Record<string, unknown>;
+  const problems = parsed.error.issues.map((issue) => {
+    const field = String(issue.path[0] ?? '');
+    const missing = issue.code === 'invalid_type' && field !== '' && given[field] === undefined;
+    return `${names[field] ?? (field || 'config')}: ${missing ? 'is required' : issue.message}`;
+  });
+  throw new ConfigError(`invalid forwarder configuration: ${problems.join('; ')}`);
+}
+
+/** Reads `VOLHOOK_*`; empty variables count as unset. Throws `ConfigError` naming the variable. */
+export function configFromEnv(env: Record<string, string | undefined>): ForwarderConfig {
+  const input: Record<string, unknown> = {};
+  for (const [field, name] of Object.entries(ENV_VARS)) {
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === '') continue;
+    input[field] = NUMERIC.has(field) ? (/^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw) : raw;
+  }
+  return parseConfig(input as ForwarderConfigInput, ENV_VARS);
+}

@@ -1,0 +1,54 @@
+/**
+ * Which objects are ours. Only these are watched into the queue and posted; everything else
+ * in the cluster (other provisioners' claims, in-tree volumes) is left alone.
+ */
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
+import { Annotations, Finalizers } from '../contract/index.js';
+
+export interface Ownership {
+  /** The provisioner name StorageClasses use (`ebs.csi.aws.com`). */
+  provisioner: string;
+  /** The CSI driver named in PVs and VolumeAttachments (`ebs.csi.aws.com`). */
+  driver: string;
+}
+
+/** The provisioner the PV controller assigned to a claim (either annotation key). */
+export function claimProvisioner(pvc: V1PersistentVolumeClaim): string | undefined {
+  const annotations = pvc.metadata?.annotations ?? {};
+  return annotations[Annotations.storageProvisioner] ?? annotations[Annotations.betaStorageProvisioner];
+}
+
+/** A claim that is ours to provision: assigned to our provisioner and not bound yet. */
+export function isOurClaim(pvc: V1PersistentVolumeClaim, ownership: Ownership): boolean {
+  return claimProvisioner(pvc) === ownership.provisioner && !pvc.spec?.volumeName;
+}
+
+/** A volume we provisioned, or one naming our driver (statically provisioned). */
+export function isOurVolume(pv: V1PersistentVolume, ownership: Ownership): boolean {
+  return (
+    pv.metadata?.annotations?.[Annotations.provisionedBy] === ownership.provisioner || pv.spec?.csi?.driver === ownership.driver
+  );
+}
+
+export function isOurAttachment(va: V1VolumeAttachment, ownership: Ownership): boolean {
+  return va.spec?.attacher === ownership.driver;
+}
+
+/**
+ * A PV with nothing left to do until something changes: Bound, not being deleted, and
+ * holding the provisioner finalizer when its policy is Delete. Resync skips these; any event
+ * on them still offers them.
+ */
+export function isSettledVolume(pv: V1PersistentVolume): boolean {
+  if (pv.metadata?.deletionTimestamp) return false;
+  if (pv.status?.phase !== 'Bound') return false;
+  const policy = pv.spec?.persistentVolumeReclaimPolicy ?? 'Delete';
+  return policy !== 'Delete' || (pv.metadata?.finalizers ?? []).includes(Finalizers.provisioner);
+}
+
+/** An attachment that is attached, not being deleted, and holds our finalizer. */
+export function isSettledAttachment(va: V1VolumeAttachment, ownership: Ownership): boolean {
+  if (va.metadata?.deletionTimestamp) return false;
+  if (va.status?.attached !== true) return false;
+  return (va.metadata?.finalizers ?? []).includes(Finalizers.attacher(ownership.driver));
+}

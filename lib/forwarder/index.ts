@@ -1,0 +1,26 @@
+export { startForwarder, type Forwarder, type ForwarderDeps } from './forwarder.js';
+export {
+  configFromEnv,
+  parseConfig,
+  ConfigError,
+  ENV_VARS,
+  ForwarderConfigSchema,
+  type ForwarderConfig,
+  type ForwarderConfigInput,
+} from './config.js';
+export { WorkQueue, backoffDelay, DEFAULT_BACKOFF, type Batch, type Completion, type WorkQueueOptions } from './queue.js';
+export {
+  buildClaimItem,
+  buildClaimDeletedItem,
+  buildVolumeItem,
+  buildAttachmentItem,
+  clusterZones,
+  nodeInfo,
+  parseItemKey,
+  type ClusterView,
+  type DeletedClaim,
+} from './items.js';
+export { isOurClaim, isOurVolume, isOurAttachment, type Ownership } from './filter.js';
+export { postReconcile, reconcileUrl, matchResults, BackendRequestError, type FetchLike } from './backend-client.js';
+export { createJsonLogger, silentLogger, type Logger } from './logger.js';
+export type { ForwarderMetrics } from './metrics.js';

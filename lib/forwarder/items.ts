@@ -1,0 +1,170 @@
+/**
+ * Building items from the caches, at send time: each item is one object plus the context the
+ * backend needs (its StorageClass, the selected Node and CSINode, whether the PV exists…),
+ * read the moment the batch goes out, so it is as fresh as the caches.
+ *
+ * Pure functions over a `ClusterView`; the forwarder backs the view with its informer caches,
+ * tests with plain arrays.
+ */
+import type {
+  V1CSINode,
+  V1Node,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1StorageClass,
+  V1VolumeAttachment,
+} from '@kubernetes/client-node';
+import {
+  Annotations,
+  TopologyKeys,
+  pvNameForClaim,
+  type ItemInput,
+  type NodeInfo,
+  type PersistentVolumeClaimDeletedItem,
+} from '../contract/index.js';
+
+/** Read access to what the forwarder knows of the cluster. */
+export interface ClusterView {
+  storageClass(name: string): V1StorageClass | undefined;
+  node(name: string): V1Node | undefined;
+  csiNode(name: string): V1CSINode | undefined;
+  pv(name: string): V1PersistentVolume | undefined;
+  /** Names of the VolumeAttachments whose `spec.source.persistentVolumeName` is `pvName`. */
+  attachmentsOf(pvName: string): string[];
+  /** The zones of the cluster's nodes (see `clusterZones`), for Immediate claims. */
+  zones(): string[];
+}
+
+/** What a deleted claim leaves behind for its `PersistentVolumeClaimDeleted` item. */
+export type DeletedClaim = Pick<PersistentVolumeClaimDeletedItem, 'uid' | 'namespace' | 'name'>;
+
+/** The claim's class: the old beta annotation wins over `spec.storageClassName`. */
+export function claimClassName(pvc: V1PersistentVolumeClaim): string | undefined {
+  return pvc.metadata?.annotations?.[Annotations.betaStorageClass] ?? pvc.spec?.storageClassName ?? undefined;
+}
+
+/** The zone of a Node, from the well-known label or the EBS driver's own. */
+export function nodeZone(node: V1Node): string | undefined {
+  const labels = node.metadata?.labels ?? {};
+  return labels[TopologyKeys.wellKnownZone] ?? labels[TopologyKeys.ebsZone];
+}
+
+/** The zones the cluster's nodes are in, sorted, each once. */
+export function clusterZones(nodes: readonly V1Node[]): string[] {
+  const zones = new Set<string>();
+  for (const node of nodes) {
+    const zone = nodeZone(node);
+    if (zone) zones.add(zone);
+  }
+  return [...zones].sort();
+}
+
+/** A Node's facts, with its CSINode entry for `driver` when there is one. */
+export function nodeInfo(node: V1Node, csiNode: V1CSINode | undefined, driver: string): NodeInfo {
+  const entry = csiNode?.spec?.drivers?.find((d) => d.name === driver);
+  const info: NodeInfo = {
+    name: node.metadata?.name ?? '',
+    labels: { ...(node.metadata?.labels ?? {}) },
+  };
+  if (node.spec?.providerID) info.providerID = node.spec.providerID;
+  if (entry?.nodeID) {
+    info.csiNode = { nodeID: entry.nodeID };
+    if (entry.topologyKeys) info.csiNode.topologyKeys = [...entry.topologyKeys];
+    if (entry.allocatable?.count !== undefined) info.csiNode.allocatableCount = entry.allocatable.count;
+  }
+  return info;
+}
+
+/**
+ * A plain-JSON copy: list results carry `Date`s where watch events carry strings, and the
+ * item must be the latter. `managedFields` is dropped — large, and of no use to the backend.
+ */
+export function plain<T>(object: T): T {
+  return JSON.parse(
+    JSON.stringify(object, (key, value: unknown) => (key === 'managedFields' ? undefined : value)),
+  ) as T;
+}
+
+export function buildClaimItem(pvc: V1PersistentVolumeClaim, view: ClusterView, driver: string): ItemInput {
+  const className = claimClassName(pvc);
+  const storageClass = className ? view.storageClass(className) : undefined;
+  const item: ItemInput = {
+    kind: 'PersistentVolumeClaim',
+    pvc: plain(pvc) as never,
+    storageClass: storageClass ? (plain(storageClass) as never) : null,
+    pvExists: view.pv(pvNameForClaim(pvc.metadata?.uid ?? '')) !== undefined,
+  };
+  const selected = pvc.metadata?.annotations?.[Annotations.selectedNode];
+  if (selected) {
+    // Node or CSINode gone: null, so the backend can hand the claim back to the scheduler.
+    const node = view.node(selected);
+    const csiNode = view.csiNode(selected);
+    item.selectedNode = node && csiNode ? nodeInfo(node, csiNode, driver) : null;
+  }
+  if (storageClass?.volumeBindingMode !== 'WaitForFirstConsumer') {
+    item.clusterZones = [...view.zones()];
+  }
+  return item;
+}
+
+export function buildClaimDeletedItem(claim: DeletedClaim, view: ClusterView): ItemInput {
+  return {
+    kind: 'PersistentVolumeClaimDeleted',
+    uid: claim.uid,
+    namespace: claim.namespace,
+    name: claim.name,
+    pvExists: view.pv(pvNameForClaim(claim.uid)) !== undefined,
+  };
+}
+
+export function buildVolumeItem(pv: V1PersistentVolume, view: ClusterView): ItemInput {
+  return {
+    kind: 'PersistentVolume',
+    pv: plain(pv) as never,
+    volumeAttachments: [...view.attachmentsOf(pv.metadata?.name ?? '')].sort(),
+  };
+}
+
+export function buildAttachmentItem(va: V1VolumeAttachment, view: ClusterView, driver: string): ItemInput {
+  const pvName = va.spec?.source?.persistentVolumeName;
+  const pv = pvName ? view.pv(pvName) : undefined;
+  const nodeName = va.spec?.nodeName ?? '';
+  const node = view.node(nodeName);
+  return {
+    kind: 'VolumeAttachment',
+    volumeAttachment: plain(va) as never,
+    pv: pv ? (plain(pv) as never) : null,
+    node: node ? nodeInfo(node, view.csiNode(nodeName), driver) : null,
+  };
+}
+
+/** A queue key taken apart: which cache holds its object. */
+export type ParsedKey =
+  | { kind: 'PersistentVolumeClaim'; namespace: string; name: string }
+  | { kind: 'PersistentVolume'; name: string }
+  | { kind: 'VolumeAttachment'; name: string }
+  | { kind: 'PersistentVolumeClaimDeleted'; uid: string };
+
+/** The inverse of `itemKey`; undefined for a key no item has. */
+export function parseItemKey(key: string): ParsedKey | undefined {
+  const [kind, ...rest] = key.split('/');
+  switch (kind) {
+    case 'PersistentVolumeClaim':
+      return rest.length === 2 ? { kind, namespace: rest[0] as string, name: rest[1] as string } : undefined;
+    case 'PersistentVolume':
+    case 'VolumeAttachment':
+      return rest.length === 1 ? { kind, name: rest[0] as string } : undefined;
+    case 'PersistentVolumeClaimDeleted':
+      return rest.length === 1 ? { kind, uid: rest[0] as string } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Keys, the same as `itemKey` would give for the items built from these objects. */
+export const keys = {
+  claim: (namespace: string, name: string) => `PersistentVolumeClaim/${namespace}/${name}`,
+  claimDeleted: (uid: string) => `PersistentVolumeClaimDeleted/${uid}`,
+  volume: (name: string) => `PersistentVolume/${name}`,
+  attachment: (name: string) => `VolumeAttachment/${name}`,
+};

@@ -1,0 +1,58 @@
+/** The forwarder's Prometheus metrics, on a registry of its own (several may share a process). */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface ForwarderMetrics {
+  registry: Registry;
+  queueDepth: Gauge;
+  requestsInFlight: Gauge;
+  outcomes: Counter<'kind' | 'outcome'>;
+  requestDuration: Histogram<'status'>;
+  writeFailures: Counter<'op'>;
+  informerRestarts: Counter<'resource'>;
+}
+
+export function createMetrics(options: { queueDepth: () => number; defaultMetrics?: boolean }): ForwarderMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'volhook_forwarder_' });
+  return {
+    registry,
+    queueDepth: new Gauge({
+      name: 'volhook_forwarder_queue_depth',
+      help: 'Objects queued for the backend, waiting or in flight',
+      registers: [registry],
+      collect() {
+        this.set(options.queueDepth());
+      },
+    }),
+    requestsInFlight: new Gauge({
+      name: 'volhook_forwarder_requests_in_flight',
+      help: 'Reconcile requests sent and not yet answered',
+      registers: [registry],
+    }),
+    outcomes: new Counter({
+      name: 'volhook_forwarder_outcomes_total',
+      help: 'Items by kind and outcome (done, requeue, failed from the backend; error when no usable answer)',
+      labelNames: ['kind', 'outcome'],
+      registers: [registry],
+    }),
+    requestDuration: new Histogram({
+      name: 'volhook_forwarder_request_duration_seconds',
+      help: 'Reconcile request latency by HTTP status (or "error" when there was no answer)',
+      labelNames: ['status'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25],
+      registers: [registry],
+    }),
+    writeFailures: new Counter({
+      name: 'volhook_forwarder_write_failures_total',
+      help: 'Kubernetes writes from results that could not be applied, by write op',
+      labelNames: ['op'],
+      registers: [registry],
+    }),
+    informerRestarts: new Counter({
+      name: 'volhook_forwarder_informer_restarts_total',
+      help: 'Informers restarted after a watch or list error',
+      labelNames: ['resource'],
+      registers: [registry],
+    }),
+  };
+}

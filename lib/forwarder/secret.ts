@@ -1,0 +1,52 @@
+/**
+ * The signing secret: from a mounted Secret file (re-read when it changes, so a rotated
+ * Secret is picked up without a restart) or from a value given directly (local use).
+ */
+import { readFile } from 'node:fs/promises';
+import { unwatchFile, watchFile, type Stats } from 'node:fs';
+import type { Logger } from './logger.js';
+
+export interface SecretSource {
+  current(): string;
+  /** Reads the file again now (e.g. after a 401). */
+  reload(): Promise<void>;
+  close(): void;
+}
+
+export async function openSecret(options: {
+  file?: string;
+  value?: string;
+  pollMs: number;
+  logger: Logger;
+}): Promise<SecretSource> {
+  if (options.value !== undefined) {
+    const value = options.value;
+    return { current: () => value, reload: async () => {}, close() {} };
+  }
+  const file = options.file;
+  if (!file) throw new Error('a secret file or value is required');
+  const read = async () => {
+    const text = (await readFile(file, 'utf8')).trim();
+    if (!text) throw new Error(`secret file ${file} is empty`);
+    return text;
+  };
+  let secret = await read();
+  const reload = async () => {
+    try {
+      const next = await read();
+      if (next !== secret) {
+        secret = next;
+        options.logger.info('signing secret reloaded', { file });
+      }
+    } catch (err) {
+      options.logger.error('cannot re-read the signing secret; keeping the previous one', { file, err });
+    }
+  };
+  // Polling stat (it follows the symlinks a Secret volume swaps on update); not persistent,
+  // so it never keeps the process alive.
+  const listener = (curr: Stats, prev: Stats) => {
+    if (curr.mtimeMs !== prev.mtimeMs || curr.ino !== prev.ino || curr.size !== prev.size) void reload();
+  };
+  watchFile(file, { interval: options.pollMs, persistent: false }, listener);
+  return { current: () => secret, reload, close: () => unwatchFile(file, listener) };
+}

@@ -1,0 +1,153 @@
+/**
+ * One batch's round trip: build the items from the caches, post them signed, apply each
+ * result's writes, and say how each key's turn ended. Never throws: whatever goes wrong
+ * becomes a completion, so no key is ever lost.
+ */
+import { ItemSchema, type ItemInput, type Result } from '../contract/index.js';
+import { applyWrites, WriteError, type KubeClients } from '../kube/index.js';
+import { BackendRequestError, matchResults, postReconcile, type FetchLike } from './backend-client.js';
+import type { ForwarderConfig } from './config.js';
+import type { DeletedClaim } from './items.js';
+import type { Logger } from './logger.js';
+import type { ForwarderMetrics } from './metrics.js';
+import type { Completion } from './queue.js';
+import type { SecretSource } from './secret.js';
+
+/** Writes applied concurrently within one batch's results. */
+const WRITE_CONCURRENCY = 8;
+
+export interface BatchSenderDeps {
+  config: Pick<ForwarderConfig, 'apiUrl' | 'clusterId' | 'requestTimeoutMs' | 'writeBack'>;
+  clients: KubeClients;
+  metrics: ForwarderMetrics;
+  logger: Logger;
+  secret: SecretSource;
+  fetch: FetchLike;
+  signal: AbortSignal;
+  /** The item for a key from the caches now; undefined when its object is gone or not ours. */
+  buildItem(key: string, payload: DeletedClaim | undefined): ItemInput | undefined;
+}
+
+export function createBatchSender(deps: BatchSenderDeps) {
+  const { config, metrics, logger } = deps;
+
+  return async function sendBatch(
+    keys: readonly string[],
+    payloads: ReadonlyMap<string, DeletedClaim>,
+  ): Promise<Map<string, Completion>> {
+    const completions = new Map<string, Completion>();
+    const sentKeys: string[] = [];
+    const items: ItemInput[] = [];
+    for (const key of keys) {
+      const item = deps.buildItem(key, payloads.get(key));
+      if (!item) {
+        completions.set(key, { type: 'forget' });
+        continue;
+      }
+      // One malformed object must not get the whole batch refused with a 400.
+      const checked = ItemSchema.safeParse(item);
+      if (!checked.success) {
+        logger.warn('object does not fit the contract; not sent, retried with backoff', {
+          key,
+          problem: checked.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`),
+        });
+        metrics.outcomes.inc({ kind: kindOf(key), outcome: 'invalid' });
+        completions.set(key, { type: 'error' });
+        continue;
+      }
+      sentKeys.push(key);
+      items.push(item);
+    }
+    if (items.length > 0) await send(sentKeys, items, completions);
+    return completions;
+  };
+
+  async function send(sentKeys: string[], items: ItemInput[], completions: Map<string, Completion>): Promise<void> {
+    metrics.requestsInFlight.inc();
+    const endTimer = metrics.requestDuration.startTimer();
+    let results: Result[];
+    try {
+      let status: number;
+      ({ status, results } = await postReconcile(
+        {
+          apiUrl: config.apiUrl,
+          clusterId: config.clusterId,
+          secret: deps.secret.current,
+          fetch: deps.fetch,
+          timeoutMs: config.requestTimeoutMs,
+          signal: deps.signal,
+        },
+        items,
+      ));
+      endTimer({ status: String(status) });
+    } catch (err) {
+      const status = err instanceof BackendRequestError ? err.status : undefined;
+      endTimer({ status: status === undefined ? 'error' : String(status) });
+      const fields = { items: items.length, err: err instanceof Error ? err.message : String(err), status };
+      if (status !== undefined && status >= 400 && status < 500) {
+        // The backend refused the whole request: a wrong secret, cluster id or URL. Nothing
+        // will get through until someone fixes it; the items wait with backoff.
+        logger.error('backend REFUSED the request; check VOLHOOK_CLUSTER_ID, the secret and VOLHOOK_API_URL', fields);
+        if (status === 401 || status === 403) void deps.secret.reload();
+      } else {
+        logger.warn('backend unavailable; items will be retried with backoff', fields);
+      }
+      for (const key of sentKeys) {
+        completions.set(key, { type: 'error' });
+        metrics.outcomes.inc({ kind: kindOf(key), outcome: 'error' });
+      }
+      return;
+    } finally {
+      metrics.requestsInFlight.dec();
+    }
+
+    const matched = matchResults(sentKeys, results);
+    await eachLimit(sentKeys, WRITE_CONCURRENCY, async (key) => {
+      const result = matched.get(key);
+      if (!result) {
+        logger.error('backend answered without a result for an item; retrying it', { key, results: results.length, items: sentKeys.length });
+        metrics.outcomes.inc({ kind: kindOf(key), outcome: 'error' });
+        completions.set(key, { type: 'error' });
+        return;
+      }
+      metrics.outcomes.inc({ kind: kindOf(key), outcome: result.outcome });
+      if (config.writeBack === 'forwarder' && result.writes.length > 0) {
+        try {
+          await applyWrites(deps.clients, result.writes);
+        } catch (err) {
+          metrics.writeFailures.inc({ op: err instanceof WriteError ? err.write.op : 'unknown' });
+          logger.warn('applying writes failed; item will be retried with backoff', { key, err: err instanceof Error ? err.message : String(err) });
+          completions.set(key, { type: 'error' });
+          return;
+        }
+      }
+      completions.set(key, completionOf(result));
+      if (result.outcome === 'failed') logger.warn('reconcile failed', { key, reason: result.reason, message: result.message });
+      else logger.debug('reconciled', { key, outcome: result.outcome, writes: result.writes.length });
+    });
+  }
+}
+
+/** How a backend result ends the key's turn (once its writes are applied). */
+export function completionOf(result: Result): Completion {
+  switch (result.outcome) {
+    case 'done':
+      return { type: 'done' };
+    case 'requeue':
+      return { type: 'requeue', afterMs: result.requeueAfterSeconds * 1000 };
+    case 'failed':
+      return result.requeueAfterSeconds === undefined ? { type: 'failed' } : { type: 'failed', afterMs: result.requeueAfterSeconds * 1000 };
+  }
+}
+
+function kindOf(key: string): string {
+  return key.slice(0, key.indexOf('/'));
+}
+
+async function eachLimit<T>(values: readonly T[], limit: number, fn: (value: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < values.length) await fn(values[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, values.length) }, worker));
+}

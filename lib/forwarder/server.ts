@@ -1,0 +1,52 @@
+/** Health and metrics: `/healthz` (alive), `/readyz` (caches synced), `/metrics` (Prometheus). */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface HealthServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startHealthServer(options: {
+  port: number;
+  host?: string;
+  ready: () => boolean;
+  registry: Registry;
+}): Promise<HealthServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    } else if (path === '/readyz') {
+      const ready = options.ready();
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ok\n' : 'informers not synced\n');
+    } else if (path === '/metrics') {
+      options.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': options.registry.contentType }).end(text),
+        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err)),
+      );
+    } else {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

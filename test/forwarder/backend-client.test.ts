@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { verify, type Result } from '../../lib/contract/index.js';
+import { BackendRequestError, matchResults, postReconcile, reconcileUrl, type FetchLike } from '../../lib/forwarder/backend-client.js';
+import { completionOf } from '../../lib/forwarder/sender.js';
+
+const done = (key: string): Result => ({ key, outcome: 'done', writes: [] });
+const options = (fetch: FetchLike) => ({ apiUrl: 'http://backend.test/', clusterId: 'c-1', secret: () => 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=', fetch, timeoutMs: 100 });
+const item = { kind: 'PersistentVolumeClaimDeleted', uid: 'u', namespace: 'ns', name: 'n', pvExists: false };
+
+describe('matchResults', () => {
+  it('results in order -> paired by position', () => {
+    expect([...matchResults(['a', 'b'], [done('a'), done('b')]).values()].map((r) => r?.key)).toEqual(['a', 'b']);
+  });
+
+  it('results out of order -> paired by key; a missing result -> undefined', () => {
+    const matched = matchResults(['a', 'b', 'c'], [done('b'), done('a')]);
+    expect(matched.get('a')?.key).toBe('a');
+    expect(matched.get('b')?.key).toBe('b');
+    expect(matched.get('c')).toBeUndefined();
+  });
+});
+
+describe('completionOf', () => {
+  it('done / requeue / failed -> done, requeue after ms, failed with or without a delay', () => {
+    expect(completionOf(done('a'))).toEqual({ type: 'done' });
+    expect(completionOf({ key: 'a', outcome: 'requeue', requeueAfterSeconds: 5, writes: [] })).toEqual({ type: 'requeue', afterMs: 5000 });
+    expect(completionOf({ key: 'a', outcome: 'failed', reason: 'R', message: 'm', writes: [] })).toEqual({ type: 'failed' });
+    expect(completionOf({ key: 'a', outcome: 'failed', reason: 'R', message: 'm', requeueAfterSeconds: 60, writes: [] })).toEqual({ type: 'failed', afterMs: 60_000 });
+  });
+});
+
+describe('postReconcile', () => {
+  it('a batch -> POST to /v1/clusters/<id>/reconcile, signed over the exact body', async () => {
+    let seen: { url: string; init: RequestInit } | undefined;
+    const { results } = await postReconcile(
+      options(async (url, init) => {
+        seen = { url, init };
+        return new Response(JSON.stringify({ results: [done('PersistentVolumeClaimDeleted/u')] }), { status: 200 });
+      }),
+      [item],
+    );
+    expect(results).toHaveLength(1);
+    expect(seen?.url).toBe('http://backend.test/v1/clusters/c-1/reconcile');
+    const headers = new Headers(seen?.init.headers);
+    expect(() => verify(headers, seen?.init.body as string, ['whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ='])).not.toThrow();
+    expect(JSON.parse(seen?.init.body as string)).toEqual({ items: [item] });
+    expect(reconcileUrl('https://x.example.com/prod', 'a b')).toBe('https://x.example.com/prod/v1/clusters/a%20b/reconcile');
+  });
+
+  it('no answer within the timeout -> BackendRequestError timeout', async () => {
+    const hang: FetchLike = (_url, init) => new Promise((_, reject) => init.signal?.addEventListener('abort', () => reject(init.signal?.reason)));
+    await expect(postReconcile(options(hang), [item])).rejects.toMatchObject({ kind: 'timeout' });
+  });
+
+  it('connection refused -> network; 503 -> http with the status and message; 200 with junk -> response', async () => {
+    const refused: FetchLike = async () => {
+      throw new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:9') });
+    };
+    await expect(postReconcile(options(refused), [item])).rejects.toMatchObject({ kind: 'network', message: expect.stringContaining('ECONNREFUSED') });
+    const unavailable: FetchLike = async () => new Response(JSON.stringify({ error: { code: 'Unavailable', message: 'try later' } }), { status: 503 });
+    const error = await postReconcile(options(unavailable), [item]).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(BackendRequestError);
+    expect(error).toMatchObject({ kind: 'http', status: 503, message: expect.stringContaining('Unavailable: try later') });
+    const junk: FetchLike = async () => new Response('{"results": "nope"}', { status: 200 });
+    await expect(postReconcile(options(junk), [item])).rejects.toMatchObject({ kind: 'response' });
+  });
+});

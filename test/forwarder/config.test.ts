@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { configFromEnv, ConfigError } from '../../lib/forwarder/config.js';
+
+const base = { VOLHOOK_API_URL: 'https://volhook.example.com', VOLHOOK_CLUSTER_ID: 'prod-1', VOLHOOK_SECRET_FILE: '/var/run/secrets/volhook/secret' };
+
+function problem(env: Record<string, string>): string {
+  try {
+    configFromEnv(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configFromEnv', () => {
+  it('only the required variables -> the documented defaults', () => {
+    expect(configFromEnv(base)).toMatchObject({
+      apiUrl: 'https://volhook.example.com',
+      clusterId: 'prod-1',
+      secretFile: '/var/run/secrets/volhook/secret',
+      provisioner: 'ebs.csi.aws.com',
+      driver: 'ebs.csi.aws.com',
+      batchSize: 100,
+      concurrency: 4,
+      resyncSeconds: 300,
+      port: 8080,
+      writeBack: 'forwarder',
+      requestTimeoutMs: 25_000,
+      backoffInitialMs: 1_000,
+      backoffMaxMs: 300_000,
+    });
+  });
+
+  it('every variable set -> parsed, numbers as numbers', () => {
+    const config = configFromEnv({
+      ...base,
+      VOLHOOK_SECRET_FILE: '',
+      VOLHOOK_SECRET: 'local-secret',
+      VOLHOOK_PROVISIONER: 'volhook.example.com',
+      VOLHOOK_DRIVER: 'ebs.csi.aws.com',
+      VOLHOOK_BATCH_SIZE: '500',
+      VOLHOOK_CONCURRENCY: '8',
+      VOLHOOK_RESYNC_SECONDS: '60',
+      VOLHOOK_PORT: '9090',
+      VOLHOOK_WRITE_BACK: 'none',
+      VOLHOOK_KUBE_SERVER: 'http://127.0.0.1:8001',
+    });
+    expect(config).toMatchObject({ secret: 'local-secret', batchSize: 500, concurrency: 8, resyncSeconds: 60, port: 9090, writeBack: 'none', kubeServer: 'http://127.0.0.1:8001' });
+    expect(config.secretFile).toBeUndefined();
+  });
+
+  it('bad values -> an error naming each variable', () => {
+    expect(problem({ ...base, VOLHOOK_BATCH_SIZE: '501' })).toContain('VOLHOOK_BATCH_SIZE');
+    expect(problem({ ...base, VOLHOOK_CONCURRENCY: 'many' })).toContain('VOLHOOK_CONCURRENCY');
+    expect(problem({ ...base, VOLHOOK_WRITE_BACK: 'direct' })).toContain('VOLHOOK_WRITE_BACK');
+    expect(problem({ ...base, VOLHOOK_API_URL: 'not a url' })).toContain('VOLHOOK_API_URL');
+    expect(problem({ VOLHOOK_SECRET: 'x' })).toMatch(/VOLHOOK_API_URL: is required.*VOLHOOK_CLUSTER_ID: is required/);
+  });
+
+  it('no secret, or both secret kinds -> refused', () => {
+    expect(problem({ VOLHOOK_API_URL: base.VOLHOOK_API_URL, VOLHOOK_CLUSTER_ID: 'c' })).toContain('VOLHOOK_SECRET');
+    expect(problem({ ...base, VOLHOOK_SECRET: 'both' })).toContain('exactly one of VOLHOOK_SECRET_FILE or VOLHOOK_SECRET');
+  });
+});

@@ -1,0 +1,332 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Finalizers, pvNameForClaim, type Item, type PersistentVolumeClaimItem } from '../../lib/contract/index.js';
+import { startForwarder, type Forwarder, type ForwarderConfigInput } from '../../lib/forwarder/index.js';
+import { silentLogger } from '../../lib/forwarder/logger.js';
+import { startKube, type KubeHarness } from '../kube/harness.js';
+import { newPv, pvcObject, vaObject } from '../kube/fixtures.js';
+import { done, eventually, startFakeBackend, type FakeBackend } from './fake-backend.js';
+
+const SECRET = 'test-secret-0123456789abcdef';
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+function testConfig(apiUrl: string, overrides: Partial<ForwarderConfigInput> = {}): ForwarderConfigInput {
+  return {
+    apiUrl,
+    clusterId: 'test-cluster',
+    secret: SECRET,
+    port: 0,
+    listenHost: '127.0.0.1',
+    resyncSeconds: 3600,
+    backoffInitialMs: 50,
+    backoffMaxMs: 400,
+    informerRestartMs: 100,
+    requestTimeoutMs: 2_000,
+    shutdownTimeoutMs: 1_000,
+    secretPollMs: 50,
+    ...overrides,
+  };
+}
+
+/** A cluster with one WFFC class, one node in eu-west-1a with its CSINode. */
+async function cluster(): Promise<KubeHarness> {
+  const kube = await startKube();
+  cleanups.push(() => kube.close());
+  const { store } = kube;
+  store.create('storageclasses', {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: 'gp3' },
+    provisioner: 'ebs.csi.aws.com',
+    parameters: { type: 'gp3' },
+    reclaimPolicy: 'Delete',
+    volumeBindingMode: 'WaitForFirstConsumer',
+  });
+  store.create('nodes', {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: 'n1', labels: { 'topology.kubernetes.io/zone': 'eu-west-1a' } },
+    spec: { providerID: 'aws:///eu-west-1a/i-0123456789abcdef0' },
+  });
+  store.create('csinodes', {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'CSINode',
+    metadata: { name: 'n1' },
+    spec: { drivers: [{ name: 'ebs.csi.aws.com', nodeID: 'i-0123456789abcdef0', allocatable: { count: 25 } }] },
+  });
+  return kube;
+}
+
+async function backend(secrets = [SECRET], port?: number): Promise<FakeBackend> {
+  const fake = await startFakeBackend({ secrets, ...(port ? { port } : {}) });
+  cleanups.push(() => fake.close());
+  return fake;
+}
+
+async function forwarder(kube: KubeHarness, config: ForwarderConfigInput): Promise<Forwarder> {
+  const fwd = await startForwarder(config, { kubeConfig: kube.kubeConfig, logger: silentLogger });
+  cleanups.push(() => fwd.stop());
+  return fwd;
+}
+
+const ourClaim = (name: string, extra: Record<string, string> = {}) =>
+  pvcObject(name, 'default', { 'volume.kubernetes.io/storage-provisioner': 'ebs.csi.aws.com', ...extra });
+
+const keysOf = (items: Item[]) => items.map((i) => ('pvc' in i ? `${i.kind}/${i.pvc.metadata.name}` : i.kind === 'PersistentVolumeClaimDeleted' ? `${i.kind}/${i.name}` : i.kind));
+
+describe('forwarder against the local Kubernetes API and a fake backend', () => {
+  it('a PVC of ours -> posted signed with its context; the result writes are applied (PV and Event created)', async () => {
+    const kube = await cluster();
+    const fake = await backend();
+    fake.answer = (items) => ({
+      results: items.map((item) =>
+        item.kind === 'PersistentVolumeClaim'
+          ? done(item, [
+              { op: 'createPersistentVolume', pv: newPv(pvNameForClaim(item.pvc.metadata.uid), { claimUid: item.pvc.metadata.uid }) },
+              {
+                op: 'createEvent',
+                involvedObject: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', name: item.pvc.metadata.name, namespace: 'default', uid: item.pvc.metadata.uid },
+                type: 'Normal',
+                reason: 'ProvisioningSucceeded',
+                message: 'Successfully provisioned volume',
+              },
+            ])
+          : done(item),
+      ),
+    });
+    kube.store.create('persistentvolumeclaims', pvcObject('not-ours', 'default', { 'volume.kubernetes.io/storage-provisioner': 'efs.csi.aws.com' }));
+    const pvc = kube.store.create('persistentvolumeclaims', ourClaim('data', { 'volume.kubernetes.io/selected-node': 'n1' }));
+    await forwarder(kube, testConfig(fake.url));
+
+    const pvName = pvNameForClaim(pvc.metadata.uid);
+    await eventually(() => kube.store.get('persistentvolumes', pvName), 5_000, 'the PV');
+    const item = fake.items.find((i): i is PersistentVolumeClaimItem => i.kind === 'PersistentVolumeClaim')!;
+    expect(item).toMatchObject({
+      pvc: { metadata: { name: 'data', uid: pvc.metadata.uid } },
+      storageClass: { metadata: { name: 'gp3' } },
+      selectedNode: { name: 'n1', providerID: 'aws:///eu-west-1a/i-0123456789abcdef0', csiNode: { nodeID: 'i-0123456789abcdef0', allocatableCount: 25 } },
+      pvExists: false,
+    });
+    expect(fake.refused).toBe(0);
+    await eventually(() => kube.store.list('events').items.some((e) => (e as { reason?: string }).reason === 'ProvisioningSucceeded'), 5_000, 'the Event');
+    // Then the forwarder sees the new PV (ours: provisioned-by) and posts it too; never the other claim.
+    await eventually(() => fake.items.some((i) => i.kind === 'PersistentVolume' && i.pv.metadata.name === pvName), 5_000, 'the PV item');
+    expect(keysOf(fake.items)).not.toContain('PersistentVolumeClaim/not-ours');
+  });
+
+  it('objects not ours (other provisioner, other driver, bound claim) -> never posted', async () => {
+    const kube = await cluster();
+    const fake = await backend();
+    kube.store.create('persistentvolumeclaims', pvcObject('efs', 'default', { 'volume.kubernetes.io/storage-provisioner': 'efs.csi.aws.com' }));
+    kube.store.create('persistentvolumeclaims', pvcObject('unannotated'));
+    kube.store.create('persistentvolumeclaims', { ...ourClaim('bound'), spec: { ...ourClaim('bound').spec, volumeName: 'pvc-elsewhere' } });
+    const foreign = newPv('pv-foreign');
+    foreign.metadata.annotations = { 'pv.kubernetes.io/provisioned-by': 'efs.csi.aws.com' };
+    foreign.spec.csi = { driver: 'efs.csi.aws.com', volumeHandle: 'fs-1' };
+    kube.store.create('persistentvolumes', foreign);
+    kube.store.create('volumeattachments', vaObject('csi-foreign', 'pv-foreign', 'n1', 'efs.csi.aws.com'));
+    kube.store.create('persistentvolumeclaims', ourClaim('marker')); // proves the forwarder is posting
+    const fwd = await forwarder(kube, testConfig(fake.url));
+    await eventually(() => fake.items.length > 0, 5_000, 'a post');
+    fwd.resync();
+    await eventually(() => fwd.queue.size === 0, 5_000, 'an empty queue');
+    expect(keysOf(fake.items)).toEqual(['PersistentVolumeClaim/marker', 'PersistentVolumeClaim/marker']);
+  });
+
+  it('a PVC of ours deleted before it got a PV -> PersistentVolumeClaimDeleted posted', async () => {
+    const kube = await cluster();
+    const fake = await backend();
+    // The backend is still creating the disk: requeue in a minute.
+    fake.answer = (items) => ({
+      results: items.map((item) =>
+        item.kind === 'PersistentVolumeClaim' ? { key: `PersistentVolumeClaim/default/${item.pvc.metadata.name}`, outcome: 'requeue', requeueAfterSeconds: 60, writes: [] } : done(item),
+      ),
+    });
+    const pvc = kube.store.create('persistentvolumeclaims', ourClaim('short-lived'));
+    await forwarder(kube, testConfig(fake.url));
+    await eventually(() => fake.items.length === 1, 5_000, 'the claim item');
+    kube.store.delete('persistentvolumeclaims', 'short-lived', 'default');
+    const deleted = await eventually(() => fake.items.find((i) => i.kind === 'PersistentVolumeClaimDeleted'), 5_000, 'the deleted item');
+    expect(deleted).toEqual({ kind: 'PersistentVolumeClaimDeleted', uid: pvc.metadata.uid, namespace: 'default', name: 'short-lived', pvExists: false });
+  });
+
+  it('backend answering 503, then refusing connections, then up -> the item is delivered later, nothing dropped', async () => {
+    const kube = await cluster();
+    const fake = await backend();
+    let failures = 0;
+    fake.answer = (items) => (failures++ < 2 ? { status: 503 } : { results: items.map((item) => done(item)) });
+    kube.store.create('persistentvolumeclaims', ourClaim('patient'));
+    const fwd = await forwarder(kube, testConfig(fake.url));
+    await eventually(() => fake.statuses.filter((s) => s === 503).length === 2, 5_000, 'two 503s');
+    const port = fake.port;
+    await fake.close(); // now: connection refused
+    await new Promise((r) => setTimeout(r, 300));
+    expect(fwd.queue.has('PersistentVolumeClaim/default/patient')).toBe(true);
+    const revived = await backend([SECRET], port);
+    await eventually(() => revived.items.length > 0, 5_000, 'delivery after the outage');
+    expect(keysOf(revived.items)).toEqual(['PersistentVolumeClaim/patient']);
+    await eventually(() => fwd.queue.size === 0, 5_000, 'an empty queue');
+    const metrics = await fwd.metrics.registry.getSingleMetricAsString('volhook_forwarder_outcomes_total');
+    expect(metrics).toMatch(/outcome="error"} [3-9]/);
+    expect(metrics).toContain('kind="PersistentVolumeClaim",outcome="done"} 1');
+  });
+
+  it('backend refuses the signature (401) -> items wait; rotated secret file is re-read -> delivered', async () => {
+    const kube = await cluster();
+    const fake = await backend(['rotated-secret-0123456789abcdef']);
+    const dir = await mkdtemp(join(tmpdir(), 'volhook-secret-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'secret');
+    await writeFile(file, `${SECRET}\n`);
+    kube.store.create('persistentvolumeclaims', ourClaim('rotating'));
+    const fwd = await forwarder(kube, testConfig(fake.url, { secret: undefined, secretFile: file }));
+    await eventually(() => fake.refused >= 2, 5_000, 'refusals');
+    expect(fwd.queue.has('PersistentVolumeClaim/default/rotating')).toBe(true);
+    await writeFile(file, 'rotated-secret-0123456789abcdef\n');
+    await eventually(() => fake.items.length > 0, 5_000, 'delivery with the new secret');
+  });
+
+  it('a write of a result fails -> the item is retried and its writes applied again', async () => {
+    const kube = await cluster();
+    const fake = await backend();
+    let answers = 0;
+    fake.answer = (items) => ({
+      results: items.map((item) =>
+        done(item, [
+          // The first answer asks for an invalid PV name (the API server refuses it).
+          { op: 'createPersistentVolume', pv: newPv(answers++ === 0 ? 'Invalid_Name' : 'pvc-retried') },
+        ]),
+      ),
+    });
+    kube.store.create('persistentvolumeclaims', ourClaim('retried'));
+    const fwd = await forwarder(kube, testConfig(fake.url));
+    await eventually(() => kube.store.get('persistentvolumes', 'pvc-retried'), 5_000, 'the PV on the retry');
+    expect(await fwd.metrics.registry.getSingleMetricAsString('volhook_forwarder_write_failures_total')).toContain('op="createPersistentVolume"} 1');
+  });
+
+  it('write-back none -> results are not applied', async () => {
+    const kube = await cluster();
+    const fake = await backend();
+    fake.answer = (items) => ({ results: items.map((item) => done(item, [{ op: 'createPersistentVolume', pv: newPv('pvc-not-written') }])) });
+    kube.store.create('persistentvolumeclaims', ourClaim('direct'));
+    const fwd = await forwarder(kube, testConfig(fake.url, { writeBack: 'none' }));
+    await eventually(() => fake.items.length > 0 && fwd.queue.size === 0, 5_000, 'the round trip');
+    expect(kube.store.get('persistentvolumes', 'pvc-not-written')).toBeUndefined();
+  });
+
+  it('a VolumeAttachment of ours -> posted with its PV and node; the PV lists it; status and finalizers applied', async () => {
+    const kube = await cluster();
+    const fake = await backend();
+    fake.answer = (items) => ({
+      results: items.map((item) =>
+        item.kind === 'VolumeAttachment'
+          ? done(item, [
+              { op: 'addFinalizer', target: { kind: 'VolumeAttachment', name: item.volumeAttachment.metadata.name }, finalizer: Finalizers.attacher('ebs.csi.aws.com') },
+              { op: 'updateVolumeAttachmentStatus', name: item.volumeAttachment.metadata.name, status: { attached: true, attachmentMetadata: { devicePath: '/dev/xvdaa' } } },
+            ])
+          : done(item),
+      ),
+    });
+    kube.store.create('persistentvolumes', newPv('pvc-attached'));
+    kube.store.create('volumeattachments', vaObject('csi-1', 'pvc-attached', 'n1'));
+    await forwarder(kube, testConfig(fake.url));
+    await eventually(() => (kube.store.get('volumeattachments', 'csi-1')?.status as { attached?: boolean })?.attached === true, 5_000, 'attached');
+    const vaItem = fake.items.find((i) => i.kind === 'VolumeAttachment');
+    expect(vaItem).toMatchObject({ pv: { metadata: { name: 'pvc-attached' } }, node: { name: 'n1', csiNode: { nodeID: 'i-0123456789abcdef0' } } });
+    expect(fake.items.find((i) => i.kind === 'PersistentVolume')).toMatchObject({ volumeAttachments: ['csi-1'] });
+    expect(kube.store.get('volumeattachments', 'csi-1')?.metadata.finalizers).toEqual(['external-attacher/ebs-csi-aws-com']);
+  });
+
+  it('the selected node gets its CSINode -> the waiting claim is offered again with the new context', async () => {
+    const kube = await cluster();
+    const fake = await backend();
+    fake.answer = (items) => ({ results: items.map((item) => ({ key: `PersistentVolumeClaim/default/${(item as PersistentVolumeClaimItem).pvc.metadata.name}`, outcome: 'failed', reason: 'NodeGone', message: 'no CSINode', requeueAfterSeconds: 3600, writes: [] })) });
+    kube.store.create('persistentvolumeclaims', ourClaim('waiting', { 'volume.kubernetes.io/selected-node': 'n2' }));
+    await forwarder(kube, testConfig(fake.url));
+    await eventually(() => fake.items.length === 1, 5_000, 'first post');
+    expect(fake.items[0]).toMatchObject({ selectedNode: null });
+    kube.store.create('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n2', labels: { 'topology.kubernetes.io/zone': 'eu-west-1b' } } });
+    kube.store.create('csinodes', { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: 'n2' }, spec: { drivers: [{ name: 'ebs.csi.aws.com', nodeID: 'i-0bbb' }] } });
+    // The failed claim would wait an hour; the change of its node cuts that short.
+    await eventually(() => fake.items.some((i) => i.kind === 'PersistentVolumeClaim' && i.selectedNode?.name === 'n2'), 5_000, 'the re-offer');
+  });
+
+  it('the Kubernetes API goes away; meanwhile a claim is deleted and its watch history expires -> reconnect, 410, relist: deleted and new claims posted', async () => {
+    const kube = await startKube({ store: { historyLimit: 5 } });
+    cleanups.push(() => kube.close());
+    const fake = await backend();
+    fake.answer = (items) => ({
+      results: items.map((item) =>
+        item.kind === 'PersistentVolumeClaim' ? { key: `PersistentVolumeClaim/default/${item.pvc.metadata.name}`, outcome: 'requeue', requeueAfterSeconds: 3600, writes: [] } : done(item),
+      ),
+    });
+    const gone = kube.store.create('persistentvolumeclaims', ourClaim('gone-while-away'));
+    const fwd = await forwarder(kube, testConfig(fake.url));
+    await eventually(() => fake.items.length === 1, 5_000, 'first post');
+    const port = Number(new URL(kube.url).port);
+    await kube.close();
+    // While the forwarder cannot watch: the claim goes, and more changes than the history keeps.
+    kube.store.delete('persistentvolumeclaims', 'gone-while-away', 'default');
+    for (let i = 0; i < 10; i++) kube.store.create('persistentvolumeclaims', pvcObject(`churn-${i}`));
+    kube.store.create('persistentvolumeclaims', ourClaim('after'));
+    await new Promise((r) => setTimeout(r, 300));
+    const { startKubeApiServer } = await import('../../lib/local/kube/index.js');
+    const seen: string[] = [];
+    const server = await startKubeApiServer({ store: kube.store, port, host: '127.0.0.1', onRequest: (r) => seen.push(`${r.method} ${r.url}`) });
+    cleanups.push(() => server.close());
+    await eventually(() => keysOf(fake.items).includes('PersistentVolumeClaim/after'), 5_000, 'the new claim after reconnect');
+    await eventually(() => fake.items.find((i) => i.kind === 'PersistentVolumeClaimDeleted'), 5_000, 'the claim deleted while away');
+    expect(fake.items.find((i) => i.kind === 'PersistentVolumeClaimDeleted')).toMatchObject({ uid: gone.metadata.uid, name: 'gone-while-away' });
+    // The resumed watch got 410 Expired (logged when the server ended it), then a fresh list.
+    expect(seen).toContain('GET /api/v1/persistentvolumeclaims');
+    expect(await fwd.metrics.registry.getSingleMetricAsString('volhook_forwarder_informer_restarts_total')).toMatch(/resource="persistentvolumeclaims"} [1-9]/);
+  });
+
+  it('/healthz, /readyz and /metrics answer', async () => {
+    const kube = await cluster();
+    const fake = await backend();
+    const fwd = await forwarder(kube, testConfig(fake.url));
+    const base = `http://127.0.0.1:${fwd.port}`;
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    await eventually(async () => (await fetch(`${base}/readyz`)).status === 200, 5_000, 'ready');
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    for (const name of [
+      'volhook_forwarder_queue_depth',
+      'volhook_forwarder_requests_in_flight',
+      'volhook_forwarder_outcomes_total',
+      'volhook_forwarder_request_duration_seconds',
+      'volhook_forwarder_write_failures_total',
+    ]) {
+      expect(metrics).toContain(`# TYPE ${name}`);
+    }
+    expect((await fetch(`${base}/nope`)).status).toBe(404);
+  });
+
+  it('caches not synced (API unreachable) -> /readyz 503 and nothing is posted; stop still returns', async () => {
+    const fake = await backend();
+    const port = await freePort();
+    const { kubeConfigFor } = await import('../../lib/kube/index.js');
+    const fwd = await startForwarder(testConfig(fake.url), { kubeConfig: kubeConfigFor({ server: `http://127.0.0.1:${port}` }), logger: silentLogger });
+    const res = await fetch(`http://127.0.0.1:${fwd.port}/readyz`);
+    expect(res.status).toBe(503);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(fake.statuses).toEqual([]);
+    await fwd.stop();
+  });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
