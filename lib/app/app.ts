@@ -6,6 +6,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import {
+  MAX_REQUEST_BYTES,
   ReconcileRequestSchema,
   SignatureError,
   verify,
@@ -20,7 +21,7 @@ import { ClusterIdSchema, RegistrationError, type ClusterRegistration, type Clus
 import { ApiError, describeIssues } from './errors.js';
 
 /** Larger bodies are refused with 413 before they are read in full. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_BODY_BYTES = MAX_REQUEST_BYTES;
 /** API Gateway cuts a request at 30 s; EC2 work stops here so the answer always gets out. */
 export const RECONCILE_BUDGET_MS = 20_000;
 

@@ -70,6 +70,9 @@ export type ItemInput = z.input<typeof ItemSchema>;
 /** Upper bound on items in one request; the forwarder's batch size must not exceed it. */
 export const MAX_ITEMS_PER_REQUEST = 500;
 
+/** Upper bound on a request body; the forwarder splits batches to stay under it. */
+export const MAX_REQUEST_BYTES = 1024 * 1024;
+
 export const ReconcileRequestSchema = z.object({
   items: z.array(ItemSchema).min(1).max(MAX_ITEMS_PER_REQUEST),
 });

@@ -24,3 +24,4 @@ export { isOurClaim, isOurVolume, isOurAttachment, type Ownership } from './filt
 export { postReconcile, reconcileUrl, matchResults, BackendRequestError, type FetchLike } from './backend-client.js';
 export { createJsonLogger, silentLogger, type Logger } from './logger.js';
 export type { ForwarderMetrics } from './metrics.js';
+export { chunkBySize } from './sender.js';

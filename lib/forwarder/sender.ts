@@ -3,7 +3,7 @@
  * result's writes, and say how each key's turn ended. Never throws: whatever goes wrong
  * becomes a completion, so no key is ever lost.
  */
-import { ItemSchema, type ItemInput, type Result } from '../contract/index.js';
+import { ItemSchema, MAX_REQUEST_BYTES, type ItemInput, type Result } from '../contract/index.js';
 import { applyWrites, WriteError, type KubeClients } from '../kube/index.js';
 import { BackendRequestError, matchResults, postReconcile, type FetchLike } from './backend-client.js';
 import type { ForwarderConfig } from './config.js';
@@ -58,7 +58,16 @@ export function createBatchSender(deps: BatchSenderDeps) {
       sentKeys.push(key);
       items.push(item);
     }
-    if (items.length > 0) await send(sentKeys, items, completions);
+    const { chunks, oversized } = chunkBySize(items, MAX_REQUEST_BYTES);
+    for (const i of oversized) {
+      const key = sentKeys[i] as string;
+      logger.error('object is too large for one request; not sent, retried with backoff', { key });
+      metrics.outcomes.inc({ kind: kindOf(key), outcome: 'invalid' });
+      completions.set(key, { type: 'error' });
+    }
+    for (const chunk of chunks) {
+      await send(chunk.map((i) => sentKeys[i] as string), chunk.map((i) => items[i] as ItemInput), completions);
+    }
     return completions;
   };
 
@@ -126,6 +135,36 @@ export function createBatchSender(deps: BatchSenderDeps) {
       else logger.debug('reconciled', { key, outcome: result.outcome, writes: result.writes.length });
     });
   }
+}
+
+/**
+ * Splits items (by index) into requests whose body stays within `maxBytes`, so a batch of
+ * large objects is sent as several requests instead of being refused whole with a 413. An
+ * item that alone exceeds the limit can never be sent and is returned in `oversized`.
+ */
+export function chunkBySize(items: readonly unknown[], maxBytes: number): { chunks: number[][]; oversized: number[] } {
+  const envelope = Buffer.byteLength('{"items":[]}');
+  const chunks: number[][] = [];
+  const oversized: number[] = [];
+  let current: number[] = [];
+  let size = envelope;
+  items.forEach((item, i) => {
+    const itemSize = Buffer.byteLength(JSON.stringify(item));
+    if (envelope + itemSize > maxBytes) {
+      oversized.push(i);
+      return;
+    }
+    const separator = current.length > 0 ? 1 : 0;
+    if (size + separator + itemSize > maxBytes) {
+      chunks.push(current);
+      current = [];
+      size = envelope;
+    }
+    size += (current.length > 0 ? 1 : 0) + itemSize;
+    current.push(i);
+  });
+  if (current.length > 0) chunks.push(current);
+  return { chunks, oversized };
 }
 
 /** How a backend result ends the key's turn (once its writes are applied). */
