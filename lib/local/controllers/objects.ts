@@ -99,6 +99,11 @@ export interface Node extends KubeObject {
   status?: { conditions?: Array<{ type?: string; status?: string }>; [field: string]: unknown };
 }
 
+/** The node's CSI drivers; `allocatable.count` is how many of the driver's volumes it can attach. */
+export interface CSINode extends KubeObject {
+  spec?: { drivers?: Array<{ name: string; nodeID?: string; allocatable?: { count?: number } }> };
+}
+
 export interface VolumeAttachment extends KubeObject {
   spec: {
     attacher?: string;

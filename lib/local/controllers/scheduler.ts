@@ -10,7 +10,7 @@ import { EventRecorder } from './events.js';
 import { Informers } from './informers.js';
 import { KeyIndex } from './key-index.js';
 import { ANN, isTerminated, objectKey, podClaimNames, setAnnotation, splitKey } from './objects.js';
-import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from './objects.js';
+import type { CSINode, Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from './objects.js';
 import { resolveOptions } from './options.js';
 import type { ControllerOptions } from './options.js';
 import { needsScheduling, schedulePod } from './scheduling.js';
@@ -33,6 +33,40 @@ export function startScheduler(store: ObjectStore, options?: ControllerOptions, 
     else waiting.remove(key);
   };
 
+  /**
+   * Pods and volumes per node, counting pods that only have a node in their claims'
+   * `selected-node` as the real scheduler counts pods it has assumed: otherwise a burst of
+   * WaitForFirstConsumer pods would all land on the same, emptiest-looking node.
+   */
+  function nodeLoad(exceptKey: string) {
+    const podsPerNode = new Map<string, number>();
+    const volumesPerNode = new Map<string, number>();
+    for (const other of informers.list<Pod>('pods')) {
+      if (isTerminated(other) || objectKey(other) === exceptKey) continue;
+      const claimNames = podClaimNames(other);
+      const node =
+        other.spec?.nodeName ??
+        claimNames
+          .map((c) => informers.get<PersistentVolumeClaim>('persistentvolumeclaims', c, other.metadata.namespace))
+          .map((claim) => claim?.metadata.annotations?.[ANN.selectedNode])
+          .find((selected) => selected !== undefined);
+      if (!node) continue;
+      podsPerNode.set(node, (podsPerNode.get(node) ?? 0) + 1);
+      volumesPerNode.set(node, (volumesPerNode.get(node) ?? 0) + claimNames.length);
+    }
+    return { podsPerNode, volumesPerNode };
+  }
+
+  /** The driver's attachment limit per node, from CSINode `allocatable.count`. */
+  function volumeLimits(): Map<string, number> {
+    const limits = new Map<string, number>();
+    for (const csiNode of informers.list<CSINode>('csinodes')) {
+      const count = csiNode.spec?.drivers?.find((d) => d.name === opts.driver)?.allocatable?.count;
+      if (count !== undefined) limits.set(csiNode.metadata.name, count);
+    }
+    return limits;
+  }
+
   function sync(key: string): void {
     const { namespace, name } = splitKey(key);
     const pod = informers.get<Pod>('pods', name, namespace);
@@ -45,19 +79,14 @@ export function startScheduler(store: ObjectStore, options?: ControllerOptions, 
     for (const claimName of podClaimNames(pod)) {
       claims.set(claimName, informers.get<PersistentVolumeClaim>('persistentvolumeclaims', claimName, namespace));
     }
-    const podsPerNode = new Map<string, number>();
-    for (const other of informers.list<Pod>('pods')) {
-      const node = other.spec?.nodeName;
-      if (node && !isTerminated(other)) podsPerNode.set(node, (podsPerNode.get(node) ?? 0) + 1);
-    }
-
     const decision = schedulePod({
       pod,
       claims,
       volumes: informers.list<PersistentVolume>('persistentvolumes'),
       classes: informers.list<StorageClass>('storageclasses'),
       nodes: informers.list<Node>('nodes'),
-      podsPerNode,
+      ...nodeLoad(key),
+      volumeLimits: volumeLimits(),
     });
     switch (decision.action) {
       case 'wait':

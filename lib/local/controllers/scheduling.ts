@@ -17,8 +17,15 @@ export interface SchedulingInput {
   volumes: readonly PersistentVolume[];
   classes: readonly StorageClass[];
   nodes: readonly Node[];
-  /** Unfinished pods already placed, per node name; the pod goes where there are fewest. */
+  /**
+   * Unfinished pods placed or assumed on each node (assumed: one of their claims names the
+   * node in `selected-node`), the pod being scheduled excluded; it goes where there are fewest.
+   */
   podsPerNode: ReadonlyMap<string, number>;
+  /** Volumes of the pods counted in `podsPerNode`, per node. */
+  volumesPerNode?: ReadonlyMap<string, number>;
+  /** CSINode `allocatable.count` of the driver, per node: the node's attachment limit. */
+  volumeLimits?: ReadonlyMap<string, number>;
 }
 
 export type SchedulingDecision =
@@ -113,6 +120,9 @@ function whyNot(
   if (!ready) return 'node(s) were not ready';
   if (node.spec?.unschedulable) return 'node(s) were unschedulable';
   if (!podFitsNode(input.pod, info)) return "node(s) didn't match Pod's node affinity/selector";
+  const limit = input.volumeLimits?.get(node.metadata.name);
+  const used = input.volumesPerNode?.get(node.metadata.name) ?? 0;
+  if (limit !== undefined && used + podClaimNames(input.pod).length > limit) return 'node(s) exceed max volume count';
   if (!bound.every((v) => volumeFitsNode(v, info))) return 'node(s) had volume node affinity conflict';
   const reachable = delayed.every(
     ({ claim, storageClass }) =>

@@ -17,11 +17,17 @@ async function imageId(ec2: EC2Client): Promise<string> {
   }
 }
 
-export async function launchNodeInstances(ec2: EC2Client, clusterId: string, zones: string[]): Promise<LocalNode[]> {
+export async function launchNodeInstances(
+  ec2: EC2Client,
+  clusterId: string,
+  zones: string[],
+  nodesPerZone = 1,
+): Promise<LocalNode[]> {
   const image = await imageId(ec2);
+  const slots = zones.flatMap((zone, z) => Array.from({ length: nodesPerZone }, (_, k) => ({ zone, z, k })));
   return Promise.all(
-    zones.map(async (zone, i) => {
-      const name = `ip-10-0-${i + 1}-10.ec2.internal`;
+    slots.map(async ({ zone, z, k }) => {
+      const name = `ip-10-0-${z + 1}-${10 + k}.ec2.internal`;
       const { Instances } = await ec2.send(
         new RunInstancesCommand({
           ImageId: image,

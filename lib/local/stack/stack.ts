@@ -26,6 +26,8 @@ export interface LocalStackOptions {
   ports?: Partial<Record<keyof typeof DEFAULT_PORTS, number>>;
   region?: string;
   zones?: string[];
+  /** Nodes (EC2 instances) in each zone; each attaches at most 26 volumes. Default 1. */
+  nodesPerZone?: number;
   clusterId?: string;
   /** Use this EC2 endpoint (e.g. moto) instead of starting the simulator. */
   ec2Endpoint?: string;
@@ -92,7 +94,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       maxAttempts: 10,
     });
     cleanups.push(async () => ec2.destroy());
-    const nodes = await launchNodeInstances(ec2, clusterId, zones);
+    const nodes = await launchNodeInstances(ec2, clusterId, zones, options.nodesPerZone);
 
     // Kubernetes: the API, the cluster's objects, the controllers.
     const store = createObjectStore({ storageObjectInUseProtection: true });

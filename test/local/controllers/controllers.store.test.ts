@@ -192,6 +192,28 @@ describe('scheduler, attach/detach controller and kubelet over the store', () =>
     expect(['node-b', 'node-c']).toContain(second);
   });
 
+  it('a burst of WaitForFirstConsumer pods -> spread over the nodes, none past its CSINode volume limit', async () => {
+    for (const name of ['node-b', 'node-c']) {
+      store.create('csinodes', {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'CSINode',
+        metadata: { name },
+        spec: { drivers: [{ name: DRIVER, nodeID: `i-${name}`, allocatable: { count: 3 } }] },
+      });
+    }
+    const names = Array.from({ length: 6 }, (_, i) => `data-${i}`);
+    for (const name of names) {
+      store.create('persistentvolumeclaims', forCreate(claim(name, { className: 'wffc' })));
+      store.create('pods', forCreate(pod(`app-${name}`, { claims: [name] })));
+    }
+    const selected = await until(() => {
+      const all = names.map((n) => getClaim(n)?.metadata.annotations?.[SELECTED]);
+      return all.every(Boolean) && all;
+    }, 'every claim given a node');
+    expect(selected.filter((n) => n === 'node-b')).toHaveLength(3);
+    expect(selected.filter((n) => n === 'node-c')).toHaveLength(3);
+  });
+
   it('no node in the allowed zone -> one FailedScheduling warning, pod stays unplaced', async () => {
     store.create('storageclasses', forCreate(storageClass('zone-z', { waitForFirstConsumer: true, zones: ['us-east-1z'] })));
     store.create('persistentvolumeclaims', forCreate(claim('data', { className: 'zone-z' })));

@@ -37,6 +37,23 @@ describe('schedulePod', () => {
     expect(decision).toEqual({ action: 'bind', node: 'node-b' });
   });
 
+  it('node at its volume limit -> skipped for a pod with a volume', () => {
+    const decision = schedulePod(
+      input([claim('c', { className: 'wffc' })], {
+        volumesPerNode: new Map([['node-b', 26]]),
+        volumeLimits: new Map([['node-b', 26], ['node-c', 26]]),
+        podsPerNode: new Map([['node-b', 0], ['node-c', 9]]),
+      }),
+    );
+    expect(decision).toEqual({ action: 'selectNode', node: 'node-c', claims: ['c'] });
+  });
+
+  it('every node at its volume limit -> unschedulable, saying why', () => {
+    const full = new Map(nodes.map((n) => [n.metadata.name, 2]));
+    const decision = schedulePod(input([claim('c', { className: 'wffc' })], { volumesPerNode: full, volumeLimits: full }));
+    expect(decision).toMatchObject({ action: 'unschedulable', message: expect.stringContaining('3 node(s) exceed max volume count') });
+  });
+
   it('not ready and cordoned nodes -> skipped', () => {
     const decision = schedulePod(
       input([], { nodes: [node('node-a', { ready: false }), node('node-b', { unschedulable: true }), node('node-c')] }),
