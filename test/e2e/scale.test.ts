@@ -1,7 +1,7 @@
 /** End to end, at scale: fifty claims and their pods at once, over the local stack with the EC2 simulator. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { provisionedVolumes, tagsOf, TagKeys } from './support/ec2.js';
-import { createPod, createStorageClass, DRIVER, listAttachments, listClaims } from './support/kube.js';
+import { createClaim, createNamespace, createPod, createStorageClass, DRIVER, listAttachments, listClaims } from './support/kube.js';
 import { manyClaims, resultLog, type ScenarioContext } from './support/scenarios.js';
 import { startE2eStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
@@ -11,7 +11,8 @@ let ctx: ScenarioContext;
 
 beforeAll(async () => {
   const log = resultLog();
-  stack = await startE2eStack({ onResult: log.onResult });
+  // Two nodes per zone: 6 × 26 attachment slots hold both tests' 90 pods.
+  stack = await startE2eStack({ onResult: log.onResult, nodesPerZone: 2 });
   ctx = { kube: stack.kube, ec2: stack.ec2, clusterId: stack.clusterId, nodes: stack.nodes, results: log.results };
   await createStorageClass(stack.kube, {
     metadata: { name: 'gp3-immediate' },
@@ -23,12 +24,9 @@ beforeAll(async () => {
 afterAll(async () => stack?.stop());
 
 describe('fifty claims at once', () => {
-  // Immediate binding, and pods afterwards: the local scheduler puts every pod of a burst of
-  // WaitForFirstConsumer claims on one node, past its 26 attachment slots (it counts neither
-  // the pods whose claims it already gave a node nor CSINode allocatable), so the pods here
-  // follow disks already spread over the zones by the claim-uid hash. 40 pods,
-  // not 50: with one node per zone, 50 would overfill a node's 26 slots in ~0.6% of runs
-  // (binomial tail), 40 in about one run in a million.
+  // Pods after the claims: disks are already spread over the zones by the claim-uid hash,
+  // and the pods follow them. 40 pods, not 50, so that no zone's 52 slots can overflow
+  // whatever the hash does.
   it('50 PVCs on an Immediate class created together, then 40 pods -> all Bound, exactly 50 disks, 40 attached, pods Running', async () => {
     const ns = 'fifty';
     await manyClaims(ctx, ns, 'gp3-immediate', 50);
@@ -60,4 +58,35 @@ describe('fifty claims at once', () => {
     expect(attachments.length).toBe(40);
     expect(attachments.filter((va) => va.status?.attached !== true)).toEqual([]);
   }, 180_000);
+
+  // WaitForFirstConsumer: the scheduler places each pod first (within every node's CSINode
+  // volume limit), and each disk is made in its pod's zone.
+  it('50 WaitForFirstConsumer PVCs and 50 pods created together -> all Bound, exactly 50 disks, each attached in its pod zone, pods Running', async () => {
+    const ns = 'fifty-wffc';
+    await createNamespace(stack.kube, ns);
+    const names = Array.from({ length: 50 }, (_, i) => `claim-${String(i).padStart(2, '0')}`);
+    await Promise.all(
+      names.map(async (name) => {
+        await createClaim(stack.kube, ns, name, { storageClassName: 'gp3', size: '4Gi' });
+        await createPod(stack.kube, ns, `user-${name}`, [name]);
+      }),
+    );
+    const pods = await waitFor(
+      async () => (await stack.kube.core.listNamespacedPod({ namespace: ns })).items,
+      (ps) => ps.length === 50 && ps.every((p) => p.status?.phase === 'Running'),
+      { what: '50 pods Running', timeoutMs: 150_000, report: (ps) => ps.map((p) => `${p.metadata?.name}:${p.spec?.nodeName}:${p.status?.phase}`) },
+    );
+    const claims = await listClaims(stack.kube, ns);
+    expect(claims.filter((c) => c.status?.phase !== 'Bound')).toEqual([]);
+    const disks = (await provisionedVolumes(stack.ec2, stack.clusterId)).filter((v) => tagsOf(v)[TagKeys.pvcNamespace] === ns);
+    expect(disks.length).toBe(50);
+    const zoneOfNode = new Map(stack.nodes.map((n) => [n.name, n.zone]));
+    const diskOfPv = new Map(disks.map((d) => [tagsOf(d)[TagKeys.pvName], d]));
+    for (const pod of pods) {
+      const claimName = pod.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName;
+      const disk = diskOfPv.get(claims.find((c) => c.metadata?.name === claimName)?.spec?.volumeName ?? '');
+      expect(disk?.State, `disk of ${claimName}`).toBe('in-use');
+      expect(disk?.AvailabilityZone, `zone of the disk of ${claimName}`).toBe(zoneOfNode.get(pod.spec?.nodeName ?? ''));
+    }
+  }, 200_000);
 });
