@@ -1,0 +1,111 @@
+/** The command line of `npm run bench`, parsed and checked once. */
+import { parseArgs } from 'node:util';
+import { WHAT_IFS, type WhatIf } from './what-if.js';
+
+export type Scenario = 'a' | 'b' | 'c';
+export const SCENARIOS: readonly Scenario[] = ['a', 'b', 'c'];
+
+export interface BenchArgs {
+  /** PVCs (each with one pod) in the burst of (b). */
+  n: number;
+  /** The simulator's time scale for (a) and (b); 1 = AWS's real latencies and refill rates. */
+  timeScale: number;
+  only: Scenario[];
+  quick: boolean;
+  /** PRNG seed of the simulator's latencies. */
+  seed: number;
+  /** Objects of each kind (PVCs, PVs) cached by the forwarder in (c). */
+  objects: number;
+  /** Global bound of (b), seconds. */
+  timeoutSeconds: number;
+  /** A diagnostic change to the process for (a) and (b); see what-if.ts. */
+  whatIf?: WhatIf;
+  /** The command to print for reproducing this run. */
+  command: string;
+}
+
+export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c] [--quick]
+                            [--seed 1] [--objects 10000] [--timeout 1200]
+  --n           PVCs + pods in the burst (b); default 1000 (100 with --quick)
+  --time-scale  simulator latencies and bucket refill ÷/× this; default 1 (10 with --quick).
+                volhook's own delays (backoff, requeues, resync) are never scaled
+  --only        scenarios to run: a (one PVC), b (burst), c (forwarder memory); default all
+  --quick       smoke run: n=100 at time scale 10, 2,000 objects in (c)
+  --seed        simulator PRNG seed (latencies); default 1
+  --objects     PVCs and PVs (each) cached by the forwarder in (c); default 10000
+  --timeout     give up on (b) after this many seconds; default 1200
+  --what-if     diagnostic, not volhook as shipped: no-sdk-limiter (the SDK's adaptive
+                client-side rate limiter never waits) for (a) and (b)`;
+
+/** Thrown for a bad flag; run.ts prints it with the usage. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        n: { type: 'string' },
+        'time-scale': { type: 'string' },
+        only: { type: 'string' },
+        quick: { type: 'boolean', default: false },
+        seed: { type: 'string' },
+        objects: { type: 'string' },
+        timeout: { type: 'string' },
+        'what-if': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  const v = parsed.values;
+  if (v.help) return 'help';
+  const quick = v.quick === true;
+  const n = integer('--n', v.n, quick ? 100 : 1000, 1, 100_000);
+  const timeScale = number('--time-scale', v['time-scale'], quick ? 10 : 1, 0.01, 1000);
+  const only = scenarios(v.only);
+  const seed = integer('--seed', v.seed, 1, 0, 2 ** 32 - 1);
+  const objects = integer('--objects', v.objects, quick ? 2000 : 10_000, 0, 1_000_000);
+  const timeoutSeconds = number('--timeout', v.timeout, 1200, 1, 24 * 3600);
+  const whatIf = v['what-if'];
+  if (whatIf !== undefined && !(WHAT_IFS as readonly string[]).includes(whatIf)) {
+    throw new UsageError(`--what-if takes one of ${WHAT_IFS.join(', ')}; got "${whatIf}"`);
+  }
+
+  const command = ['npx tsx bench/run.ts', `--n ${n}`, `--time-scale ${timeScale}`, `--only ${only.join(',')}`, `--seed ${seed}`];
+  if (only.includes('c')) command.push(`--objects ${objects}`);
+  if (v.timeout !== undefined) command.push(`--timeout ${timeoutSeconds}`);
+  if (whatIf !== undefined) command.push(`--what-if ${whatIf}`);
+  return { n, timeScale, only, quick, seed, objects, timeoutSeconds, whatIf: whatIf as WhatIf | undefined, command: command.join(' ') };
+}
+
+function number(flag: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value < min || value > max) {
+    throw new UsageError(`${flag} must be a number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function integer(flag: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  const value = number(flag, raw, fallback, min, max);
+  if (!Number.isInteger(value)) throw new UsageError(`${flag} must be a whole number, got "${raw}"`);
+  return value;
+}
+
+function scenarios(raw: string | undefined): Scenario[] {
+  if (raw === undefined) return [...SCENARIOS];
+  const picked = raw.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const unknown = picked.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
+  if (picked.length === 0 || unknown.length > 0) {
+    throw new UsageError(`--only takes a comma-separated list of a, b, c; got "${raw}"`);
+  }
+  return SCENARIOS.filter((s) => picked.includes(s));
+}

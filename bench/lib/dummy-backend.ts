@@ -1,0 +1,53 @@
+/**
+ * A stand-in backend on loopback that answers `done` with no writes for every item, so the
+ * forwarder can be loaded with objects of ours without EC2. It does not check signatures.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { itemKey, type ItemInput } from '../../lib/contract/index.js';
+
+export interface DummyBackend {
+  url: string;
+  /** Items answered so far. */
+  readonly items: number;
+  readonly requests: number;
+  close(): Promise<void>;
+}
+
+export async function startDummyBackend(): Promise<DummyBackend> {
+  let items = 0;
+  let requests = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { items: ItemInput[] };
+        requests++;
+        items += body.items.length;
+        const results = body.items.map((item) => ({ key: itemKey(item), outcome: 'done', writes: [] }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results }));
+      } catch (err) {
+        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'BadRequest', message: String(err) } }));
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get items() {
+      return items;
+    },
+    get requests() {
+      return requests;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,40 @@
+/** Reading a child process's memory from Linux's /proc, and a few HTTP helpers for its health port. */
+import { readFileSync } from 'node:fs';
+
+export interface ProcMemory {
+  /** Resident set size now (VmRSS), bytes. */
+  rss: number;
+  /** Peak resident set size (VmHWM), bytes. */
+  peak: number;
+}
+
+/** VmRSS and VmHWM of `pid`; undefined when /proc has no such (live) process, or no /proc. */
+export function procMemory(pid: number): ProcMemory | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;
+  const rss = kib('VmRSS');
+  const peak = kib('VmHWM');
+  // A process that has exited but not been reaped (a zombie) has no Vm* lines.
+  return Number.isNaN(rss) || Number.isNaN(peak) ? undefined : { rss, peak };
+}
+
+/** GET a URL; status and body, or undefined when nothing answers. */
+export async function httpGet(url: string, timeoutMs = 2000): Promise<{ status: number; body: string } | undefined> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    return { status: response.status, body: await response.text() };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A sample's value from Prometheus text (the first series of that name). */
+export function promValue(text: string, name: string): number | undefined {
+  const match = new RegExp(`^${name}(?:\\{[^}]*\\})?\\s+([-\\d.e+]+)`, 'm').exec(text);
+  return match ? Number(match[1]) : undefined;
+}

@@ -1,0 +1,143 @@
+/**
+ * `npm run bench`: figures, not assertions, over the whole local stack (EC2 simulator at AWS's
+ * token buckets and latencies, local Kubernetes API and controllers, backend, forwarder).
+ *
+ *   (a) one PVC + pod (default gp3, WaitForFirstConsumer): time to Bound, attached, Running
+ *   (b) a burst of N PVCs with one pod each: time to all Bound + attached against the EC2
+ *       token-bucket floor, EC2 calls per action, throttling, per-PVC percentiles
+ *   (c) the forwarder's RSS with N PVCs and N PVs cached, against idle
+ *
+ *   npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c] [--quick] [--seed 1]
+ *                    [--objects 10000] [--timeout 1200] [--what-if no-sdk-limiter]
+ *
+ * Everything runs in this process except the forwarder of (c), a child process. See
+ * lib/args.ts for the flags.
+ */
+import { parseBenchArgs, UsageError, USAGE, type BenchArgs } from './lib/args.js';
+import { latencyRow, printBurst, SCALE_NOTE } from './lib/burst-report.js';
+import { callsOf } from './lib/ec2-summary.js';
+import { mib, percent, ratio, say, seconds, table } from './lib/format.js';
+import { measureAll, type MemoryResult } from './lib/forwarder-memory.js';
+import { printMemory } from './lib/memory-report.js';
+import { runBurst, type BurstResult } from './lib/provision.js';
+import { WHAT_IF_NOTE } from './lib/what-if.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const SINGLE_TIMEOUT_MS = 120_000;
+const MEMORY_TIMEOUT_MS = 15 * 60_000;
+
+async function main(args: BenchArgs): Promise<void> {
+  const started = Date.now();
+  // A bound on the whole run, whatever hangs: the scenarios have their own, this is the backstop.
+  const budgetMs =
+    (args.only.includes('a') ? SINGLE_TIMEOUT_MS + 120_000 : 0) +
+    (args.only.includes('b') ? args.timeoutSeconds * 1000 + 180_000 : 0) +
+    (args.only.includes('c') ? MEMORY_TIMEOUT_MS : 0);
+  setTimeout(() => {
+    say(`bench: gave up after ${(budgetMs / 60_000).toFixed(0)} min (global bound); exiting`);
+    process.exit(3);
+  }, budgetMs).unref();
+
+  say(`volhook bench — node ${process.version}, ${new Date().toISOString()}`);
+  say(`reproduce: ${args.command}`);
+  if (args.timeScale !== 1 && (args.only.includes('a') || args.only.includes('b'))) say(`NOTE: ${SCALE_NOTE}`);
+  if (args.whatIf) say(`NOTE: ${WHAT_IF_NOTE[args.whatIf]}`);
+
+  let single: BurstResult | undefined;
+  let burst: BurstResult | undefined;
+  let memory: MemoryResult[] | undefined;
+
+  if (args.only.includes('a')) {
+    say('\n(a) one PVC + pod …');
+    single = await runBurst({ label: 'a', n: 1, timeScale: args.timeScale, seed: args.seed, timeoutMs: SINGLE_TIMEOUT_MS, whatIf: args.whatIf });
+    printBurst(single, '(a) single');
+  }
+  if (args.only.includes('b')) {
+    say(`\n(b) burst of ${args.n} PVCs + pods at time scale ${args.timeScale} (progress every 10 s; bound ${args.timeoutSeconds} s) …`);
+    burst = await runBurst({ label: 'b', n: args.n, timeScale: args.timeScale, seed: args.seed, timeoutMs: args.timeoutSeconds * 1000, whatIf: args.whatIf });
+    printBurst(burst, `(b) burst`);
+  }
+  if (args.only.includes('c')) {
+    say(`\n(c) forwarder memory: idle, then ${args.objects} PVCs + ${args.objects} PVs cached (child processes) …`);
+    const { results, limits } = await measureAll(args.objects, (r) =>
+      say(
+        `[c] ${r.runtime} ${r.objects ? `${r.objects}+${r.objects} objects` : 'idle'}: ` +
+          (r.failure ? `FAILED: ${r.failure}` : `RSS ${mib(r.rssSettled)} (ready in ${seconds(r.readyMs)})`),
+      ),
+    );
+    memory = results;
+    printMemory(results, limits);
+  }
+
+  printSummary(args, single, burst, memory);
+  say(`\nfinished in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  say(`reproduce: ${args.command}`);
+}
+
+function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult, memory?: MemoryResult[]): void {
+  const rows: string[][] = [];
+  if (single) {
+    const [, bound] = latencyRow(single, '', (c) => c.boundMs);
+    const [, attached] = latencyRow(single, '', (c) => c.attachedMs);
+    const [, running] = latencyRow(single, '', (c) => c.runningMs);
+    rows.push([`(a) 1 PVC, scale ${single.timeScale}${single.whatIf ? `, WHAT-IF ${single.whatIf}` : ''}`, 'Bound / attached / Running', `${bound} / ${attached} / ${running}`]);
+    rows.push(['', 'EC2 calls', `${single.ec2.total.calls} (${Object.entries(single.ec2.actions).map(([a, s]) => `${a} ${s.calls}`).join(', ')})`]);
+  }
+  if (burst) {
+    const label = `(b) ${burst.n} PVCs, scale ${burst.timeScale}${burst.whatIf ? `, WHAT-IF ${burst.whatIf}` : ''}${burst.timedOut ? ' TIMEOUT' : ''}`;
+    const ready = burst.readyMs;
+    rows.push([label, 'all Bound + attached', seconds(ready)]);
+    if (burst.timedOut) {
+      const reached = (pick: (c: BurstResult['claims'][number]) => number | undefined) => burst.claims.filter((c) => pick(c) !== undefined).length;
+      rows.push(['', `reached in ${args.timeoutSeconds} s`, `Bound ${reached((c) => c.boundMs)}/${burst.n}, attached ${reached((c) => c.attachedMs)}/${burst.n}`]);
+    }
+    rows.push(['', 'token-bucket floor', seconds(burst.floorSeconds * 1000)]);
+    rows.push(['', 'time ÷ floor', burst.floorSeconds > 0 && ready !== undefined ? `${ratio(ready / 1000 / burst.floorSeconds)}${burst.timeScale !== 1 ? ' (volhook delays unscaled: not comparable)' : ''}` : '—']);
+    rows.push(['', 'all pods Running', seconds(burst.runningMs)]);
+    const bound = latencyRow(burst, '', (c) => c.boundMs);
+    const attached = latencyRow(burst, '', (c) => c.attachedMs);
+    rows.push(['', 'time to Bound p50 / p95', `${bound[1]} / ${bound[2]}`]);
+    rows.push(['', 'time to attached p50 / p95', `${attached[1]} / ${attached[2]}`]);
+    const t = burst.ec2.total;
+    rows.push(['', 'EC2 calls (throttled)', `${t.calls} (${t.throttled}, ${percent(t.throttled, t.calls)})`]);
+    for (const action of ['CreateVolume', 'AttachVolume', 'DescribeVolumes', 'DescribeInstances']) {
+      const s = burst.ec2.actions[action];
+      if (s) rows.push(['', `  ${action}`, `${s.calls} calls, ${percent(s.throttled, s.calls)} throttled`]);
+    }
+    rows.push(['', 'DescribeVolumes per volume', (callsOf(burst.ec2, 'DescribeVolumes') / burst.n).toFixed(2)]);
+    if (burst.limiter && burst.limiter.granted > 0) rows.push(['', 'SDK limiter: most calls waiting', String(burst.limiter.maxWaiting)]);
+  }
+  for (const r of memory ?? []) {
+    rows.push([
+      `(c) forwarder, ${r.runtime}`,
+      r.objects === 0 ? 'RSS idle' : `RSS ${r.objects} PVCs + ${r.objects} PVs`,
+      r.failure
+        ? `FAILED (${r.failure.slice(0, 80)}), peak RSS ${mib(r.peakRss)}`
+        : `${mib(r.rssSettled)} (at ready ${mib(r.rssAtReady)}, peak ${mib(r.peakRss)}, heap ${mib(r.heapUsed)})`,
+    ]);
+  }
+  say('\nsummary');
+  say(table(['scenario', 'figure', 'value'], rows, { alignNumbers: false }));
+  if (args.quick) say('  (--quick: a smoke run, not the figures of record)');
+}
+
+let args: BenchArgs | 'help';
+try {
+  args = parseBenchArgs(process.argv.slice(2));
+} catch (err) {
+  if (!(err instanceof UsageError)) throw err;
+  process.stderr.write(`bench: ${err.message}\n${USAGE}\n`);
+  process.exit(2);
+}
+if (args === 'help') {
+  say(USAGE);
+} else {
+  main(args).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
