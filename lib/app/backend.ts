@@ -1,6 +1,6 @@
 /**
  * The production wiring of the app: real EC2 clients (one per region, reused across
- * requests so the adaptive retry's rate limiter keeps learning) and, for `writeBack: direct`
+ * requests so connections are reused) and, for `writeBack: direct`
  * clusters, Kubernetes clients built from the registration.
  */
 import type { EC2Client } from '@aws-sdk/client-ec2';

@@ -7,7 +7,7 @@ import type { Ec2Verb, Verdict } from './plan.js';
 
 /** Seconds until the forwarder sends the item again. */
 export const Requeue = {
-  /** EC2 throttled or unavailable. Short: the SDK's adaptive retry already backed off. */
+  /** EC2 throttled or unavailable. Short: the SDK's retries already backed off. */
   transient: 5,
   /** CreateVolume to `available` takes ~1.5 s (p99 ~4 s). */
   creating: 2,

@@ -17,8 +17,8 @@ const volumesXml = (...ids: string[]) =>
 const throttled = { status: 503, body: errorXml('RequestLimitExceeded', 'Request limit exceeded.') };
 
 /**
- * A transport that answers from a script, so the real SDK stack (signing, retries with the
- * adaptive limiter, XML parsing) runs without a network.
+ * A transport that answers from a script, so the real SDK stack (signing, retries, XML
+ * parsing) runs without a network.
  */
 function scripted(answers: Array<{ status: number; body: string }>) {
   const seen: string[] = [];
@@ -47,9 +47,9 @@ async function onFakeTime<T>(start: () => Promise<T>): Promise<T> {
 }
 
 describe('createEc2Client', () => {
-  it('defaults -> adaptive retries and 3 attempts', async () => {
+  it('defaults -> standard retries (no shared client-side limiter) and 3 attempts', async () => {
     const client = createEc2Client({ region: 'eu-west-1' });
-    expect(await client.config.retryStrategy()).toMatchObject({ mode: 'adaptive' });
+    expect(await client.config.retryStrategy()).toMatchObject({ mode: 'standard' });
     expect(await client.config.maxAttempts()).toBe(3);
     expect(await client.config.region()).toBe('eu-west-1');
   });
