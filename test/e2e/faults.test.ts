@@ -10,6 +10,12 @@ import { phaseCounts, resultLog, waitPodRunning, type ScenarioContext } from './
 import { startE2eStack, type E2eStack } from './support/stack.js';
 import { show, waitFor } from './support/wait.js';
 
+const FAULTS = {
+  '*': { rate: 0.2, code: 'InternalError' },
+  CreateVolume: { rate: 0.1, code: 'InternalError', phase: 'after' as const },
+  AttachVolume: { rate: 0.1, code: 'ServiceUnavailable', phase: 'after' as const },
+};
+
 let stack: E2eStack;
 let ctx: ScenarioContext;
 
@@ -20,11 +26,7 @@ beforeAll(async () => {
     ec2: {
       timeScale: 40,
       seed: 7,
-      faults: {
-        '*': { rate: 0.2, code: 'InternalError' },
-        CreateVolume: { rate: 0.1, code: 'InternalError', phase: 'after' },
-        AttachVolume: { rate: 0.1, code: 'ServiceUnavailable', phase: 'after' },
-      },
+      faults: FAULTS,
       // Small buckets, refilled slowly (÷ the time scale): throttling is certain.
       throttling: {
         enabled: true,
@@ -58,7 +60,16 @@ describe('EC2 with 20% faults and throttling', () => {
     const withPods = Array.from({ length: 6 }, (_, i) => `wffc-${i}`);
     await Promise.all(immediate.map((name) => createClaim(stack.kube, ns, name, { storageClassName: 'gp3-immediate' })));
     await Promise.all(withPods.map((name) => createClaim(stack.kube, ns, name, { storageClassName: 'gp3' })));
+    // Six attaches alone might all escape a 20% fault rate; lose AttachVolume answers until
+    // one has been lost for certain, then go back to the random faults.
+    stack.simulator!.configure({ faults: { ...FAULTS, AttachVolume: { rate: 1, code: 'ServiceUnavailable', phase: 'after' } } });
     await Promise.all(withPods.map((name) => createPod(stack.kube, ns, `user-${name}`, [name])));
+    await waitFor(
+      async () => stack.simulator!.getStats().actions.AttachVolume,
+      (attach) => (attach?.calls ?? 0) - (attach?.ok ?? 0) > 0,
+      { what: 'an AttachVolume answer lost', timeoutMs: 120_000, report: (attach) => attach },
+    );
+    stack.simulator!.configure({ faults: FAULTS });
 
     await waitFor(
       () => listClaims(stack.kube, ns),
