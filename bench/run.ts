@@ -8,7 +8,7 @@
  *   (c) the forwarder's RSS with N PVCs and N PVs cached, against idle
  *
  *   npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c] [--quick] [--seed 1]
- *                    [--objects 10000] [--timeout 1200] [--what-if no-sdk-limiter]
+ *                    [--objects 10000] [--timeout 1200]
  *
  * Everything runs in this process except the forwarder of (c), a child process. See
  * lib/args.ts for the flags.
@@ -20,7 +20,6 @@ import { mib, percent, ratio, say, seconds, table } from './lib/format.js';
 import { measureAll, type MemoryResult } from './lib/forwarder-memory.js';
 import { printMemory } from './lib/memory-report.js';
 import { runBurst, type BurstResult } from './lib/provision.js';
-import { WHAT_IF_NOTE } from './lib/what-if.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -42,7 +41,6 @@ async function main(args: BenchArgs): Promise<void> {
   say(`volhook bench — node ${process.version}, ${new Date().toISOString()}`);
   say(`reproduce: ${args.command}`);
   if (args.timeScale !== 1 && (args.only.includes('a') || args.only.includes('b'))) say(`NOTE: ${SCALE_NOTE}`);
-  if (args.whatIf) say(`NOTE: ${WHAT_IF_NOTE[args.whatIf]}`);
 
   let single: BurstResult | undefined;
   let burst: BurstResult | undefined;
@@ -50,12 +48,12 @@ async function main(args: BenchArgs): Promise<void> {
 
   if (args.only.includes('a')) {
     say('\n(a) one PVC + pod …');
-    single = await runBurst({ label: 'a', n: 1, timeScale: args.timeScale, seed: args.seed, timeoutMs: SINGLE_TIMEOUT_MS, whatIf: args.whatIf });
+    single = await runBurst({ label: 'a', n: 1, timeScale: args.timeScale, seed: args.seed, timeoutMs: SINGLE_TIMEOUT_MS });
     printBurst(single, '(a) single');
   }
   if (args.only.includes('b')) {
     say(`\n(b) burst of ${args.n} PVCs + pods at time scale ${args.timeScale} (progress every 10 s; bound ${args.timeoutSeconds} s) …`);
-    burst = await runBurst({ label: 'b', n: args.n, timeScale: args.timeScale, seed: args.seed, timeoutMs: args.timeoutSeconds * 1000, whatIf: args.whatIf });
+    burst = await runBurst({ label: 'b', n: args.n, timeScale: args.timeScale, seed: args.seed, timeoutMs: args.timeoutSeconds * 1000 });
     printBurst(burst, `(b) burst`);
   }
   if (args.only.includes('c')) {
@@ -81,11 +79,11 @@ function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult
     const [, bound] = latencyRow(single, '', (c) => c.boundMs);
     const [, attached] = latencyRow(single, '', (c) => c.attachedMs);
     const [, running] = latencyRow(single, '', (c) => c.runningMs);
-    rows.push([`(a) 1 PVC, scale ${single.timeScale}${single.whatIf ? `, WHAT-IF ${single.whatIf}` : ''}`, 'Bound / attached / Running', `${bound} / ${attached} / ${running}`]);
+    rows.push([`(a) 1 PVC, scale ${single.timeScale}`, 'Bound / attached / Running', `${bound} / ${attached} / ${running}`]);
     rows.push(['', 'EC2 calls', `${single.ec2.total.calls} (${Object.entries(single.ec2.actions).map(([a, s]) => `${a} ${s.calls}`).join(', ')})`]);
   }
   if (burst) {
-    const label = `(b) ${burst.n} PVCs, scale ${burst.timeScale}${burst.whatIf ? `, WHAT-IF ${burst.whatIf}` : ''}${burst.timedOut ? ' TIMEOUT' : ''}`;
+    const label = `(b) ${burst.n} PVCs, scale ${burst.timeScale}${burst.timedOut ? ' TIMEOUT' : ''}`;
     const ready = burst.readyMs;
     rows.push([label, 'all Bound + attached', seconds(ready)]);
     if (burst.timedOut) {

@@ -1,6 +1,5 @@
 /** The command line of `npm run bench`, parsed and checked once. */
 import { parseArgs } from 'node:util';
-import { WHAT_IFS, type WhatIf } from './what-if.js';
 
 export type Scenario = 'a' | 'b' | 'c';
 export const SCENARIOS: readonly Scenario[] = ['a', 'b', 'c'];
@@ -18,8 +17,6 @@ export interface BenchArgs {
   objects: number;
   /** Global bound of (b), seconds. */
   timeoutSeconds: number;
-  /** A diagnostic change to the process for (a) and (b); see what-if.ts. */
-  whatIf?: WhatIf;
   /** The command to print for reproducing this run. */
   command: string;
 }
@@ -33,9 +30,7 @@ export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--onl
   --quick       smoke run: n=100 at time scale 10, 2,000 objects in (c)
   --seed        simulator PRNG seed (latencies); default 1
   --objects     PVCs and PVs (each) cached by the forwarder in (c); default 10000
-  --timeout     give up on (b) after this many seconds; default 1200
-  --what-if     diagnostic, not volhook as shipped: no-sdk-limiter (the SDK's adaptive
-                client-side rate limiter never waits) for (a) and (b)`;
+  --timeout     give up on (b) after this many seconds; default 1200`;
 
 /** Thrown for a bad flag; run.ts prints it with the usage. */
 export class UsageError extends Error {
@@ -57,7 +52,6 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
         seed: { type: 'string' },
         objects: { type: 'string' },
         timeout: { type: 'string' },
-        'what-if': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -73,16 +67,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
   const seed = integer('--seed', v.seed, 1, 0, 2 ** 32 - 1);
   const objects = integer('--objects', v.objects, quick ? 2000 : 10_000, 0, 1_000_000);
   const timeoutSeconds = number('--timeout', v.timeout, 1200, 1, 24 * 3600);
-  const whatIf = v['what-if'];
-  if (whatIf !== undefined && !(WHAT_IFS as readonly string[]).includes(whatIf)) {
-    throw new UsageError(`--what-if takes one of ${WHAT_IFS.join(', ')}; got "${whatIf}"`);
-  }
 
   const command = ['npx tsx bench/run.ts', `--n ${n}`, `--time-scale ${timeScale}`, `--only ${only.join(',')}`, `--seed ${seed}`];
   if (only.includes('c')) command.push(`--objects ${objects}`);
   if (v.timeout !== undefined) command.push(`--timeout ${timeoutSeconds}`);
-  if (whatIf !== undefined) command.push(`--what-if ${whatIf}`);
-  return { n, timeScale, only, quick, seed, objects, timeoutSeconds, whatIf: whatIf as WhatIf | undefined, command: command.join(' ') };
+  return { n, timeScale, only, quick, seed, objects, timeoutSeconds, command: command.join(' ') };
 }
 
 function number(flag: string, raw: string | undefined, fallback: number, min: number, max: number): number {

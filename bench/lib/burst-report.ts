@@ -3,7 +3,6 @@ import { callsOf, ec2Table } from './ec2-summary.js';
 import { percent, ratio, say, seconds, table } from './format.js';
 import type { BurstResult } from './provision.js';
 import { percentile } from './stats.js';
-import { WHAT_IF_NOTE } from './what-if.js';
 
 export const SCALE_NOTE =
   'time scale ≠ 1 scales only the simulator (latencies ÷ scale, bucket refill × scale); volhook\'s own delays ' +
@@ -29,7 +28,6 @@ export function printBurst(result: BurstResult, title: string): void {
   say();
   say(`${title}: ${n} PVC${n === 1 ? '' : 's'} + pod${n === 1 ? '' : 's'} (gp3, WaitForFirstConsumer) on ${result.nodes} nodes, time scale ${result.timeScale}`);
   if (result.timeScale !== 1) say(`  NOTE: ${SCALE_NOTE}`);
-  if (result.whatIf) say(`  ${WHAT_IF_NOTE[result.whatIf]}`);
   if (result.timedOut) {
     const reached = (pick: Pick) => result.claims.filter((c) => pick(c) !== undefined).length;
     say(

@@ -12,7 +12,6 @@ import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
 import { tokenBucketFloorSeconds } from './stats.js';
 import { BurstTracker, type ClaimTimes, type Progress } from './tracker.js';
 import { watchSdkLimiter, type LimiterState, type LimiterWatch } from './sdk-limiter.js';
-import { applyWhatIf, type WhatIf } from './what-if.js';
 
 export interface BurstOptions {
   /** Printed in progress lines, e.g. `b`. */
@@ -22,14 +21,12 @@ export interface BurstOptions {
   seed: number;
   timeoutMs: number;
   progressEveryMs?: number;
-  whatIf?: WhatIf;
 }
 
 export interface BurstResult {
   label: string;
   n: number;
   timeScale: number;
-  whatIf?: WhatIf;
   nodes: number;
   floorSeconds: number;
   /** From the first create to the last claim Bound and attached; undefined if not all were. */
@@ -55,7 +52,6 @@ const RUNNING_GRACE_MS = 30_000;
 export async function runBurst(options: BurstOptions): Promise<BurstResult> {
   const { n, label } = options;
   const diagnostics = new Diagnostics();
-  const undoWhatIf = options.whatIf ? applyWhatIf(options.whatIf) : undefined;
   const bench = await startBenchStack({
     timeScale: options.timeScale,
     seed: options.seed,
@@ -63,9 +59,6 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
     logger: diagnostics.logger,
     onResult: diagnostics.onResult,
     onControllerError: diagnostics.onControllerError,
-  }).catch((err: unknown) => {
-    undoWhatIf?.();
-    throw err;
   });
   const { stack, nodes } = bench;
   const sim = stack.simulator!;
@@ -114,7 +107,6 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       label,
       n,
       timeScale: options.timeScale,
-      whatIf: options.whatIf,
       nodes: nodes.length,
       floorSeconds: tokenBucketFloorSeconds(n, options.timeScale),
       readyMs: end((t) => (t.bound !== undefined && t.attached !== undefined ? Math.max(t.bound, t.attached) : undefined)),
@@ -140,7 +132,6 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
     tracker?.stop();
     diagnostics.stop();
     await stack.stop();
-    undoWhatIf?.();
   }
 }
 
@@ -159,7 +150,8 @@ function progressLine(
   const sdk = limiter?.fillRate !== undefined ? `  SDK limiter ${limiter.waiting} waiting at ${limiter.fillRate.toFixed(1)}/s` : '';
   return (
     `[${label}] ${(elapsedMs / 1000).toFixed(0).padStart(4)} s  bound ${c.bound}/${n}  VAs ${c.attachments}  attached ${c.attached}/${n}  ` +
-    `running ${c.running}/${n}  EC2 calls ${ec2.total.calls} (throttled ${ec2.total.throttled})  forwarder queue ${queued ?? '?'}  ` +
+    `running ${c.running}/${n}  EC2 calls ${ec2.total.calls} (throttled ${ec2.total.throttled}; ok: CreateVolume ${ec2.actions.CreateVolume?.ok ?? 0}, ` +
+    `AttachVolume ${ec2.actions.AttachVolume?.ok ?? 0})  forwarder queue ${queued ?? '?'}  ` +
     `backend ${answers.join(' ')}${sdk}`
   );
 }

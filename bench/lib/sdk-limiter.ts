@@ -1,8 +1,10 @@
 /**
- * A read-only look into the AWS SDK's adaptive retry mode, which the backend's EC2 client
- * uses: its client-side rate limiter (`DefaultRateLimiter` of @smithy/core) makes calls wait
- * for a token once EC2 has throttled. Counting the calls waiting there shows when EC2 calls
- * stall inside the backend rather than at EC2. Behaviour is unchanged: the wrapper only counts.
+ * A read-only look into the AWS SDK's adaptive retry mode: its client-side rate limiter
+ * (`DefaultRateLimiter` of @smithy/core) makes every call of a client wait for a token once
+ * EC2 has throttled any one action. The backend used it until it stalled whole bursts (calls
+ * waiting past the request deadline while EC2 sat idle); it now uses `standard`, so nothing
+ * should show here — if something does, the progress lines and the report say how many calls
+ * wait. Behaviour is unchanged: the wrapper only counts.
  */
 import { createRequire } from 'node:module';
 
