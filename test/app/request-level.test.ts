@@ -84,7 +84,7 @@ describe('a reconcile request as a whole', () => {
     const app = appOver();
     const [item] = claims(1);
     // The first attempt's CreateVolume succeeded but its answer never reached anyone.
-    fake.addVolume({
+    const existing = fake.addVolume({
       State: 'available',
       Size: 20,
       tags: {
@@ -93,9 +93,26 @@ describe('a reconcile request as a whole', () => {
         'ebs.csi.aws.com/cluster': 'true',
       },
     });
-    const { results } = await reconcile(app, [item]);
+    // Drive the claim as the forwarder would until the PV is asked for: a round that only
+    // writes a finalizer onto the claim (no EC2 call) is applied to the claim and replayed.
+    const pvWrites: string[] = [];
+    let last: ReconcileResponse['results'][number] | undefined;
+    for (let round = 0; round < 3 && pvWrites.length === 0; round++) {
+      const { results } = await reconcile(app, [item]);
+      last = results[0];
+      for (const w of last?.writes ?? []) {
+        if (w.op === 'createPersistentVolume') pvWrites.push(w.pv.spec.csi.volumeHandle);
+        if (w.op === 'addFinalizer' && w.target.kind === 'PersistentVolumeClaim') {
+          const finalizers: string[] = (item.pvc.metadata.finalizers ??= []);
+          if (!finalizers.includes(w.finalizer)) finalizers.push(w.finalizer);
+        }
+      }
+    }
     expect(calls(CreateVolumeCommand)).toBe(0);
-    expect(results[0]?.outcome).toBe('done');
+    expect(last?.outcome).toBe('done');
+    // The PV names the volume that already existed, and is asked for once.
+    expect(pvWrites).toEqual([existing]);
+    expect(fake.volumes.size).toBe(1);
   });
 
   it('EC2 throttling every call -> every item requeued, none failed', async () => {

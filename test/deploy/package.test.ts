@@ -140,9 +140,24 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
   });
 
   it('IAM: only Describe* on "*"; every other grant names resources', () => {
-    for (const s of statements()) {
-      const star = list(s.Resource).some((r) => arn(r) === '*');
-      if (star) for (const action of list(s.Action)) expect(action).toMatch(/^ec2:Describe/);
+    expect.hasAssertions();
+    const all = statements();
+    expect(all.length).toBeGreaterThan(0);
+    for (const s of all) {
+      const resources = list(s.Resource).map(arn);
+      const what = `${s.Sid ?? ''} ${JSON.stringify(s.Action)} on ${JSON.stringify(resources)}`;
+      if (resources.includes('*')) {
+        // Only Describe* on "*".
+        expect(list(s.Action).length, what).toBeGreaterThan(0);
+        for (const action of list(s.Action)) expect(action, what).toMatch(/^ec2:Describe/);
+      } else {
+        // Every other grant names its resources: at least one, none empty, none "*".
+        expect(resources.length, what).toBeGreaterThan(0);
+        for (const r of resources) {
+          expect(r, what).not.toBe('');
+          expect(r, what).not.toBe('*');
+        }
+      }
     }
   });
 

@@ -62,7 +62,10 @@ describe('SSM registry', () => {
 
   it('path without trailing slash -> the same parameter name', async () => {
     ssm.on(GetParameterCommand, { Name: `${PATH}c1` }).resolves(parameter(registration()));
-    expect(await createSsmRegistry({ path: PATH.slice(0, -1), client: client() }).get('c1')).toBeDefined();
+    const reg = await createSsmRegistry({ path: PATH.slice(0, -1), client: client() }).get('c1');
+    expect(reg).toMatchObject({ clusterId: 'c1', secrets: [SECRET_C1] });
+    expect(ssm).toHaveReceivedCommandTimes(GetParameterCommand, 1);
+    expect(ssm.commandCalls(GetParameterCommand)[0]?.args[0].input.Name).toBe(`${PATH}c1`);
   });
 
   it('ParameterNotFound -> undefined, remembered briefly', async () => {

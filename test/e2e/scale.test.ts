@@ -23,14 +23,22 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => stack?.stop());
 
+/**
+ * Successful CreateVolume answers since the simulator's counters were last reset. Unlike
+ * the volumes the simulator holds now, this also counts a duplicate that was deleted since.
+ */
+const createVolumeSuccesses = () => stack.simulator!.getStats().actions.CreateVolume?.ok ?? 0;
+
 describe('fifty claims at once', () => {
   // Pods after the claims: disks are already spread over the zones by the claim-uid hash,
   // and the pods follow them. 40 pods, not 50, so that no zone's 52 slots can overflow
   // whatever the hash does.
   it('50 PVCs on an Immediate class created together, then 40 pods -> all Bound, exactly 50 disks, 40 attached, pods Running', async () => {
     const ns = 'fifty';
+    stack.simulator!.resetStats();
     await manyClaims(ctx, ns, 'gp3-immediate', 50);
     // Nothing else was ever made for these claims, not even a disk deleted since.
+    expect(createVolumeSuccesses()).toBe(50);
     const made = stack.simulator!.volumes().filter((v) => v.tags.some((t) => t.key === TagKeys.pvcNamespace && t.value === ns));
     expect(made.length).toBe(50);
 
@@ -57,12 +65,15 @@ describe('fifty claims at once', () => {
     const attachments = (await listAttachments(stack.kube)).filter((va) => diskOfPv.has(va.spec.source.persistentVolumeName ?? ''));
     expect(attachments.length).toBe(40);
     expect(attachments.filter((va) => va.status?.attached !== true)).toEqual([]);
+    // Still exactly 50 disks ever made once the pods run: no late duplicate either.
+    expect(createVolumeSuccesses()).toBe(50);
   }, 180_000);
 
   // WaitForFirstConsumer: the scheduler places each pod first (within every node's CSINode
   // volume limit), and each disk is made in its pod's zone.
   it('50 WaitForFirstConsumer PVCs and 50 pods created together -> all Bound, exactly 50 disks, each attached in its pod zone, pods Running', async () => {
     const ns = 'fifty-wffc';
+    stack.simulator!.resetStats();
     await createNamespace(stack.kube, ns);
     const names = Array.from({ length: 50 }, (_, i) => `claim-${String(i).padStart(2, '0')}`);
     await Promise.all(
@@ -80,6 +91,8 @@ describe('fifty claims at once', () => {
     expect(claims.filter((c) => c.status?.phase !== 'Bound')).toEqual([]);
     const disks = (await provisionedVolumes(stack.ec2, stack.clusterId)).filter((v) => tagsOf(v)[TagKeys.pvcNamespace] === ns);
     expect(disks.length).toBe(50);
+    // Exactly 50 ever made, not just 50 now: a duplicate deleted since would show here.
+    expect(createVolumeSuccesses()).toBe(50);
     const zoneOfNode = new Map(stack.nodes.map((n) => [n.name, n.zone]));
     const diskOfPv = new Map(disks.map((d) => [tagsOf(d)[TagKeys.pvName], d]));
     for (const pod of pods) {

@@ -51,6 +51,9 @@ async function clusterRoleRules(): Promise<Rule[]> {
   const role = parseAllDocuments(text)
     .map((doc) => doc.toJS() as { kind?: string; rules?: Rule[] })
     .find((doc) => doc.kind === 'ClusterRole');
+  // Found, and with rules: otherwise every check below would pass with nothing checked.
+  expect(role, 'the ClusterRole in infra/forwarder/rbac.yaml').toBeDefined();
+  expect(role?.rules?.length ?? 0, 'rules of the ClusterRole').toBeGreaterThan(0);
   return role?.rules ?? [];
 }
 
@@ -129,6 +132,7 @@ describe('ClusterRole volhook-forwarder', () => {
     const granted = rules.flatMap((rule) =>
       rule.apiGroups.flatMap((group) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => key({ verb, group, resource })))),
     );
+    expect(granted.length).toBeGreaterThan(0);
     expect(granted.filter((g) => !used.has(g))).toEqual([]);
     expect(granted.length).toBe(new Set(granted).size); // no rule repeats another
   });

@@ -27,6 +27,15 @@ export interface RunningController {
   stop(): Promise<void>;
 }
 
+/** A controller loop of {@link runController}. */
+export interface RunningLoop extends RunningController {
+  /**
+   * Resolves once nothing is left to do: no key waiting, scheduled, being synced or due for
+   * a retry (so never while a sync keeps failing). Resyncs to come do not count.
+   */
+  idle(): Promise<void>;
+}
+
 /** Longest stretch the worker runs before yielding, so a long queue never starves the HTTP server. */
 const SLICE_MS = 10;
 /** First retry delay after a failed sync; doubles per failure up to the resync interval. */
@@ -40,7 +49,7 @@ export function runController(
   informers: Informers,
   definition: ControllerDefinition,
   options: Pick<ResolvedOptions, 'resyncIntervalMs' | 'onError'> & { ownsInformers: boolean },
-): RunningController {
+): RunningLoop {
   const failures = new Map<string, number>();
   let stopped = false;
   let scheduled = false;
@@ -117,6 +126,14 @@ export function runController(
       queue.clear();
       await running;
       if (options.ownsInformers) informers.stop();
+    },
+    async idle() {
+      for (;;) {
+        await running;
+        if (!scheduled && queue.size === 0 && queue.delayed === 0) return;
+        // Let a scheduled wake or a due retry chain its work onto `running`, then wait for that too.
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
     },
   };
 }

@@ -38,6 +38,11 @@ export class WorkQueue {
     return this.waiting.size;
   }
 
+  /** Keys added later by {@link addAfter} whose delay has not run out yet. */
+  get delayed(): number {
+    return this.timers.size;
+  }
+
   /** Drops waiting keys and pending retries. */
   clear(): void {
     this.waiting.clear();

@@ -100,7 +100,7 @@ describe('accepted rate over a long run (manual clock)', () => {
 });
 
 describe('accepted rate over real time', () => {
-  it('CreateVolume at time scale 50 for 2.5 s of wall time -> accepted rate within 5 percent of 250/s', async () => {
+  it('CreateVolume at time scale 50 for 2.5 s of wall time -> accepted rate between half and one and a half times 250/s', async () => {
     // In-process, so that the offered load (thousands a second) stays above the refill even
     // on a busy machine; the bucket reads the same wall clock as this loop.
     const s = new Ec2Simulator({ seed: 1, timeScale: 50 });
@@ -123,6 +123,14 @@ describe('accepted rate over real time', () => {
     const seconds = (lastRefusal - (firstRefusal as number)) / 1000;
     expect(seconds).toBeGreaterThan(1);
     const rate = accepted / seconds;
-    expect(Math.abs(rate - 250) / 250).toBeLessThan(0.05);
+    // A sanity band, not a measurement: the manual-clock tests above prove the rate to 5 %.
+    // This one only shows that the time scale reaches the buckets on the real clock (250/s,
+    // not 5/s nor 500/s). A tight bound here would fail on any stall of a shared machine:
+    // tokens past the 100-token capacity are lost during a stall longer than 0.4 s, and
+    // after one the full bucket adds at most 100 accepted calls, i.e. under 100/s for a
+    // window over 1 s — so 125..375/s only fails if the scale is wrong or the machine stalled
+    // for well over a second.
+    expect(rate).toBeGreaterThan(250 * 0.5);
+    expect(rate).toBeLessThan(250 * 1.5);
   });
 });
