@@ -1,6 +1,7 @@
 /**
  * Lambda entry point: the same hono app the local stack serves, behind API Gateway HTTP API.
  * Built once per container so EC2 clients and registry caches live across invocations.
+ * Seen webhook ids live in DynamoDB (VOLHOOK_REPLAY_TABLE), shared by every container.
  * Every reconciled item is logged (cluster id, item key, outcome) and counted per outcome;
  * metrics are flushed as EMF at the end of each invocation.
  */
@@ -8,6 +9,7 @@ import { handle } from 'hono/aws-lambda';
 import { createBackendApp } from '../lib/app/index.js';
 import { createLogger, createMetrics, recordReconcileResults, withObservability } from '../lib/observability/index.js';
 import { registryFromEnvironment } from '../lib/registry/index.js';
+import { replayStoreFromEnvironment } from '../lib/replay/index.js';
 
 const logger = createLogger();
 const metrics = createMetrics();
@@ -16,6 +18,7 @@ export const handler = withObservability(
   handle(
     createBackendApp({
       registry: registryFromEnvironment(process.env),
+      replay: replayStoreFromEnvironment(process.env),
       ec2Endpoint: process.env.AWS_ENDPOINT_URL_EC2 ?? process.env.AWS_ENDPOINT_URL,
       onResult: recordReconcileResults(logger, metrics),
     }),

@@ -11,6 +11,7 @@ import {
   SignatureError,
   verify,
   type Item,
+  type VerifiedMessage,
   type ReconcileResponse,
   type Result,
   type Write,
@@ -18,6 +19,7 @@ import {
 import type { Ec2Gateway } from '../ec2/index.js';
 import { reconcileItems, type ReconcileContext } from '../reconcile/index.js';
 import { ClusterIdSchema, RegistrationError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
+import { createMemoryReplayStore, replayExpiry, replayKey, type ReplayStore } from '../replay/index.js';
 import { ApiError, describeIssues } from './errors.js';
 
 /** Larger bodies are refused with 413 before they are read in full. */
@@ -27,6 +29,8 @@ export const RECONCILE_BUDGET_MS = 20_000;
 
 export interface AppDependencies {
   registry: ClusterRegistry;
+  /** Webhook ids already accepted; default: in this process's memory. */
+  replay?: ReplayStore;
   /** The EC2 gateway for one request of one cluster; `deadline` is epoch ms. */
   gatewayFor(registration: ClusterRegistration, deadline: number): Ec2Gateway;
   /** Applies writes for clusters registered with `writeBack: direct`. */
@@ -43,6 +47,7 @@ export interface AppDependencies {
 export function createApp(deps: AppDependencies): Hono {
   const now = deps.now ?? Date.now;
   const maxBodyBytes = deps.maxBodyBytes ?? MAX_BODY_BYTES;
+  const replay = deps.replay ?? createMemoryReplayStore();
   const app = new Hono();
 
   app.onError((err, c) => {
@@ -69,12 +74,19 @@ export function createApp(deps: AppDependencies): Hono {
       }
       const registration = await lookUp(deps.registry, clusterId);
       const body = await c.req.text();
+      const nowSeconds = Math.floor(now() / 1000);
 
+      let message: VerifiedMessage;
       try {
-        verify(c.req.raw.headers, body, registration.secrets, Math.floor(now() / 1000));
+        message = verify(c.req.raw.headers, body, registration.secrets, nowSeconds);
       } catch (err) {
         if (err instanceof SignatureError) throw new ApiError(401, 'bad_signature', err.message);
         throw err;
+      }
+      // Only now, with the signature verified, is the id recorded: a forged request cannot
+      // use up the id of a genuine one.
+      if (!(await replay.recordOnce(replayKey(clusterId, message.id), replayExpiry(message.timestamp), nowSeconds))) {
+        throw new ApiError(409, 'replayed', `webhook-id "${message.id}" was already accepted for cluster "${clusterId}"; a replayed request is not acted on`);
       }
 
       let json: unknown;
@@ -85,6 +97,11 @@ export function createApp(deps: AppDependencies): Hono {
       }
       const parsed = ReconcileRequestSchema.safeParse(json);
       if (!parsed.success) throw new ApiError(422, 'invalid_request', describeIssues(parsed.error.issues));
+      // The path is not signed, the body is: a request signed for one cluster must not act on
+      // another's path, even when both were registered with the same secret.
+      if (parsed.data.clusterId !== clusterId) {
+        throw new ApiError(401, 'cluster_mismatch', `the request body is signed for cluster "${parsed.data.clusterId}", but the path names cluster "${clusterId}"`);
+      }
 
       const ctx: ReconcileContext = {
         clusterId,

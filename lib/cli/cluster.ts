@@ -1,13 +1,14 @@
 /**
  * `npm run cluster -- …`: registers clusters with the backend. Runs in-process (tests) or from
  * bin/cluster.ts; returns the exit code: 0 done, 1 refused or failed (nothing registered,
- * AWS error), 2 bad arguments (nothing read or written).
+ * AWS error), 2 bad arguments or an unusable new secret (nothing read or written).
  *
  * The forwarder's Secret goes to stdout (`npm run -s cluster -- add c1 … | kubectl apply -f -`),
  * everything meant for a person to stderr.
  */
 import { readFile } from 'node:fs/promises';
 import type { SSMClient } from '@aws-sdk/client-ssm';
+import { checkWebhookSecret } from '../contract/signing.js';
 import { RegistrationError } from '../registry/registration.js';
 import { parseClusterArgs, UsageError, USAGE, type ClusterCommand, type RegistrationSettings } from './args.js';
 import { addSecret, keepNewestSecret, newRegistration, readStored, type KubeCredentials } from './edits.js';
@@ -42,8 +43,19 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
     return EXIT.ok;
   }
 
+  // A new secret is made and checked before any registry is touched: one whose key is not
+  // 24–64 bytes is never written (the registry would refuse the whole registration).
+  let secret: string | undefined;
+  if (command.command === 'add' || (command.command === 'rotate-secret' && !command.finish)) {
+    secret = (io.generateSecret ?? generateSecret)();
+    const checked = checkWebhookSecret(secret);
+    if ('problem' in checked) {
+      io.stderr(`error: refusing to register the new secret of cluster "${command.clusterId}": ${checked.problem}\n`);
+      return EXIT.usage;
+    }
+  }
+
   const store = storeFor(command.target, io.ssmClient);
-  const secret = io.generateSecret ?? generateSecret;
   try {
     return await execute(command, store, secret, kube, io);
   } catch (err) {
@@ -60,7 +72,7 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
 async function execute(
   command: Exclude<ClusterCommand, { command: 'help' }>,
   store: RegistrationStore,
-  newSecret: () => string,
+  newSecret: string | undefined,
   kube: KubeCredentials,
   io: CliIo,
 ): Promise<number> {
@@ -68,7 +80,7 @@ async function execute(
   const where = store.describe(clusterId);
 
   if (command.command === 'add') {
-    const secret = newSecret();
+    const secret = required(newSecret);
     await store.create(clusterId, newRegistration(clusterId, command.settings, secret, kube));
     io.stderr(`registered cluster "${clusterId}" in ${where}.\nApply this Secret in the cluster (kubectl apply -f -), then install the forwarder:\n`);
     io.stdout(forwarderSecretManifest(clusterId, secret));
@@ -111,7 +123,7 @@ async function execute(
     return EXIT.ok;
   }
 
-  const secret = newSecret();
+  const secret = required(newSecret);
   await store.replace(clusterId, addSecret(stored, secret));
   io.stderr(
     `added a secret to cluster "${clusterId}" in ${where}; old and new are both accepted.\n` +
@@ -119,6 +131,11 @@ async function execute(
   );
   io.stdout(forwarderSecretManifest(clusterId, secret));
   return EXIT.ok;
+}
+
+function required(secret: string | undefined): string {
+  if (secret === undefined) throw new Error('internal: no new secret was made for this command');
+  return secret;
 }
 
 /** Reads --kube-token-file / --kube-ca-file; an unreadable file is a usage error, before anything is written. */

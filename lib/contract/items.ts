@@ -74,6 +74,8 @@ export const MAX_ITEMS_PER_REQUEST = 500;
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 
 export const ReconcileRequestSchema = z.object({
+  /** The cluster the request is for, inside the signed body: it must equal the path's. */
+  clusterId: z.string().min(1),
   items: z.array(ItemSchema).min(1).max(MAX_ITEMS_PER_REQUEST),
 });
 export type ReconcileRequest = z.infer<typeof ReconcileRequestSchema>;

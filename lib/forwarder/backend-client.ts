@@ -33,9 +33,17 @@ export function reconcileUrl(apiUrl: string, clusterId: string): string {
   return `${apiUrl.replace(/\/+$/, '')}/v1/clusters/${encodeURIComponent(clusterId)}/reconcile`;
 }
 
+/**
+ * The request body. The cluster id is in it, and so signed: the backend refuses a body whose
+ * cluster is not the one in the path.
+ */
+export function reconcileBody(clusterId: string, items: readonly unknown[]): string {
+  return JSON.stringify({ clusterId, items });
+}
+
 /** Posts `items` and returns the results, or throws `BackendRequestError`. */
 export async function postReconcile(options: BackendClientOptions, items: readonly unknown[]): Promise<{ status: number; results: Result[] }> {
-  const body = JSON.stringify({ items });
+  const body = reconcileBody(options.clusterId, items);
   const signals = [AbortSignal.timeout(options.timeoutMs)];
   if (options.signal) signals.push(options.signal);
   let response: Response;

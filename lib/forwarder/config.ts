@@ -1,6 +1,6 @@
 /** The forwarder's configuration: validated once at start, from the environment or in code. */
 import { z } from 'zod';
-import { EBS_DRIVER, MAX_ITEMS_PER_REQUEST } from '../contract/index.js';
+import { EBS_DRIVER, MAX_ITEMS_PER_REQUEST, WebhookSecretSchema } from '../contract/index.js';
 
 export const ForwarderConfigSchema = z
   .object({
@@ -9,8 +9,8 @@ export const ForwarderConfigSchema = z
     clusterId: z.string().min(1),
     /** A mounted Secret file holding the signing secret; re-read when it changes. */
     secretFile: z.string().min(1).optional(),
-    /** The signing secret itself (local use). */
-    secret: z.string().min(1).optional(),
+    /** The signing secret itself (local use); its key must be 24–64 bytes. */
+    secret: WebhookSecretSchema.optional(),
     provisioner: z.string().min(1).default(EBS_DRIVER),
     driver: z.string().min(1).default(EBS_DRIVER),
     batchSize: z.number().int().min(1).max(MAX_ITEMS_PER_REQUEST).default(100),

@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { unwatchFile, watchFile, type Stats } from 'node:fs';
+import { checkWebhookSecret } from '../contract/index.js';
 import type { Logger } from './logger.js';
 
 export interface SecretSource {
@@ -28,6 +29,9 @@ export async function openSecret(options: {
   const read = async () => {
     const text = (await readFile(file, 'utf8')).trim();
     if (!text) throw new Error(`secret file ${file} is empty`);
+    // Refused here, so a bad file stops the start or is ignored on reload: never signed with.
+    const checked = checkWebhookSecret(text);
+    if ('problem' in checked) throw new Error(`secret file ${file} holds an unusable webhook secret: ${checked.problem}`);
     return text;
   };
   let secret = await read();

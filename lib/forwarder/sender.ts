@@ -5,7 +5,7 @@
  */
 import { ItemSchema, MAX_REQUEST_BYTES, type ItemInput, type Result } from '../contract/index.js';
 import { applyWrites, WriteError, type KubeClients } from '../kube/index.js';
-import { BackendRequestError, matchResults, postReconcile, type FetchLike } from './backend-client.js';
+import { BackendRequestError, matchResults, postReconcile, reconcileBody, type FetchLike } from './backend-client.js';
 import type { ForwarderConfig } from './config.js';
 import type { DeletedClaim } from './items.js';
 import type { Logger } from './logger.js';
@@ -58,7 +58,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
       sentKeys.push(key);
       items.push(item);
     }
-    const { chunks, oversized } = chunkBySize(items, MAX_REQUEST_BYTES);
+    const { chunks, oversized } = chunkBySize(items, MAX_REQUEST_BYTES, reconcileBody(config.clusterId, []));
     for (const i of oversized) {
       const key = sentKeys[i] as string;
       logger.error('object is too large for one request; not sent, retried with backoff', { key });
@@ -142,8 +142,8 @@ export function createBatchSender(deps: BatchSenderDeps) {
  * large objects is sent as several requests instead of being refused whole with a 413. An
  * item that alone exceeds the limit can never be sent and is returned in `oversized`.
  */
-export function chunkBySize(items: readonly unknown[], maxBytes: number): { chunks: number[][]; oversized: number[] } {
-  const envelope = Buffer.byteLength('{"items":[]}');
+export function chunkBySize(items: readonly unknown[], maxBytes: number, emptyBody = '{"items":[]}'): { chunks: number[][]; oversized: number[] } {
+  const envelope = Buffer.byteLength(emptyBody);
   const chunks: number[][] = [];
   const oversized: number[] = [];
   let current: number[] = [];

@@ -3,6 +3,7 @@
  * in a local file or in SSM Parameter Store (one SecureString per cluster).
  */
 import { z } from 'zod';
+import { WebhookSecretSchema } from '../contract/signing.js';
 
 export const VOLUME_TYPES = ['gp3', 'gp2', 'io1', 'io2', 'st1', 'sc1', 'standard'] as const;
 
@@ -12,8 +13,8 @@ export const ClusterIdSchema = z
 
 export const ClusterRegistrationSchema = z.object({
   clusterId: ClusterIdSchema,
-  /** Webhook secrets accepted for this cluster; more than one during rotation. */
-  secrets: z.array(z.string().min(16)).min(1),
+  /** Webhook secrets accepted for this cluster; more than one during rotation. Each key 24–64 bytes. */
+  secrets: z.array(WebhookSecretSchema).min(1),
   region: z.string().min(1),
   /** Zones volumes may be created in; empty = any zone of the region. */
   allowedZones: z.array(z.string()).default([]),

@@ -93,20 +93,20 @@ describe('POST /v1/clusters/:id/reconcile refuses bad requests and touches nothi
       status: 422,
       code: 'invalid_request',
       message: /items\.0\.kind/,
-      request: () => signedRequest(PATH, JSON.stringify({ items: [{ kind: 'Pod' }] }), SECRET_C1),
+      request: () => signedRequest(PATH, JSON.stringify({ clusterId: 'c1', items: [{ kind: 'Pod' }] }), SECRET_C1),
     },
     {
       name: 'empty batch -> 422',
       status: 422,
       code: 'invalid_request',
       message: /items/,
-      request: () => signedRequest(PATH, JSON.stringify({ items: [] }), SECRET_C1),
+      request: () => signedRequest(PATH, JSON.stringify({ clusterId: 'c1', items: [] }), SECRET_C1),
     },
     {
       name: 'body over 1 MiB -> 413',
       status: 413,
       code: 'body_too_large',
-      request: () => signedRequest(PATH, JSON.stringify({ items: [], pad: 'x'.repeat(1024 * 1024) }), SECRET_C1),
+      request: () => signedRequest(PATH, JSON.stringify({ clusterId: 'c1', items: [], pad: 'x'.repeat(1024 * 1024) }), SECRET_C1),
     },
   ];
 

@@ -37,9 +37,9 @@ export function signedRequest(
   path: string,
   body: string,
   secret: string,
-  options: { nowSeconds?: number; headers?: Record<string, string> } = {},
+  options: { nowSeconds?: number; id?: string; headers?: Record<string, string> } = {},
 ): RequestInit & { path: string } {
-  const headers = sign(body, secret, { now: options.nowSeconds ?? Math.floor(NOW_MS / 1000) });
+  const headers = sign(body, secret, { now: options.nowSeconds ?? Math.floor(NOW_MS / 1000), ...(options.id ? { id: options.id } : {}) });
   return {
     path,
     method: 'POST',

@@ -37,7 +37,7 @@ function appOver() {
 }
 
 async function reconcile(app: ReturnType<typeof appOver>, items: unknown[]): Promise<ReconcileResponse> {
-  const { path, ...init } = signedRequest('/v1/clusters/c1/reconcile', JSON.stringify({ items }), SECRET_C1);
+  const { path, ...init } = signedRequest('/v1/clusters/c1/reconcile', JSON.stringify({ clusterId: 'c1', items }), SECRET_C1);
   const res = await app.request(path, init);
   expect(res.status).toBe(200);
   return ReconcileResponseSchema.parse(await res.json());

@@ -3,7 +3,7 @@
  * and the secret it prints is the one the app accepts — through add, rotation and removal.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,7 @@ import { createApp } from '../../lib/app/index.js';
 import { runClusterCli } from '../../lib/cli/index.js';
 import type { Ec2Gateway } from '../../lib/ec2/index.js';
 import { createFileRegistry, createSsmRegistry } from '../../lib/registry/index.js';
-import { NOW_MS, signedRequest } from '../app/harness.js';
+import { NOW_MS, SECRET_C1, signedRequest } from '../app/harness.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 let file: string;
@@ -24,9 +24,13 @@ beforeEach(() => {
 });
 
 async function cli(...argv: string[]) {
+  return cliWith({}, ...argv);
+}
+
+async function cliWith(io: { generateSecret?: () => string }, ...argv: string[]) {
   let stdout = '';
   let stderr = '';
-  const code = await runClusterCli(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: {} });
+  const code = await runClusterCli(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: {}, ...io });
   return { code, stdout, stderr };
 }
 
@@ -43,7 +47,7 @@ function secretIn(manifest: string): string {
 const noEc2 = new Proxy({} as Ec2Gateway, {
   get: (_t, verb) => () => Promise.reject(new Error(`unexpected EC2 call ${String(verb)}`)),
 });
-const body = JSON.stringify({ items: [{ kind: 'PersistentVolumeClaimDeleted', uid: 'u-1', namespace: 'default', name: 'data', pvExists: true }] });
+const body = JSON.stringify({ clusterId: 'c1', items: [{ kind: 'PersistentVolumeClaimDeleted', uid: 'u-1', namespace: 'default', name: 'data', pvExists: true }] });
 
 /** Status of a request signed with `secret`, answered by an app reading the registry file now. */
 async function statusWith(secret: string, clusterId = 'c1'): Promise<number> {
@@ -139,6 +143,44 @@ describe('cluster CLI with the local registry file', () => {
   });
 });
 
+describe('cluster CLI never writes a secret whose key is not 24–64 bytes', () => {
+  // `whsec_` + characters that are not base64 decodes to zero bytes: an empty HMAC key.
+  const unusable: Array<[string, string]> = [
+    ['whsec_ + non-base64 (empty key)', 'whsec_!!!!!!!!!!!!!!!!!!!!!!!!'],
+    ['whsec_ + 16 bytes', `whsec_${Buffer.alloc(16, 7).toString('base64')}`],
+    ['whsec_ + 65 bytes', `whsec_${Buffer.alloc(65, 7).toString('base64')}`],
+    ['raw 20 bytes', 'a-secret-of-20-bytes'],
+  ];
+
+  it.each(unusable)('add with a generated %s -> exit 2, nothing written', async (_name, secret) => {
+    const res = await cliWith({ generateSecret: () => secret }, 'add', 'c1', '--region', 'us-east-1', '--file', file);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/refusing to register the new secret of cluster "c1"/);
+    expect(res.stderr).not.toContain(secret);
+    expect(res.stdout).toBe('');
+    expect(() => statSync(file)).toThrow();
+  });
+
+  it('rotate-secret with a generated empty-key secret -> exit 2, the registration unchanged', async () => {
+    await cli('add', 'c1', '--region', 'us-east-1', '--file', file);
+    const before = readFileSync(file, 'utf8');
+    const res = await cliWith({ generateSecret: () => 'whsec_%%%%' }, 'rotate-secret', 'c1', '--file', file);
+    expect(res.code).toBe(2);
+    expect(res.stdout).toBe('');
+    expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('a registry file holding an empty-key secret -> the app answers 403 naming the cluster', async () => {
+    await cli('add', 'c1', '--region', 'us-east-1', '--file', file);
+    const stored = JSON.parse(readFileSync(file, 'utf8'));
+    stored.clusters.c1.secrets = ['whsec_!!!!!!!!!!!!!!!!!!!!!!!!'];
+    writeFileSync(file, JSON.stringify(stored));
+    // rotate-secret refuses to build on it rather than carry it on.
+    expect((await cli('rotate-secret', 'c1', '--file', file)).code).toBe(1);
+    expect(await statusWith(SECRET_C1)).toBe(403);
+  });
+});
+
 describe('cluster CLI with SSM Parameter Store', () => {
   const ssm = mockClient(SSMClient);
   const client = () => new SSMClient({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 's' } });
@@ -163,13 +205,13 @@ describe('cluster CLI with SSM Parameter Store', () => {
   });
 
   it('rotate-secret -> overwrites with old and new secrets', async () => {
-    ssm.on(GetParameterCommand).resolves({ Parameter: { Value: JSON.stringify({ clusterId: 'c1', secrets: ['whsec_b2xkLXNlY3JldC0wMTIzNDU2Nzg5'], region: 'us-east-1' }) } });
+    ssm.on(GetParameterCommand).resolves({ Parameter: { Value: JSON.stringify({ clusterId: 'c1', secrets: ['whsec_b2xkLXNlY3JldC0wMTIzNDU2Nzg5YWJjZGVm'], region: 'us-east-1' }) } });
     ssm.on(PutParameterCommand).resolves({ Version: 2 });
     const { code, stdout } = await ssmCli('rotate-secret', 'c1');
     expect(code).toBe(0);
     const put = ssm.commandCalls(PutParameterCommand)[0]!.args[0].input;
     expect(put).toMatchObject({ Name: `${PATH}c1`, Overwrite: true, Type: 'SecureString' });
-    expect(JSON.parse(put.Value!).secrets).toEqual(['whsec_b2xkLXNlY3JldC0wMTIzNDU2Nzg5', secretIn(stdout)]);
+    expect(JSON.parse(put.Value!).secrets).toEqual(['whsec_b2xkLXNlY3JldC0wMTIzNDU2Nzg5YWJjZGVm', secretIn(stdout)]);
   });
 
   it('remove -> DeleteParameter; a missing parameter -> exit 1', async () => {

@@ -79,14 +79,14 @@ describe('npm run offline (no AWS credentials, registry file)', () => {
   }, 60_000);
 
   it('signed reconcile of a registered cluster -> 200 with a result per item', async () => {
-    const body = JSON.stringify({ items: [{ kind: 'PersistentVolumeClaimDeleted', uid: 'u-1', namespace: 'default', name: 'data', pvExists: true }] });
+    const body = JSON.stringify({ clusterId: 'c1', items: [{ kind: 'PersistentVolumeClaimDeleted', uid: 'u-1', namespace: 'default', name: 'data', pvExists: true }] });
     const res = await fetch(`${baseUrl}/v1/clusters/c1/reconcile`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...sign(body, SECRET_C1) } });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ results: [{ key: 'PersistentVolumeClaimDeleted/u-1', outcome: 'done', writes: [] }] });
   }, 60_000);
 
   it('unknown cluster -> 404', async () => {
-    const body = JSON.stringify({ items: [] });
+    const body = JSON.stringify({ clusterId: 'c9', items: [] });
     const res = await fetch(`${baseUrl}/v1/clusters/c9/reconcile`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...sign(body, SECRET_C1) } });
     expect(res.status).toBe(404);
   }, 60_000);

@@ -2,7 +2,8 @@
  * `osls package` on this checkout, with no AWS credentials anywhere, into a fresh directory;
  * then the CloudFormation it generates is held to the deployment's promises: one arm64
  * nodejs20.x function behind two HTTP API routes, IAM without wildcard actions and with a tag
- * condition on every mutating EC2 action, SSM limited to the registry path — and the zip
+ * condition on every mutating EC2 action, SSM limited to the registry path, DynamoDB PutItem
+ * limited to the replay table (with TTL) — and the zip
  * holds the ESM bundle that bench/coldstart.ts measures.
  */
 import { execFile } from 'node:child_process';
@@ -210,6 +211,26 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
       expect(arn(s.Condition?.StringEquals?.['kms:ViaService'])).toBe('ssm.${AWS::Region}.amazonaws.com');
       expect(arn(s.Condition?.StringLike?.['kms:EncryptionContext:PARAMETER_ARN'])).toBe(REGISTRY_ARN);
     }
+  });
+
+  it('replay protection: one PAY_PER_REQUEST DynamoDB table, TTL on expiresAt, named in VOLHOOK_REPLAY_TABLE, PutItem on that table alone', () => {
+    const tables = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::DynamoDB::Table');
+    expect(tables).toHaveLength(1);
+    const [logicalId, table] = tables[0]!;
+    expect(table.Properties).toMatchObject({
+      TableName: `volhook-${STAGE}-webhook-ids`,
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+    });
+    expect(ofType('AWS::Lambda::Function')[0]!.Properties.Environment.Variables.VOLHOOK_REPLAY_TABLE).toBe(table.Properties.TableName);
+
+    const dynamo = statements().filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')));
+    expect(dynamo).toHaveLength(1);
+    expect(list(dynamo[0]!.Action)).toEqual(['dynamodb:PutItem']);
+    expect(list(dynamo[0]!.Resource)).toEqual([{ 'Fn::GetAtt': [logicalId, 'Arn'] }]);
+    expect(dynamo[0]!.Condition).toBeUndefined();
   });
 
   it('the zip holds only functions/api.mjs: the ESM bundle bench/coldstart.ts builds, byte for byte', async () => {

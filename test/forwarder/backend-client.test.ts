@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { verify, type Result } from '../../lib/contract/index.js';
-import { BackendRequestError, matchResults, postReconcile, reconcileUrl, type FetchLike } from '../../lib/forwarder/backend-client.js';
-import { completionOf } from '../../lib/forwarder/sender.js';
+import { BackendRequestError, matchResults, postReconcile, reconcileBody, reconcileUrl, type FetchLike } from '../../lib/forwarder/backend-client.js';
+import { chunkBySize, completionOf } from '../../lib/forwarder/sender.js';
 
 const done = (key: string): Result => ({ key, outcome: 'done', writes: [] });
-const options = (fetch: FetchLike) => ({ apiUrl: 'http://backend.test/', clusterId: 'c-1', secret: () => 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=', fetch, timeoutMs: 100 });
+const SECRET = 'whsec_' + Buffer.from('secret-secret-secret-secret').toString('base64');
+const options = (fetch: FetchLike) => ({ apiUrl: 'http://backend.test/', clusterId: 'c-1', secret: () => SECRET, fetch, timeoutMs: 100 });
 const item = { kind: 'PersistentVolumeClaimDeleted', uid: 'u', namespace: 'ns', name: 'n', pvExists: false };
 
 describe('matchResults', () => {
@@ -17,6 +18,22 @@ describe('matchResults', () => {
     expect(matched.get('a')?.key).toBe('a');
     expect(matched.get('b')?.key).toBe('b');
     expect(matched.get('c')).toBeUndefined();
+  });
+});
+
+describe('reconcileBody and chunking', () => {
+  it('batches split for a body limit -> every body as sent, cluster id included, within the limit', () => {
+    const clusterId = 'a-cluster-with-a-rather-long-name-0123456789';
+    const items = Array.from({ length: 40 }, (_, i) => ({ ...item, uid: `u-${i}`.padEnd(60, 'x') }));
+    // One byte short of ten items: nine fit, counting the cluster id's bytes too.
+    const limit = Buffer.byteLength(reconcileBody(clusterId, items.slice(0, 10))) - 1;
+    const { chunks, oversized } = chunkBySize(items, limit, reconcileBody(clusterId, []));
+    expect(oversized).toEqual([]);
+    expect(chunks.flat()).toEqual(items.map((_, i) => i));
+    for (const chunk of chunks) {
+      expect(Buffer.byteLength(reconcileBody(clusterId, chunk.map((i) => items[i])))).toBeLessThanOrEqual(limit);
+    }
+    expect(chunks[0]).toHaveLength(9);
   });
 });
 
@@ -42,8 +59,9 @@ describe('postReconcile', () => {
     expect(results).toHaveLength(1);
     expect(seen?.url).toBe('http://backend.test/v1/clusters/c-1/reconcile');
     const headers = new Headers(seen?.init.headers);
-    expect(() => verify(headers, seen?.init.body as string, ['whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ='])).not.toThrow();
-    expect(JSON.parse(seen?.init.body as string)).toEqual({ items: [item] });
+    expect(() => verify(headers, seen?.init.body as string, [SECRET])).not.toThrow();
+    // The cluster id is in the signed body, so the backend can hold it against the path.
+    expect(JSON.parse(seen?.init.body as string)).toEqual({ clusterId: 'c-1', items: [item] });
     expect(reconcileUrl('https://x.example.com/prod', 'a b')).toBe('https://x.example.com/prod/v1/clusters/a%20b/reconcile');
   });
 

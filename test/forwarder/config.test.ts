@@ -1,6 +1,12 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configFromEnv, ConfigError } from '../../lib/forwarder/config.js';
+import { silentLogger } from '../../lib/forwarder/index.js';
+import { openSecret } from '../../lib/forwarder/secret.js';
 
+const LOCAL_SECRET = 'local-secret-of-24-bytes-at-least';
 const base = { VOLHOOK_API_URL: 'https://volhook.example.com', VOLHOOK_CLUSTER_ID: 'prod-1', VOLHOOK_SECRET_FILE: '/var/run/secrets/volhook/secret' };
 
 function problem(env: Record<string, string>): string {
@@ -36,7 +42,7 @@ describe('configFromEnv', () => {
     const config = configFromEnv({
       ...base,
       VOLHOOK_SECRET_FILE: '',
-      VOLHOOK_SECRET: 'local-secret',
+      VOLHOOK_SECRET: LOCAL_SECRET,
       VOLHOOK_PROVISIONER: 'volhook.example.com',
       VOLHOOK_DRIVER: 'ebs.csi.aws.com',
       VOLHOOK_BATCH_SIZE: '500',
@@ -46,7 +52,7 @@ describe('configFromEnv', () => {
       VOLHOOK_WRITE_BACK: 'none',
       VOLHOOK_KUBE_SERVER: 'http://127.0.0.1:8001',
     });
-    expect(config).toMatchObject({ secret: 'local-secret', batchSize: 500, concurrency: 8, resyncSeconds: 60, port: 9090, writeBack: 'none', kubeServer: 'http://127.0.0.1:8001' });
+    expect(config).toMatchObject({ secret: LOCAL_SECRET, batchSize: 500, concurrency: 8, resyncSeconds: 60, port: 9090, writeBack: 'none', kubeServer: 'http://127.0.0.1:8001' });
     expect(config.secretFile).toBeUndefined();
   });
 
@@ -60,6 +66,41 @@ describe('configFromEnv', () => {
 
   it('no secret, or both secret kinds -> refused', () => {
     expect(problem({ VOLHOOK_API_URL: base.VOLHOOK_API_URL, VOLHOOK_CLUSTER_ID: 'c' })).toContain('VOLHOOK_SECRET');
-    expect(problem({ ...base, VOLHOOK_SECRET: 'both' })).toContain('exactly one of VOLHOOK_SECRET_FILE or VOLHOOK_SECRET');
+    expect(problem({ ...base, VOLHOOK_SECRET: LOCAL_SECRET })).toContain('exactly one of VOLHOOK_SECRET_FILE or VOLHOOK_SECRET');
+  });
+
+  it.each([
+    ['whsec_ + non-base64 (an empty key)', 'whsec_!!!!!!!!!!!!!!!!!!!!!!!!'],
+    ['whsec_ + 16 bytes', `whsec_${Buffer.alloc(16, 1).toString('base64')}`],
+    ['a raw secret of 12 bytes', 'local-secret'],
+  ])('VOLHOOK_SECRET %s -> refused, naming the variable but not the secret', (_name, secret) => {
+    const message = problem({ VOLHOOK_API_URL: base.VOLHOOK_API_URL, VOLHOOK_CLUSTER_ID: 'c', VOLHOOK_SECRET: secret });
+    expect(message).toMatch(/VOLHOOK_SECRET: unusable webhook secret/);
+    expect(message).not.toContain(secret);
+  });
+});
+
+describe('openSecret (the mounted Secret file)', () => {
+  const good = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;
+  const fileWith = (text: string) => {
+    const file = join(mkdtempSync(join(tmpdir(), 'volhook-secret-')), 'secret');
+    writeFileSync(file, text);
+    return file;
+  };
+
+  it('a file holding an empty-key secret -> the forwarder does not start', async () => {
+    await expect(openSecret({ file: fileWith('whsec_!!!!!!!!!!!!!!!!!!!!!!!!\n'), pollMs: 60_000, logger: silentLogger })).rejects.toThrow(/unusable webhook secret/);
+  });
+
+  it('a file rewritten with an unusable secret -> the previous secret is kept', async () => {
+    const file = fileWith(`${good}\n`);
+    const source = await openSecret({ file, pollMs: 60_000, logger: silentLogger });
+    try {
+      writeFileSync(file, 'whsec_');
+      await source.reload();
+      expect(source.current()).toBe(good);
+    } finally {
+      source.close();
+    }
   });
 });

@@ -16,7 +16,7 @@ export interface FakeBackend {
   port: number;
   /** Every item of every accepted (signed, valid) request, in arrival order. */
   items: Item[];
-  /** Requests refused because the signature did not verify. */
+  /** Requests refused because the signature did not verify or the body named another cluster. */
   refused: number;
   /** Status of every request answered. */
   statuses: number[];
@@ -25,6 +25,9 @@ export interface FakeBackend {
   secrets: string[];
   close(): Promise<void>;
 }
+
+/** The only cluster the fake backend serves. */
+export const CLUSTER_ID = 'test-cluster';
 
 export const done = (item: Item, writes: Result['writes'] = []): Result => ({ key: itemKey(item), outcome: 'done', writes });
 
@@ -48,7 +51,7 @@ export async function startFakeBackend(options: { secrets: string[]; port?: numb
         backend.statuses.push(status);
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
       };
-      if (req.method !== 'POST' || req.url !== '/v1/clusters/test-cluster/reconcile') {
+      if (req.method !== 'POST' || req.url !== `/v1/clusters/${CLUSTER_ID}/reconcile`) {
         reply(404, { error: { code: 'NotFound', message: `${req.method} ${req.url}` } });
         return;
       }
@@ -62,6 +65,12 @@ export async function startFakeBackend(options: { secrets: string[]; port?: numb
       const parsed = ReconcileRequestSchema.safeParse(JSON.parse(body));
       if (!parsed.success) {
         reply(400, { error: { code: 'BadRequest', message: parsed.error.message } });
+        return;
+      }
+      // As the backend does: the signed body must name the cluster of the path.
+      if (parsed.data.clusterId !== CLUSTER_ID) {
+        backend.refused++;
+        reply(401, { error: { code: 'cluster_mismatch', message: `body is for "${parsed.data.clusterId}", path for "${CLUSTER_ID}"` } });
         return;
       }
       backend.items.push(...parsed.data.items);

@@ -42,7 +42,7 @@ export function setup(registration: Partial<ClusterRegistrationInput> = {}) {
     clusterId: CLUSTER,
     registration: ClusterRegistrationSchema.parse({
       clusterId: CLUSTER,
-      secrets: ['a-secret-of-16-chars'],
+      secrets: ['a-secret-of-at-least-24-bytes'],
       region: 'us-east-1',
       ...registration,
     }),

@@ -11,6 +11,7 @@ import type { Item, Result } from '../../contract/index.js';
 import { startForwarder, silentLogger, type Forwarder, type ForwarderConfigInput, type Logger } from '../../forwarder/index.js';
 import { kubeConfigFor } from '../../kube/index.js';
 import { createStaticRegistry, type ClusterRegistrationInput } from '../../registry/index.js';
+import { createMemoryReplayStore } from '../../replay/index.js';
 import { startControllers, type ControllerOptions } from '../controllers/index.js';
 import { startEc2Simulator, type Ec2Simulator, type Ec2SimulatorOptions } from '../ec2/index.js';
 import { createObjectStore, startKubeApiServer, type LocalObjectStore, type ResourceName } from '../kube/index.js';
@@ -123,7 +124,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ...options.registration,
       },
     ]);
-    const app = createBackendApp({ registry, ec2Endpoint: ec2Url, ec2Credentials: credentials, onResult: options.onResult });
+    // One process, so seen webhook ids are kept in memory (they outlive backend restarts).
+    const replay = createMemoryReplayStore();
+    const app = createBackendApp({ registry, replay, ec2Endpoint: ec2Url, ec2Credentials: credentials, onResult: options.onResult });
     const backend = await startBackendServer(app, host, ports.backend);
     cleanups.push(() => backend.stop());
 

@@ -1,0 +1,37 @@
+/**
+ * Seen webhook ids in a DynamoDB table shared by every Lambda container: partition key `pk`
+ * (string, `<clusterId>#<webhook-id>`) and `expiresAt` (epoch seconds, the table's TTL
+ * attribute). One conditional PutItem records an id and tells a replay apart. TTL deletes
+ * expired items lazily (within days), so an item still present but expired must not block:
+ * the condition lets a write replace it.
+ */
+import { ConditionalCheckFailedException, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import type { ReplayStore } from './store.js';
+
+export interface DynamoDbReplayStoreOptions {
+  tableName: string;
+  /** The client (tests, custom endpoints); otherwise one from the default chain. */
+  client?: DynamoDBClient;
+}
+
+export function createDynamoDbReplayStore(options: DynamoDbReplayStoreOptions): ReplayStore {
+  const client = options.client ?? new DynamoDBClient({});
+  return {
+    async recordOnce(key, expiresAt, now) {
+      try {
+        await client.send(
+          new PutItemCommand({
+            TableName: options.tableName,
+            Item: { pk: { S: key }, expiresAt: { N: String(expiresAt) } },
+            ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now',
+            ExpressionAttributeValues: { ':now': { N: String(now) } },
+          }),
+        );
+        return true;
+      } catch (err) {
+        if (err instanceof ConditionalCheckFailedException || (err as Error | undefined)?.name === 'ConditionalCheckFailedException') return false;
+        throw err;
+      }
+    },
+  };
+}
