@@ -111,6 +111,7 @@ export function createApp(deps: AppDependencies): Hono {
         driverName: deps.driverName ?? 'ebs.csi.aws.com',
         provisionerName: deps.provisionerName ?? 'ebs.csi.aws.com',
         now: () => new Date(now()),
+        signedAt: new Date(message.timestamp * 1000),
       };
       let results = await reconcileItems(parsed.data.items, ctx);
       if (registration.writeBack === 'direct') results = await applyDirectly(deps, registration, results);

@@ -4,3 +4,4 @@ export * from './writes.js';
 export * from './results.js';
 export * from './signing.js';
 export * from './wellknown.js';
+export * from './claims.js';

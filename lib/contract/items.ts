@@ -25,6 +25,11 @@ export const PersistentVolumeClaimItemSchema = z.object({
   clusterZones: z.array(z.string()).default([]),
   /** Whether PV `pvc-<uid>` already exists in the cluster. */
   pvExists: z.boolean(),
+  /**
+   * `pvExists` was read live from the API server, not from a cache. The disk of a claim being
+   * deleted is deleted only on a live `pvExists: false`: a lagging cache must never decide it.
+   */
+  pvCheckedLive: z.boolean().default(false),
 });
 
 export const PersistentVolumeClaimDeletedItemSchema = z.object({
@@ -34,6 +39,8 @@ export const PersistentVolumeClaimDeletedItemSchema = z.object({
   name: z.string().min(1),
   /** Whether a PV for this claim exists; if so the PV's reclaim path owns the disk. */
   pvExists: z.boolean(),
+  /** As for PersistentVolumeClaim items: the disk is deleted only on a live `pvExists: false`. */
+  pvCheckedLive: z.boolean().default(false),
 });
 
 export const PersistentVolumeItemSchema = z.object({

@@ -7,6 +7,13 @@ import { z } from 'zod';
 
 const StringMap = z.record(z.string(), z.string());
 
+/**
+ * The shape of the uids the API server assigns (RFC 4122 UUIDs). A claim's uid becomes an EBS
+ * tag value and a ClientToken input, so one that is not of this shape is refused — for its
+ * own item only — before it reaches EC2.
+ */
+export const KUBERNETES_UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 export const ObjectMetaSchema = z.looseObject({
   name: z.string().min(1),
   namespace: z.string().optional(),

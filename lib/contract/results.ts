@@ -9,7 +9,12 @@ const Common = {
   writes: z.array(WriteSchema),
 };
 
-export const DoneResultSchema = z.object({ ...Common, outcome: z.literal('done') });
+export const DoneResultSchema = z.object({
+  ...Common,
+  outcome: z.literal('done'),
+  /** Why, when the backend destroyed something (e.g. the disk of a claim deleted before its PV). */
+  message: z.string().optional(),
+});
 
 /** Progress is being made (a volume is creating, an attachment in flight, EC2 throttled). */
 export const RequeueResultSchema = z.object({

@@ -14,6 +14,12 @@ export const Annotations = {
   bindCompleted: 'pv.kubernetes.io/bind-completed',
   boundByController: 'pv.kubernetes.io/bound-by-controller',
   defaultClass: 'storageclass.kubernetes.io/is-default-class',
+  /**
+   * external-attacher's record, on the VolumeAttachment, of the node ID (the EC2 instance) it
+   * attached to — written before AttachVolume, so a detach finds the instance even after the
+   * Node object is gone.
+   */
+  attachedNodeId: 'csi.alpha.kubernetes.io/node-id',
 } as const;
 
 export const Finalizers = {
@@ -22,6 +28,12 @@ export const Finalizers = {
   attacher: (driver: string) => `external-attacher/${driver.replace(/\./g, '-')}`,
   pvProtection: 'kubernetes.io/pv-protection',
   pvcProtection: 'kubernetes.io/pvc-protection',
+  /**
+   * volhook's own, on a claim: written (and seen applied) before the claim's first
+   * CreateVolume and removed once its PV exists or its disk is gone, so a claim deleted while
+   * a disk of its may still land stays visible, across forwarder restarts, until that is settled.
+   */
+  claimProtection: 'volhook.io/provisioning-protection',
 } as const;
 
 export const TopologyKeys = {

@@ -53,6 +53,14 @@ export const RemovePvcAnnotationWriteSchema = z.object({
   annotation: z.string().min(1),
 });
 
+/** Sets one annotation, on this incarnation of the object only (uid-guarded). */
+export const SetAnnotationWriteSchema = z.object({
+  op: z.literal('setAnnotation'),
+  target: ObjectRefSchema.extend({ uid: z.string().min(1) }),
+  key: z.string().min(1),
+  value: z.string(),
+});
+
 export const EventInvolvedObjectSchema = z.object({
   kind: z.enum(['PersistentVolumeClaim', 'PersistentVolume', 'VolumeAttachment']),
   apiVersion: z.string(),
@@ -76,6 +84,7 @@ export const WriteSchema = z.discriminatedUnion('op', [
   RemoveFinalizerWriteSchema,
   UpdateVolumeAttachmentStatusWriteSchema,
   RemovePvcAnnotationWriteSchema,
+  SetAnnotationWriteSchema,
   CreateEventWriteSchema,
 ]);
 export type Write = z.infer<typeof WriteSchema>;

@@ -58,9 +58,10 @@ export async function describeVolumesByIds(ctx: Ec2Context, ids: readonly string
  * for up to {@link FILTER_VALUES_PER_CALL} names. The filter on
  * `kubernetes.io/cluster/<clusterId>=owned` keeps other clusters' volumes out.
  *
- * Two volumes with one name should never exist (the ClientToken and the look-up before
- * create prevent it). If they do, the one that is not being deleted wins, then the oldest,
- * so repeated look-ups keep answering the same volume; the other is left for an operator.
+ * Two live volumes with one name should never exist (the ClientToken and the look-up before
+ * create prevent it); a failed one and its replacement do. A live volume wins over a failed
+ * one, a failed one over one being deleted, then the oldest, so repeated look-ups keep
+ * answering the same volume.
  */
 export async function describeVolumesByNames(ctx: Ec2Context, names: readonly string[]): Promise<Map<string, Volume>> {
   const volumes = await eachChunk(unique(names), (Values) =>
@@ -164,10 +165,10 @@ async function paginate<T>(
   return items;
 }
 
-/** Not being deleted beats being deleted; then the older volume, then the smaller ID. */
+/** A live volume beats a failed one, which beats one being deleted; then the older, then the smaller ID. */
 function preferVolume(candidate: Volume, current: Volume): boolean {
-  const gone = (v: Volume) => (v.State === 'deleting' || v.State === 'deleted' ? 1 : 0);
-  if (gone(candidate) !== gone(current)) return gone(candidate) < gone(current);
+  const rank = (v: Volume) => (v.State === 'deleting' || v.State === 'deleted' ? 2 : v.State === 'error' ? 1 : 0);
+  if (rank(candidate) !== rank(current)) return rank(candidate) < rank(current);
   const age = (candidate.CreateTime?.getTime() ?? 0) - (current.CreateTime?.getTime() ?? 0);
   if (age !== 0) return age < 0;
   return (candidate.VolumeId ?? '') < (current.VolumeId ?? '');

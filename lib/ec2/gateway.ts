@@ -32,6 +32,8 @@ export interface Ec2GatewayOptions {
 }
 
 const DEFAULT_BATCH_WINDOW_MS = 5;
+/** Failed volumes replaced in one createDisk: each costs one CreateVolume that EC2 answers at once. */
+const MAX_TOKEN_GENERATIONS = 4;
 
 /**
  * The SDK-backed gateway for one incoming request. Make one per request: its batches gather
@@ -62,8 +64,9 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
   );
   const disksByName = new DataLoader<string, Disk | undefined>(
     async (names) => {
-      const found = await describeVolumesByNames(ctx, names);
-      return names.map((name) => mapDefined(found.get(name), toDisk));
+      // A name EC2 could never have been given fails its own look-up only, never the batch.
+      const found = await describeVolumesByNames(ctx, names.filter(isWellFormedName));
+      return names.map((name) => (isWellFormedName(name) ? mapDefined(found.get(name), toDisk) : malformedName(name)));
     },
     { cache: false, maxBatchSize: FILTER_VALUES_PER_CALL, batchScheduleFn },
   );
@@ -78,42 +81,54 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
   const findDiskByName = (name: string) => disksByName.load(name);
   const getDisk = (volumeId: string) => disksById.load(volumeId);
 
+  /** One CreateVolume under `token`, with every tag in TagSpecifications. */
+  async function createUnderToken(request: CreateDiskRequest, token: string): Promise<Disk> {
+    const tags = { ...request.tags, ...identityTags(options.clusterId, request.name) };
+    try {
+      const out = await call('CreateVolume', (o) =>
+        options.client.send(
+          new CreateVolumeCommand({
+            ClientToken: token,
+            AvailabilityZone: request.zone,
+            Size: request.sizeGiB,
+            VolumeType: request.type as VolumeType,
+            Iops: request.iops,
+            Throughput: request.throughput,
+            Encrypted: request.encrypted ?? (request.kmsKeyId !== undefined ? true : undefined),
+            KmsKeyId: request.kmsKeyId,
+            MultiAttachEnabled: request.multiAttach,
+            TagSpecifications: [{ ResourceType: 'volume', Tags: tagList(tags) }],
+          }),
+          o,
+        ),
+      );
+      return toDisk({ ...out, Tags: out.Tags?.length ? out.Tags : tagList(tags) });
+    } catch (err) {
+      // EC2 does not honour the token on these: the volume may exist all the same.
+      if (isEc2Error(err, 'idempotentMismatch', 'volumeLimit')) {
+        const found = await findDiskByName(request.name);
+        if (found && !isDead(found)) return found;
+      }
+      throw err;
+    }
+  }
+
   return {
     findDiskByName,
     getDisk,
     getInstance: (instanceId) => instancesById.load(instanceId),
 
     async createDisk(request: CreateDiskRequest): Promise<Disk> {
-      const existing = await findDiskByName(request.name);
-      if (existing) return existing;
-      const tags = { ...request.tags, ...identityTags(options.clusterId, request.name) };
-      try {
-        const out = await call('CreateVolume', (o) =>
-          options.client.send(
-            new CreateVolumeCommand({
-              ClientToken: clientTokenFor(options.clusterId, request.name),
-              AvailabilityZone: request.zone,
-              Size: request.sizeGiB,
-              VolumeType: request.type as VolumeType,
-              Iops: request.iops,
-              Throughput: request.throughput,
-              Encrypted: request.encrypted ?? (request.kmsKeyId !== undefined ? true : undefined),
-              KmsKeyId: request.kmsKeyId,
-              MultiAttachEnabled: request.multiAttach,
-              TagSpecifications: [{ ResourceType: 'volume', Tags: tagList(tags) }],
-            }),
-            o,
-          ),
-        );
-        return toDisk({ ...out, Tags: out.Tags?.length ? out.Tags : tagList(tags) });
-      } catch (err) {
-        // EC2 does not honour the token on these: the volume may exist all the same.
-        if (isEc2Error(err, 'idempotentMismatch', 'volumeLimit')) {
-          const found = await findDiskByName(request.name);
-          if (found) return found;
-        }
-        throw err;
+      let failed = await findDiskByName(request.name);
+      if (failed && !isDead(failed)) return failed;
+      for (let generation = 0; generation < MAX_TOKEN_GENERATIONS; generation++) {
+        const created = await createUnderToken(request, clientTokenFor(options.clusterId, request.name, failed?.volumeId));
+        if (!isDead(created)) return created;
+        // The token belongs to a volume that failed and is gone: the next generation's.
+        failed = created;
       }
+      // Still a dead volume after that many: the reconciler sees it and asks again.
+      return failed as Disk;
     },
 
     async attachDisk(volumeId, instanceId, device) {
@@ -166,6 +181,20 @@ function identityTags(clusterId: string, name: string): Record<string, string> {
     'ebs.csi.aws.com/cluster': 'true',
     [`kubernetes.io/cluster/${clusterId}`]: 'owned',
   };
+}
+
+/** EC2 is removing the volume, or has: its token is spent. */
+function isDead(disk: Disk): boolean {
+  return disk.state === 'deleting' || disk.state === 'deleted';
+}
+
+/** A tag value EC2 accepts: well-formed Unicode (no lone surrogates), at most 256 characters. */
+function isWellFormedName(name: string): boolean {
+  return name.length > 0 && name.length <= 256 && !/\p{Cs}/u.test(name);
+}
+
+function malformedName(name: string): Ec2Error {
+  return new Ec2Error('invalidParameter', 'InvalidParameterValue', `volume name ${JSON.stringify(name)} is not a valid EBS tag value`, 'DescribeVolumes');
 }
 
 function isEc2Error(err: unknown, ...kinds: Ec2Error['kind'][]): err is Ec2Error {

@@ -3,7 +3,7 @@
  * in the cluster (other provisioners' claims, in-tree volumes) is left alone.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
-import { Annotations, Finalizers } from '../contract/index.js';
+import { Annotations, claimProvisioner, Finalizers, isProtectedClaim } from '../contract/index.js';
 
 export interface Ownership {
   /** The provisioner name StorageClasses use (`ebs.csi.aws.com`). */
@@ -12,15 +12,12 @@ export interface Ownership {
   driver: string;
 }
 
-/** The provisioner the PV controller assigned to a claim (either annotation key). */
-export function claimProvisioner(pvc: V1PersistentVolumeClaim): string | undefined {
-  const annotations = pvc.metadata?.annotations ?? {};
-  return annotations[Annotations.storageProvisioner] ?? annotations[Annotations.betaStorageProvisioner];
-}
-
-/** A claim that is ours to provision: assigned to our provisioner and not bound yet. */
+/**
+ * A claim that is ours: assigned to our provisioner, and either not bound yet or still
+ * carrying volhook's provisioning protection (which only the backend may take off).
+ */
 export function isOurClaim(pvc: V1PersistentVolumeClaim, ownership: Ownership): boolean {
-  return claimProvisioner(pvc) === ownership.provisioner && !pvc.spec?.volumeName;
+  return claimProvisioner(pvc) === ownership.provisioner && (!pvc.spec?.volumeName || isProtectedClaim(pvc));
 }
 
 /** A volume we provisioned, or one naming our driver (statically provisioned). */

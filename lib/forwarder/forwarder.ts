@@ -17,12 +17,11 @@ import type {
   V1StorageClass,
   V1VolumeAttachment,
 } from '@kubernetes/client-node';
-import { Annotations, type ItemInput } from '../contract/index.js';
-import { kubeClientsFromConfig } from '../kube/index.js';
+import { Annotations, claimProvisioner, claimReleasesDisk, pvNameForClaim, type ItemInput } from '../contract/index.js';
+import { isApiError, kubeClientsFromConfig } from '../kube/index.js';
 import type { FetchLike } from './backend-client.js';
 import { parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
 import {
-  claimProvisioner,
   isOurAttachment,
   isOurClaim,
   isOurVolume,
@@ -40,8 +39,10 @@ import {
   clusterZones,
   keys,
   parseItemKey,
+  withLivePvCheck,
   type ClusterView,
   type DeletedClaim,
+  type LivePvRead,
 } from './items.js';
 import { createJsonLogger, type Logger } from './logger.js';
 import { createMetrics, type ForwarderMetrics } from './metrics.js';
@@ -331,16 +332,34 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     zones: () => zonesFingerprint.split(',').filter(Boolean),
   };
 
-  /** The item for `key` from the caches now; undefined when its object is gone or not ours. */
-  function buildItem(key: string, payload: DeletedClaim | undefined): ItemInput | undefined {
+  const readPv: LivePvRead = async (name) => {
+    try {
+      await clients.core.readPersistentVolume({ name });
+      return true;
+    } catch (err) {
+      if (isApiError(err, 404)) return false;
+      logger.warn('live read of a PersistentVolume failed; the item goes without it', { name, err: err instanceof Error ? err.message : String(err) });
+      return undefined;
+    }
+  };
+
+  /**
+   * The item for `key` from the caches now; undefined when its object is gone or not ours.
+   * Items that may delete a disk get the PV's absence confirmed live.
+   */
+  async function buildItem(key: string, payload: DeletedClaim | undefined): Promise<ItemInput | undefined> {
     const parsed = parseItemKey(key);
     switch (parsed?.kind) {
       case 'PersistentVolumeClaim': {
         const pvc = claims.cache.get(parsed.name, parsed.namespace);
-        return pvc && isOurClaim(pvc, ownership) ? buildClaimItem(pvc, view, ownership.driver) : undefined;
+        if (!pvc || !isOurClaim(pvc, ownership)) return undefined;
+        const item = buildClaimItem(pvc, view, ownership.driver);
+        return claimReleasesDisk(pvc) ? withLivePvCheck(item, pvNameForClaim(pvc.metadata?.uid ?? ''), readPv) : item;
       }
-      case 'PersistentVolumeClaimDeleted':
-        return payload ? buildClaimDeletedItem(payload, view) : undefined;
+      case 'PersistentVolumeClaimDeleted': {
+        if (!payload) return undefined;
+        return withLivePvCheck(buildClaimDeletedItem(payload, view), pvNameForClaim(payload.uid), readPv);
+      }
       case 'PersistentVolume': {
         const pv = volumes.cache.get(parsed.name);
         return pv && isOurVolume(pv, ownership) ? buildVolumeItem(pv, view) : undefined;

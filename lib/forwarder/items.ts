@@ -35,6 +35,9 @@ export interface ClusterView {
   zones(): string[];
 }
 
+type ClaimItemInput = Extract<ItemInput, { kind: 'PersistentVolumeClaim' }>;
+type ClaimDeletedItemInput = Extract<ItemInput, { kind: 'PersistentVolumeClaimDeleted' }>;
+
 /** What a deleted claim leaves behind for its `PersistentVolumeClaimDeleted` item. */
 export type DeletedClaim = Pick<PersistentVolumeClaimDeletedItem, 'uid' | 'namespace' | 'name'>;
 
@@ -85,10 +88,10 @@ export function plain<T>(object: T): T {
   ) as T;
 }
 
-export function buildClaimItem(pvc: V1PersistentVolumeClaim, view: ClusterView, driver: string): ItemInput {
+export function buildClaimItem(pvc: V1PersistentVolumeClaim, view: ClusterView, driver: string): ClaimItemInput {
   const className = claimClassName(pvc);
   const storageClass = className ? view.storageClass(className) : undefined;
-  const item: ItemInput = {
+  const item: ClaimItemInput = {
     kind: 'PersistentVolumeClaim',
     pvc: plain(pvc) as never,
     storageClass: storageClass ? (plain(storageClass) as never) : null,
@@ -107,7 +110,7 @@ export function buildClaimItem(pvc: V1PersistentVolumeClaim, view: ClusterView, 
   return item;
 }
 
-export function buildClaimDeletedItem(claim: DeletedClaim, view: ClusterView): ItemInput {
+export function buildClaimDeletedItem(claim: DeletedClaim, view: ClusterView): ClaimDeletedItemInput {
   return {
     kind: 'PersistentVolumeClaimDeleted',
     uid: claim.uid,
@@ -136,6 +139,21 @@ export function buildAttachmentItem(va: V1VolumeAttachment, view: ClusterView, d
     pv: pv ? (plain(pv) as never) : null,
     node: node ? nodeInfo(node, view.csiNode(nodeName), driver) : null,
   };
+}
+
+/** Whether a PV exists, read live from the API server; undefined when the read failed. */
+export type LivePvRead = (name: string) => Promise<boolean | undefined>;
+
+/**
+ * The item with `pvExists` confirmed by a live read when the cache says the PV is absent: the
+ * backend deletes a claim's disk only on a live `pvExists: false`, never on a cache that may
+ * lag. A PV in the cache did exist, so `true` needs no confirmation to keep a disk. When the
+ * read fails the item goes as it was, and the backend waits.
+ */
+export async function withLivePvCheck<T extends ClaimItemInput | ClaimDeletedItemInput>(item: T, pvName: string, readPv: LivePvRead): Promise<T> {
+  if (item.pvExists) return item;
+  const exists = await readPv(pvName);
+  return exists === undefined ? item : { ...item, pvExists: exists, pvCheckedLive: true };
 }
 
 /** A queue key taken apart: which cache holds its object. */

@@ -25,7 +25,7 @@ export interface BatchSenderDeps {
   fetch: FetchLike;
   signal: AbortSignal;
   /** The item for a key from the caches now; undefined when its object is gone or not ours. */
-  buildItem(key: string, payload: DeletedClaim | undefined): ItemInput | undefined;
+  buildItem(key: string, payload: DeletedClaim | undefined): ItemInput | undefined | Promise<ItemInput | undefined>;
 }
 
 export function createBatchSender(deps: BatchSenderDeps) {
@@ -39,7 +39,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
     const sentKeys: string[] = [];
     const items: ItemInput[] = [];
     for (const key of keys) {
-      const item = deps.buildItem(key, payloads.get(key));
+      const item = await deps.buildItem(key, payloads.get(key));
       if (!item) {
         completions.set(key, { type: 'forget' });
         continue;

@@ -82,6 +82,8 @@ async function applyWrite(context: Context, write: Write): Promise<void> {
       return updateVolumeAttachmentStatus(storage, write);
     case 'removePvcAnnotation':
       return removePvcAnnotation(context, write);
+    case 'setAnnotation':
+      return setAnnotation(context, write);
     case 'createEvent':
       return recordEvent(core, write, { component: context.component, correlator: context.correlator });
   }
@@ -179,6 +181,22 @@ function removePvcAnnotation(context: Context, write: Extract<Write, { op: 'remo
   });
 }
 
+function setAnnotation(context: Context, write: Extract<Write, { op: 'setAnnotation' }>): Promise<void> {
+  return guardedPatch(context, write.target, (meta) => {
+    if (meta.annotations?.[write.key] === write.value) return undefined;
+    const uidTest = { op: 'test' as const, path: '/metadata/uid', value: write.target.uid };
+    if (!meta.annotations) {
+      // No map to add into: guard on the whole object's version, as finalizer patches do.
+      return [
+        uidTest,
+        { op: 'test' as const, path: '/metadata/resourceVersion', value: meta.resourceVersion ?? '' },
+        { op: 'add' as const, path: '/metadata/annotations', value: { [write.key]: write.value } },
+      ];
+    }
+    return [uidTest, { op: 'add' as const, path: `/metadata/annotations/${escapePointerToken(write.key)}`, value: write.value }];
+  });
+}
+
 async function updateVolumeAttachmentStatus(
   storage: StorageV1Api,
   write: Extract<Write, { op: 'updateVolumeAttachmentStatus' }>,
@@ -212,6 +230,8 @@ function describeTarget(write: Write): string {
       return `VolumeAttachment/${write.name}`;
     case 'removePvcAnnotation':
       return `PersistentVolumeClaim/${write.namespace}/${write.name} ${write.annotation}`;
+    case 'setAnnotation':
+      return `${write.target.kind}/${write.target.name} ${write.key}`;
     case 'createEvent':
       return `Event ${write.reason} on ${write.involvedObject.kind}/${write.involvedObject.name}`;
   }

@@ -1,11 +1,14 @@
 /**
  * Attaching a volume for a VolumeAttachment, as external-attacher does: check that the PV,
- * the node, the volume and the instance are all in order and ours; add the attacher finalizer
- * to the PV and the VolumeAttachment (in the same response as AttachVolume, ahead of the
- * status, so a detach is never missed); attach under the first free device name; report
- * `attached` with the device path once EC2 says so.
+ * the node, the volume and the instance are all in order and ours; record the attachment
+ * first — the attacher finalizer on the PV and the VolumeAttachment, and the instance in the
+ * VolumeAttachment's node-id annotation — and call AttachVolume only once the item shows them
+ * applied (write before act: a VolumeAttachment deleted or an answer lost mid-attach still
+ * holds the finalizer that makes the detach happen, and the detach knows the instance even if
+ * the Node is gone); attach under the first free device name; report `attached` with the
+ * device path once EC2 says so.
  */
-import { Finalizers, type PersistentVolume, type VolumeAttachment, type VolumeAttachmentItem } from '../contract/index.js';
+import { Annotations, Finalizers, type PersistentVolume, type VolumeAttachment, type VolumeAttachmentItem, type Write } from '../contract/index.js';
 import type { Disk, Ec2Error, Instance } from '../ec2/types.js';
 import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf } from './attachment.js';
 import type { Scope } from './context.js';
@@ -13,7 +16,7 @@ import { converge } from './converge.js';
 import { withAttachment } from './disk-state.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
-import { ensureFinalizer, kubeTime, pvRef, vaRef, vaStatusWrites } from './writes.js';
+import { ensureAnnotation, ensureFinalizer, kubeTime, pvRef, vaRef, vaStatusWrites } from './writes.js';
 
 type AttachAction = Extract<Ec2Action, { verb: 'attachDisk' | 'detachDisk' }>;
 
@@ -83,23 +86,22 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
     return refuse('ZoneMismatch', `volume ${volumeId} is in zone ${disk.zone}, instance ${instanceId} in zone ${instance.zone}`, Requeue.failedSlow);
   }
 
-  const finalizer = Finalizers.attacher(ctx.driverName);
-  const finalizers = [...ensureFinalizer(pv, pvRef(pv), finalizer), ...ensureFinalizer(va, vaRef(va), finalizer)];
+  const record = attachmentRecord(target, ctx.driverName);
+  if (record.length > 0) {
+    return requeue(Requeue.recorded, `recording the attachment of volume ${volumeId} to instance ${instanceId} before attaching`, record);
+  }
   const mine = attachmentOn(disk, instanceId);
   switch (mine?.state) {
     case 'attached':
     case 'busy':
-      return done([
-        ...finalizers,
-        ...vaStatusWrites(va, { attached: true, attachmentMetadata: { devicePath: mine.device }, attachError: null }),
-      ]);
+      return done(vaStatusWrites(va, { attached: true, attachmentMetadata: { devicePath: mine.device }, attachError: null }));
     case 'attaching': {
       const since = mine.attachTime ? Date.parse(mine.attachTime) : NaN;
-      if (now.getTime() - since > STUCK_ATTACHING_MS) return act({ verb: 'detachDisk', volumeId, instanceId }, finalizers);
-      return requeue(Requeue.attaching, `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`, finalizers);
+      if (now.getTime() - since > STUCK_ATTACHING_MS) return act({ verb: 'detachDisk', volumeId, instanceId });
+      return requeue(Requeue.attaching, `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`);
     }
     case 'detaching':
-      return requeue(Requeue.detaching, `volume ${volumeId} is detaching from instance ${instanceId}; it is attached again after`, finalizers);
+      return requeue(Requeue.detaching, `volume ${volumeId} is detaching from instance ${instanceId}; it is attached again after`);
     case undefined:
     case 'detached':
       break;
@@ -115,7 +117,22 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
     return refuse('VolumeNotAvailable', `volume ${volumeId} is ${disk.state}`);
   }
   if (observed.noFreeDevice) return refuse('NoDeviceName', `instance ${instanceId} has no free device name left`);
-  return act({ verb: 'attachDisk', volumeId, instanceId, attempt: 0 }, finalizers);
+  return act({ verb: 'attachDisk', volumeId, instanceId, attempt: 0 });
+}
+
+/**
+ * Pure: what must be on the objects before AttachVolume — the attacher finalizer on the PV
+ * and the VolumeAttachment, and the instance in the VolumeAttachment's node-id annotation.
+ * Empty once the item shows all of it applied.
+ */
+export function attachmentRecord(target: AttachTarget, driverName: string): Write[] {
+  const { va, pv, instanceId } = target;
+  const finalizer = Finalizers.attacher(driverName);
+  return [
+    ...ensureFinalizer(pv, pvRef(pv), finalizer),
+    ...ensureFinalizer(va, vaRef(va), finalizer),
+    ...ensureAnnotation(va, vaRef(va), Annotations.attachedNodeId, instanceId),
+  ];
 }
 
 /** Pure: a refused AttachVolume (or the DetachVolume of a stuck attach). */

@@ -12,6 +12,8 @@ export interface ReconcileContext {
   /** The provisioner named by StorageClasses and PVC annotations: `ebs.csi.aws.com`. */
   provisionerName: string;
   now(): Date;
+  /** When the forwarder signed the request (its `webhook-timestamp`): how stale its items may be. */
+  signedAt: Date;
 }
 
 /**

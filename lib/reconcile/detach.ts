@@ -1,10 +1,12 @@
 /**
  * Detaching the volume of a VolumeAttachment being deleted, as external-attacher does:
  * detach, report `attached: false`, then let the VolumeAttachment go by dropping the attacher
- * finalizer. A volume or instance that is gone counts as detached. The PV's own attacher
- * finalizer is dropped by the reclaim reconciler once no VolumeAttachment names the PV.
+ * finalizer. The instance is the one recorded on the VolumeAttachment before attaching (its
+ * node-id annotation), so a deleted Node does not stop the detach. "Detached" is concluded
+ * from EC2 only: the volume or the instance gone, or no attachment between them. The PV's own
+ * attacher finalizer is dropped by the reclaim reconciler once no VolumeAttachment names the PV.
  */
-import { Finalizers, type VolumeAttachment, type VolumeAttachmentItem, type Write } from '../contract/index.js';
+import { Annotations, Finalizers, type VolumeAttachment, type VolumeAttachmentItem, type Write } from '../contract/index.js';
 import type { Disk, Ec2Error, Instance } from '../ec2/types.js';
 import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf } from './attachment.js';
 import type { Scope } from './context.js';
@@ -19,7 +21,8 @@ type DetachAction = Extract<Ec2Action, { verb: 'detachDisk' }>;
 export interface DetachTarget {
   va: VolumeAttachment;
   volumeId: string;
-  instanceId: string;
+  /** Unknown only for a VolumeAttachment with neither the node-id annotation nor its Node. */
+  instanceId: string | undefined;
 }
 
 export interface DetachObserved {
@@ -45,7 +48,14 @@ function detachFailed(va: VolumeAttachment, now: Date, reason: string, message: 
 export function decideDetach(target: DetachTarget, observed: DetachObserved, ctx: { clusterId: string; driverName: string }): Plan<DetachAction> {
   const { va, volumeId, instanceId } = target;
   const { disk, instance } = observed;
-  if (!disk || isGone(disk) || !instance) return done(detachedWrites(va, ctx.driverName));
+  if (!disk || isGone(disk)) return done(detachedWrites(va, ctx.driverName));
+  if (instanceId === undefined) {
+    const live = disk.attachments.filter((a) => a.state !== 'detached');
+    if (live.length === 0) return done(detachedWrites(va, ctx.driverName));
+    const message = `volume ${volumeId} is attached to instance ${live.map((a) => a.instanceId).join(', ')}, and neither the node-id annotation nor node "${va.spec.nodeName}" says which one is this VolumeAttachment's; not detaching`;
+    return detachFailed(va, observed.now, 'InstanceUnknown', message, Requeue.failedSlow);
+  }
+  if (!instance) return done(detachedWrites(va, ctx.driverName));
   const notOurs = ownershipProblem(disk, instance, ctx.clusterId);
   if (notOurs) return detachFailed(va, observed.now, 'NotOwned', notOurs, Requeue.failedSlow);
   const attachment = attachmentOn(disk, instanceId);
@@ -64,23 +74,26 @@ export async function reconcileDetach(item: VolumeAttachmentItem, scope: Scope):
   const va = item.volumeAttachment;
   if (!hasFinalizer(va, Finalizers.attacher(scope.driverName))) return done();
   const volumeId = item.pv ? volumeHandleOf(item.pv, scope.driverName) : undefined;
-  const instanceId = instanceIdOf(item.node);
-  // Without the PV or the node there is nothing EC2 could be asked to detach: a gone node's
-  // instance is almost always terminated, and its attachments with it.
-  if (!volumeId || !instanceId) return done(detachedWrites(va, scope.driverName));
+  // The PV holds the attacher finalizer while a VolumeAttachment names it, so it is only
+  // missing for a PV that was never ours to attach: nothing in EC2 to detach.
+  if (!volumeId) return done(detachedWrites(va, scope.driverName));
+  const instanceId = va.metadata.annotations?.[Annotations.attachedNodeId] ?? instanceIdOf(item.node);
   const target: DetachTarget = { va, volumeId, instanceId };
   const now = scope.now();
   return converge<DetachObserved, DetachAction>({
     observe: async () => {
-      const [disk, instance] = await Promise.all([scope.ec2.getDisk(volumeId), scope.ec2.getInstance(instanceId)]);
+      const [disk, instance] = await Promise.all([
+        scope.ec2.getDisk(volumeId),
+        instanceId === undefined ? undefined : scope.ec2.getInstance(instanceId),
+      ]);
       return { disk, instance, now };
     },
     decide: (observed) => decideDetach(target, observed, scope),
-    perform: async (_action, observed) => {
-      await scope.ec2.detachDisk(volumeId, instanceId);
+    perform: async (action, observed) => {
+      await scope.ec2.detachDisk(action.volumeId, action.instanceId);
       const { disk } = observed;
-      const device = disk && attachmentOn(disk, instanceId)?.device;
-      return { ...observed, disk: disk && withAttachment(disk, { instanceId, device: device ?? '', state: 'detaching' }) };
+      const device = disk && attachmentOn(disk, action.instanceId)?.device;
+      return { ...observed, disk: disk && withAttachment(disk, { instanceId: action.instanceId, device: device ?? '', state: 'detaching' }) };
     },
     refused: (_action: DetachAction, _error: Ec2Error, verdict) => refusedDetach(va, verdict, now),
   });

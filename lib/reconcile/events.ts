@@ -9,6 +9,8 @@ export const EventReasons = {
   provisioningSucceeded: 'ProvisioningSucceeded',
   provisioningFailed: 'ProvisioningFailed',
   volumeFailedDelete: 'VolumeFailedDelete',
+  /** volhook's own: the disk of a claim that no longer needs it was deleted, and why. */
+  volumeDeleted: 'VolumeDeleted',
 } as const;
 
 type EventType = 'Normal' | 'Warning';

@@ -7,6 +7,8 @@ import type { Ec2Verb, Verdict } from './plan.js';
 
 /** Seconds until the forwarder sends the item again. */
 export const Requeue = {
+  /** Writes that must be seen applied before acting (write before act): as soon as they are. */
+  recorded: 0,
   /** EC2 throttled or unavailable. Short: the SDK's retries already backed off. */
   transient: 5,
   /** CreateVolume to `available` takes ~1.5 s (p99 ~4 s). */
@@ -103,7 +105,7 @@ export function verdictForError(error: unknown): Verdict {
 export function toResult(key: string, verdict: Verdict, writes: Write[]): Result {
   switch (verdict.outcome) {
     case 'done':
-      return { key, outcome: 'done', writes };
+      return { key, outcome: 'done', ...(verdict.message !== undefined && { message: verdict.message }), writes };
     case 'requeue':
       return { key, outcome: 'requeue', requeueAfterSeconds: verdict.requeueAfterSeconds, message: verdict.message, writes };
     case 'failed':

@@ -8,7 +8,7 @@ import type { CreateDiskRequest } from '../ec2/types.js';
 
 /** How a reconcile ends; becomes the Result's outcome and its fields. */
 export type Verdict =
-  | { outcome: 'done' }
+  | { outcome: 'done'; message?: string }
   | { outcome: 'requeue'; requeueAfterSeconds: number; message: string }
   | { outcome: 'failed'; reason: string; message: string; requeueAfterSeconds: number };
 

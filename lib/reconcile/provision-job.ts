@@ -39,22 +39,13 @@ export function claimClassName(pvc: PersistentVolumeClaim): string | undefined {
   return pvc.metadata.annotations?.[Annotations.betaStorageClass] ?? pvc.spec.storageClassName ?? undefined;
 }
 
-/** The provisioner the PV controller asked for; the GA annotation wins over the beta one. */
-function requestedProvisioner(pvc: PersistentVolumeClaim): string | undefined {
-  const annotations = pvc.metadata.annotations ?? {};
-  return annotations[Annotations.storageProvisioner] ?? annotations[Annotations.betaStorageProvisioner];
-}
-
 /**
- * Pure: either the end of the reconcile (not ours, nothing to do yet, or refused
- * with a Warning on the claim), or the job to provision.
+ * Pure: either the end of the reconcile (nothing to do yet, or refused with a Warning on the
+ * claim), or the job to provision. For a claim of ours that is neither bound nor being
+ * deleted, whose PV does not exist yet.
  */
 export function prepareProvision(item: PersistentVolumeClaimItem, ctx: JobContext): Settled | { job: ProvisionJob } {
   const { pvc } = item;
-  if (requestedProvisioner(pvc) !== ctx.provisionerName || pvc.spec.volumeName || pvc.metadata.deletionTimestamp) {
-    return done();
-  }
-  if (item.pvExists) return done();
   const className = claimClassName(pvc) || item.storageClass?.metadata.name;
   const storageClass = item.storageClass;
   if (!storageClass || !className || storageClass.metadata.name !== className) {

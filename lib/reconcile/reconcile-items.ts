@@ -1,18 +1,20 @@
-import { itemKey, type Item, type Result } from '../contract/index.js';
+import { itemKey, KUBERNETES_UID, type Item, type Result } from '../contract/index.js';
 import { reconcileAttach } from './attach.js';
 import { reconcileClaimDeleted } from './claim-deleted.js';
 import { scopeFor, type ReconcileContext, type Scope } from './context.js';
 import { reconcileDetach } from './detach.js';
 import { toResult, verdictForError } from './outcomes.js';
-import { done, type Settled } from './plan.js';
+import { Requeue } from './outcomes.js';
+import { done, failed, type Settled } from './plan.js';
 import { reconcileProvision } from './provision.js';
 import { reconcileReclaim } from './reclaim.js';
 
 /**
  * Reconciles a request's items against EC2, all at once — so that the gateway batches their
  * Describe calls — and answers one Result per item, in order. One item's error never fails
- * another: a gateway error becomes that item's outcome (transient ones a requeue), anything
- * else a requeue with the error's message.
+ * another: an item whose identifiers are malformed is refused alone, before any EC2 call; a
+ * gateway error becomes that item's outcome (transient ones a requeue), anything else a
+ * requeue with the error's message.
  */
 export async function reconcileItems(items: Item[], ctx: ReconcileContext): Promise<Result[]> {
   const scope = scopeFor(ctx);
@@ -29,7 +31,24 @@ export async function reconcileItems(items: Item[], ctx: ReconcileContext): Prom
   );
 }
 
+/** The uid that volhook turns into EC2 names and tokens, for the items that carry one. */
+function claimUid(item: Item): string | undefined {
+  switch (item.kind) {
+    case 'PersistentVolumeClaim':
+      return item.pvc.metadata.uid;
+    case 'PersistentVolumeClaimDeleted':
+      return item.uid;
+    default:
+      return undefined;
+  }
+}
+
 function reconcileItem(item: Item, scope: Scope): Promise<Settled> {
+  const uid = claimUid(item);
+  if (uid !== undefined && !KUBERNETES_UID.test(uid)) {
+    const message = `claim uid ${JSON.stringify(uid)} is not a Kubernetes uid (a lower-case RFC 4122 UUID); this item is refused, the others go on`;
+    return Promise.resolve(failed('InvalidItem', message, Requeue.failedSlow));
+  }
   switch (item.kind) {
     case 'PersistentVolumeClaim':
       return reconcileProvision(item, scope);

@@ -13,12 +13,19 @@ import type {
 } from '../contract/index.js';
 
 interface HasMetadata {
-  metadata: { name: string; namespace?: string; uid: string; finalizers?: string[] };
+  metadata: { name: string; namespace?: string; uid: string; finalizers?: string[]; annotations?: Record<string, string> };
 }
 
 export const pvRef = (pv: HasMetadata): ObjectRef => ({ kind: 'PersistentVolume', name: pv.metadata.name, uid: pv.metadata.uid });
 
 export const vaRef = (va: HasMetadata): ObjectRef => ({ kind: 'VolumeAttachment', name: va.metadata.name, uid: va.metadata.uid });
+
+export const pvcRef = (pvc: HasMetadata): ObjectRef => ({
+  kind: 'PersistentVolumeClaim',
+  name: pvc.metadata.name,
+  namespace: pvc.metadata.namespace,
+  uid: pvc.metadata.uid,
+});
 
 export function hasFinalizer(object: HasMetadata, finalizer: string): boolean {
   return object.metadata.finalizers?.includes(finalizer) ?? false;
@@ -53,6 +60,12 @@ export const removePvcAnnotation = (pvc: PersistentVolumeClaim, annotation: stri
   uid: pvc.metadata.uid,
   annotation,
 });
+
+/** setAnnotation when `object` does not already carry `key` = `value`, else nothing. */
+export function ensureAnnotation(object: HasMetadata, target: ObjectRef, key: string, value: string): Write[] {
+  if (object.metadata.annotations?.[key] === value) return [];
+  return [{ op: 'setAnnotation', target: { ...target, uid: object.metadata.uid }, key, value }];
+}
 
 /**
  * The VolumeAttachment's status with `change` applied, as a write — or no write when that is

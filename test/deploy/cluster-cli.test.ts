@@ -47,7 +47,7 @@ function secretIn(manifest: string): string {
 const noEc2 = new Proxy({} as Ec2Gateway, {
   get: (_t, verb) => () => Promise.reject(new Error(`unexpected EC2 call ${String(verb)}`)),
 });
-const body = JSON.stringify({ clusterId: 'c1', items: [{ kind: 'PersistentVolumeClaimDeleted', uid: 'u-1', namespace: 'default', name: 'data', pvExists: true }] });
+const body = JSON.stringify({ clusterId: 'c1', items: [{ kind: 'PersistentVolumeClaimDeleted', uid: '0b7c9d52-7a3e-4f0e-9c61-3e2f8a4d5b16', namespace: 'default', name: 'data', pvExists: true }] });
 
 /** Status of a request signed with `secret`, answered by an app reading the registry file now. */
 async function statusWith(secret: string, clusterId = 'c1'): Promise<number> {

@@ -36,7 +36,7 @@ afterEach(() => {
   stderr?.mockRestore();
 });
 
-const item = (uid: string): Item => ({ kind: 'PersistentVolumeClaimDeleted', uid, namespace: 'default', name: `data-${uid}`, pvExists: false });
+const item = (uid: string): Item => ({ kind: 'PersistentVolumeClaimDeleted', uid, namespace: 'default', name: `data-${uid}`, pvExists: false, pvCheckedLive: false });
 
 describe('recordReconcileResults', () => {
   it('done, requeue, failed -> a log line each (failed as WARN with its reason) and one EMF blob counting each outcome', () => {

@@ -79,10 +79,10 @@ describe('npm run offline (no AWS credentials, registry file)', () => {
   }, 60_000);
 
   it('signed reconcile of a registered cluster -> 200 with a result per item', async () => {
-    const body = JSON.stringify({ clusterId: 'c1', items: [{ kind: 'PersistentVolumeClaimDeleted', uid: 'u-1', namespace: 'default', name: 'data', pvExists: true }] });
+    const body = JSON.stringify({ clusterId: 'c1', items: [{ kind: 'PersistentVolumeClaimDeleted', uid: '0b7c9d52-7a3e-4f0e-9c61-3e2f8a4d5b16', namespace: 'default', name: 'data', pvExists: true }] });
     const res = await fetch(`${baseUrl}/v1/clusters/c1/reconcile`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...sign(body, SECRET_C1) } });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ results: [{ key: 'PersistentVolumeClaimDeleted/u-1', outcome: 'done', writes: [] }] });
+    expect(await res.json()).toEqual({ results: [{ key: 'PersistentVolumeClaimDeleted/0b7c9d52-7a3e-4f0e-9c61-3e2f8a4d5b16', outcome: 'done', writes: [] }] });
   }, 60_000);
 
   it('unknown cluster -> 404', async () => {

@@ -132,7 +132,7 @@ describe('registryFromEnvironment', () => {
 
 describe('the app over the SSM registry', () => {
   const app = () => createApp({ registry: createSsmRegistry({ path: PATH, client: client() }), gatewayFor: () => noEc2, now: () => NOW_MS });
-  const body = JSON.stringify({ clusterId: 'c1', items: [{ kind: 'PersistentVolumeClaimDeleted', uid: 'u-1', namespace: 'default', name: 'data', pvExists: true }] });
+  const body = JSON.stringify({ clusterId: 'c1', items: [{ kind: 'PersistentVolumeClaimDeleted', uid: '0b7c9d52-7a3e-4f0e-9c61-3e2f8a4d5b16', namespace: 'default', name: 'data', pvExists: true }] });
   async function post(clusterId: string) {
     const { path, ...init } = signedRequest(`/v1/clusters/${clusterId}/reconcile`, body, SECRET_C1);
     const res = await app().request(path, init);

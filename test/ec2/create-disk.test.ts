@@ -159,3 +159,63 @@ describe('clientTokenFor', () => {
     expect(clientTokenFor('c2', 'pvc-1')).not.toBe(clientTokenFor('c1', 'pvc-1'));
   });
 });
+
+describe('createDisk after a volume failed: ClientToken generations', () => {
+  const dead = (id: string, state: 'deleting' | 'deleted' = 'deleted'): Volume => ({ ...volume, VolumeId: id, State: state });
+  const tokenAfter = (id: string) => createHash('sha256').update(`c1/${name}/after/${id}`).digest('hex');
+
+  it('only a deleted volume of that name -> CreateVolume under the next token, derived from the dead volume', async () => {
+    ec2.on(DescribeVolumesCommand).resolves({ Volumes: [dead('vol-0dead0000000000a1', 'deleting')] });
+    ec2.on(CreateVolumeCommand).resolves({ ...volume, VolumeId: 'vol-0bbbbbbbbbbbbbbb2', State: 'creating' });
+    const disk = await gateway().createDisk(request);
+    expect(disk).toMatchObject({ volumeId: 'vol-0bbbbbbbbbbbbbbb2', state: 'creating' });
+    expect(ec2.commandCalls(CreateVolumeCommand).map((c) => c.args[0].input.ClientToken)).toEqual([tokenAfter('vol-0dead0000000000a1')]);
+    expect(tokenAfter('vol-0dead0000000000a1')).toBe(clientTokenFor('c1', name, 'vol-0dead0000000000a1'));
+  });
+
+  it('EC2 answers the token with its dead volume (gone from describe) -> the next generation, once, and that volume is returned', async () => {
+    ec2.on(DescribeVolumesCommand).resolves({ Volumes: [] });
+    ec2
+      .on(CreateVolumeCommand)
+      .resolvesOnce(dead('vol-0dead0000000000a1'))
+      .resolvesOnce({ ...volume, VolumeId: 'vol-0bbbbbbbbbbbbbbb2', State: 'creating' });
+    const disk = await gateway().createDisk(request);
+    expect(disk.volumeId).toBe('vol-0bbbbbbbbbbbbbbb2');
+    expect(ec2.commandCalls(CreateVolumeCommand).map((c) => c.args[0].input.ClientToken)).toEqual([
+      createHash('sha256').update(`c1/${name}`).digest('hex'),
+      tokenAfter('vol-0dead0000000000a1'),
+    ]);
+  });
+
+  it('a volume in state error -> returned as it is for the reconciler to delete, no CreateVolume', async () => {
+    ec2.on(DescribeVolumesCommand).resolves({ Volumes: [{ ...volume, State: 'error' }] });
+    expect(await gateway().createDisk(request)).toMatchObject({ state: 'error' });
+    expect(ec2).not.toHaveReceivedCommand(CreateVolumeCommand);
+  });
+
+  it('a live replacement and its dead predecessor both tagged -> the live one, no CreateVolume (a replayed request finds it by tag)', async () => {
+    ec2.on(DescribeVolumesCommand).resolves({ Volumes: [dead('vol-0dead0000000000a1'), { ...volume, State: 'creating' }] });
+    expect((await gateway().createDisk(request)).volumeId).toBe('vol-0aaaaaaaaaaaaaaa1');
+    expect(ec2).not.toHaveReceivedCommand(CreateVolumeCommand);
+  });
+});
+
+describe('findDiskByName: one malformed name never fails its batch', () => {
+  it('a name with a lone UTF-16 surrogate among good ones -> that look-up alone is refused; the rest answered from one DescribeVolumes', async () => {
+    ec2.on(DescribeVolumesCommand).resolves({ Volumes: [volume] });
+    const gw = createEc2Gateway({ client, clusterId: 'c1', batchWindowMs: 5 });
+    const bad = 'pvc-\ud800-broken';
+    const [good, broken, missing] = await Promise.allSettled([
+      gw.findDiskByName(name),
+      gw.findDiskByName(bad),
+      gw.findDiskByName('pvc-11111111-2222-4333-8444-555555555555'),
+    ]);
+    expect(good).toMatchObject({ status: 'fulfilled', value: { volumeId: 'vol-0aaaaaaaaaaaaaaa1' } });
+    expect(missing).toEqual({ status: 'fulfilled', value: undefined });
+    expect(broken.status).toBe('rejected');
+    expect(broken.status === 'rejected' && broken.reason).toBeInstanceOf(Ec2Error);
+    const calls = ec2.commandCalls(DescribeVolumesCommand);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.args[0].input.Filters?.[0]?.Values).toEqual([name, 'pvc-11111111-2222-4333-8444-555555555555']);
+  });
+});

@@ -153,7 +153,35 @@ describe('forwarder against the local Kubernetes API and a fake backend', () => 
     await eventually(() => fake.items.length === 1, 5_000, 'the claim item');
     kube.store.delete('persistentvolumeclaims', 'short-lived', 'default');
     const deleted = await eventually(() => fake.items.find((i) => i.kind === 'PersistentVolumeClaimDeleted'), 5_000, 'the deleted item');
-    expect(deleted).toEqual({ kind: 'PersistentVolumeClaimDeleted', uid: pvc.metadata.uid, namespace: 'default', name: 'short-lived', pvExists: false });
+    // pvExists may let the backend delete a disk: it is read live, not from the cache.
+    expect(deleted).toEqual({ kind: 'PersistentVolumeClaimDeleted', uid: pvc.metadata.uid, namespace: 'default', name: 'short-lived', pvExists: false, pvCheckedLive: true });
+  });
+
+  it('a protected claim deleted while the forwarder is down -> the restarted forwarder still sees it, Terminating, and sends it with pvExists read live', async () => {
+    const kube = await cluster();
+    const fake = await backend();
+    // The backend is creating the claim's disk (requeue): the claim carries volhook's protection.
+    fake.answer = (items) => ({
+      results: items.map((item) =>
+        item.kind === 'PersistentVolumeClaim' ? { key: `PersistentVolumeClaim/default/${item.pvc.metadata.name}`, outcome: 'requeue', requeueAfterSeconds: 60, writes: [] } : done(item),
+      ),
+    });
+    const created = ourClaim('mid-create');
+    const pvc = kube.store.create('persistentvolumeclaims', { ...created, metadata: { ...created.metadata, finalizers: [Finalizers.claimProtection] } });
+    const first = await forwarder(kube, testConfig(fake.url));
+    await eventually(() => fake.items.length === 1, 5_000, 'the claim item');
+    await first.stop();
+
+    kube.store.delete('persistentvolumeclaims', 'mid-create', 'default');
+    fake.items.length = 0;
+    await forwarder(kube, testConfig(fake.url));
+    const sent = (await eventually(
+      () => fake.items.find((i): i is PersistentVolumeClaimItem => i.kind === 'PersistentVolumeClaim' && !!i.pvc.metadata.deletionTimestamp),
+      5_000,
+      'the Terminating claim from the new forwarder',
+    ))!;
+    expect(sent.pvc.metadata.uid).toBe(pvc.metadata.uid);
+    expect(sent).toMatchObject({ pvExists: false, pvCheckedLive: true });
   });
 
   it('backend answering 503, then refusing connections, then up -> the item is delivered later, nothing dropped', async () => {

@@ -7,6 +7,7 @@ import {
   buildVolumeItem,
   clusterZones,
   parseItemKey,
+  withLivePvCheck,
 } from '../../lib/forwarder/items.js';
 import { isOurAttachment, isOurClaim, isOurVolume, isSettledAttachment, isSettledVolume } from '../../lib/forwarder/filter.js';
 import { DRIVER, attachment, claim, csiNode, node, storageClass, viewOf, volume } from './objects.js';
@@ -92,6 +93,38 @@ describe('buildClaimDeletedItem', () => {
   });
 });
 
+describe('withLivePvCheck: a claim-deleted item that may delete a disk', () => {
+  const reader = (answer: boolean | undefined) => {
+    const asked: string[] = [];
+    const read = async (name: string) => {
+      asked.push(name);
+      return answer;
+    };
+    return { asked, read };
+  };
+  const item = (pvExists: boolean) => ({ kind: 'PersistentVolumeClaimDeleted' as const, uid: 'u-4', namespace: 'ns', name: 'c', pvExists });
+
+  it('cache lags (no PV in it) but the API server has the PV -> pvExists true, read live: a Retain disk is never deleted on a stale cache', async () => {
+    const { asked, read } = reader(true);
+    expect(await withLivePvCheck(item(false), 'pvc-u-4', read)).toEqual({ ...item(true), pvCheckedLive: true });
+    expect(asked).toEqual(['pvc-u-4']);
+  });
+
+  it('the API server has no such PV either -> pvExists false, read live', async () => {
+    expect(await withLivePvCheck(item(false), 'pvc-u-4', reader(false).read)).toEqual({ ...item(false), pvCheckedLive: true });
+  });
+
+  it('the live read fails -> sent as it was, not marked live (the backend then waits)', async () => {
+    expect(await withLivePvCheck(item(false), 'pvc-u-4', reader(undefined).read)).toEqual(item(false));
+  });
+
+  it('the cache has the PV -> no read: keeping a disk needs no confirmation', async () => {
+    const { asked, read } = reader(false);
+    expect(await withLivePvCheck(item(true), 'pvc-u-4', read)).toEqual(item(true));
+    expect(asked).toEqual([]);
+  });
+});
+
 describe('buildVolumeItem', () => {
   it('PV -> the names of the VolumeAttachments whose source it is; dates as strings', () => {
     const view = viewOf({
@@ -131,6 +164,12 @@ describe('filters', () => {
     expect(isOurClaim(claim('b', { provisioner: 'kubernetes.io/aws-ebs' }), ours)).toBe(false);
     expect(isOurClaim(claim('c', { volumeName: 'pvc-x' }), ours)).toBe(false);
     expect(isOurClaim(claim('d', { provisioner: null }), ours)).toBe(false);
+  });
+
+  it('claims: bound but still carrying volhook\'s provisioning protection -> ours, so the backend can take it off', () => {
+    const bound = claim('e', { volumeName: 'pvc-x' });
+    bound.metadata!.finalizers = ['kubernetes.io/pvc-protection', 'volhook.io/provisioning-protection'];
+    expect(isOurClaim(bound, ours)).toBe(true);
   });
 
   it('volumes: provisioned by us or naming our driver -> ours; others -> not', () => {

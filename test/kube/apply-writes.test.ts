@@ -189,6 +189,35 @@ describe('removePvcAnnotation', () => {
   });
 });
 
+describe('setAnnotation', () => {
+  const nodeId = (name: string) => kube.store.get('volumeattachments', name)?.metadata.annotations?.[Annotations.attachedNodeId];
+
+  it('VolumeAttachment without annotations -> set; applied again -> success, unchanged', async () => {
+    const va = kube.store.create('volumeattachments', vaObject('va-annotate', 'pvc-a'));
+    const write: Write = { op: 'setAnnotation', target: { kind: 'VolumeAttachment', name: 'va-annotate', uid: va.metadata.uid }, key: Annotations.attachedNodeId, value: 'i-0aaaaaaaaaaaaaaa1' };
+    await applyTwice([write]);
+    expect(nodeId('va-annotate')).toBe('i-0aaaaaaaaaaaaaaa1');
+  });
+
+  it('other annotations present, key with a "/" -> added beside them; a new value replaces the old', async () => {
+    const created = vaObject('va-annotate-2', 'pvc-a');
+    const va = kube.store.create('volumeattachments', { ...created, metadata: { ...created.metadata, annotations: { keep: 'me', [Annotations.attachedNodeId]: 'i-0old' } } });
+    const target = { kind: 'VolumeAttachment' as const, name: 'va-annotate-2', uid: va.metadata.uid };
+    await applyTwice([{ op: 'setAnnotation', target, key: Annotations.attachedNodeId, value: 'i-0new' }]);
+    expect(kube.store.get('volumeattachments', 'va-annotate-2')?.metadata.annotations).toEqual({ keep: 'me', [Annotations.attachedNodeId]: 'i-0new' });
+  });
+
+  it('uid differs -> the namesake is untouched; object gone -> success', async () => {
+    kube.store.create('volumeattachments', vaObject('va-annotate-3', 'pvc-a'));
+    await applyWrites(kube.clients, [
+      { op: 'setAnnotation', target: { kind: 'VolumeAttachment', name: 'va-annotate-3', uid: 'older' }, key: Annotations.attachedNodeId, value: 'i-0x' },
+      { op: 'setAnnotation', target: { kind: 'VolumeAttachment', name: 'no-such-va', uid: 'u' }, key: Annotations.attachedNodeId, value: 'i-0x' },
+    ]);
+    expect(nodeId('va-annotate-3')).toBeUndefined();
+    expect(kube.store.get('volumeattachments', 'no-such-va')).toBeUndefined();
+  });
+});
+
 describe('createEvent', () => {
   const event = (message: string, namespace?: string): Write => ({
     op: 'createEvent',

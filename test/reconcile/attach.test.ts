@@ -8,6 +8,7 @@ import {
   NOW,
   PV_NAME,
   VA_NAME,
+  attachedVolume,
   ownedTags,
   persistentVolume,
   reconcile,
@@ -42,7 +43,40 @@ function attachError(result: Result) {
 }
 
 describe('attach', () => {
-  it('volume and instance ours, EC2 attaches at once -> finalizers on PV and VA first, then status attached with devicePath', async () => {
+  it('nothing recorded yet -> only the record: attacher finalizer on PV and VA, node-id annotation; requeue at once, no AttachVolume', async () => {
+    const { ec2, ctx } = setup();
+    cloud(ec2);
+    const item = vaItem({ pv: persistentVolume() });
+    delete item.volumeAttachment.metadata.annotations;
+    delete item.volumeAttachment.metadata.finalizers;
+    const result = await reconcileOne(ctx, item);
+    expect(result).toEqual({
+      key: `VolumeAttachment/${VA_NAME}`,
+      outcome: 'requeue',
+      requeueAfterSeconds: 0,
+      message: expect.stringContaining('before attaching'),
+      writes: [
+        { op: 'addFinalizer', target: pvTarget, finalizer: ATTACHER_FINALIZER },
+        { op: 'addFinalizer', target: vaTarget, finalizer: ATTACHER_FINALIZER },
+        { op: 'setAnnotation', target: vaTarget, key: 'csi.alpha.kubernetes.io/node-id', value: INSTANCE },
+      ],
+    });
+    // Write before act: a VolumeAttachment deleted now, or this answer lost, leaves no disk
+    // attached that no finalizer would ever detach.
+    expect(ec2.mutations).toEqual([]);
+  });
+
+  it('only the annotation missing (or naming another instance) -> it is written first, no AttachVolume', async () => {
+    const { ec2, ctx } = setup();
+    cloud(ec2);
+    const item = vaItem({ volumeAttachment: volumeAttachment({ metadata: { annotations: { 'csi.alpha.kubernetes.io/node-id': 'i-0ffffffffffffffff' } } }) });
+    const result = await reconcileOne(ctx, item);
+    expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 0 });
+    expect(result.writes).toEqual([{ op: 'setAnnotation', target: vaTarget, key: 'csi.alpha.kubernetes.io/node-id', value: INSTANCE }]);
+    expect(ec2.mutations).toEqual([]);
+  });
+
+  it('recorded, volume and instance ours, EC2 attaches at once -> status attached with devicePath', async () => {
     const { ec2, ctx } = setup();
     cloud(ec2);
     ec2.attachState = 'attached';
@@ -52,8 +86,6 @@ describe('attach', () => {
       key: `VolumeAttachment/${VA_NAME}`,
       outcome: 'done',
       writes: [
-        { op: 'addFinalizer', target: pvTarget, finalizer: ATTACHER_FINALIZER },
-        { op: 'addFinalizer', target: vaTarget, finalizer: ATTACHER_FINALIZER },
         {
           op: 'updateVolumeAttachmentStatus',
           name: VA_NAME,
@@ -64,12 +96,11 @@ describe('attach', () => {
     });
   });
 
-  it('EC2 says attaching -> finalizers now, requeue in a second; next reconcile sees attached -> status', async () => {
+  it('EC2 says attaching -> requeue in a second; next reconcile sees attached -> status', async () => {
     const { ec2, ctx } = setup();
     cloud(ec2);
     const first = await reconcileOne(ctx, vaItem());
-    expect(first).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 1 });
-    expect(first.writes.map((w) => w.op)).toEqual(['addFinalizer', 'addFinalizer']);
+    expect(first).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 1, writes: [] });
 
     ec2.volumes.get(VOL)!.attachments[0]!.state = 'attached';
     const second = await reconcileOne(ctx, withFinalizers());
@@ -113,7 +144,7 @@ describe('attach', () => {
     ec2.addVolume({ volumeId: 'vol-0000000000000000b', tags: ownedTags({ CSIVolumeName: 'pvc-b' }) });
     const other = vaItem({
       volumeAttachment: volumeAttachment({ metadata: { name: 'csi-b', uid: 'va-uid-b' }, spec: { source: { persistentVolumeName: 'pvc-b' } } }),
-      pv: persistentVolume({ metadata: { name: 'pvc-b', uid: 'pv-uid-b' }, spec: { csi: { volumeHandle: 'vol-0000000000000000b' } } }),
+      pv: attachedVolume({ metadata: { name: 'pvc-b', uid: 'pv-uid-b' }, spec: { csi: { volumeHandle: 'vol-0000000000000000b' } } }),
     });
     // The fake only learns of a device when AttachVolume runs; the allocator must not wait for it.
     ec2.instances.get(INSTANCE)!.devicesInUse = ['/dev/xvda'];
@@ -178,8 +209,14 @@ describe('attach', () => {
     const disk = ec2.volumes.get(VOL)!;
     disk.multiAttach = true;
     disk.attachments.push({ instanceId: 'i-0ccccccccccccccc3', device: '/dev/xvdaa', state: 'attached' });
-    await reconcileOne(ctx, vaItem());
-    expect(ec2.callsOf('attachDisk')).toHaveLength(1);
+    ec2.attachState = 'attached';
+    const result = await reconcileOne(ctx, vaItem());
+    expect(ec2.callsOf('attachDisk').map((c) => c.args.slice(0, 2))).toEqual([[VOL, INSTANCE]]);
+    expect(result.outcome).toBe('done');
+    expect(attachError(result)).toBeUndefined();
+    expect(result.writes).toContainEqual(
+      expect.objectContaining({ op: 'updateVolumeAttachmentStatus', status: expect.objectContaining({ attached: true, attachError: null }) }),
+    );
   });
 
   it.each([
@@ -260,13 +297,13 @@ describe('attach', () => {
     expect(ec2.mutations).toEqual([]);
   });
 
-  it('AttachVolume IncorrectState -> requeue, finalizers kept, no attachError', async () => {
+  it('AttachVolume IncorrectState -> requeue, no attachError', async () => {
     const { ec2, ctx } = setup();
     cloud(ec2);
     ec2.fail('attachDisk', ec2Error('incorrectState', 'IncorrectState'));
     const result = await reconcileOne(ctx, vaItem());
     expect(result.outcome).toBe('requeue');
-    expect(result.writes.map((w) => w.op)).toEqual(['addFinalizer', 'addFinalizer']);
+    expect(result.writes).toEqual([]);
   });
 
   it.each(['getDisk', 'getInstance', 'attachDisk'] as const)('%s throttled -> requeue with backoff, never failed, no attachError', async (verb) => {

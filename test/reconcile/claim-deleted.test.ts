@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ItemInput } from '../../lib/contract/index.js';
 import { throttled } from './fake-gateway.js';
 import { CLAIM_UID, CLUSTER, ownedTags, reconcileOne, setup } from './fixtures.js';
 
-const deleted = (pvExists = false): ItemInput => ({ kind: 'PersistentVolumeClaimDeleted', uid: CLAIM_UID, namespace: 'shop', name: 'data', pvExists });
+/** As the forwarder sends it: pvExists read live from the API server. */
+const deleted = (pvExists = false) => ({ kind: 'PersistentVolumeClaimDeleted' as const, uid: CLAIM_UID, namespace: 'shop', name: 'data', pvExists, pvCheckedLive: true });
 
 describe('claim deleted', () => {
   it('a PV exists -> done, the PV\'s reclaim owns the disk, zero gateway calls', async () => {
@@ -27,6 +27,16 @@ describe('claim deleted', () => {
     const result = await reconcileOne(ctx, deleted());
     expect(result).toMatchObject({ outcome: 'done', writes: [] });
     expect(ec2.mutations).toEqual([{ verb: 'deleteDisk', args: ['vol-0000000000000000a'] }]);
+    // No object is left for an Event: the answer itself says why the disk went.
+    expect(result).toMatchObject({ message: expect.stringMatching(/deleted volume vol-0000000000000000a of claim shop\/data: .*no PersistentVolume .* \(read live/) });
+  });
+
+  it('pvExists false from a cache, not a live read -> requeue, no DeleteVolume (a lagging informer never decides a deletion)', async () => {
+    const { ec2, ctx } = setup();
+    ec2.addVolume({ volumeId: 'vol-0000000000000000a', tags: ownedTags() });
+    const result = await reconcileOne(ctx, { ...deleted(), pvCheckedLive: false });
+    expect(result).toMatchObject({ outcome: 'requeue', message: expect.stringContaining('not read live') });
+    expect(ec2.calls).toEqual([]);
   });
 
   it('disk still creating -> requeue, no DeleteVolume yet', async () => {

@@ -71,9 +71,46 @@ describe('detach', () => {
 
   it('being deleted without our finalizer -> done, nothing, zero gateway calls', async () => {
     const { ec2, ctx } = setup();
-    const item = vaItem({ volumeAttachment: volumeAttachment({ metadata: { deletionTimestamp: '2025-03-01T11:59:00Z' } }) });
+    const item = vaItem({ volumeAttachment: volumeAttachment({ metadata: { deletionTimestamp: '2025-03-01T11:59:00Z', finalizers: [] } }) });
     expect(await reconcileOne(ctx, item)).toMatchObject({ outcome: 'done', writes: [] });
     expect(ec2.calls).toEqual([]);
+  });
+
+  it('Node deleted while its instance runs and the disk is attached -> DetachVolume on the instance the annotation recorded', async () => {
+    const { ec2, ctx } = setup();
+    attached(ec2);
+    const result = await reconcileOne(ctx, deleting({ node: null }));
+    expect(ec2.mutations).toEqual([{ verb: 'detachDisk', args: [VOL, INSTANCE] }]);
+    expect(result).toMatchObject({ outcome: 'requeue', writes: [] });
+  });
+
+  it('annotation and Node both name an instance -> the annotation wins (it is where the disk was attached)', async () => {
+    const { ec2, ctx } = setup();
+    attached(ec2);
+    ec2.addInstance({ instanceId: 'i-0bbbbbbbbbbbbbbb2' });
+    await reconcileOne(ctx, deleting({ node: { name: 'ip-10-0-1-23.ec2.internal', labels: {}, csiNode: { nodeID: 'i-0bbbbbbbbbbbbbbb2' } } }));
+    expect(ec2.mutations).toEqual([{ verb: 'detachDisk', args: [VOL, INSTANCE] }]);
+  });
+
+  it('neither annotation nor Node, disk attached somewhere -> failed InstanceUnknown with detachError, no DetachVolume, finalizer kept', async () => {
+    const { ec2, ctx } = setup();
+    attached(ec2);
+    const item = deleting({ node: null });
+    delete item.volumeAttachment.metadata.annotations;
+    const result = await reconcileOne(ctx, item);
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'InstanceUnknown', message: expect.stringContaining(INSTANCE) });
+    expect(result.writes.some((w) => w.op === 'removeFinalizer')).toBe(false);
+    expect(result.writes).toContainEqual(expect.objectContaining({ op: 'updateVolumeAttachmentStatus', status: expect.objectContaining({ detachError: expect.anything() }) }));
+    expect(ec2.mutations).toEqual([]);
+  });
+
+  it('neither annotation nor Node, EC2 shows the disk attached nowhere -> detached: status and finalizer', async () => {
+    const { ec2, ctx } = setup();
+    ec2.addVolume({ volumeId: VOL, tags: ownedTags() });
+    const item = deleting({ node: null });
+    delete item.volumeAttachment.metadata.annotations;
+    expect(await reconcileOne(ctx, item)).toMatchObject({ outcome: 'done', writes: detachedWrites });
+    expect(ec2.mutations).toEqual([]);
   });
 
   it.each([

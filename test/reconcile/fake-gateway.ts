@@ -14,6 +14,8 @@ export interface Call {
 
 const MUTATIONS: readonly Verb[] = ['createDisk', 'attachDisk', 'detachDisk', 'deleteDisk'];
 
+const isDead = (disk: Disk) => disk.state === 'deleting' || disk.state === 'deleted';
+
 export class FakeGateway implements Ec2Gateway {
   readonly volumes = new Map<string, Disk>();
   readonly instances = new Map<string, Instance>();
@@ -78,16 +80,19 @@ export class FakeGateway implements Ec2Gateway {
     if (error) throw error;
   }
 
+  /** As the gateway answers: a live volume before a failed one, a failed one before one being deleted. */
   #byName(name: string): Disk | undefined {
-    return [...this.volumes.values()].find(
-      (d) => d.tags.CSIVolumeName === name && d.tags[`kubernetes.io/cluster/${this.clusterId}`] === 'owned',
-    );
+    const rank = (d: Disk) => (isDead(d) ? 2 : d.state === 'error' ? 1 : 0);
+    return [...this.volumes.values()]
+      .filter((d) => d.tags.CSIVolumeName === name && d.tags[`kubernetes.io/cluster/${this.clusterId}`] === 'owned')
+      .sort((a, b) => rank(a) - rank(b))[0];
   }
 
   async createDisk(request: CreateDiskRequest): Promise<Disk> {
     this.#enter('createDisk', request);
     const existing = this.#byName(request.name);
-    if (existing) return structuredClone(existing);
+    // A dead volume's token is spent: the gateway creates the next generation.
+    if (existing && !isDead(existing)) return structuredClone(existing);
     const disk: Disk = {
       volumeId: `vol-${String(this.#nextId++).padStart(17, '0')}`,
       zone: request.zone,

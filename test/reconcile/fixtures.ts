@@ -50,6 +50,7 @@ export function setup(registration: Partial<ClusterRegistrationInput> = {}) {
     driverName: DRIVER,
     provisionerName: DRIVER,
     now: () => NOW,
+    signedAt: NOW,
   };
   return { ec2, ctx };
 }
@@ -77,6 +78,9 @@ export const storageClass = (override: unknown = {}) =>
     override,
   );
 
+export const CLAIM_PROTECTION = 'volhook.io/provisioning-protection';
+
+/** A claim of ours as the backend sees it once protected (the first reconcile's write). */
 export const claim = (override: unknown = {}) =>
   merge(
     {
@@ -86,6 +90,7 @@ export const claim = (override: unknown = {}) =>
         uid: CLAIM_UID,
         resourceVersion: '4711',
         annotations: { 'volume.kubernetes.io/storage-provisioner': DRIVER },
+        finalizers: ['kubernetes.io/pvc-protection', CLAIM_PROTECTION],
       },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '20Gi' } }, storageClassName: 'gp3' },
     },
@@ -134,12 +139,29 @@ export const persistentVolume = (override: unknown = {}) =>
 export const pvItem = (override: unknown = {}): PersistentVolumeItem =>
   ItemSchema.parse(merge({ kind: 'PersistentVolume', pv: persistentVolume(), volumeAttachments: [] }, override)) as PersistentVolumeItem;
 
+/** The PV of an attachment: it holds the attacher finalizer as well. */
+export const attachedVolume = (override: unknown = {}) =>
+  persistentVolume(
+    merge(
+      { metadata: { finalizers: ['kubernetes.io/pv-protection', 'external-provisioner.volume.kubernetes.io/finalizer', 'external-attacher/ebs-csi-aws-com'] } },
+      override,
+    ),
+  );
+
 export const VA_NAME = 'csi-880af19cc88681d68f80a4a11ffa3d31efb3ee865ea742d7701040e168882925';
 
+export const INSTANCE_ID = 'i-0aaaaaaaaaaaaaaa1';
+
+/** A VolumeAttachment whose attachment is recorded: the attacher finalizer and the node-id annotation. */
 export const volumeAttachment = (override: unknown = {}) =>
   merge(
     {
-      metadata: { name: VA_NAME, uid: 'va-uid-1' },
+      metadata: {
+        name: VA_NAME,
+        uid: 'va-uid-1',
+        annotations: { 'csi.alpha.kubernetes.io/node-id': INSTANCE_ID },
+        finalizers: ['external-attacher/ebs-csi-aws-com'],
+      },
       spec: { attacher: DRIVER, nodeName: 'ip-10-0-1-23.ec2.internal', source: { persistentVolumeName: PV_NAME } },
     },
     override,
@@ -147,7 +169,7 @@ export const volumeAttachment = (override: unknown = {}) =>
 
 export const vaItem = (override: unknown = {}): VolumeAttachmentItem =>
   ItemSchema.parse(
-    merge({ kind: 'VolumeAttachment', volumeAttachment: volumeAttachment(), pv: persistentVolume(), node: node() }, override),
+    merge({ kind: 'VolumeAttachment', volumeAttachment: volumeAttachment(), pv: attachedVolume(), node: node() }, override),
   ) as VolumeAttachmentItem;
 
 export const ATTACHER_FINALIZER = 'external-attacher/ebs-csi-aws-com';

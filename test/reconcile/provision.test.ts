@@ -3,9 +3,13 @@ import type { NewPersistentVolume, Result, Write } from '../../lib/contract/inde
 import { stableIndex } from '../../lib/reconcile/zone.js';
 import type { ClusterRegistrationInput } from '../../lib/registry/registration.js';
 import { ec2Error, throttled } from './fake-gateway.js';
+import { CREATE_FRESHNESS_SECONDS, CREATE_HORIZON_SECONDS } from '../../lib/reconcile/claim-deleted.js';
 import {
+  CLAIM_PROTECTION,
   CLAIM_UID,
   DRIVER,
+  NOW,
+  merge,
   PROVISIONER_FINALIZER,
   PV_NAME,
   claim,
@@ -24,6 +28,7 @@ const events = (result: Result) =>
   result.writes.flatMap((w) => (w.op === 'createEvent' ? [{ type: w.type, reason: w.reason, message: w.message }] : []));
 
 const claimRef = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', name: 'data', namespace: 'shop', uid: CLAIM_UID };
+const claimTarget = { kind: 'PersistentVolumeClaim', name: 'data', namespace: 'shop', uid: CLAIM_UID };
 
 /** Provisions `item` with volumes that are available at once; returns the result and the PV. */
 async function provision(item = claimItem(), registration = {}) {
@@ -61,11 +66,14 @@ describe('provision: the PV', () => {
         },
       },
     });
+    // The claim's protection goes only after the PV: from then on the PV's reclaim owns the disk.
     expect(result.writes.map((w) => (w.op === 'createEvent' ? w.reason : w.op))).toEqual([
       'Provisioning',
       'createPersistentVolume',
+      'removeFinalizer',
       'ProvisioningSucceeded',
     ]);
+    expect(result.writes[2]).toEqual({ op: 'removeFinalizer', target: claimTarget, finalizer: CLAIM_PROTECTION });
     expect(events(result)).toEqual([
       { type: 'Normal', reason: 'Provisioning', message: 'External provisioner is provisioning volume for claim shop/data' },
       { type: 'Normal', reason: 'ProvisioningSucceeded', message: `Successfully provisioned volume ${PV_NAME}` },
@@ -123,8 +131,11 @@ describe('provision: the PV', () => {
     const item = claimItem({
       pvc: { metadata: { annotations: { 'volume.kubernetes.io/storage-provisioner': undefined, 'volume.beta.kubernetes.io/storage-provisioner': DRIVER } } },
     });
-    const { result } = await provision(item);
+    const { ec2, result, pv } = await provision(item);
     expect(result.outcome).toBe('done');
+    expect(ec2.callsOf('createDisk')).toHaveLength(1);
+    expect(pv?.metadata.name).toBe(PV_NAME);
+    expect(pv?.spec.csi.volumeHandle).toBe([...ec2.volumes.keys()][0]);
   });
 });
 
@@ -223,7 +234,8 @@ describe('provision: refused before any EC2 call', () => {
     ['WaitForFirstConsumer, no node selected yet', { storageClass: { volumeBindingMode: 'WaitForFirstConsumer' } }],
   ])('%s -> done, no writes, zero gateway calls', async (_name, override) => {
     const { ec2, ctx } = setup();
-    const result = await reconcileOne(ctx, claimItem(override));
+    const unprotected = claimItem(merge({ pvc: { metadata: { finalizers: ['kubernetes.io/pvc-protection'] } } }, override));
+    const result = await reconcileOne(ctx, unprotected);
     expect(result).toEqual({ key: 'PersistentVolumeClaim/shop/data', outcome: 'done', writes: [] });
     expect(ec2.calls).toEqual([]);
   });
@@ -358,14 +370,20 @@ describe('provision: EC2 says no', () => {
     expect(result.outcome === 'failed' && result.message).toContain('ec2:CreateVolume');
   });
 
-  it('disk found in state error -> deleted (it is ours) and failed with a Warning', async () => {
+  it('disk found in state error -> deleted (it is ours), failed with a Warning; the next reconcile creates its replacement', async () => {
     const { ec2, ctx } = setup();
     ec2.addVolume({ volumeId: 'vol-0000000000000e770', state: 'error', tags: ownedTags() });
     const result = await reconcileOne(ctx, claimItem());
     expect(ec2.mutations.map((c) => [c.verb, ...c.args])).toEqual([['deleteDisk', 'vol-0000000000000e770']]);
-    expect(result).toMatchObject({ outcome: 'failed', reason: 'VolumeCreationFailed' });
-    expect(events(result).map((e) => `${e.type} ${e.reason}`)).toEqual(['Warning ProvisioningFailed']);
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'VolumeCreationFailed', requeueAfterSeconds: 60 });
+    expect(events(result)).toEqual([
+      { type: 'Warning', reason: 'ProvisioningFailed', message: expect.stringContaining('vol-0000000000000e770 failed to create (state error') },
+    ]);
     expect(pvOf(result)).toBeUndefined();
+
+    const next = await reconcileOne(ctx, claimItem());
+    expect(ec2.mutations.map((c) => c.verb)).toEqual(['deleteDisk', 'createDisk']);
+    expect(next).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 2 });
   });
 
   it('volume vanished right after CreateVolume -> failed create, not success', async () => {
@@ -383,5 +401,104 @@ describe('provision: EC2 says no', () => {
     const result = await reconcileOne(ctx, claimItem());
     expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 5 });
     expect(events(result).filter((e) => e.type === 'Warning')).toEqual([]);
+  });
+});
+
+describe('provision: the claim protected before its first CreateVolume (write before act)', () => {
+  const unprotected = (override: unknown = {}) =>
+    claimItem(merge({ pvc: { metadata: { finalizers: ['kubernetes.io/pvc-protection'] } } }, override));
+  /** A protected claim being deleted at `deletedAt`; pvExists as the forwarder read it live. */
+  const deleting = (deletedAt: string, override: unknown = {}) =>
+    claimItem(merge({ pvc: { metadata: { deletionTimestamp: deletedAt } }, pvCheckedLive: true }, override));
+
+  it('claim ready to provision, not yet protected -> only the protection, requeue at once, zero gateway calls', async () => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, unprotected());
+    expect(result).toEqual({
+      key: 'PersistentVolumeClaim/shop/data',
+      outcome: 'requeue',
+      requeueAfterSeconds: 0,
+      message: expect.stringContaining('before creating its volume'),
+      writes: [{ op: 'addFinalizer', target: claimTarget, finalizer: CLAIM_PROTECTION }],
+    });
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('protected claim in a request signed more than a minute ago -> requeue, zero gateway calls (a stale request never creates)', async () => {
+    const { ec2, ctx } = setup();
+    const stale = { ...ctx, signedAt: new Date(NOW.getTime() - (CREATE_FRESHNESS_SECONDS + 1) * 1000) };
+    const result = await reconcileOne(stale, claimItem());
+    expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 0, message: expect.stringContaining('signed 61 s ago'), writes: [] });
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('claim not ready (bad parameter) -> refused without the protection: nothing will be created', async () => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, unprotected({ storageClass: { parameters: { bogus: '1' } } }));
+    expect(result.outcome).toBe('failed');
+    expect(result.writes.some((w) => w.op === 'addFinalizer')).toBe(false);
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it.each([
+    ['bound to its own PV', { pvc: { spec: { volumeName: PV_NAME } } }],
+    ['its PV exists', { pvExists: true }],
+  ])('protected, %s -> the protection goes, zero gateway calls', async (_name, override) => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, claimItem(override));
+    expect(result).toEqual({ key: 'PersistentVolumeClaim/shop/data', outcome: 'done', writes: [{ op: 'removeFinalizer', target: claimTarget, finalizer: CLAIM_PROTECTION }] });
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('protected claim deleted while its disk is available, no PV (read live) -> DeleteVolume, Event saying why; protection kept until no create can land', async () => {
+    const { ec2, ctx } = setup();
+    ec2.addVolume({ volumeId: 'vol-0000000000000000a', tags: ownedTags() });
+    const result = await reconcileOne(ctx, deleting('2025-03-01T11:59:00Z'));
+    expect(ec2.mutations).toEqual([{ verb: 'deleteDisk', args: ['vol-0000000000000000a'] }]);
+    expect(events(result)).toEqual([{ type: 'Normal', reason: 'VolumeDeleted', message: expect.stringContaining('deleted volume vol-0000000000000000a of claim shop/data') }]);
+    expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: CREATE_HORIZON_SECONDS - 60 });
+    expect(result.writes.some((w) => w.op === 'removeFinalizer')).toBe(false);
+  });
+
+  it('protected claim deleted long enough ago, no disk left -> the protection goes', async () => {
+    const { ec2, ctx } = setup();
+    const longAgo = new Date(NOW.getTime() - (CREATE_HORIZON_SECONDS + 1) * 1000).toISOString();
+    const result = await reconcileOne(ctx, deleting(longAgo));
+    expect(result).toMatchObject({ outcome: 'done', writes: [{ op: 'removeFinalizer', target: claimTarget, finalizer: CLAIM_PROTECTION }] });
+    expect(ec2.mutations).toEqual([]);
+  });
+
+  it('protected claim deleted, disk still creating -> requeue, no DeleteVolume yet, protection kept', async () => {
+    const { ec2, ctx } = setup();
+    ec2.addVolume({ volumeId: 'vol-0000000000000000a', state: 'creating', tags: ownedTags() });
+    const result = await reconcileOne(ctx, deleting('2025-03-01T11:00:00Z'));
+    expect(result).toMatchObject({ outcome: 'requeue', writes: [] });
+    expect(ec2.mutations).toEqual([]);
+  });
+
+  it('protected Retain claim deleted, pvExists false from a stale cache (not a live read) -> no DeleteVolume, zero gateway calls', async () => {
+    const { ec2, ctx } = setup();
+    ec2.addVolume({ volumeId: 'vol-0000000000000000a', tags: ownedTags() });
+    const item = deleting('2025-03-01T11:00:00Z', { pvCheckedLive: false, storageClass: { reclaimPolicy: 'Retain' } });
+    const result = await reconcileOne(ctx, item);
+    expect(result).toMatchObject({ outcome: 'requeue', message: expect.stringContaining('not read live') });
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('protected claim deleted, its PV exists -> the protection goes, the disk stays for the PV\'s reclaim', async () => {
+    const { ec2, ctx } = setup();
+    ec2.addVolume({ volumeId: 'vol-0000000000000000a', tags: ownedTags() });
+    const result = await reconcileOne(ctx, deleting('2025-03-01T11:00:00Z', { pvExists: true }));
+    expect(result).toMatchObject({ outcome: 'done', writes: [{ op: 'removeFinalizer', target: claimTarget, finalizer: CLAIM_PROTECTION }] });
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('protected claim bound to another (static) PV -> its own disk, unused, is deleted', async () => {
+    const { ec2, ctx } = setup();
+    ec2.addVolume({ volumeId: 'vol-0000000000000000a', tags: ownedTags() });
+    const result = await reconcileOne(ctx, claimItem({ pvc: { spec: { volumeName: 'pv-static' } }, pvCheckedLive: true }));
+    expect(ec2.mutations).toEqual([{ verb: 'deleteDisk', args: ['vol-0000000000000000a'] }]);
+    expect(result).toMatchObject({ outcome: 'done' });
+    expect(result.writes).toContainEqual({ op: 'removeFinalizer', target: claimTarget, finalizer: CLAIM_PROTECTION });
   });
 });

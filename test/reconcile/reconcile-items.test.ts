@@ -10,7 +10,7 @@ const INSTANCE = 'i-0aaaaaaaaaaaaaaa1';
 
 const items = {
   provision: claimItem(),
-  claimDeleted: { kind: 'PersistentVolumeClaimDeleted', uid: CLAIM_UID, namespace: 'shop', name: 'data', pvExists: false },
+  claimDeleted: { kind: 'PersistentVolumeClaimDeleted', uid: CLAIM_UID, namespace: 'shop', name: 'data', pvExists: false, pvCheckedLive: true },
   reclaim: pvItem({ pv: { status: { phase: 'Released' } } }),
   attach: vaItem(),
   detach: vaItem({
@@ -74,7 +74,7 @@ describe('reconcileItems', () => {
     ec2.createdState = 'available';
     const { ctx } = setup();
     const claims = Array.from({ length: 20 }, (_, i) =>
-      ItemSchema.parse(claimItem({ pvc: claim({ metadata: { uid: `uid-${i}`, name: `data-${i}` } }) })),
+      ItemSchema.parse(claimItem({ pvc: claim({ metadata: { uid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, name: `data-${i}` } }) })),
     );
     const pending = reconcileItems(claims, { ...ctx, ec2 });
     await new Promise((resolve) => setImmediate(resolve));

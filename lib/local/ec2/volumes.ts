@@ -19,8 +19,10 @@ export interface CreateVolumeRequest extends VolumeSpecRequest {
 }
 
 /**
- * CreateVolume. A token seen before with the same parameters answers with the same volume
- * (as it is now, or as first answered if it is gone); with other parameters it is refused.
+ * CreateVolume. A token seen before with the same parameters answers with the same volume as
+ * it is now — `deleted` once it is gone, never a new one (EC2 keeps tokens for hours: "the
+ * result might contain updated information, such as the current creation status"); with
+ * other parameters it is refused.
  */
 export function createVolume(world: World, req: CreateVolumeRequest): Volume {
   if (req.clientToken !== undefined) {
@@ -35,7 +37,7 @@ export function createVolume(world: World, req: CreateVolumeRequest): Volume {
           `Client token '${req.clientToken}' was already used with different request parameters.`,
         );
       }
-      return world.volumes.get(seen.volumeId) ?? seen.original;
+      return world.volumes.get(seen.volumeId) ?? { ...structuredClone(seen.original), state: 'deleted', attachments: [] };
     }
   }
   const zone = resolveZone(world, req);

@@ -127,6 +127,18 @@ describe('CreateVolume', () => {
     expect(b.State).toBe('available');
   });
 
+  it('retry with token after the volume was deleted and is gone -> that same volume, state deleted; no new volume', async () => {
+    const a = await create({ ClientToken: 'token-4' });
+    clock.advance(60_000);
+    await t.ec2.send(new DeleteVolumeCommand({ VolumeId: a.VolumeId }));
+    clock.advance(60_000);
+    expect(t.sim.volumes().some((v) => v.id === a.VolumeId)).toBe(false);
+    const b = await create({ ClientToken: 'token-4' });
+    expect(b.VolumeId).toBe(a.VolumeId);
+    expect(b.State).toBe('deleted');
+    expect(t.sim.volumes()).toHaveLength(0);
+  });
+
   it('DryRun -> DryRunOperation (412) and nothing created', async () => {
     await expectEc2Error(create({ DryRun: true }), 'DryRunOperation', 412);
     expect(t.sim.volumes()).toHaveLength(0);
