@@ -2,10 +2,11 @@
  * `npm start` as a user runs it: the local stack in a child process on free ports, driven by
  * kubectl and the AWS CLI, then stopped with Ctrl-C (SIGINT to its process group).
  *
- * The child is `tsx bin/start.ts` — the binary `npm start` / `npx tsx` run — rather than
- * `npx` itself: npm exec 11 neither forwards a SIGINT sent to it alone nor waits for its
- * child on a group SIGINT (it dies of the signal at once), so its exit status would say
- * nothing about volhook.
+ * The child is `node --import tsx bin/start.ts` — what `npm start` runs — rather than `npm`
+ * itself: npm 11 neither forwards a SIGINT sent to it alone nor waits for its child on a
+ * group SIGINT (it dies of the signal at once), so its exit status would say nothing about
+ * volhook. (The `tsx` wrapper binary had the same flaw, now and then: it died of the group
+ * SIGINT, exit 130, before the stack's own handler exited 0; so `npm start` no longer uses it.)
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -31,7 +32,7 @@ beforeAll(async () => {
   ports.ec2 = await freePort();
   ports.kube = await freePort();
   const started = Date.now();
-  child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['bin/start.ts'], {
+  child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], {
     cwd: ROOT,
     detached: true, // its own process group, so "Ctrl-C" reaches every process of it
     stdio: ['ignore', 'pipe', 'pipe'],
