@@ -1,0 +1,238 @@
+/**
+ * What a run must end with, read from the store and the simulator directly.
+ *
+ * `convergenceProblems` lists what is not (yet) as it should be; the runner steps until the
+ * list is empty or its budget is spent, so the same function is both the stop condition and,
+ * once the budget is spent, the "not converged" verdict. `finalCounts` adds the end-of-run
+ * counts that do not depend on the scenario's intent: leaked disks, duplicates, disks left
+ * attached without a VolumeAttachment.
+ */
+import type { KubeObject } from '../../lib/local/kube/index.js';
+import type { Volume } from '../../lib/local/ec2/index.js';
+import type { Oracle } from './oracle.js';
+import type { ClassSpec, World } from './world.js';
+
+export interface TrackedClaim {
+  name: string;
+  class: ClassSpec;
+  uid?: string;
+  /** The scenario deleted it. */
+  deleted: boolean;
+}
+
+export interface Counts {
+  leaked: number;
+  duplicate: number;
+  wronglyDeleted: number;
+  wronglyDetached: number;
+  attachedWithoutVa: number;
+  notConverged: number;
+}
+
+export const COUNT_NAMES: Record<keyof Counts, string> = {
+  leaked: 'leaked',
+  duplicate: 'duplicate',
+  wronglyDeleted: 'wrongly deleted',
+  wronglyDetached: 'wrongly detached',
+  attachedWithoutVa: 'attached without VA',
+  notConverged: 'not converged',
+};
+
+export function zeroCounts(): Counts {
+  return { leaked: 0, duplicate: 0, wronglyDeleted: 0, wronglyDetached: 0, attachedWithoutVa: 0, notConverged: 0 };
+}
+
+interface Claim extends KubeObject {
+  spec: { volumeName?: string };
+  status?: { phase?: string };
+}
+interface Pod extends KubeObject {
+  spec?: { nodeName?: string; volumes?: { persistentVolumeClaim?: { claimName?: string } }[] };
+  status?: { phase?: string };
+}
+interface Pv extends KubeObject {
+  spec: { csi?: { volumeHandle?: string }; persistentVolumeReclaimPolicy?: string; claimRef?: { name?: string; uid?: string } };
+  status?: { phase?: string };
+}
+interface Va extends KubeObject {
+  spec: { nodeName?: string; source?: { persistentVolumeName?: string } };
+  status?: { attached?: boolean };
+}
+
+const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
+
+const tag = (v: Volume, key: string) => v.tags.find((t) => t.key === key)?.value;
+const isGone = (v: Volume) => v.state === 'deleting' || v.state === 'deleted';
+const claimsOf = (pod: Pod) => (pod.spec?.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim?.claimName ? [v.persistentVolumeClaim.claimName] : []));
+
+export interface Snapshot {
+  claims: Claim[];
+  pods: Pod[];
+  pvs: Pv[];
+  vas: Va[];
+  /** Volumes tagged for the cluster, in any state. */
+  volumes: Volume[];
+}
+
+export function snapshot(world: World): Snapshot {
+  const owner = `kubernetes.io/cluster/${world.clusterId}`;
+  return {
+    claims: world.store.list('persistentvolumeclaims').items as Claim[],
+    pods: world.store.list('pods').items as Pod[],
+    pvs: world.store.list('persistentvolumes').items as Pv[],
+    vas: world.store.list('volumeattachments').items as Va[],
+    volumes: world.sim.volumes().filter((v) => tag(v, owner) === 'owned'),
+  };
+}
+
+/** Names a volume for humans: the claim it was made for. */
+export function volumeLabel(tracked: readonly TrackedClaim[], v: Volume): string {
+  const name = tag(v, 'CSIVolumeName') ?? '';
+  const claim = tracked.find((c) => c.uid && `pvc-${c.uid}` === name);
+  return `${v.id}${claim ? ` (${claim.name}, ${claim.class.name})` : ''}`;
+}
+
+function nodeOf(world: World, instanceId: string): string {
+  return world.nodes.find((n) => n.instanceId === instanceId)?.name ?? instanceId;
+}
+
+/** What is not as it should be, now. `final`: everything has been deleted. */
+export function convergenceProblems(world: World, tracked: readonly TrackedClaim[], final: boolean): string[] {
+  const s = snapshot(world);
+  const problems: string[] = [];
+  const livePodsUsing = (claim: string) => s.pods.filter((p) => claimsOf(p).includes(claim));
+
+  for (const c of tracked) {
+    const pvc = s.claims.find((x) => x.metadata.name === c.name);
+    if (!c.deleted) {
+      if (!pvc) {
+        problems.push(`claim ${c.name} (${c.class.name}) vanished though never deleted`);
+        continue;
+      }
+      const shouldBind = c.class.binding === 'Immediate' || Boolean(pvc.metadata.annotations?.[SELECTED_NODE]) || livePodsUsing(c.name).length > 0;
+      const phase = pvc.status?.phase ?? 'Pending';
+      if (shouldBind && phase !== 'Bound') problems.push(`claim ${c.name} (${c.class.name}) is ${phase}, not Bound`);
+      continue;
+    }
+    if (pvc) {
+      // Deleted while a pod still uses it: held by pvc-protection, rightly, until the pod goes.
+      if (livePodsUsing(c.name).length > 0) continue;
+      problems.push(`deleted claim ${c.name} (${c.class.name}) is stuck terminating (finalizers: ${(pvc.metadata.finalizers ?? []).join(', ') || 'none'})`);
+      continue;
+    }
+    if (!c.uid) continue;
+    const pvName = `pvc-${c.uid}`;
+    const pv = s.pvs.find((p) => p.metadata.name === pvName);
+    const disks = s.volumes.filter((v) => tag(v, 'CSIVolumeName') === pvName && !isGone(v));
+    const label = `deleted claim ${c.name} (${c.class.name})`;
+    if (c.class.policy === 'Delete') {
+      if (pv) problems.push(`${label}: its PV is still there (${pv.status?.phase ?? '?'}${pv.metadata.deletionTimestamp ? ', terminating' : ''}, finalizers: ${(pv.metadata.finalizers ?? []).join(', ') || 'none'})`);
+      for (const d of disks) problems.push(`${label}: its disk ${d.id} is ${d.state}${d.attachments.length ? `, attached to ${d.attachments.map((a) => `${nodeOf(world, a.instanceId)} (${a.state})`).join(', ')}` : ''}, not deleted`);
+    } else if (pv) {
+      if (pv.metadata.deletionTimestamp) problems.push(`${label}: its Retain PV is stuck terminating (finalizers: ${(pv.metadata.finalizers ?? []).join(', ')})`);
+      else if (pv.status?.phase !== 'Released') problems.push(`${label}: its Retain PV is ${pv.status?.phase ?? '?'}, not Released`);
+      for (const d of disks) {
+        const held = d.attachments;
+        if (held.length) problems.push(`${label}: its retained disk ${d.id} is still attached to ${held.map((a) => nodeOf(world, a.instanceId)).join(', ')}`);
+      }
+    } else {
+      for (const d of disks) problems.push(`${label}: its disk ${d.id} is ${d.state} and no PV names it`);
+    }
+  }
+
+  for (const pod of s.pods) {
+    const names = claimsOf(pod);
+    const claims = names.map((n) => s.claims.find((c) => c.metadata.name === n));
+    if (claims.some((c) => !c)) continue; // a claim deleted under it: it can never start
+    const allBound = claims.every((c) => c?.status?.phase === 'Bound');
+    const anyTerminating = claims.some((c) => c?.metadata.deletionTimestamp);
+    if (!pod.spec?.nodeName) {
+      if (!anyTerminating) problems.push(`pod ${pod.metadata.name} is not scheduled`);
+      continue;
+    }
+    if (allBound && pod.status?.phase !== 'Running') problems.push(`pod ${pod.metadata.name} on ${pod.spec.nodeName} is ${pod.status?.phase ?? 'Pending'}, not Running`);
+  }
+
+  for (const va of s.vas) {
+    const pvName = va.spec.source?.persistentVolumeName ?? '';
+    const pv = s.pvs.find((p) => p.metadata.name === pvName);
+    const who = `VolumeAttachment of ${pv?.spec.claimRef?.name ?? pvName} on ${va.spec.nodeName}`;
+    if (final) {
+      problems.push(`${who} is still there${va.metadata.deletionTimestamp ? ' (terminating)' : ''}`);
+      continue;
+    }
+    if (va.metadata.deletionTimestamp) {
+      problems.push(`${who} is stuck terminating (finalizers: ${(va.metadata.finalizers ?? []).join(', ') || 'none'})`);
+      continue;
+    }
+    if (va.status?.attached !== true) problems.push(`${who} is not attached`);
+    const instance = world.nodes.find((n) => n.name === va.spec.nodeName)?.instanceId;
+    const disk = s.volumes.find((v) => v.id === pv?.spec.csi?.volumeHandle);
+    if (disk && !disk.attachments.some((a) => a.instanceId === instance && a.state === 'attached')) {
+      problems.push(`${who}: its disk ${disk.id} is not attached there in EC2 (${disk.attachments.map((a) => a.state).join(', ') || 'no attachment'})`);
+    }
+  }
+
+  for (const pv of s.pvs) {
+    if (!pv.metadata.deletionTimestamp) continue;
+    if (tracked.some((c) => c.deleted && c.uid && `pvc-${c.uid}` === pv.metadata.name)) continue; // reported above
+    problems.push(`PV ${pv.metadata.name} (of ${pv.spec.claimRef?.name ?? '?'}) is stuck terminating`);
+  }
+
+  return problems;
+}
+
+/** Convergence problems plus attachments no VolumeAttachment names: empty once all is settled. */
+export function unsettled(world: World, tracked: readonly TrackedClaim[], final: boolean): string[] {
+  return [...convergenceProblems(world, tracked, final), ...attachedWithoutVa(world, snapshot(world), tracked)];
+}
+
+/** Attachments in EC2 (attaching, attached, detaching…) that no VolumeAttachment names. */
+export function attachedWithoutVa(world: World, s: Snapshot, tracked: readonly TrackedClaim[]): string[] {
+  const out: string[] = [];
+  for (const v of s.volumes) {
+    for (const a of v.attachments) {
+      const node = nodeOf(world, a.instanceId);
+      const pv = s.pvs.find((p) => p.spec.csi?.volumeHandle === v.id);
+      const va = pv && s.vas.find((x) => x.spec.source?.persistentVolumeName === pv.metadata.name && x.spec.nodeName === node);
+      if (!va) out.push(`disk ${volumeLabel(tracked, v)} is ${a.state} to ${node} and no VolumeAttachment names it`);
+    }
+  }
+  return out;
+}
+
+export interface FinalVerdict {
+  counts: Counts;
+  /** What was wrong, one line per count. */
+  findings: string[];
+}
+
+export function finalVerdict(world: World, tracked: readonly TrackedClaim[], oracle: Oracle, notConverged: string[]): FinalVerdict {
+  const s = snapshot(world);
+  const findings: string[] = [];
+  const counts = zeroCounts();
+  const note = (kind: keyof Counts, line: string) => {
+    counts[kind]++;
+    findings.push(`${COUNT_NAMES[kind]}: ${line}`);
+  };
+  const claimUids = new Set(s.claims.map((c) => c.metadata.uid));
+  for (const v of s.volumes) {
+    if (isGone(v)) continue;
+    const pv = s.pvs.find((p) => p.spec.csi?.volumeHandle === v.id);
+    if (!pv) note('leaked', `disk ${volumeLabel(tracked, v)} is ${v.state} and no PV names it`);
+    else if ((pv.spec.persistentVolumeReclaimPolicy ?? 'Retain') === 'Delete' && !claimUids.has(pv.spec.claimRef?.uid ?? '')) {
+      note('leaked', `disk ${volumeLabel(tracked, v)} is ${v.state}; its claim is gone and its Delete PV is ${pv.status?.phase ?? '?'}${pv.metadata.deletionTimestamp ? ' (terminating)' : ''}`);
+    }
+  }
+  for (const [name, ids] of oracle.created) {
+    if (ids.size > 1) {
+      const claim = tracked.find((c) => c.uid && `pvc-${c.uid}` === name);
+      note('duplicate', `${ids.size} volumes created for ${claim ? `${claim.name} (${name})` : name}: ${[...ids].join(', ')}`);
+    }
+  }
+  for (const line of oracle.wronglyDeleted) note('wronglyDeleted', line);
+  for (const line of oracle.wronglyDetached) note('wronglyDetached', line);
+  for (const line of attachedWithoutVa(world, s, tracked)) note('attachedWithoutVa', line);
+  for (const line of notConverged) note('notConverged', line);
+  return { counts, findings };
+}

@@ -1,0 +1,89 @@
+/**
+ * The HTTP transport of the real `@aws-sdk/client-ec2`, answered in-process by the EC2
+ * simulator: the SDK signs, serializes and parses as always; the request body goes straight
+ * to `Ec2Simulator.call`. No socket, no real time — and a place to watch every mutation and
+ * to lose its answer after the simulator acted on it (the request reached EC2, the answer
+ * never came back: a network cut, a timeout, a crashed function).
+ */
+import type { Ec2Response, Ec2Simulator, Volume } from '../../lib/local/ec2/index.js';
+
+/** The EC2 actions that change something. */
+export const MUTATIONS = ['CreateVolume', 'AttachVolume', 'DetachVolume', 'DeleteVolume'] as const;
+export type Mutation = (typeof MUTATIONS)[number];
+
+export function isMutation(action: string): action is Mutation {
+  return (MUTATIONS as readonly string[]).includes(action);
+}
+
+export interface Ec2Call {
+  action: string;
+  params: URLSearchParams;
+  response: Ec2Response;
+  /** For calls naming a `VolumeId`: the volume as it was just before the call. */
+  volumeBefore?: Volume;
+}
+
+/** Told about every call once the simulator has answered it; returns true to lose the answer. */
+export type Ec2CallObserver = (call: Ec2Call) => boolean;
+
+/** What the SDK hands a request handler (the parts used here). */
+interface SdkHttpRequest {
+  body?: unknown;
+}
+
+function bodyText(body: unknown): string {
+  if (body === undefined || body === null) return '';
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array) return Buffer.from(body).toString('utf8');
+  throw new Error(`unexpected EC2 request body of type ${typeof body}`);
+}
+
+/** The error a lost answer surfaces as in the SDK: a connection reset. */
+export function lostAnswerError(action: string): Error {
+  return Object.assign(new Error(`socket hang up (the answer to ${action} was lost by the crash explorer)`), { code: 'ECONNRESET' });
+}
+
+/**
+ * A `requestHandler` for the SDK client. `observe` sees each call after the simulator acted
+ * on it and may have its answer lost.
+ */
+export function simulatorTransport(sim: Ec2Simulator, observe: Ec2CallObserver) {
+  return {
+    metadata: { handlerProtocol: 'http/1.1' },
+    async handle(request: SdkHttpRequest) {
+      const params = new URLSearchParams(bodyText(request.body));
+      const action = params.get('Action') ?? '';
+      const volumeId = isMutation(action) ? params.get('VolumeId') : null;
+      const volumeBefore = volumeId ? sim.volume(volumeId) : undefined;
+      const response = await sim.call(Object.fromEntries(params));
+      if (observe({ action, params, response, ...(volumeBefore ? { volumeBefore } : {}) })) throw lostAnswerError(action);
+      return {
+        response: {
+          statusCode: response.status,
+          headers: { 'content-type': 'text/xml;charset=UTF-8', 'x-amzn-requestid': response.requestId },
+          body: new TextEncoder().encode(response.body),
+        },
+      };
+    },
+    updateHttpClientConfig() {},
+    httpHandlerConfigs() {
+      return {};
+    },
+    destroy() {},
+  };
+}
+
+/** `TagSpecification.1.Tag.N.Key/Value` of a CreateVolume, as a record. */
+export function createVolumeTags(params: URLSearchParams): Record<string, string> {
+  const tags: Record<string, string> = {};
+  for (const [key, value] of params) {
+    const m = /^TagSpecification\.(\d+)\.Tag\.(\d+)\.Key$/.exec(key);
+    if (m) tags[value] = params.get(`TagSpecification.${m[1]}.Tag.${m[2]}.Value`) ?? '';
+  }
+  return tags;
+}
+
+/** The `<volumeId>` of a CreateVolume answer. */
+export function createdVolumeId(body: string): string | undefined {
+  return /<volumeId>(vol-[0-9a-f]+)<\/volumeId>/.exec(body)?.[1];
+}

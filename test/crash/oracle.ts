@@ -1,0 +1,116 @@
+/**
+ * Judges every EC2 mutation at the moment EC2 carries it out, against the cluster as it is
+ * then (the store, read directly — the truth, not anyone's cache):
+ *
+ * - wrongly deleted: DeleteVolume of a disk whose PV is Retain, or whose PV exists and is not
+ *   Released; or, with no PV, of a disk whose claim is alive (not being deleted) and that is
+ *   not a failed (`error`) volume;
+ * - wrongly detached: DetachVolume while a VolumeAttachment that is not being deleted names
+ *   that volume's PV and that instance's node;
+ * - created: every volume CreateVolume made, by `CSIVolumeName`, to count duplicates from
+ *   what EC2 created rather than from what is left.
+ *
+ * Only calls EC2 accepted count (an error answer changed nothing); a lost answer does.
+ */
+import type { KubeObject } from '../../lib/local/kube/index.js';
+import { createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
+import type { CrashController } from './crashes.js';
+import type { World } from './world.js';
+
+interface Pv extends KubeObject {
+  spec: { csi?: { volumeHandle?: string }; persistentVolumeReclaimPolicy?: string; claimRef?: { name?: string; uid?: string } };
+  status?: { phase?: string };
+}
+interface Va extends KubeObject {
+  spec: { nodeName?: string; source?: { persistentVolumeName?: string } };
+}
+
+export class Oracle {
+  /** CSIVolumeName → IDs of the volumes CreateVolume made for it. */
+  readonly created = new Map<string, Set<string>>();
+  readonly wronglyDeleted: string[] = [];
+  readonly wronglyDetached: string[] = [];
+  world?: World;
+
+  constructor(
+    private readonly crashes: CrashController,
+    private readonly trace: (line: string) => void,
+    /** A readable name for a volume: its claim's, when known. */
+    private readonly describe: (volumeId: string, csiName?: string) => string,
+  ) {}
+
+  /** The transport's observer: judges, records, and says whether to lose the answer. */
+  observe(call: Ec2Call): boolean {
+    const { action, params, response } = call;
+    if (!isMutation(action) || response.status !== 200) return false;
+    const world = this.world;
+    if (!world) throw new Error('oracle used before its world was set');
+    const volumeId = action === 'CreateVolume' ? createdVolumeId(response.body) : (params.get('VolumeId') ?? undefined);
+    let subject = volumeId ?? '?';
+    switch (action) {
+      case 'CreateVolume': {
+        const name = createVolumeTags(params).CSIVolumeName ?? '(no CSIVolumeName)';
+        if (volumeId) {
+          let ids = this.created.get(name);
+          if (!ids) this.created.set(name, (ids = new Set()));
+          ids.add(volumeId);
+        }
+        subject = this.describe(volumeId ?? '?', name);
+        break;
+      }
+      case 'DeleteVolume': {
+        subject = this.describe(volumeId ?? '?');
+        const wrong = this.judgeDelete(world, call, volumeId ?? '');
+        if (wrong) this.wronglyDeleted.push(`DeleteVolume ${subject}: ${wrong}`);
+        break;
+      }
+      case 'DetachVolume': {
+        const instanceId = params.get('InstanceId') ?? '';
+        const node = world.nodes.find((n) => n.instanceId === instanceId)?.name ?? instanceId;
+        subject = `${this.describe(volumeId ?? '?')} from ${node}`;
+        const wrong = this.judgeDetach(world, volumeId ?? '', node);
+        if (wrong) this.wronglyDetached.push(`DetachVolume ${subject}: ${wrong}`);
+        break;
+      }
+      case 'AttachVolume': {
+        const instanceId = params.get('InstanceId') ?? '';
+        subject = `${this.describe(volumeId ?? '?')} to ${world.nodes.find((n) => n.instanceId === instanceId)?.name ?? instanceId}`;
+        break;
+      }
+    }
+    const lose = this.crashes.afterMutation(action, subject);
+    this.trace(`ec2 ${action} ${subject}${lose ? ' (answer lost)' : ''}`);
+    return lose;
+  }
+
+  private judgeDelete(world: World, call: Ec2Call, volumeId: string): string | undefined {
+    const pv = pvNaming(world, volumeId);
+    if (pv) {
+      const policy = pv.spec.persistentVolumeReclaimPolicy ?? 'Retain';
+      const phase = pv.status?.phase ?? '(no phase)';
+      if (policy !== 'Delete') return `its PV ${pv.metadata.name} has reclaim policy ${policy}`;
+      if (phase !== 'Released') return `its PV ${pv.metadata.name} is ${phase}, not Released`;
+      return undefined;
+    }
+    const name = call.volumeBefore?.tags.find((t) => t.key === 'CSIVolumeName')?.value ?? '';
+    const uid = name.startsWith('pvc-') ? name.slice(4) : '';
+    const claim = uid ? world.store.list('persistentvolumeclaims').items.find((c) => c.metadata.uid === uid) : undefined;
+    if (claim && !claim.metadata.deletionTimestamp && call.volumeBefore?.state !== 'error') {
+      return `no PV names it, and its claim ${claim.metadata.namespace}/${claim.metadata.name} is alive (not being deleted)`;
+    }
+    return undefined;
+  }
+
+  private judgeDetach(world: World, volumeId: string, node: string): string | undefined {
+    const pv = pvNaming(world, volumeId);
+    if (!pv) return undefined;
+    const va = (world.store.list('volumeattachments').items as Va[]).find(
+      (a) => a.spec.source?.persistentVolumeName === pv.metadata.name && a.spec.nodeName === node && !a.metadata.deletionTimestamp,
+    );
+    return va ? `VolumeAttachment ${va.metadata.name.slice(0, 16)}… (not being deleted) names PV ${pv.metadata.name} on ${node}` : undefined;
+  }
+}
+
+export function pvNaming(world: World, volumeId: string): Pv | undefined {
+  return (world.store.list('persistentvolumes').items as Pv[]).find((pv) => pv.spec.csi?.volumeHandle === volumeId);
+}

@@ -1,0 +1,258 @@
+/**
+ * One run of the crash explorer: a seeded lifecycle with its crash points, played against
+ * the real app, gateway, simulator, controllers and `applyWrites`, then judged.
+ *
+ * Phases: the active steps (the scenario's user actions, one forwarder step after each
+ * step's actions, the clock advanced 0.5–4 s), a checkpoint (step until the live state has
+ * converged — claims Bound, pods Running, VolumeAttachments attached, deleted claims cleaned
+ * up — or the time budget is spent, or nothing moves any more), the teardown (all pods
+ * deleted, then all claims), and the end (the same until everything is gone as its reclaim
+ * policy says, then two steps more to give any wrong action its chance). The clock moves
+ * 1–5 s per step while converging, or straight to the next due item when nothing was sent.
+ */
+import { createHash } from 'node:crypto';
+import { CrashController } from './crashes.js';
+import { seedNodeRandomness } from './determinism.js';
+import { convergenceProblems, finalVerdict, unsettled, type Counts, type TrackedClaim } from './checks.js';
+import { ForwarderModel } from './forwarder-model.js';
+import { Oracle } from './oracle.js';
+import { Rng } from './rng.js';
+import { describeAction, describeScenario, generateScenario, type UserAction } from './scenario.js';
+import { createWorld, type World } from './world.js';
+
+export interface RunOptions {
+  /** Simulated time allowed for the live state to converge at the checkpoint. Default 4 min. */
+  liveBudgetMs?: number;
+  /** Simulated time allowed for everything to be cleaned up after the teardown. Default 6 min. */
+  finalBudgetMs?: number;
+}
+
+export interface RunReport {
+  seed: number;
+  scenario: string;
+  /** The crash points that fired. */
+  points: string[];
+  counts: Counts;
+  /** One line per count. */
+  findings: string[];
+  steps: number;
+  /** Requests the forwarder model sent, and items in them. */
+  requests: number;
+  items: number;
+  ms: number;
+  /** Hash of the run's trace: the same seed must give the same hash. */
+  traceHash: string;
+  trace: string[];
+  /** Not counted, but worth a look when a run fails: backend refusals, write failures… */
+  diagnostics: string[];
+}
+
+const NAMESPACE = 'default';
+/**
+ * Simulated time without any change to the storage objects or the volumes after which a run
+ * is stuck: longer than any wait the backend asks for (a deleted claim's protection is kept
+ * ~2 min for a CreateVolume that may still land) plus a forwarder resync.
+ */
+const STUCK_MS = 200_000;
+/** A step that sends nothing moves the clock to the next due item, but no further than this. */
+const IDLE_JUMP_MS = 20_000;
+/** A guard; the simulated-time budgets end a convergence long before. */
+const MAX_CONVERGE_STEPS = 400;
+
+export async function runOnce(seed: number, options: RunOptions = {}): Promise<RunReport> {
+  const started = performance.now();
+  const restore = seedNodeRandomness(seed);
+  let world: World | undefined;
+  try {
+    const rng = new Rng(seed);
+    const scenario = generateScenario(rng.fork());
+    const runtime = rng.fork();
+    const trace: string[] = [];
+    let step = 0;
+    const log = (line: string) => void trace.push(`${step} ${line}`);
+
+    const crashes = new CrashController(scenario.crashes);
+    const tracked: TrackedClaim[] = scenario.claims.map((c) => ({ name: c.name, class: c.class, deleted: false }));
+    const claimOfPvName = (pvName: string) => tracked.find((c) => c.uid && `pvc-${c.uid}` === pvName)?.name;
+    const describeVolume = (volumeId: string, csiName?: string) => {
+      const name = csiName ?? world?.sim.volume(volumeId)?.tags.find((t) => t.key === 'CSIVolumeName')?.value ?? '';
+      const claim = claimOfPvName(name);
+      return claim ? `${volumeId} (${claim})` : volumeId;
+    };
+    const oracle = new Oracle(crashes, log, describeVolume);
+    world = await createWorld({ seed, clusterId: 'crash', observe: (call) => oracle.observe(call) });
+    const w = world;
+    oracle.world = w;
+    const forwarder = new ForwarderModel(w, crashes, runtime.fork(), log, (uid) => tracked.find((c) => c.uid === uid)?.name ?? uid);
+    log(`scenario ${describeScenario(scenario)}`);
+
+    const ignoreNotFound = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (err) {
+        if ((err as { code?: number }).code !== 404) throw err;
+      }
+    };
+    const deleteClaimAndPods = async (claim: string) => {
+      for (const pod of w.store.list('pods', { namespace: NAMESPACE }).items) {
+        const uses = ((pod.spec as { volumes?: { persistentVolumeClaim?: { claimName?: string } }[] }).volumes ?? []).some(
+          (v) => v.persistentVolumeClaim?.claimName === claim,
+        );
+        if (uses) ignoreNotFound(() => w.store.delete('pods', pod.metadata.name, NAMESPACE));
+      }
+      ignoreNotFound(() => w.store.delete('persistentvolumeclaims', claim, NAMESPACE));
+      await w.settle();
+    };
+
+    const perform = async (action: UserAction) => {
+      log(`user ${describeAction(action)}`);
+      switch (action.kind) {
+        case 'createClaim': {
+          const c = tracked.find((t) => t.name === action.claim) as TrackedClaim;
+          const created = w.store.create('persistentvolumeclaims', {
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            metadata: { name: c.name, namespace: NAMESPACE },
+            spec: { accessModes: ['ReadWriteOnce'], storageClassName: c.class.name, resources: { requests: { storage: '4Gi' } } },
+          });
+          c.uid = created.metadata.uid;
+          break;
+        }
+        case 'createPod':
+          w.store.create('pods', {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: action.pod, namespace: NAMESPACE },
+            spec: {
+              containers: [{ name: 'app', image: 'busybox:1.36', volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+              volumes: [{ name: 'data', persistentVolumeClaim: { claimName: action.claim } }],
+            },
+          });
+          break;
+        case 'deletePod':
+          ignoreNotFound(() => w.store.delete('pods', action.pod, NAMESPACE));
+          break;
+        case 'deleteClaim': {
+          (tracked.find((t) => t.name === action.claim) as TrackedClaim).deleted = true;
+          const plan = action.race ? crashes.claimRace(action.claim) : undefined;
+          if (plan) {
+            const detail = await forwarder.race(step, action.claim, () => deleteClaimAndPods(action.claim));
+            if (detail) {
+              crashes.fired(plan, detail);
+              break;
+            }
+          }
+          ignoreNotFound(() => w.store.delete('persistentvolumeclaims', action.claim, NAMESPACE));
+          break;
+        }
+      }
+      await w.settle();
+    };
+
+    /** One step: a due restart, the forwarder's step, then the clock moves on. */
+    const forwarderStep = async (minMs: number, maxMs: number, during?: () => Promise<void>) => {
+      const restart = crashes.restartAt(step);
+      if (restart && forwarder.running) {
+        crashes.fired(restart, `at step ${step}`);
+        forwarder.crash(step + restart.down, 'restart');
+      }
+      const sent = await forwarder.step(step, during);
+      let advance = runtime.int(minMs, maxMs);
+      // Nothing to send: skip ahead to when something is due (at most IDLE_JUMP_MS).
+      if (sent === 0) advance = Math.max(advance, Math.min(forwarder.nextDueAt() - w.clock.now(), IDLE_JUMP_MS));
+      w.clock.advance(advance);
+      step++;
+    };
+
+    /** What would show progress: the storage objects and the volumes. Events are left out. */
+    const fingerprint = () => {
+      const rvs = (['persistentvolumeclaims', 'persistentvolumes', 'volumeattachments', 'pods'] as const).map((r) =>
+        w.store.list(r).items.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).join(','),
+      );
+      const volumes = w.sim.volumes().map((v) => `${v.id}:${v.state}:${v.attachments.map((a) => `${a.instanceId}/${a.state}`).join('+')}`);
+      return [...rvs, ...volumes].join('|');
+    };
+    /**
+     * Steps until nothing is unsettled, `budgetMs` of simulated time has passed, or nothing
+     * has moved for STUCK_MS (longer than any wait the backend asks for).
+     */
+    const converge = async (budgetMs: number, final: boolean) => {
+      const until = w.clock.now() + budgetMs;
+      let last = '';
+      let since = w.clock.now();
+      for (let i = 0; i < MAX_CONVERGE_STEPS && w.clock.now() < until; i++) {
+        if (unsettled(w, tracked, final).length === 0) return;
+        const now = fingerprint();
+        if (now !== last) {
+          last = now;
+          since = w.clock.now();
+        } else if (w.clock.now() - since >= STUCK_MS) {
+          log('stuck');
+          return;
+        }
+        await forwarderStep(1000, 5000);
+      }
+    };
+
+    // Active steps.
+    for (let s = 0; s < scenario.activeSteps; s++) {
+      const actions = scenario.actions[s] ?? [];
+      const all = async () => {
+        for (const action of actions) await perform(action);
+      };
+      if (scenario.midFlight[s]) await forwarderStep(500, 4000, all);
+      else {
+        await all();
+        await forwarderStep(500, 4000);
+      }
+    }
+    // Checkpoint: the live state must converge.
+    log('checkpoint');
+    await converge(options.liveBudgetMs ?? 240_000, false);
+    const atCheckpoint = unsettled(w, tracked, false).map((p) => `at checkpoint (step ${step}): ${p}`);
+    // Teardown: pods, then (after a gap) claims.
+    log('teardown');
+    for (const pod of w.store.list('pods', { namespace: NAMESPACE }).items) ignoreNotFound(() => w.store.delete('pods', pod.metadata.name, NAMESPACE));
+    await w.settle();
+    for (let g = 0; g < scenario.teardownGap; g++) await forwarderStep(500, 4000);
+    for (const c of tracked) {
+      if (c.deleted || !c.uid) continue;
+      c.deleted = true;
+      ignoreNotFound(() => w.store.delete('persistentvolumeclaims', c.name, NAMESPACE));
+    }
+    await w.settle();
+    await converge(options.finalBudgetMs ?? 360_000, true);
+    for (let extra = 0; extra < 2; extra++) await forwarderStep(1000, 5000);
+    const atEnd = convergenceProblems(w, tracked, true).map((p) => `at end (step ${step}): ${p}`);
+
+    const verdict = finalVerdict(w, tracked, oracle, [...atCheckpoint, ...atEnd]);
+    const stats = forwarder.stats;
+    const diagnostics = [
+      ...stats.backendErrors.map((e) => `backend refused a request: ${e}`),
+      ...stats.invalidItems.map((e) => `item not sent (contract): ${e}`),
+      ...stats.writeErrors.map((e) => `write failed: ${e}`),
+      ...w.controllerErrors.map((e) => `controller: ${e}`),
+    ];
+    return {
+      seed,
+      scenario: describeScenario(scenario),
+      points: [...crashes.injected],
+      counts: verdict.counts,
+      findings: verdict.findings,
+      steps: step,
+      requests: stats.requests,
+      items: stats.items,
+      ms: performance.now() - started,
+      traceHash: createHash('sha256').update(trace.join('\n')).digest('hex').slice(0, 16),
+      trace,
+      diagnostics,
+    };
+  } finally {
+    await world?.close();
+    restore();
+  }
+}
+
+export function failed(report: RunReport): boolean {
+  return Object.values(report.counts).some((n) => n > 0);
+}

@@ -1,0 +1,202 @@
+/**
+ * One randomized lifecycle and the crash points planned for it, both drawn from the run's
+ * seed before anything runs.
+ *
+ * A lifecycle: a few claims, each of a class picked from every combination of Immediate /
+ * WaitForFirstConsumer and Delete / Retain; most with a pod, pods deleted fast and made again,
+ * some claims deleted early (even in the step they were made, before any forwarder saw them
+ * bound). After the active steps the live state must converge (checkpoint), then everything
+ * is deleted and the end state must converge (teardown).
+ */
+import { MUTATIONS, type Mutation } from './ec2-transport.js';
+import type { Rng } from './rng.js';
+import { CLASSES, type ClassSpec } from './world.js';
+
+export type UserAction =
+  | { kind: 'createClaim'; claim: string }
+  | { kind: 'createPod'; pod: string; claim: string }
+  | { kind: 'deletePod'; pod: string }
+  /** `race`: the claim's item is built before the delete and sent together with its claim-deleted item. */
+  | { kind: 'deleteClaim'; claim: string; race: boolean };
+
+export type CrashPlan =
+  /** The nth successful call of `action` acts in EC2, and its answer is lost. */
+  | { kind: 'lostEc2'; action: Mutation; nth: number }
+  /**
+   * The nth backend result that carries writes: the forwarder applies the first ⌊cut·(n+1)⌋
+   * of its n writes (0…n), then crashes — the rest of that answer, and of the step, is lost.
+   */
+  | { kind: 'lostWrites'; nth: number; cut: number }
+  /**
+   * The forwarder restarts before step `step` (or the first later step it runs): its memory is
+   * lost and it stays down `down` steps.
+   */
+  | { kind: 'restart'; step: number; down: number }
+  /**
+   * In step `step` (or the first later step with items), one item — the one at fraction `pick`
+   * of the step's items — is sent twice at once.
+   */
+  | { kind: 'duplicate'; step: number; pick: number }
+  /** The claim is deleted while its item is in flight: claim and claim-deleted items at once. */
+  | { kind: 'claimRace'; claim: string };
+
+export interface ClaimPlan {
+  name: string;
+  class: ClassSpec;
+}
+
+export interface Scenario {
+  claims: ClaimPlan[];
+  /** Steps with user actions, before the checkpoint. */
+  activeSteps: number;
+  /** User actions by step, in order. */
+  actions: UserAction[][];
+  /** Per step: its user actions happen while the forwarder's first requests are in flight. */
+  midFlight: boolean[];
+  crashes: CrashPlan[];
+  /** Forwarder steps between deleting the pods and deleting the claims at teardown. */
+  teardownGap: number;
+}
+
+
+export function generateScenario(rng: Rng): Scenario {
+  const activeSteps = rng.int(8, 14);
+  const actions: UserAction[][] = Array.from({ length: activeSteps }, () => []);
+  const at = (step: number) => actions[Math.min(step, activeSteps - 1)] as UserAction[];
+  const claims: ClaimPlan[] = [];
+  /** Per claim: the step at which it becomes provisionable (created, and for WFFC, a pod made). */
+  const provisionableAt = new Map<string, number>();
+  const earlyDelete = new Map<string, Extract<UserAction, { kind: 'deleteClaim' }>>();
+
+  const count = rng.weighted([
+    [1, 3],
+    [2, 4],
+    [3, 3],
+  ] as const);
+  for (let i = 0; i < count; i++) {
+    const name = `c${i}`;
+    const spec = rng.pick(CLASSES);
+    claims.push({ name, class: spec });
+    const created = rng.int(0, 3);
+    at(created).push({ kind: 'createClaim', claim: name });
+    if (spec.binding === 'Immediate') provisionableAt.set(name, created);
+
+    // Every run has something to provision: the first claim is Immediate or gets a pod.
+    if (rng.chance(0.8) || (i === 0 && spec.binding === 'WaitForFirstConsumer')) {
+      // Pods come and go: each may be deleted soon after it was made, and replaced.
+      let podAt = created + rng.int(0, 2);
+      if (spec.binding === 'WaitForFirstConsumer') provisionableAt.set(name, podAt);
+      for (let k = 0; k < 3; k++) {
+        const pod = `${name}-pod${k}`;
+        at(podAt).push({ kind: 'createPod', pod, claim: name });
+        if (!rng.chance(0.55)) break;
+        const deleteAt = podAt + rng.int(0, 3);
+        at(deleteAt).push({ kind: 'deletePod', pod });
+        if (!rng.chance(0.5)) break;
+        podAt = deleteAt + rng.int(0, 2);
+      }
+    }
+    if (rng.chance(0.3)) {
+      const del: Extract<UserAction, { kind: 'deleteClaim' }> = { kind: 'deleteClaim', claim: name, race: false };
+      at(created + rng.int(0, 4)).push(del);
+      earlyDelete.set(name, del);
+    }
+  }
+
+  const crashes: CrashPlan[] = [];
+  const points = rng.weighted([
+    [1, 2],
+    [2, 3],
+    [3, 4],
+    [4, 4],
+  ] as const);
+  const withPods = [...actions.flat()].some((a) => a.kind === 'createPod');
+  const horizon = activeSteps + 4;
+  for (let p = 0; p < points; p++) {
+    const kind = rng.weighted([
+      ['lostEc2', 7],
+      ['lostWrites', 5],
+      ['restart', 2],
+      ['duplicate', 2],
+      ['claimRace', 1.5],
+    ] as const);
+    switch (kind) {
+      case 'lostEc2':
+        crashes.push({
+          kind,
+          // Attaches and detaches only happen for claims with pods.
+          action: rng.pick(withPods ? MUTATIONS : MUTATIONS.filter((m) => m === 'CreateVolume' || m === 'DeleteVolume')),
+          nth: rng.weighted([[1, 6], [2, 3], [3, 1]] as const),
+        });
+        break;
+      case 'lostWrites':
+        crashes.push({ kind, nth: rng.int(1, 8), cut: rng.next() });
+        break;
+      case 'restart':
+        crashes.push({ kind, step: rng.int(0, horizon - 1), down: rng.weighted([[0, 5], [1, 3], [2, 2]] as const) });
+        break;
+      case 'duplicate':
+        crashes.push({ kind, step: rng.int(0, horizon - 1), pick: rng.next() });
+        break;
+      case 'claimRace': {
+        // Deleted the moment it can be provisioned, so that its CreateVolume races the delete.
+        const candidates = claims.filter((c) => provisionableAt.has(c.name) && !crashes.some((x) => x.kind === 'claimRace' && x.claim === c.name));
+        if (candidates.length === 0) break;
+        const claim = rng.pick(candidates).name;
+        const existing = earlyDelete.get(claim);
+        if (existing) {
+          for (const list of actions) {
+            const i = list.indexOf(existing);
+            if (i >= 0) list.splice(i, 1);
+          }
+        }
+        const del: Extract<UserAction, { kind: 'deleteClaim' }> = { kind: 'deleteClaim', claim, race: true };
+        at(provisionableAt.get(claim) as number).push(del);
+        earlyDelete.set(claim, del);
+        crashes.push({ kind, claim });
+        break;
+      }
+    }
+  }
+
+  const midFlight = actions.map((list) => list.length > 0 && rng.chance(0.3));
+  return { claims, activeSteps, actions, midFlight, crashes, teardownGap: rng.int(0, 2) };
+}
+
+export function describeCrash(plan: CrashPlan): string {
+  switch (plan.kind) {
+    case 'lostEc2':
+      return `lost answer of ${plan.action} #${plan.nth}`;
+    case 'lostWrites':
+      return `forwarder crash applying result-with-writes #${plan.nth} (cut ${plan.cut.toFixed(2)})`;
+    case 'restart':
+      return `forwarder restart (due from step ${plan.step}, down ${plan.down} steps)`;
+    case 'duplicate':
+      return `item sent twice at once (due from step ${plan.step})`;
+    case 'claimRace':
+      return `claim ${plan.claim} deleted with its item in flight`;
+  }
+}
+
+/** `3~[…]`: the actions of step 3 happen while requests are in flight. */
+export function describeScenario(s: Scenario): string {
+  const claims = s.claims.map((c) => `${c.name}:${c.class.name}`).join(' ');
+  const actions = s.actions
+    .map((list, step) => (list.length ? `${step}${s.midFlight[step] ? '~' : ''}[${list.map(describeAction).join(',')}]` : ''))
+    .filter(Boolean)
+    .join(' ');
+  return `${claims} | ${actions} | teardown gap ${s.teardownGap}`;
+}
+
+export function describeAction(a: UserAction): string {
+  switch (a.kind) {
+    case 'createClaim':
+      return `+${a.claim}`;
+    case 'createPod':
+      return `+${a.pod}`;
+    case 'deletePod':
+      return `-${a.pod}`;
+    case 'deleteClaim':
+      return `-${a.claim}${a.race ? '(race)' : ''}`;
+  }
+}

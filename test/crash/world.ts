@@ -1,0 +1,176 @@
+/**
+ * One run's world, all in one process and built from the project's real parts:
+ *
+ * - EC2: `Ec2Simulator` on a `ManualClock`, reached by the real gateway through the real
+ *   `@aws-sdk/client-ec2` over an in-process transport (see ec2-transport.ts);
+ * - the backend: the real hono app (`createApp`), called with `app.request`;
+ * - Kubernetes: the local object store, its HTTP API on 127.0.0.1 (for `applyWrites` over
+ *   client-node) and the cluster's controllers (PV controller, scheduler, attach/detach
+ *   controller, kubelet) over the same store.
+ */
+import { Agent } from 'node:http';
+import type { Hono } from 'hono';
+import { createApp } from '../../lib/app/app.js';
+import { createEc2Client, createEc2Gateway } from '../../lib/ec2/index.js';
+import { EventCorrelator, kubeClientsFromConfig, kubeConfigFor, type KubeClients } from '../../lib/kube/index.js';
+import { startControllers } from '../../lib/local/controllers/index.js';
+import { Ec2Simulator, ManualClock } from '../../lib/local/ec2/index.js';
+import { createObjectStore, startKubeApiServer, type KubeApiServer, type LocalObjectStore, type ResourceName } from '../../lib/local/kube/index.js';
+import { csiDriverObject, csiNodeObject, nodeObject, type LocalNode } from '../../lib/local/stack/cluster-objects.js';
+import { createStaticRegistry } from '../../lib/registry/index.js';
+import { simulatorTransport, type Ec2CallObserver } from './ec2-transport.js';
+
+export const DRIVER = 'ebs.csi.aws.com';
+export const REGION = 'us-east-1';
+export const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
+/** A fixed test secret (32 bytes of key): nothing here is secret, and it keeps runs replayable. */
+export const SECRET = `whsec_${Buffer.from('volhook-crash-explorer-test-key!').toString('base64')}`;
+
+/** Where every run's simulated clock starts. */
+export const CLOCK_START = Date.UTC(2026, 0, 1);
+
+export type BindingMode = 'Immediate' | 'WaitForFirstConsumer';
+export type ReclaimPolicy = 'Delete' | 'Retain';
+
+export interface ClassSpec {
+  name: string;
+  binding: BindingMode;
+  policy: ReclaimPolicy;
+}
+
+/** Every combination of binding mode and reclaim policy. */
+export const CLASSES: readonly ClassSpec[] = [
+  { name: 'wffc-delete', binding: 'WaitForFirstConsumer', policy: 'Delete' },
+  { name: 'wffc-retain', binding: 'WaitForFirstConsumer', policy: 'Retain' },
+  { name: 'immediate-delete', binding: 'Immediate', policy: 'Delete' },
+  { name: 'immediate-retain', binding: 'Immediate', policy: 'Retain' },
+];
+
+export interface World {
+  clusterId: string;
+  clock: ManualClock;
+  sim: Ec2Simulator;
+  store: LocalObjectStore;
+  kube: KubeApiServer;
+  clients: KubeClients;
+  correlator: EventCorrelator;
+  app: Hono;
+  nodes: LocalNode[];
+  /** Unexpected errors the controllers reported (races are retried silently and not listed). */
+  controllerErrors: string[];
+  /** Lets the controllers react to what was just written, until the store is quiet. */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createWorld(options: { seed: number; clusterId: string; observe: Ec2CallObserver }): Promise<World> {
+  const { clusterId } = options;
+  // A fixed start: nothing in a run depends on the wall clock but the gateway's deadline.
+  const clock = new ManualClock(CLOCK_START);
+  const sim = new Ec2Simulator({ seed: options.seed, region: REGION, zones: ZONES, throttling: false }, clock);
+  const nodes: LocalNode[] = ZONES.map((zone, z) => {
+    const name = `ip-10-0-${z + 1}-10.ec2.internal`;
+    const instance = sim.runInstance({
+      zone,
+      instanceType: 'm6i.large',
+      instanceTags: [
+        { key: 'Name', value: name },
+        { key: `kubernetes.io/cluster/${clusterId}`, value: 'owned' },
+      ],
+    });
+    return { name, zone, instanceId: instance.id };
+  });
+
+  const controllerErrors: string[] = [];
+  const store = createObjectStore({
+    storageObjectInUseProtection: true,
+    now: () => new Date(clock.now()),
+    onListenerError: (err) => controllerErrors.push(`watch listener: ${String(err)}`),
+  });
+  const seed = (resource: ResourceName, object: { metadata: { name: string } }) =>
+    store.create(resource, object as Parameters<typeof store.create>[1]);
+  for (const node of nodes) {
+    seed('nodes', nodeObject(node, REGION));
+    seed('csinodes', csiNodeObject(node));
+  }
+  seed('csidrivers', csiDriverObject);
+  for (const spec of CLASSES) {
+    seed('storageclasses', {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: spec.name },
+      provisioner: DRIVER,
+      parameters: { type: 'gp3' },
+      reclaimPolicy: spec.policy,
+      volumeBindingMode: spec.binding,
+      allowVolumeExpansion: true,
+    } as never);
+  }
+
+  const kube = await startKubeApiServer({ store, port: 0, host: '127.0.0.1' });
+  const controllers = startControllers(store, {
+    // A long resync: every change the controllers act on comes as a watch event, and a
+    // resync on the real clock would make runs depend on timing.
+    resyncIntervalMs: 600_000,
+    onError: (error, { controller, key }) => {
+      if (controllerErrors.length < 20) controllerErrors.push(`${controller} ${key}: ${error instanceof Error ? error.message : String(error)}`);
+    },
+  });
+  // client-node makes a new agent (so a new connection) for every request; one keep-alive
+  // agent makes the same requests several times faster, which is all this changes.
+  const kubeConfig = kubeConfigFor({ server: kube.url });
+  const agent = new Agent({ keepAlive: true });
+  (kubeConfig as unknown as { createAgent(): Agent }).createAgent = () => agent;
+  const clients = kubeClientsFromConfig(kubeConfig);
+
+  const ec2 = createEc2Client({
+    region: REGION,
+    credentials: { accessKeyId: 'crash', secretAccessKey: 'crash' },
+    requestHandler: simulatorTransport(sim, options.observe) as never,
+    // One attempt: a lost answer reaches the reconciler (the SDK's retries would mask it,
+    // and their back-off sleeps on the real clock).
+    maxAttempts: 1,
+  });
+  const app = createApp({
+    registry: createStaticRegistry([{ clusterId, secrets: [SECRET], region: REGION }]),
+    // The backend's clock is the simulated one, like EC2's and the API server's: deletion
+    // timestamps, attach times and grace periods are all measured on it. (Signatures are made
+    // on it too; only the gateway's deadline stays on the real clock.)
+    now: () => clock.now(),
+    gatewayFor: (registration, deadline) =>
+      createEc2Gateway({ client: ec2, clusterId: registration.clusterId, deadline, batchWindowMs: 0 }),
+  });
+
+  async function settle(): Promise<void> {
+    let rv = store.resourceVersion;
+    let quiet = 0;
+    for (let turn = 0; turn < 500 && quiet < 4; turn++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (store.resourceVersion === rv) quiet++;
+      else {
+        quiet = 0;
+        rv = store.resourceVersion;
+      }
+    }
+  }
+
+  return {
+    clusterId,
+    clock,
+    sim,
+    store,
+    kube,
+    clients,
+    correlator: new EventCorrelator({ now: () => clock.now() }),
+    app,
+    nodes,
+    controllerErrors,
+    settle,
+    async close() {
+      await controllers.stop();
+      agent.destroy();
+      await kube.close();
+      ec2.destroy();
+    },
+  };
+}
