@@ -1,6 +1,6 @@
 /** Health and metrics: `/healthz` (alive), `/readyz` (caches synced), `/metrics` (Prometheus). */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../http/index.js';
 import type { Registry } from 'prom-client';
 
 export interface HealthServer {
@@ -34,19 +34,6 @@ export async function startHealthServer(options: {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const { port, close } = await listen(server, options.port, options.host);
+  return { port, close };
 }

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../../http/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Ec2RuntimeConfig, Ec2SimulatorOptions } from './config.js';
 import type { RunInstancesRequest } from './instances.js';
@@ -37,26 +37,15 @@ export async function startEc2Simulator(
     });
   });
   server.keepAliveTimeout = 5000;
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const { url, port, close } = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
   return {
-    url: `http://${urlHost}:${port}`,
+    url,
     port,
     sim,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        sim.flush();
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      }),
+    close: async () => {
+      sim.flush();
+      await close();
+    },
   };
 }
 

@@ -4,7 +4,7 @@
  * never advertised, so clients fall back to JSON.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listen } from '../../http/index.js';
 import {
   apiGroupDocument,
   apiGroupList,
@@ -97,7 +97,6 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
   const watchTimeout = options.watchTimeoutSeconds ?? 1800;
   const bookmarkInterval = options.bookmarkIntervalSeconds ?? 60;
   const closers = new Set<() => void>();
-  const sockets = new Set<Socket>();
   let address = `${host}:0`;
 
   function serveWatch(res: ServerResponse, resource: ResourceRoute, query: URLSearchParams, table: boolean): void {
@@ -216,27 +215,14 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
       else sendError(res, err);
     });
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  address = `${host}:${port}`;
+  const listening = await listen(server, options.port ?? 0, host);
+  address = `${host}:${listening.port}`;
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    port,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        for (const finish of [...closers]) finish();
-        server.close((err) => (err ? reject(err) : resolve()));
-        for (const socket of sockets) socket.destroy();
-      }),
+    url: listening.url,
+    port: listening.port,
+    close: async () => {
+      for (const finish of [...closers]) finish();
+      await listening.close();
+    },
   };
 }

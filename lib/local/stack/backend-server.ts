@@ -1,7 +1,8 @@
 /** The backend app on `@hono/node-server`, stoppable and restartable on the same port. */
-import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import { createServer } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { listen, type Listening } from '../../http/index.js';
 
 export interface BackendServer {
   url: string;
@@ -12,29 +13,22 @@ export interface BackendServer {
 }
 
 export async function startBackendServer(app: Hono, host: string, port: number): Promise<BackendServer> {
-  let server: ServerType | undefined;
+  const onRequest = getRequestListener(app.fetch, { hostname: host });
+  let listening: Listening | undefined;
   let boundPort = port;
 
   async function start(): Promise<void> {
-    if (server) return;
-    const s = serve({ fetch: app.fetch, port: boundPort, hostname: host });
-    await new Promise<void>((resolve, reject) => {
-      s.once('listening', resolve);
-      s.once('error', reject);
-    });
-    boundPort = (s.address() as AddressInfo).port;
-    server = s;
+    if (listening) return;
+    listening = await listen(createServer(onRequest), boundPort, host);
+    boundPort = listening.port;
   }
 
   async function stop(): Promise<void> {
-    const s = server;
-    if (!s) return;
-    server = undefined;
-    await new Promise<void>((resolve) => {
-      s.close(() => resolve());
-      // Keep-alive sockets would hold close() open: a stopped backend must refuse at once.
-      if ('closeAllConnections' in s) s.closeAllConnections();
-    });
+    const l = listening;
+    if (!l) return;
+    listening = undefined;
+    // Keep-alive sockets are ended too: a stopped backend must refuse at once.
+    await l.close();
   }
 
   await start();
@@ -47,6 +41,6 @@ export async function startBackendServer(app: Hono, host: string, port: number):
     },
     start,
     stop,
-    running: () => server !== undefined,
+    running: () => listening !== undefined,
   };
 }

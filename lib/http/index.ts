@@ -1,0 +1,1 @@
+export { listen, type Listening } from './listen.js';
