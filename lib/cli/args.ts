@@ -3,11 +3,13 @@
  * read and nothing is written here, so a bad argument can never leave a half-done change.
  * Every refusal is a UsageError whose message names the argument.
  */
-import { ClusterIdSchema, VOLUME_TYPES } from '../registry/registration.js';
+import { parseArgs } from 'node:util';
+import { isReservedTagKey, RESERVED_TAG_KEYS_TEXT } from '../contract/tags.js';
+import { ClusterIdSchema, type ClusterRegistrationInput } from '../registry/registration.js';
 import { normalizeSsmPath } from '../registry/ssm-registry.js';
+import { isVolumeType, MAX_VOLUME_SIZE_GIB, VOLUME_TYPES } from '../storageclass/volume-types.js';
 
 export const DEFAULT_REGISTRY_FILE = '.volhook/clusters.json';
-const MAX_SIZE_GIB = 65_536;
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -17,16 +19,13 @@ export type RegistryTarget =
   | { kind: 'file'; path: string }
   | { kind: 'ssm'; path: string; region?: string };
 
-/** The settings `add` was given; files named by --kube-*-file are read when it runs. */
-export interface RegistrationSettings {
-  region: string;
-  allowedZones?: string[];
-  allowedVolumeTypes?: string[];
-  maxSizeGiB?: number;
-  extraTags?: Record<string, string>;
-  writeBack?: 'forwarder' | 'direct';
-  kubernetes?: { server: string; tokenFile?: string; caFile?: string };
-}
+/**
+ * The settings `add` was given: the registration's fields as its schema takes them, less the
+ * id and secrets the CLI makes, with files in place of the API credentials (read when it runs).
+ */
+export type RegistrationSettings = Omit<ClusterRegistrationInput, 'clusterId' | 'secrets' | 'kubernetes'> & {
+  kubernetes?: Pick<NonNullable<ClusterRegistrationInput['kubernetes']>, 'server'> & { tokenFile?: string; caFile?: string };
+};
 
 export type ClusterCommand =
   | { command: 'add'; clusterId: string; target: RegistryTarget; settings: RegistrationSettings }
@@ -82,6 +81,14 @@ const PER_COMMAND: Record<string, Record<string, OptionKind>> = {
   show: { '--show-secrets': 'flag' },
 };
 
+/** Every option of every command, as `parseArgs` reads them; which command takes which is checked after. */
+const PARSE_OPTIONS = Object.fromEntries(
+  Object.entries({ ...COMMON, ...Object.assign({}, ...Object.values(PER_COMMAND)) } as Record<string, OptionKind>).map(([name, kind]) => [
+    name.slice(2),
+    { type: kind === 'flag' ? ('boolean' as const) : ('string' as const), multiple: true },
+  ]),
+);
+
 interface RawOptions {
   values: Map<string, string>;
   flags: Set<string>;
@@ -94,12 +101,13 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
   const allowed = PER_COMMAND[command];
   if (!allowed) throw new UsageError(`unknown command "${command}"; expected one of ${Object.keys(PER_COMMAND).join(', ')}`);
 
-  const [clusterId, ...optionArgs] = rest;
-  if (clusterId === undefined || clusterId.startsWith('--')) throw new UsageError(`${command} needs a cluster id: npm run cluster -- ${command} <cluster-id>`);
+  const { positionals, options } = readArgs(command, rest, { ...COMMON, ...allowed });
+  const [clusterId, ...extra] = positionals;
+  if (clusterId === undefined) throw new UsageError(`${command} needs a cluster id: npm run cluster -- ${command} <cluster-id>`);
   const id = ClusterIdSchema.safeParse(clusterId);
   if (!id.success) throw new UsageError(`cluster id "${clusterId}": ${id.error.issues[0]?.message ?? 'invalid'}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}" (only one cluster id per command)`);
 
-  const options = readOptions(command, optionArgs, { ...COMMON, ...allowed });
   const target = readTarget(options);
   switch (command) {
     case 'add':
@@ -115,36 +123,44 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
   }
 }
 
-function readOptions(command: string, args: readonly string[], allowed: Record<string, OptionKind>): RawOptions {
+/** `parseArgs` over the arguments after the command; then which options apply to it, and given once. */
+function readArgs(command: string, args: readonly string[], allowed: Record<string, OptionKind>): { positionals: string[]; options: RawOptions } {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...args], options: PARSE_OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError(parseArgsProblem(err));
+  }
   const options: RawOptions = { values: new Map(), flags: new Set(), repeats: new Map() };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}" (only one cluster id per command)`);
-    const eq = arg.indexOf('=');
-    const name = eq === -1 ? arg : arg.slice(0, eq);
+  for (const [key, given] of Object.entries(parsed.values)) {
+    const name = `--${key}`;
     const kind = allowed[name];
     if (!kind) {
       const elsewhere = Object.keys(PER_COMMAND).filter((c) => PER_COMMAND[c]![name]);
-      throw new UsageError(elsewhere.length ? `${name} does not apply to ${command} (only to ${elsewhere.join(', ')})` : `unknown option ${name}`);
+      throw new UsageError(`${name} does not apply to ${command} (only to ${elsewhere.join(', ')})`);
     }
     if (kind === 'flag') {
-      if (eq !== -1) throw new UsageError(`${name} takes no value`);
       options.flags.add(name);
       continue;
     }
-    let value: string | undefined;
-    if (eq !== -1) value = arg.slice(eq + 1);
-    else {
-      value = args[i + 1];
-      if (value === undefined || value.startsWith('--')) throw new UsageError(`${name} needs a value`);
-      i++;
-    }
-    if (value === '') throw new UsageError(`${name} needs a value`);
-    if (kind === 'repeat') options.repeats.set(name, [...(options.repeats.get(name) ?? []), value]);
-    else if (options.values.has(name)) throw new UsageError(`${name} is given twice`);
-    else options.values.set(name, value);
+    const values = given as string[];
+    if (values.includes('')) throw new UsageError(`${name} needs a value`);
+    if (kind === 'repeat') options.repeats.set(name, values);
+    else if (values.length > 1) throw new UsageError(`${name} is given twice`);
+    else options.values.set(name, values[0]!);
   }
-  return options;
+  return { positionals: parsed.positionals, options };
+}
+
+/** `parseArgs`' refusal, said the way the other usage errors are: the option first. */
+function parseArgsProblem(err: unknown): string {
+  const { code, message } = err as { code?: string; message?: string };
+  const option = /'(-[^' ]+)/.exec(message ?? '')?.[1];
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) return `unknown option ${option}`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) {
+    return message?.includes('does not take an argument') ? `${option} takes no value` : `${option} needs a value`;
+  }
+  return message ?? String(err);
 }
 
 function readTarget(options: RawOptions): RegistryTarget {
@@ -193,7 +209,7 @@ function readSettings(options: RawOptions, env: NodeJS.ProcessEnv): Registration
   const types = options.values.get('--types');
   if (types !== undefined) {
     settings.allowedVolumeTypes = list('--types', types).map((type) => {
-      if (!(VOLUME_TYPES as readonly string[]).includes(type)) throw new UsageError(`--types: "${type}" is not one of ${VOLUME_TYPES.join(', ')}`);
+      if (!isVolumeType(type)) throw new UsageError(`--types: "${type}" is not one of ${VOLUME_TYPES.join(', ')}`);
       return type;
     });
   }
@@ -201,7 +217,7 @@ function readSettings(options: RawOptions, env: NodeJS.ProcessEnv): Registration
   const maxSize = options.values.get('--max-size-gib');
   if (maxSize !== undefined) {
     const n = Number(maxSize);
-    if (!/^\d+$/.test(maxSize) || n < 1 || n > MAX_SIZE_GIB) throw new UsageError(`--max-size-gib: "${maxSize}" is not a whole number from 1 to ${MAX_SIZE_GIB}`);
+    if (!/^\d+$/.test(maxSize) || n < 1 || n > MAX_VOLUME_SIZE_GIB) throw new UsageError(`--max-size-gib: "${maxSize}" is not a whole number from 1 to ${MAX_VOLUME_SIZE_GIB}`);
     settings.maxSizeGiB = n;
   }
 
@@ -234,11 +250,6 @@ function list(option: string, value: string): string[] {
   return [...new Set(items)];
 }
 
-/** Keys volhook or AWS set themselves, as the StorageClass's tagSpecification refuses them too. */
-function reservedTagKey(key: string): boolean {
-  return key === 'CSIVolumeName' || key.startsWith('kubernetes.io') || key.startsWith('ebs.csi.aws.com/') || key.toLowerCase().startsWith('aws:');
-}
-
 function readTags(tags: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const tag of tags) {
@@ -247,7 +258,7 @@ function readTags(tags: readonly string[]): Record<string, string> {
     const key = tag.slice(0, eq);
     const value = tag.slice(eq + 1);
     if (key.length > 128 || value.length > 256) throw new UsageError(`--tag: "${key}" is too long (keys ≤ 128, values ≤ 256 characters)`);
-    if (reservedTagKey(key)) throw new UsageError(`--tag: "${key}" is reserved (CSIVolumeName, kubernetes.io*, ebs.csi.aws.com/*, aws:*)`);
+    if (isReservedTagKey(key)) throw new UsageError(`--tag: "${key}" is reserved (${RESERVED_TAG_KEYS_TEXT})`);
     if (Object.hasOwn(out, key)) throw new UsageError(`--tag: "${key}" is given twice`);
     out[key] = value;
   }

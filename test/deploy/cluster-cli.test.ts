@@ -129,7 +129,12 @@ describe('cluster CLI with the local registry file', () => {
     [['add', 'C2_bad', '--region', 'us-east-1'], 'cluster id'],
     [['add', 'c2', '--region', 'us-east-1', '--ssm-path', '/volhook/dev/clusters/'], '--file and --ssm-path'],
     [['rotate-secret', 'c2', '--zones', 'us-east-1a'], '--zones'],
-    [['remove', 'c2', '--force'], '--force'],
+    [['remove', 'c2', '--force'], 'unknown option --force'],
+    [['add', 'c2', '--region'], '--region needs a value'],
+    [['add', 'c2', '--region', 'us-east-1', '--region', 'us-west-2'], '--region is given twice'],
+    [['add', 'c2', '--region=us-east-1', '--tag='], '--tag needs a value'],
+    [['rotate-secret', 'c2', '--finish=yes'], '--finish takes no value'],
+    [['remove', 'c2', 'c3'], 'unexpected argument "c3"'],
     [['remove'], 'cluster id'],
     [['frobnicate', 'c2'], 'unknown command'],
   ])('%j -> exit 2 naming %s, nothing written', async (argv, named) => {
