@@ -11,7 +11,12 @@ export interface ClaimLike {
     finalizers?: string[];
     deletionTimestamp?: unknown;
   };
-  spec?: { volumeName?: string | null };
+  spec?: { volumeName?: string | null; storageClassName?: string | null };
+}
+
+/** The claim's StorageClass name: the old beta annotation wins over `spec.storageClassName`. */
+export function claimClassName(pvc: ClaimLike): string | undefined {
+  return pvc.metadata?.annotations?.[Annotations.betaStorageClass] ?? pvc.spec?.storageClassName ?? undefined;
 }
 
 /** The provisioner the PV controller assigned to a claim; the GA annotation wins over the beta one. */

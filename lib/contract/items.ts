@@ -88,6 +88,17 @@ export const ReconcileRequestSchema = z.object({
 export type ReconcileRequest = z.infer<typeof ReconcileRequestSchema>;
 
 /**
+ * The keys of items, by what the forwarder knows when it queues one: the key of the item it
+ * will build from an object, before building it. {@link itemKey} is these over an item.
+ */
+export const ItemKeys = {
+  claim: (namespace: string, name: string) => `PersistentVolumeClaim/${namespace}/${name}`,
+  claimDeleted: (uid: string) => `PersistentVolumeClaimDeleted/${uid}`,
+  volume: (name: string) => `PersistentVolume/${name}`,
+  attachment: (name: string) => `VolumeAttachment/${name}`,
+} as const;
+
+/**
  * A stable identity for an item, used to key the forwarder's queue and echoed in results:
  * `PersistentVolumeClaim/<ns>/<name>`, `PersistentVolume/<name>`, `VolumeAttachment/<name>`,
  * `PersistentVolumeClaimDeleted/<uid>`.
@@ -95,12 +106,12 @@ export type ReconcileRequest = z.infer<typeof ReconcileRequestSchema>;
 export function itemKey(item: ItemInput): string {
   switch (item.kind) {
     case 'PersistentVolumeClaim':
-      return `PersistentVolumeClaim/${item.pvc.metadata.namespace}/${item.pvc.metadata.name}`;
+      return ItemKeys.claim(item.pvc.metadata.namespace, item.pvc.metadata.name);
     case 'PersistentVolumeClaimDeleted':
-      return `PersistentVolumeClaimDeleted/${item.uid}`;
+      return ItemKeys.claimDeleted(item.uid);
     case 'PersistentVolume':
-      return `PersistentVolume/${item.pv.metadata.name}`;
+      return ItemKeys.volume(item.pv.metadata.name);
     case 'VolumeAttachment':
-      return `VolumeAttachment/${item.volumeAttachment.metadata.name}`;
+      return ItemKeys.attachment(item.volumeAttachment.metadata.name);
   }
 }

@@ -6,6 +6,7 @@ import {
   type Instance,
   type Volume,
 } from '@aws-sdk/client-ec2';
+import { TagKeys } from '../contract/tags.js';
 import { callEc2 } from './call.js';
 import { Ec2Error } from './types.js';
 
@@ -66,13 +67,13 @@ export async function describeVolumesByIds(ctx: Ec2Context, ids: readonly string
 export async function describeVolumesByNames(ctx: Ec2Context, names: readonly string[]): Promise<Map<string, Volume>> {
   const volumes = await eachChunk(unique(names), (Values) =>
     describeVolumesFiltered(ctx, [
-      { Name: 'tag:CSIVolumeName', Values },
-      { Name: `tag:kubernetes.io/cluster/${ctx.clusterId}`, Values: ['owned'] },
+      { Name: `tag:${TagKeys.csiVolumeName}`, Values },
+      { Name: `tag:${TagKeys.cluster(ctx.clusterId)}`, Values: ['owned'] },
     ]),
   );
   const found = new Map<string, Volume>();
   for (const volume of volumes) {
-    const name = volume.Tags?.find((t) => t.Key === 'CSIVolumeName')?.Value;
+    const name = volume.Tags?.find((t) => t.Key === TagKeys.csiVolumeName)?.Value;
     if (name === undefined) continue;
     const current = found.get(name);
     if (!current || preferVolume(volume, current)) found.set(name, volume);

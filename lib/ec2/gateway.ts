@@ -7,6 +7,7 @@ import {
   type VolumeType,
 } from '@aws-sdk/client-ec2';
 import DataLoader from 'dataloader';
+import { identityTags } from '../contract/tags.js';
 import { callEc2 } from './call.js';
 import {
   describeInstancesByIds,
@@ -81,7 +82,10 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
   const findDiskByName = (name: string) => disksByName.load(name);
   const getDisk = (volumeId: string) => disksById.load(volumeId);
 
-  /** One CreateVolume under `token`, with every tag in TagSpecifications. */
+  /**
+   * One CreateVolume under `token`, with every tag in TagSpecifications — the identity tags
+   * `findDiskByName` filters on always among them, whatever the caller passed.
+   */
   async function createUnderToken(request: CreateDiskRequest, token: string): Promise<Disk> {
     const tags = { ...request.tags, ...identityTags(options.clusterId, request.name) };
     try {
@@ -167,19 +171,6 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
         if (!isEc2Error(err, 'notFound')) throw err;
       }
     },
-  };
-}
-
-/**
- * The tags the gateway itself relies on, added to every CreateVolume whatever the caller
- * passed: the two that `findDiskByName` filters on, and the one the IAM policy requires on
- * CreateVolume.
- */
-function identityTags(clusterId: string, name: string): Record<string, string> {
-  return {
-    CSIVolumeName: name,
-    'ebs.csi.aws.com/cluster': 'true',
-    [`kubernetes.io/cluster/${clusterId}`]: 'owned',
   };
 }
 

@@ -15,6 +15,7 @@
 import {
   Finalizers,
   pvNameForClaim,
+  TagKeys,
   type PersistentVolumeClaim,
   type PersistentVolumeClaimDeletedItem,
   type PersistentVolumeClaimItem,
@@ -26,7 +27,7 @@ import { deleting, isGone } from './disk-state.js';
 import { EventReasons, pvcEvent } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled } from './plan.js';
-import { isOwnedDisk, TagKeys } from './tags.js';
+import { isOwnedDisk } from './tags.js';
 import { pvcRef, removeFinalizer } from './writes.js';
 
 type DeleteAction = Extract<Ec2Action, { verb: 'deleteDisk' }>;

@@ -4,6 +4,7 @@
  */
 import {
   Annotations,
+  claimClassName,
   pvNameForClaim,
   type PersistentVolumeClaim,
   type PersistentVolumeClaimItem,
@@ -33,11 +34,6 @@ export interface ProvisionJob {
 }
 
 type JobContext = Pick<ReconcileContext, 'clusterId' | 'registration' | 'provisionerName'>;
-
-/** The claim's StorageClass name; the old beta annotation wins over spec.storageClassName. */
-export function claimClassName(pvc: PersistentVolumeClaim): string | undefined {
-  return pvc.metadata.annotations?.[Annotations.betaStorageClass] ?? pvc.spec.storageClassName ?? undefined;
-}
 
 /**
  * Pure: either the end of the reconcile (nothing to do yet, or refused with a Warning on the

@@ -4,7 +4,16 @@
  * holds: the PV is ours, Released, Delete, no VolumeAttachment names it, the volume is owned by
  * this cluster and attached nowhere.
  */
-import { Annotations, Finalizers, type PersistentVolume, type PersistentVolumeItem, type Write } from '../contract/index.js';
+import {
+  Finalizers,
+  isOurVolume,
+  isProvisionedBy,
+  reclaimPolicy,
+  type Ownership,
+  type PersistentVolume,
+  type PersistentVolumeItem,
+  type Write,
+} from '../contract/index.js';
 import type { Disk, Ec2Error } from '../ec2/types.js';
 import type { ReconcileContext, Scope } from './context.js';
 import { converge } from './converge.js';
@@ -23,15 +32,7 @@ export interface ReclaimObserved {
   disk: Disk | undefined;
 }
 
-const provisionedBy = (pv: PersistentVolume, names: Names) => pv.metadata.annotations?.[Annotations.provisionedBy] === names.provisionerName;
-
-/** A PV is ours when we provisioned it or it names our driver. */
-export function isOurPersistentVolume(pv: PersistentVolume, names: Names): boolean {
-  return provisionedBy(pv, names) || pv.spec.csi?.driver === names.driverName;
-}
-
-/** Unset means Retain, as for any PV not written by a provisioner: never delete by default. */
-const reclaimPolicy = (pv: PersistentVolume) => pv.spec.persistentVolumeReclaimPolicy ?? 'Retain';
+const ownership = (names: Names): Ownership => ({ provisioner: names.provisionerName, driver: names.driverName });
 
 /**
  * Pure: finalizer upkeep, in any phase. The attacher finalizer goes once no VolumeAttachment
@@ -45,7 +46,7 @@ export function finalizerUpkeep(item: PersistentVolumeItem, names: Names): Write
   if (item.volumeAttachments.length === 0) writes.push(...dropFinalizer(pv, ref, Finalizers.attacher(names.driverName)));
   if (reclaimPolicy(pv) !== 'Delete') {
     writes.push(...dropFinalizer(pv, ref, Finalizers.provisioner));
-  } else if (provisionedBy(pv, names) && pv.status?.phase === 'Bound' && !pv.metadata.deletionTimestamp) {
+  } else if (isProvisionedBy(pv, names.provisionerName) && pv.status?.phase === 'Bound' && !pv.metadata.deletionTimestamp) {
     // An object being deleted takes no new finalizers; the API server would refuse.
     writes.push(...ensureFinalizer(pv, ref, Finalizers.provisioner));
   }
@@ -84,7 +85,7 @@ export function refusedReclaim(pv: PersistentVolume, verdict: Verdict): Settled 
 
 export async function reconcileReclaim(item: PersistentVolumeItem, scope: Scope): Promise<Settled> {
   const { pv } = item;
-  if (!isOurPersistentVolume(pv, scope)) return done();
+  if (!isOurVolume(pv, ownership(scope))) return done();
   const upkeep = finalizerUpkeep(item, scope);
   // Bound (even while being deleted), Available, Pending or Failed: the disk stays.
   if (pv.status?.phase !== 'Released' || reclaimPolicy(pv) !== 'Delete') return done(upkeep);

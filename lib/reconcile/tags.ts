@@ -1,21 +1,10 @@
 /**
- * The EBS tags that make a volume findable and owned. Ownership is what keeps one cluster's
- * forged volumeHandle or node from ever touching another cluster's disks.
+ * The EBS tags a new volume gets, and what tags say about ownership. The keys are the
+ * contract's vocabulary (`TagKeys`): ownership is what keeps one cluster's forged
+ * volumeHandle or node from ever touching another cluster's disks.
  */
+import { identityTags, isReservedTagKey, TagKeys } from '../contract/index.js';
 import type { Disk, Instance } from '../ec2/types.js';
-import { isReservedTagKey } from '../storageclass/index.js';
-
-export const TagKeys = {
-  /** The CSI volume name, `pvc-<uid>`: how a retry finds the volume it created. */
-  csiVolumeName: 'CSIVolumeName',
-  /** What the IAM policy scopes CreateVolume and every mutating call to. */
-  ebsCluster: 'ebs.csi.aws.com/cluster',
-  /** `owned` on volumes this cluster created; `owned` or `shared` on its instances. */
-  cluster: (clusterId: string) => `kubernetes.io/cluster/${clusterId}`,
-  pvcName: 'kubernetes.io/created-for/pvc/name',
-  pvcNamespace: 'kubernetes.io/created-for/pvc/namespace',
-  pvName: 'kubernetes.io/created-for/pv/name',
-} as const;
 
 export interface VolumeTagsInput {
   clusterId: string;
@@ -39,9 +28,7 @@ export function volumeTags(input: VolumeTagsInput): Record<string, string> {
   const tags = Object.fromEntries(Object.entries(configured).filter(([key]) => !isReservedTagKey(key)));
   return {
     ...tags,
-    [TagKeys.csiVolumeName]: input.pvName,
-    [TagKeys.ebsCluster]: 'true',
-    [TagKeys.cluster(input.clusterId)]: 'owned',
+    ...identityTags(input.clusterId, input.pvName),
     [TagKeys.pvcName]: input.pvcName,
     [TagKeys.pvcNamespace]: input.pvcNamespace,
     [TagKeys.pvName]: input.pvName,

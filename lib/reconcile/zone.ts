@@ -4,10 +4,7 @@
  * retry (which cannot remember the first attempt) picks the same zone again.
  */
 import { createHash } from 'node:crypto';
-import { Annotations, TopologyKeys, type PersistentVolumeClaimItem, type StorageClass } from '../contract/index.js';
-import { nodeZone } from './node.js';
-
-const ZONE_KEYS: readonly string[] = [TopologyKeys.wellKnownZone, TopologyKeys.ebsZone];
+import { Annotations, nodeZone, ZONE_LABELS, type PersistentVolumeClaimItem, type StorageClass } from '../contract/index.js';
 
 /**
  * The zones a class's `allowedTopologies` permit, under either zone key; undefined when they
@@ -19,7 +16,7 @@ export function allowedTopologyZones(storageClass: StorageClass): string[] | und
   if (terms.length === 0) return undefined;
   const zones = new Set<string>();
   for (const term of terms) {
-    const expressions = term.matchLabelExpressions.filter((e) => ZONE_KEYS.includes(e.key));
+    const expressions = term.matchLabelExpressions.filter((e) => ZONE_LABELS.includes(e.key));
     if (expressions.length === 0) return undefined; // this term allows every zone
     const [first, ...rest] = expressions.map((e) => e.values);
     for (const zone of first ?? []) if (rest.every((values) => values.includes(zone))) zones.add(zone);
@@ -60,7 +57,7 @@ export function chooseZone(item: PersistentVolumeClaimItem, storageClass: Storag
       return { kind: 'incomplete', message: `the item carries no facts about the selected node "${nodeName}"` };
     }
     const zone = nodeZone(item.selectedNode);
-    if (!zone) return { kind: 'none', message: `node "${nodeName}" has no zone label (${ZONE_KEYS.join(', ')}) and no aws:/// providerID` };
+    if (!zone) return { kind: 'none', message: `node "${nodeName}" has no zone label (${ZONE_LABELS.join(', ')}) and no aws:/// providerID` };
     if (!permitted(zone)) return { kind: 'none', message: `zone ${zone} of node "${nodeName}" is not allowed ${whereAllowed(topologyZones, allowedZones)}` };
     return { kind: 'zone', zone };
   }

@@ -4,8 +4,7 @@
  */
 import { z } from 'zod';
 import { WebhookSecretSchema } from '../contract/signing.js';
-
-export const VOLUME_TYPES = ['gp3', 'gp2', 'io1', 'io2', 'st1', 'sc1', 'standard'] as const;
+import { VOLUME_TYPES } from '../storageclass/volume-types.js';
 
 export const ClusterIdSchema = z
   .string()

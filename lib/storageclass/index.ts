@@ -1,11 +1,12 @@
 export { ParameterError } from './errors.js';
 export { volumeSpecFor, type VolumeSpec, type VolumeSpecInput } from './volume-spec.js';
 export { parseQuantity, roundUpToGiB, formatGiB } from './quantity.js';
-export { RESERVED_TAG_KEYS, isReservedTagKey } from './tags.js';
 export { capIops } from './iops.js';
 export {
   VOLUME_TYPES,
   VOLUME_TYPE_LIMITS,
+  MAX_VOLUME_SIZE_GIB,
+  isVolumeType,
   DEFAULT_VOLUME_TYPE,
   type VolumeType,
   type VolumeTypeLimits,

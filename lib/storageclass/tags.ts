@@ -1,30 +1,6 @@
+import { isReservedTagKey, RESERVED_TAG_KEYS_TEXT } from '../contract/tags.js';
 import { ParameterError } from './errors.js';
 import type { ParameterEntry } from './parameters.js';
-
-/**
- * Tag keys a StorageClass may not set, because volhook (or AWS) owns them:
- * - `CSIVolumeName` finds a volume again after a retry; `CSIVolumeSnapshotName` does the same
- *   for snapshots (the reference driver reserves both).
- * - `ebs.csi.aws.com/…` holds `ebs.csi.aws.com/cluster=true`, the tag the IAM policy scopes
- *   every mutating call to; letting a class set it would let it widen or break that scope.
- * - `kubernetes.io…` carries cluster ownership and the created-for PVC/PV names.
- * - `aws:` is refused by EC2 itself.
- * Compared case-insensitively: IAM matches tag keys case-insensitively, so a look-alike key
- * in another case would collide in exactly the place that matters.
- */
-export const RESERVED_TAG_KEYS = {
-  exact: ['CSIVolumeName', 'CSIVolumeSnapshotName'],
-  prefixes: ['kubernetes.io', 'ebs.csi.aws.com/', 'aws:'],
-} as const;
-
-/** Whether a StorageClass tag with this key would be refused (see {@link RESERVED_TAG_KEYS}). */
-export function isReservedTagKey(key: string): boolean {
-  const lower = key.toLowerCase();
-  return (
-    RESERVED_TAG_KEYS.exact.some((reserved) => reserved.toLowerCase() === lower) ||
-    RESERVED_TAG_KEYS.prefixes.some((prefix) => lower.startsWith(prefix.toLowerCase()))
-  );
-}
 
 /** The values a tag template may use: the driver's `{{ .PVCName }}` and friends. */
 export interface TagTemplateValues {
@@ -70,7 +46,7 @@ export function tagsFrom(specifications: readonly ParameterEntry[], values: TagT
       throw new ParameterError(entry.key, `tag value for "${key}" is longer than EC2's ${MAX_TAG_VALUE_LENGTH} characters`);
     }
     if (isReservedTagKey(key)) {
-      throw new ParameterError(entry.key, `tag key "${key}" is reserved (CSIVolumeName, CSIVolumeSnapshotName, kubernetes.io*, ebs.csi.aws.com/*, aws:*)`);
+      throw new ParameterError(entry.key, `tag key "${key}" is reserved (${RESERVED_TAG_KEYS_TEXT})`);
     }
     const earlier = origin.get(key);
     if (earlier !== undefined) {

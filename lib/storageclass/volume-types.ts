@@ -1,7 +1,6 @@
-/** The EBS volume types a StorageClass may ask for (`type`). */
-export type VolumeType = 'gp3' | 'gp2' | 'io1' | 'io2' | 'st1' | 'sc1' | 'standard';
-
-export const VOLUME_TYPES: readonly VolumeType[] = ['gp3', 'gp2', 'io1', 'io2', 'st1', 'sc1', 'standard'];
+/** The EBS volume types a StorageClass may ask for (`type`) and a registration may allow. */
+export const VOLUME_TYPES = ['gp3', 'gp2', 'io1', 'io2', 'st1', 'sc1', 'standard'] as const;
+export type VolumeType = (typeof VOLUME_TYPES)[number];
 
 /** The reference driver's default and the cheapest general-purpose type. */
 export const DEFAULT_VOLUME_TYPE: VolumeType = 'gp3';
@@ -54,6 +53,9 @@ export const VOLUME_TYPE_LIMITS: Readonly<Record<VolumeType, VolumeTypeLimits>> 
   sc1: { minSizeGiB: 125, maxSizeGiB: 16_384 },
   standard: { minSizeGiB: 1, maxSizeGiB: 1_024 },
 };
+
+/** The largest volume of any type, GiB: no cluster can be allowed more. */
+export const MAX_VOLUME_SIZE_GIB = Math.max(...Object.values(VOLUME_TYPE_LIMITS).map((limits) => limits.maxSizeGiB));
 
 export function isVolumeType(value: string): value is VolumeType {
   return (VOLUME_TYPES as readonly string[]).includes(value);

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { isReservedTagKey, RESERVED_TAG_KEYS } from '../../lib/storageclass/index.js';
 import { expectParameterError, spec } from './helpers.js';
 
 describe('tagSpecification_N', () => {
@@ -55,29 +54,5 @@ describe('tagSpecification_N', () => {
   it('128-character key and 256-character value -> accepted at the limit', () => {
     const key = 'k'.repeat(128);
     expect(spec({ tagSpecification_1: `${key}=${'v'.repeat(256)}` }).tags[key]).toHaveLength(256);
-  });
-});
-
-describe('isReservedTagKey', () => {
-  it.each([
-    { key: 'CSIVolumeName', reserved: true },
-    { key: 'CSIVolumeSnapshotName', reserved: true },
-    { key: 'kubernetes.io/cluster/x', reserved: true },
-    { key: 'kubernetes.iox', reserved: true },
-    { key: 'ebs.csi.aws.com/cluster', reserved: true },
-    { key: 'ebs.csi.aws.com/anything', reserved: true },
-    { key: 'AWS:foo', reserved: true },
-    { key: 'CSIVolumeNameX', reserved: false },
-    { key: 'Name', reserved: false },
-    { key: 'ebs.csi.aws.com', reserved: false },
-    { key: 'my.kubernetes.io/x', reserved: false },
-    { key: 'team', reserved: false },
-  ])('"$key" -> reserved $reserved', ({ key, reserved }) => {
-    expect(isReservedTagKey(key)).toBe(reserved);
-  });
-
-  it('RESERVED_TAG_KEYS -> lists what ebs.md reserves', () => {
-    expect(RESERVED_TAG_KEYS.exact).toContain('CSIVolumeName');
-    expect(RESERVED_TAG_KEYS.prefixes).toEqual(expect.arrayContaining(['kubernetes.io', 'ebs.csi.aws.com/']));
   });
 });

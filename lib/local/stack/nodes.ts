@@ -3,6 +3,7 @@
  * endpoint, e.g. moto), tagged as this cluster's so volhook's ownership checks accept it.
  */
 import { DescribeImagesCommand, RunInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import { TagKeys } from '../../contract/tags.js';
 import type { LocalNode } from './cluster-objects.js';
 
 const DEFAULT_IMAGE = 'ami-0abcdef1234567890';
@@ -40,7 +41,7 @@ export async function launchNodeInstances(
               ResourceType: 'instance',
               Tags: [
                 { Key: 'Name', Value: name },
-                { Key: `kubernetes.io/cluster/${clusterId}`, Value: 'owned' },
+                { Key: TagKeys.cluster(clusterId), Value: 'owned' },
               ],
             },
           ],

@@ -1,0 +1,59 @@
+/**
+ * The EBS tag vocabulary: the keys volhook writes on volumes and reads on volumes and
+ * instances, and the keys no configuration may set. Ownership tags are what keep one
+ * cluster's forged volumeHandle or node from ever touching another cluster's disks.
+ */
+
+export const TagKeys = {
+  /** The CSI volume name, `pvc-<uid>`: how a retry finds the volume it created. */
+  csiVolumeName: 'CSIVolumeName',
+  /** What the IAM policy scopes CreateVolume and every mutating call to. */
+  ebsCluster: 'ebs.csi.aws.com/cluster',
+  /** `owned` on volumes this cluster created; `owned` or `shared` on its instances. */
+  cluster: (clusterId: string) => `kubernetes.io/cluster/${clusterId}`,
+  pvcName: 'kubernetes.io/created-for/pvc/name',
+  pvcNamespace: 'kubernetes.io/created-for/pvc/namespace',
+  pvName: 'kubernetes.io/created-for/pv/name',
+} as const;
+
+/**
+ * The tags a volume is found and owned by: the two that the look-up by name filters on, and
+ * the one the IAM policy requires on CreateVolume. Every volume volhook creates has them,
+ * whatever else it is tagged with.
+ */
+export function identityTags(clusterId: string, volumeName: string): Record<string, string> {
+  return {
+    [TagKeys.csiVolumeName]: volumeName,
+    [TagKeys.ebsCluster]: 'true',
+    [TagKeys.cluster(clusterId)]: 'owned',
+  };
+}
+
+/**
+ * Tag keys no StorageClass, registration or CLI option may set, because volhook (or AWS)
+ * owns them:
+ * - `CSIVolumeName` finds a volume again after a retry; `CSIVolumeSnapshotName` does the same
+ *   for snapshots (the reference driver reserves both).
+ * - `ebs.csi.aws.com/…` holds `ebs.csi.aws.com/cluster=true`, the tag the IAM policy scopes
+ *   every mutating call to; letting a class set it would let it widen or break that scope.
+ * - `kubernetes.io…` carries cluster ownership and the created-for PVC/PV names.
+ * - `aws:` is refused by EC2 itself.
+ * Compared case-insensitively: IAM matches tag keys case-insensitively, so a look-alike key
+ * in another case would collide in exactly the place that matters.
+ */
+export const RESERVED_TAG_KEYS = {
+  exact: ['CSIVolumeName', 'CSIVolumeSnapshotName'],
+  prefixes: ['kubernetes.io', 'ebs.csi.aws.com/', 'aws:'],
+} as const;
+
+/** The reserved keys as a message names them: `CSIVolumeName, …, aws:*`. */
+export const RESERVED_TAG_KEYS_TEXT = [...RESERVED_TAG_KEYS.exact, ...RESERVED_TAG_KEYS.prefixes.map((p) => `${p}*`)].join(', ');
+
+/** Whether a tag with this key may not be configured (see {@link RESERVED_TAG_KEYS}). */
+export function isReservedTagKey(key: string): boolean {
+  const lower = key.toLowerCase();
+  return (
+    RESERVED_TAG_KEYS.exact.some((reserved) => reserved.toLowerCase() === lower) ||
+    RESERVED_TAG_KEYS.prefixes.some((prefix) => lower.startsWith(prefix.toLowerCase()))
+  );
+}
