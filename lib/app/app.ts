@@ -20,7 +20,7 @@ import type { Ec2Gateway } from '../ec2/index.js';
 import { reconcileItems, type ReconcileContext } from '../reconcile/index.js';
 import { ClusterIdSchema, RegistrationError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
 import { createMemoryReplayStore, replayExpiry, replayKey, type ReplayStore } from '../replay/index.js';
-import { ApiError, describeIssues } from './errors.js';
+import { ApiError, invalidRequest } from './errors.js';
 
 /** Larger bodies are refused with 413 before they are read in full. */
 export const MAX_BODY_BYTES = MAX_REQUEST_BYTES;
@@ -96,7 +96,7 @@ export function createApp(deps: AppDependencies): Hono {
         throw new ApiError(400, 'malformed_json', 'request body is not valid JSON');
       }
       const parsed = ReconcileRequestSchema.safeParse(json);
-      if (!parsed.success) throw new ApiError(422, 'invalid_request', describeIssues(parsed.error.issues));
+      if (!parsed.success) throw invalidRequest(parsed.error);
       // The path is not signed, the body is: a request signed for one cluster must not act on
       // another's path, even when both were registered with the same secret.
       if (parsed.data.clusterId !== clusterId) {

@@ -4,6 +4,7 @@
  * else into a 500 that reveals nothing.
  */
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { z } from 'zod';
 import type { ErrorResponse } from '../contract/index.js';
 
 export class ApiError extends Error {
@@ -21,12 +22,13 @@ export class ApiError extends Error {
   }
 }
 
-/** Formats zod issues as `path: message; …`, so a 422 names the field that is wrong. */
-export function describeIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>, max = 5): string {
-  const shown = issues.slice(0, max).map((issue) => {
-    const path = issue.path.map(String).join('.') || '(body)';
-    return `${path}: ${issue.message}`;
-  });
-  const more = issues.length > max ? ` (and ${issues.length - max} more)` : '';
-  return shown.join('; ') + more;
+/**
+ * A request body the contract refuses: 422 with zod's own account of what is wrong and where
+ * (`✖ message → at items[0].pvc.metadata.uid`), the first `max` issues only, so that one bad
+ * batch cannot make a huge answer.
+ */
+export function invalidRequest(error: z.ZodError, max = 5): ApiError {
+  const shown = error.issues.length > max ? new z.ZodError(error.issues.slice(0, max)) : error;
+  const more = error.issues.length > max ? `\n(and ${error.issues.length - max} more)` : '';
+  return new ApiError(422, 'invalid_request', z.prettifyError(shown) + more);
 }

@@ -4,6 +4,7 @@
  * Every refusal is a UsageError whose message names the argument.
  */
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { isReservedTagKey, RESERVED_TAG_KEYS_TEXT } from '../contract/tags.js';
 import { ClusterIdSchema, type ClusterRegistrationInput } from '../registry/registration.js';
 import { normalizeSsmPath } from '../registry/ssm-registry.js';
@@ -105,7 +106,7 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
   const [clusterId, ...extra] = positionals;
   if (clusterId === undefined) throw new UsageError(`${command} needs a cluster id: npm run cluster -- ${command} <cluster-id>`);
   const id = ClusterIdSchema.safeParse(clusterId);
-  if (!id.success) throw new UsageError(`cluster id "${clusterId}": ${id.error.issues[0]?.message ?? 'invalid'}`);
+  if (!id.success) throw new UsageError(`cluster id "${clusterId}": ${z.prettifyError(id.error)}`);
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}" (only one cluster id per command)`);
 
   const target = readTarget(options);

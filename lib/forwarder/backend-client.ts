@@ -1,4 +1,5 @@
 /** Posting a batch to `POST /v1/clusters/{clusterId}/reconcile`, signed. */
+import { z } from 'zod';
 import { ErrorResponseSchema, ReconcileResponseSchema, sign, type Result } from '../contract/index.js';
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -69,7 +70,7 @@ export async function postReconcile(options: BackendClientOptions, items: readon
   }
   const parsed = ReconcileResponseSchema.safeParse(safeJson(text));
   if (!parsed.success) {
-    throw new BackendRequestError('response', `malformed response: ${parsed.error.message.slice(0, 300)}`, response.status);
+    throw new BackendRequestError('response', `malformed response: ${z.prettifyError(parsed.error).slice(0, 300)}`, response.status);
   }
   return { status: response.status, results: parsed.data.results };
 }

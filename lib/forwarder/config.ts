@@ -69,15 +69,11 @@ export class ConfigError extends Error {
 }
 
 export function parseConfig(input: ForwarderConfigInput, names: Partial<Record<string, string>> = {}): ForwarderConfig {
-  const parsed = ForwarderConfigSchema.safeParse(input);
+  const parsed = ForwarderConfigSchema.safeParse(input, { error: (issue) => (issue.input === undefined ? 'is required' : undefined) });
   if (parsed.success) return parsed.data;
-  const given = input as Record<string, unknown>;
-  const problems = parsed.error.issues.map((issue) => {
-    const field = String(issue.path[0] ?? '');
-    const missing = issue.code === 'invalid_type' && field !== '' && given[field] === undefined;
-    return `${names[field] ?? (field || 'config')}: ${missing ? 'is required' : issue.message}`;
-  });
-  throw new ConfigError(`invalid forwarder configuration: ${problems.join('; ')}`);
+  // Each setting is named as the operator gave it: by its environment variable.
+  const named = parsed.error.issues.map((issue) => ({ ...issue, path: issue.path.map((p, i) => (i === 0 ? (names[String(p)] ?? p) : p)) }));
+  throw new ConfigError(`invalid forwarder configuration:\n${z.prettifyError(new z.ZodError(named))}`);
 }
 
 /** Reads `VOLHOOK_*`; empty variables count as unset. Throws `ConfigError` naming the variable. */

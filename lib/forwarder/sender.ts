@@ -3,6 +3,7 @@
  * result's writes, and say how each key's turn ended. Never throws: whatever goes wrong
  * becomes a completion, so no key is ever lost.
  */
+import { z } from 'zod';
 import { ItemSchema, MAX_REQUEST_BYTES, type ItemInput, type Result } from '../contract/index.js';
 import { applyWrites, WriteError, type KubeClients } from '../kube/index.js';
 import { BackendRequestError, matchResults, postReconcile, reconcileBody, type FetchLike } from './backend-client.js';
@@ -49,7 +50,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
       if (!checked.success) {
         logger.warn('object does not fit the contract; not sent, retried with backoff', {
           key,
-          problem: checked.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`),
+          problem: z.prettifyError(checked.error),
         });
         metrics.outcomes.inc({ kind: kindOf(key), outcome: 'invalid' });
         completions.set(key, { type: 'error' });

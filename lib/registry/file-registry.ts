@@ -14,9 +14,7 @@ export type RegistryFile = z.infer<typeof RegistryFileSchema>;
 export function parseRegistration(clusterId: string, raw: unknown): ClusterRegistration {
   const parsed = ClusterRegistrationSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? issue.path.join('.') : '(root)';
-    throw new RegistrationError(`registration of cluster "${clusterId}" is malformed at ${where}: ${issue?.message ?? 'invalid'}`);
+    throw new RegistrationError(`registration of cluster "${clusterId}" is malformed:\n${z.prettifyError(parsed.error)}`);
   }
   if (parsed.data.clusterId !== clusterId) {
     throw new RegistrationError(`registration stored as "${clusterId}" names cluster "${parsed.data.clusterId}"`);

@@ -81,7 +81,7 @@ describe('POST /v1/clusters/:id/reconcile refuses bad requests and touches nothi
       name: 'schema violation -> 422 naming the field',
       status: 422,
       code: 'invalid_request',
-      message: /items\.0\.pvc\.metadata\.uid/,
+      message: /→ at items\[0\]\.pvc\.metadata\.uid/,
       request: () => {
         const body = JSON.parse(fixtureBody);
         delete body.items[0].pvc.metadata.uid;
@@ -92,14 +92,14 @@ describe('POST /v1/clusters/:id/reconcile refuses bad requests and touches nothi
       name: 'unknown item kind -> 422 naming the field',
       status: 422,
       code: 'invalid_request',
-      message: /items\.0\.kind/,
+      message: /→ at items\[0\]\.kind/,
       request: () => signedRequest(PATH, JSON.stringify({ clusterId: 'c1', items: [{ kind: 'Pod' }] }), SECRET_C1),
     },
     {
       name: 'empty batch -> 422',
       status: 422,
       code: 'invalid_request',
-      message: /items/,
+      message: /→ at items$/m,
       request: () => signedRequest(PATH, JSON.stringify({ clusterId: 'c1', items: [] }), SECRET_C1),
     },
     {
@@ -120,11 +120,20 @@ describe('POST /v1/clusters/:id/reconcile refuses bad requests and touches nothi
     });
   }
 
+  it('seven malformed items -> 422 naming the first five fields, and how many more', async () => {
+    const items = Array.from({ length: 7 }, () => ({ kind: 'Pod' }));
+    const { status, body } = await send(harness.app, signedRequest(PATH, JSON.stringify({ clusterId: 'c1', items }), SECRET_C1));
+    expect(status).toBe(422);
+    const message = body.error?.message ?? '';
+    expect(message.match(/^✖ /gm)).toHaveLength(5);
+    expect(message).toMatch(/→ at items\[4\]\.kind\n\(and 2 more\)$/);
+  });
+
   it('malformed registration -> 403 naming the field, no EC2 call', async () => {
     const { app, ec2Mock } = makeApp({}, [{ clusterId: 'c3', secrets: [], region: 'us-east-1' }]);
     const { status, body } = await send(app, signedRequest('/v1/clusters/c3/reconcile', fixtureBody, SECRET_C1));
     expect(status).toBe(403);
-    expect(body.error?.message).toMatch(/malformed at secrets/);
+    expect(body.error?.message).toMatch(/is malformed:\n[^]*→ at secrets/);
     expect(ec2Mock.calls()).toHaveLength(0);
     ec2Mock.restore();
   });

@@ -126,7 +126,7 @@ describe('the signed body names the cluster', () => {
     delete body.clusterId;
     const res = await send(app, signedRequest(PATH, JSON.stringify(body), SECRET_C1));
     expect(res.status).toBe(422);
-    expect(res.body.error?.message).toMatch(/^clusterId: /);
+    expect(res.body.error?.message).toMatch(/→ at clusterId$/m);
     expect(ec2Mock.calls()).toEqual([]);
   });
 });
@@ -146,7 +146,7 @@ describe('an empty HMAC key (issue 8, point 6)', () => {
     const res = await send(app, req);
     expect(res.status).toBe(403);
     expect(res.body.error?.code).toBe('registration_invalid');
-    expect(res.body.error?.message).toMatch(/cluster "c5" is malformed at secrets\.0: unusable webhook secret/);
+    expect(res.body.error?.message).toMatch(/cluster "c5" is malformed:\n✖ unusable webhook secret.*\n\s+→ at secrets\[0\]/);
     expect(res.body.error?.message).not.toContain('!!!!');
     expect(ec2Mock.calls()).toEqual([]);
   });

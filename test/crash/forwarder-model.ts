@@ -23,6 +23,7 @@
  * that is never stale.
  */
 import type { V1CSINode, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass, V1VolumeAttachment } from '@kubernetes/client-node';
+import { z } from 'zod';
 import { ItemSchema, pvNameForClaim, ReconcileResponseSchema, sign, type ItemInput, type Result, type Write } from '../../lib/contract/index.js';
 import { matchResults } from '../../lib/forwarder/backend-client.js';
 import { isOurAttachment, isOurClaim, isOurVolume, isSettledAttachment, isSettledVolume, type Ownership } from '../../lib/forwarder/filter.js';
@@ -270,7 +271,7 @@ export class ForwarderModel {
     const checked = ItemSchema.safeParse(item);
     if (!checked.success) {
       if (this.stats.invalidItems.length < 5) {
-        this.stats.invalidItems.push(`${candidate.subject}: ${checked.error.issues.slice(0, 2).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        this.stats.invalidItems.push(`${candidate.subject}: ${z.prettifyError(checked.error)}`);
       }
       return undefined;
     }
@@ -413,7 +414,7 @@ export class ForwarderModel {
     const text = await response.text();
     if (!response.ok) return `HTTP ${response.status}: ${text.slice(0, 300)}`;
     const parsed = ReconcileResponseSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data.results : `malformed response: ${parsed.error.message.slice(0, 300)}`;
+    return parsed.success ? parsed.data.results : `malformed response: ${z.prettifyError(parsed.error).slice(0, 300)}`;
   }
 
   /**

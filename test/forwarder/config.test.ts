@@ -31,7 +31,6 @@ describe('configFromEnv', () => {
       concurrency: 4,
       resyncSeconds: 300,
       port: 8080,
-      writeBack: 'forwarder',
       requestTimeoutMs: 25_000,
       backoffInitialMs: 1_000,
       backoffMaxMs: 300_000,
@@ -49,19 +48,17 @@ describe('configFromEnv', () => {
       VOLHOOK_CONCURRENCY: '8',
       VOLHOOK_RESYNC_SECONDS: '60',
       VOLHOOK_PORT: '9090',
-      VOLHOOK_WRITE_BACK: 'none',
       VOLHOOK_KUBE_SERVER: 'http://127.0.0.1:8001',
     });
-    expect(config).toMatchObject({ secret: LOCAL_SECRET, batchSize: 500, concurrency: 8, resyncSeconds: 60, port: 9090, writeBack: 'none', kubeServer: 'http://127.0.0.1:8001' });
+    expect(config).toMatchObject({ secret: LOCAL_SECRET, batchSize: 500, concurrency: 8, resyncSeconds: 60, port: 9090, kubeServer: 'http://127.0.0.1:8001' });
     expect(config.secretFile).toBeUndefined();
   });
 
   it('bad values -> an error naming each variable', () => {
     expect(problem({ ...base, VOLHOOK_BATCH_SIZE: '501' })).toContain('VOLHOOK_BATCH_SIZE');
     expect(problem({ ...base, VOLHOOK_CONCURRENCY: 'many' })).toContain('VOLHOOK_CONCURRENCY');
-    expect(problem({ ...base, VOLHOOK_WRITE_BACK: 'direct' })).toContain('VOLHOOK_WRITE_BACK');
     expect(problem({ ...base, VOLHOOK_API_URL: 'not a url' })).toContain('VOLHOOK_API_URL');
-    expect(problem({ VOLHOOK_SECRET: 'x' })).toMatch(/VOLHOOK_API_URL: is required.*VOLHOOK_CLUSTER_ID: is required/);
+    expect(problem({ VOLHOOK_SECRET: 'x' })).toMatch(/✖ is required\n\s+→ at VOLHOOK_API_URL\n✖ is required\n\s+→ at VOLHOOK_CLUSTER_ID/);
   });
 
   it('no secret, or both secret kinds -> refused', () => {
@@ -75,7 +72,7 @@ describe('configFromEnv', () => {
     ['a raw secret of 12 bytes', 'local-secret'],
   ])('VOLHOOK_SECRET %s -> refused, naming the variable but not the secret', (_name, secret) => {
     const message = problem({ VOLHOOK_API_URL: base.VOLHOOK_API_URL, VOLHOOK_CLUSTER_ID: 'c', VOLHOOK_SECRET: secret });
-    expect(message).toMatch(/VOLHOOK_SECRET: unusable webhook secret/);
+    expect(message).toMatch(/✖ unusable webhook secret.*\n\s+→ at VOLHOOK_SECRET$/m);
     expect(message).not.toContain(secret);
   });
 });

@@ -36,7 +36,7 @@ describe('registration secrets', () => {
       error = err;
     }
     expect(error).toBeInstanceOf(RegistrationError);
-    expect((error as Error).message).toMatch(/^registration of cluster "c7" is malformed at secrets\.1: unusable webhook secret/);
+    expect((error as Error).message).toMatch(/^registration of cluster "c7" is malformed:\n✖ unusable webhook secret.*\n\s+→ at secrets\[1\]/);
     expect((error as Error).message).not.toContain(secret.slice(6));
   });
 
@@ -44,6 +44,6 @@ describe('registration secrets', () => {
     await expect(createStaticRegistry([reg([EMPTY_KEY])]).get('c7')).rejects.toThrow(RegistrationError);
     const file = join(mkdtempSync(join(tmpdir(), 'volhook-registry-')), 'clusters.json');
     writeFileSync(file, JSON.stringify({ clusters: { c7: reg([EMPTY_KEY]) } }));
-    await expect(createFileRegistry(file).get('c7')).rejects.toThrow(/cluster "c7" is malformed at secrets\.0/);
+    await expect(createFileRegistry(file).get('c7')).rejects.toThrow(/cluster "c7" is malformed:\n[^]*→ at secrets\[0\]/);
   });
 });
