@@ -104,7 +104,6 @@ function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult
       if (s) rows.push(['', `  ${action}`, `${s.calls} calls, ${percent(s.throttled, s.calls)} throttled`]);
     }
     rows.push(['', 'DescribeVolumes per volume', (callsOf(burst.ec2, 'DescribeVolumes') / burst.n).toFixed(2)]);
-    if (burst.limiter && burst.limiter.granted > 0) rows.push(['', 'SDK limiter: most calls waiting', String(burst.limiter.maxWaiting)]);
   }
   for (const r of memory ?? []) {
     rows.push([

@@ -72,13 +72,6 @@ export function printBurst(result: BurstResult, title: string): void {
     say(`  controller errors:   ${d.controllerErrors.top().map(([k, v]) => `${k} ${v}`).join(', ')}`);
     for (const sample of d.controllerErrorSamples) say(`    e.g. ${sample}`);
   }
-  const lim = result.limiter;
-  if (lim && lim.granted > 0) {
-    say(
-      `  backend's SDK adaptive rate limiter: up to ${lim.maxWaiting} EC2 calls waiting at once for a client-side token, ` +
-        `${lim.granted} tokens granted while on; at the end ${lim.waiting} waiting, fill rate ${lim.fillRate === undefined ? '—' : `${lim.fillRate.toFixed(2)}/s`}`,
-    );
-  }
   const l = result.load;
   say(
     `  bench process (stack in-process): CPU ${percent(l.cpuShare, 1)} of one core; event-loop delay p50 ${l.loopP50Ms.toFixed(1)} ms, ` +

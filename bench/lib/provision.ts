@@ -11,7 +11,6 @@ import { say } from './format.js';
 import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
 import { tokenBucketFloorSeconds } from './stats.js';
 import { BurstTracker, type ClaimTimes, type Progress } from './tracker.js';
-import { watchSdkLimiter, type LimiterState, type LimiterWatch } from './sdk-limiter.js';
 
 export interface BurstOptions {
   /** Printed in progress lines, e.g. `b`. */
@@ -43,8 +42,6 @@ export interface BurstResult {
   forwarderRequests: Record<string, number>;
   diagnostics: Diagnostics;
   load: ReturnType<Diagnostics['processLoad']>;
-  /** The backend's SDK rate limiter at the end (undefined when it could not be watched). */
-  limiter?: LimiterState;
 }
 
 const RUNNING_GRACE_MS = 30_000;
@@ -63,9 +60,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
   const { stack, nodes } = bench;
   const sim = stack.simulator!;
   let tracker: BurstTracker | undefined;
-  let limiter: LimiterWatch | undefined;
   try {
-    limiter = watchSdkLimiter();
     sim.resetStats();
     tracker = new BurstTracker(stack.store, BENCH_NAMESPACE);
     diagnostics.start();
@@ -93,7 +88,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       }
       if (now >= nextProgress) {
         nextProgress += every;
-        say(progressLine(label, n, now - t0, c, sim.getStats(), stack.forwarder()?.queue.size, diagnostics, limiter?.state()));
+        say(progressLine(label, n, now - t0, c, sim.getStats(), stack.forwarder()?.queue.size, diagnostics));
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -124,11 +119,9 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       forwarderRequests: await forwarderRequests(stack.forwarder()),
       diagnostics,
       load,
-      limiter: limiter?.state(),
     };
     return result;
   } finally {
-    limiter?.stop();
     tracker?.stop();
     diagnostics.stop();
     await stack.stop();
@@ -144,15 +137,13 @@ function progressLine(
   ec2: Ec2SimStats,
   queued: number | undefined,
   d: Diagnostics,
-  limiter: LimiterState | undefined,
 ): string {
   const answers = (['done', 'requeue', 'failed'] as const).map((outcome) => `${outcome} ${d.outcomes.sumWhere((k) => k.endsWith(` ${outcome}`))}`);
-  const sdk = limiter?.fillRate !== undefined ? `  SDK limiter ${limiter.waiting} waiting at ${limiter.fillRate.toFixed(1)}/s` : '';
   return (
     `[${label}] ${(elapsedMs / 1000).toFixed(0).padStart(4)} s  bound ${c.bound}/${n}  VAs ${c.attachments}  attached ${c.attached}/${n}  ` +
     `running ${c.running}/${n}  EC2 calls ${ec2.total.calls} (throttled ${ec2.total.throttled}; ok: CreateVolume ${ec2.actions.CreateVolume?.ok ?? 0}, ` +
     `AttachVolume ${ec2.actions.AttachVolume?.ok ?? 0})  forwarder queue ${queued ?? '?'}  ` +
-    `backend ${answers.join(' ')}${sdk}`
+    `backend ${answers.join(' ')}`
   );
 }
 

@@ -38,12 +38,10 @@ export interface Ec2ClientOptions {
  *
  * Retry mode `standard`, not `adaptive`: the adaptive mode's client-side rate limiter is one
  * token bucket for every action of the client, while EC2 throttles each action in its own
- * bucket. Measured with `npm run bench` (1,000 PVCs with pods at AWS's rates), CreateVolume
- * throttling made the shared limiter hold back DescribeVolumes and AttachVolume too, past the
- * request deadline: 573.6 s to all attached (3.02× the token-bucket floor), and one run that
- * stalled at 137 of 1,000 bound after 470 s; with `standard` the same burst took 271 s
- * (1.43×). Waiting belongs to the forwarder anyway: a call still throttled after its retries
- * becomes a requeue with backoff there.
+ * bucket, so CreateVolume throttling held back DescribeVolumes and AttachVolume too, past the
+ * request deadline (the README has the figures of `npm run bench`). Waiting belongs to the
+ * forwarder anyway: a call still throttled after its retries becomes a requeue with backoff
+ * there.
  *
  * Worst case for one call: 3 × (1 s connect + 5 s request) + ~3 s back-off ≈ 21 s. That alone
  * would come close to API Gateway's 30 s, so the
