@@ -72,6 +72,19 @@ export function describeGatewayContract(name: string, makeWorld: () => Promise<G
       expect((await gw.findDiskByName(req.name))?.volumeId).toBe(a.volumeId);
     });
 
+    it('a deleted volume has the name -> createDisk makes a new volume, and the look-up by name finds the new one', async () => {
+      const req = request();
+      const first = await gw.createDisk(req);
+      await available(first.volumeId);
+      await world.gateway(cluster).deleteDisk(first.volumeId);
+      // Its token is spent: EC2 would answer it with the deleted volume.
+      const second = await world.gateway(cluster).createDisk(req);
+      expect(second.volumeId).not.toBe(first.volumeId);
+      expect(['creating', 'available']).toContain(second.state);
+      expect((await world.gateway(cluster).findDiskByName(req.name))?.volumeId).toBe(second.volumeId);
+      expect((await world.gateway(cluster).createDisk(req)).volumeId).toBe(second.volumeId);
+    });
+
     it('created disk -> found by name with all its tags', async () => {
       const req = request();
       const created = await gw.createDisk(req);

@@ -1,9 +1,11 @@
 /**
  * An in-memory Ec2Gateway for the reconciler tests: volumes and instances in maps, every call
- * recorded, errors scripted per verb. It follows the gateway's contract (findDiskByName sees
- * only this cluster's volumes; detach and delete of something gone resolve), not EC2's timing:
- * tests choose the state a new volume or attachment starts in.
+ * recorded, errors scripted per verb. It follows the gateway's contract — the suite the
+ * SDK-backed gateway passes runs against it too (test/ec2/gateway-fake.test.ts) — but not
+ * EC2's timing: tests choose the state a new volume or attachment starts in, and
+ * `settle()` moves every transition on, as time passing in EC2 would.
  */
+import { identityTags, TagKeys } from '../../lib/contract/tags.js';
 import { Ec2Error, type AttachmentState, type CreateDiskRequest, type Disk, type DiskState, type Ec2ErrorKind, type Ec2Gateway, type Instance } from '../../lib/ec2/types.js';
 
 export type Verb = keyof Ec2Gateway;
@@ -16,18 +18,57 @@ const MUTATIONS: readonly Verb[] = ['createDisk', 'attachDisk', 'detachDisk', 'd
 
 const isDead = (disk: Disk) => disk.state === 'deleting' || disk.state === 'deleted';
 
+/** What every cluster's gateway over one EC2 shares. */
+interface FakeEc2 {
+  volumes: Map<string, Disk>;
+  instances: Map<string, Instance>;
+  nextId: number;
+}
+
 export class FakeGateway implements Ec2Gateway {
-  readonly volumes = new Map<string, Disk>();
-  readonly instances = new Map<string, Instance>();
+  readonly volumes: Map<string, Disk>;
+  readonly instances: Map<string, Instance>;
   readonly calls: Call[] = [];
   /** The state CreateVolume leaves a new volume in. */
   createdState: DiskState = 'creating';
   /** The state AttachVolume reports. */
   attachState: AttachmentState = 'attaching';
-  #nextId = 1;
+  readonly #ec2: FakeEc2;
   readonly #scripted = new Map<Verb, Error[]>();
 
-  constructor(readonly clusterId = 'alpha') {}
+  constructor(
+    readonly clusterId = 'alpha',
+    ec2: FakeEc2 = { volumes: new Map(), instances: new Map(), nextId: 1 },
+  ) {
+    this.#ec2 = ec2;
+    this.volumes = ec2.volumes;
+    this.instances = ec2.instances;
+  }
+
+  /** A gateway of another cluster over the same EC2 (its own calls, scripts and start states). */
+  forCluster(clusterId: string): FakeGateway {
+    return new FakeGateway(clusterId, this.#ec2);
+  }
+
+  /**
+   * Moves every volume and attachment on, as time passing in EC2 would: creating → available,
+   * attaching → attached, detaching → gone (the volume `available` once nothing is attached),
+   * deleting → deleted.
+   */
+  settle(): this {
+    for (const disk of this.volumes.values()) {
+      if (disk.state === 'creating') disk.state = 'available';
+      if (disk.state === 'deleting') disk.state = 'deleted';
+      const leaving = disk.attachments.filter((a) => a.state === 'detaching' || a.state === 'detached');
+      for (const a of leaving) {
+        const instance = this.instances.get(a.instanceId);
+        if (instance) instance.devicesInUse = instance.devicesInUse.filter((d) => d !== a.device);
+      }
+      disk.attachments = disk.attachments.filter((a) => !leaving.includes(a)).map((a) => (a.state === 'attaching' ? { ...a, state: 'attached' } : a));
+      if (disk.state === 'in-use' && disk.attachments.length === 0) disk.state = 'available';
+    }
+    return this;
+  }
 
   /** The next `times` calls of `verb` throw `error` instead of doing anything. */
   fail(verb: Verb, error: Error, times = 1): this {
@@ -45,7 +86,7 @@ export class FakeGateway implements Ec2Gateway {
       type: 'gp3',
       encrypted: false,
       multiAttach: false,
-      tags: { [`kubernetes.io/cluster/${this.clusterId}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' },
+      tags: { [TagKeys.cluster(this.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true' },
       attachments: [],
       ...volume,
     };
@@ -57,7 +98,7 @@ export class FakeGateway implements Ec2Gateway {
     const record: Instance = {
       zone: 'us-east-1a',
       state: 'running',
-      tags: { [`kubernetes.io/cluster/${this.clusterId}`]: 'owned' },
+      tags: { [TagKeys.cluster(this.clusterId)]: 'owned' },
       devicesInUse: ['/dev/xvda'],
       ...instance,
     };
@@ -84,7 +125,7 @@ export class FakeGateway implements Ec2Gateway {
   #byName(name: string): Disk | undefined {
     const rank = (d: Disk) => (isDead(d) ? 2 : d.state === 'error' ? 1 : 0);
     return [...this.volumes.values()]
-      .filter((d) => d.tags.CSIVolumeName === name && d.tags[`kubernetes.io/cluster/${this.clusterId}`] === 'owned')
+      .filter((d) => d.tags[TagKeys.csiVolumeName] === name && d.tags[TagKeys.cluster(this.clusterId)] === 'owned')
       .sort((a, b) => rank(a) - rank(b))[0];
   }
 
@@ -94,7 +135,7 @@ export class FakeGateway implements Ec2Gateway {
     // A dead volume's token is spent: the gateway creates the next generation.
     if (existing && !isDead(existing)) return structuredClone(existing);
     const disk: Disk = {
-      volumeId: `vol-${String(this.#nextId++).padStart(17, '0')}`,
+      volumeId: `vol-${String(this.#ec2.nextId++).padStart(17, '0')}`,
       zone: request.zone,
       sizeGiB: request.sizeGiB,
       state: this.createdState,
@@ -104,7 +145,8 @@ export class FakeGateway implements Ec2Gateway {
       encrypted: request.encrypted ?? false,
       ...(request.kmsKeyId !== undefined && { kmsKeyId: request.kmsKeyId }),
       multiAttach: request.multiAttach ?? false,
-      tags: { ...request.tags },
+      // As the gateway: the tags findDiskByName filters on, whatever the request says.
+      tags: { ...request.tags, ...identityTags(this.clusterId, request.name) },
       attachments: [],
     };
     this.volumes.set(disk.volumeId, disk);
@@ -134,11 +176,18 @@ export class FakeGateway implements Ec2Gateway {
     const disk = this.volumes.get(volumeId);
     const instance = this.instances.get(instanceId);
     if (!disk || !instance) throw new Ec2Error('notFound', 'InvalidVolume.NotFound', `EC2 AttachVolume: ${volumeId} or ${instanceId} not found`);
+    const live = disk.attachments.filter((a) => a.state !== 'detached');
+    // As the gateway: attached (or attaching) to this very instance already is done.
+    const mine = live.find((a) => a.instanceId === instanceId && (a.state === 'attaching' || a.state === 'attached'));
+    if (mine) return mine.state;
+    if (disk.zone !== instance.zone) throw ec2Error('zoneMismatch', 'InvalidVolume.ZoneMismatch', `${volumeId} is not in the zone of ${instanceId}`);
+    if (disk.state !== 'available' && disk.state !== 'in-use') throw ec2Error('incorrectState', 'IncorrectState', `${volumeId} is ${disk.state}`);
+    if (live.length > 0 && !disk.multiAttach) throw ec2Error('inUse', 'VolumeInUse', `${volumeId} is already attached to an instance`);
     if (instance.devicesInUse.includes(device)) {
       throw ec2Error('deviceInUse', 'InvalidParameterValue', `Attachment point ${device} is already in use`);
     }
     instance.devicesInUse.push(device);
-    disk.attachments.push({ instanceId, device, state: this.attachState });
+    disk.attachments.push({ instanceId, device, state: this.attachState, attachTime: new Date().toISOString() });
     disk.state = 'in-use';
     return this.attachState;
   }
@@ -153,8 +202,8 @@ export class FakeGateway implements Ec2Gateway {
     this.#enter('deleteDisk', volumeId);
     const disk = this.volumes.get(volumeId);
     if (!disk) return;
-    if (disk.attachments.length > 0) throw ec2Error('inUse', 'VolumeInUse', `Volume ${volumeId} is attached`);
-    disk.state = 'deleting';
+    if (disk.attachments.some((a) => a.state !== 'detached')) throw ec2Error('inUse', 'VolumeInUse', `Volume ${volumeId} is attached`);
+    if (!isDead(disk)) disk.state = 'deleting';
   }
 }
 
