@@ -3,14 +3,9 @@
  * in the cluster (other provisioners' claims, in-tree volumes) is left alone.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
-import { Annotations, claimProvisioner, Finalizers, isProtectedClaim } from '../contract/index.js';
+import { claimProvisioner, Finalizers, isProtectedClaim, reclaimPolicy, type Ownership } from '../contract/index.js';
 
-export interface Ownership {
-  /** The provisioner name StorageClasses use (`ebs.csi.aws.com`). */
-  provisioner: string;
-  /** The CSI driver named in PVs and VolumeAttachments (`ebs.csi.aws.com`). */
-  driver: string;
-}
+export type { Ownership };
 
 /**
  * A claim that is ours: assigned to our provisioner, and either not bound yet or still
@@ -20,12 +15,8 @@ export function isOurClaim(pvc: V1PersistentVolumeClaim, ownership: Ownership): 
   return claimProvisioner(pvc) === ownership.provisioner && (!pvc.spec?.volumeName || isProtectedClaim(pvc));
 }
 
-/** A volume we provisioned, or one naming our driver (statically provisioned). */
-export function isOurVolume(pv: V1PersistentVolume, ownership: Ownership): boolean {
-  return (
-    pv.metadata?.annotations?.[Annotations.provisionedBy] === ownership.provisioner || pv.spec?.csi?.driver === ownership.driver
-  );
-}
+/** A volume we provisioned, or one naming our driver (statically provisioned): the contract's rule. */
+export { isOurVolume } from '../contract/index.js';
 
 export function isOurAttachment(va: V1VolumeAttachment, ownership: Ownership): boolean {
   return va.spec?.attacher === ownership.driver;
@@ -39,8 +30,7 @@ export function isOurAttachment(va: V1VolumeAttachment, ownership: Ownership): b
 export function isSettledVolume(pv: V1PersistentVolume): boolean {
   if (pv.metadata?.deletionTimestamp) return false;
   if (pv.status?.phase !== 'Bound') return false;
-  const policy = pv.spec?.persistentVolumeReclaimPolicy ?? 'Delete';
-  return policy !== 'Delete' || (pv.metadata?.finalizers ?? []).includes(Finalizers.provisioner);
+  return reclaimPolicy(pv) !== 'Delete' || (pv.metadata?.finalizers ?? []).includes(Finalizers.provisioner);
 }
 
 /** An attachment that is attached, not being deleted, and holds our finalizer. */

@@ -16,7 +16,9 @@ import type {
 } from '@kubernetes/client-node';
 import {
   Annotations,
-  TopologyKeys,
+  claimClassName,
+  ItemKeys,
+  nodeZone,
   pvNameForClaim,
   type ItemInput,
   type NodeInfo,
@@ -41,22 +43,14 @@ type ClaimDeletedItemInput = Extract<ItemInput, { kind: 'PersistentVolumeClaimDe
 /** What a deleted claim leaves behind for its `PersistentVolumeClaimDeleted` item. */
 export type DeletedClaim = Pick<PersistentVolumeClaimDeletedItem, 'uid' | 'namespace' | 'name'>;
 
-/** The claim's class: the old beta annotation wins over `spec.storageClassName`. */
-export function claimClassName(pvc: V1PersistentVolumeClaim): string | undefined {
-  return pvc.metadata?.annotations?.[Annotations.betaStorageClass] ?? pvc.spec?.storageClassName ?? undefined;
-}
+/** The claim's class, by the contract's rule (the beta annotation wins over `spec.storageClassName`). */
+export { claimClassName };
 
-/** The zone of a Node, from the well-known label or the EBS driver's own. */
-export function nodeZone(node: V1Node): string | undefined {
-  const labels = node.metadata?.labels ?? {};
-  return labels[TopologyKeys.wellKnownZone] ?? labels[TopologyKeys.ebsZone];
-}
-
-/** The zones the cluster's nodes are in, sorted, each once. */
+/** The zones the cluster's nodes are in (the contract's `nodeZone`: labels, then providerID), sorted, each once. */
 export function clusterZones(nodes: readonly V1Node[]): string[] {
   const zones = new Set<string>();
   for (const node of nodes) {
-    const zone = nodeZone(node);
+    const zone = nodeZone({ labels: node.metadata?.labels, providerID: node.spec?.providerID });
     if (zone) zones.add(zone);
   }
   return [...zones].sort();
@@ -179,10 +173,5 @@ export function parseItemKey(key: string): ParsedKey | undefined {
   }
 }
 
-/** Keys, the same as `itemKey` would give for the items built from these objects. */
-export const keys = {
-  claim: (namespace: string, name: string) => `PersistentVolumeClaim/${namespace}/${name}`,
-  claimDeleted: (uid: string) => `PersistentVolumeClaimDeleted/${uid}`,
-  volume: (name: string) => `PersistentVolume/${name}`,
-  attachment: (name: string) => `VolumeAttachment/${name}`,
-};
+/** Keys, the same as `itemKey` gives for the items built from these objects: the contract's `ItemKeys`. */
+export const keys = ItemKeys;

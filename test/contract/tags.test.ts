@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { identityTags, isReservedTagKey, RESERVED_TAG_KEYS, RESERVED_TAG_KEYS_TEXT, TagKeys } from '../../lib/contract/index.js';
 
@@ -38,6 +39,12 @@ describe('tag vocabulary', () => {
   it('every key volhook writes -> reserved, so no configuration can set or forge one', () => {
     const written = [TagKeys.csiVolumeName, TagKeys.ebsCluster, TagKeys.cluster('prod'), TagKeys.pvcName, TagKeys.pvcNamespace, TagKeys.pvName];
     expect(written.filter((key) => !isReservedTagKey(key))).toEqual([]);
+  });
+
+  it("the IAM policy scopes CreateVolume and the mutating calls to TagKeys.ebsCluster=true -> the key volhook writes", () => {
+    const policy = readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8');
+    expect(policy).toContain(`aws:RequestTag/${TagKeys.ebsCluster}: 'true'`);
+    expect(policy).toContain(`aws:ResourceTag/${TagKeys.ebsCluster}: 'true'`);
   });
 
   it('RESERVED_TAG_KEYS_TEXT -> names every reserved key and prefix', () => {
