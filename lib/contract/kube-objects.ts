@@ -47,7 +47,12 @@ export const PersistentVolumeClaimSchema = z.looseObject({
     volumeMode: VolumeModeSchema.nullish(),
     volumeName: z.string().nullish(),
     selector: LabelSelectorSchema.nullish(),
+    /** Where the volume's content comes from (a VolumeSnapshot, a claim to clone); legacy form of `dataSourceRef`. */
     dataSource: z.looseObject({ kind: z.string(), name: z.string(), apiGroup: z.string().nullish() }).nullish(),
+    /** The same for any object, possibly in another namespace (AnyVolumeDataSource). */
+    dataSourceRef: z
+      .looseObject({ kind: z.string(), name: z.string(), apiGroup: z.string().nullish(), namespace: z.string().nullish() })
+      .nullish(),
   }),
   status: z.looseObject({ phase: z.string().optional() }).optional(),
 });
@@ -96,6 +101,18 @@ export const CsiPersistentVolumeSourceSchema = z.looseObject({
   volumeAttributes: StringMap.optional(),
 });
 
+/**
+ * The in-tree EBS source (`awsElasticBlockStore`): on PVs the in-tree plugin made before CSI
+ * migration, and on those external-provisioner (and volhook) write for migrated in-tree
+ * classes. `volumeID` is `vol-…`, `aws:///vol-…` or `aws://<zone>/vol-…`.
+ */
+export const AwsElasticBlockStoreSourceSchema = z.looseObject({
+  volumeID: z.string(),
+  fsType: z.string().optional(),
+  partition: z.number().int().optional(),
+  readOnly: z.boolean().optional(),
+});
+
 export const PersistentVolumeSpecSchema = z.looseObject({
   capacity: z.looseObject({ storage: z.string() }),
   accessModes: z.array(AccessModeSchema),
@@ -105,6 +122,7 @@ export const PersistentVolumeSpecSchema = z.looseObject({
   mountOptions: z.array(z.string()).optional(),
   claimRef: ClaimRefSchema.nullish(),
   csi: CsiPersistentVolumeSourceSchema.optional(),
+  awsElasticBlockStore: AwsElasticBlockStoreSourceSchema.optional(),
   nodeAffinity: NodeAffinitySchema.optional(),
 });
 
@@ -116,24 +134,45 @@ export const PersistentVolumeSchema = z.looseObject({
 });
 export type PersistentVolume = z.infer<typeof PersistentVolumeSchema>;
 
+const NewPersistentVolumeMetaSchema = z.object({
+  name: z.string().min(1),
+  annotations: StringMap,
+  labels: StringMap.optional(),
+  finalizers: z.array(z.string()).optional(),
+});
+
+const NewPersistentVolumeSpecSchema = PersistentVolumeSpecSchema.extend({
+  claimRef: ClaimRefSchema,
+  volumeMode: VolumeModeSchema,
+  persistentVolumeReclaimPolicy: ReclaimPolicySchema,
+});
+
 /** A PV the backend asks to create: no uid yet, exactly the fields a provisioner sets. */
 export const NewPersistentVolumeSchema = z.object({
   apiVersion: z.literal('v1'),
   kind: z.literal('PersistentVolume'),
-  metadata: z.object({
-    name: z.string().min(1),
-    annotations: StringMap,
-    labels: StringMap.optional(),
-    finalizers: z.array(z.string()).optional(),
-  }),
-  spec: PersistentVolumeSpecSchema.extend({
-    claimRef: ClaimRefSchema,
+  metadata: NewPersistentVolumeMetaSchema,
+  spec: NewPersistentVolumeSpecSchema.extend({
     csi: CsiPersistentVolumeSourceSchema,
-    volumeMode: VolumeModeSchema,
-    persistentVolumeReclaimPolicy: ReclaimPolicySchema,
+    awsElasticBlockStore: z.undefined().optional(),
   }),
 });
 export type NewPersistentVolume = z.infer<typeof NewPersistentVolumeSchema>;
+
+/**
+ * The PV for a claim of a migrated in-tree class: the in-tree source instead of `csi`, as
+ * external-provisioner writes it for a migrated plugin (CSI PV translated back to in-tree).
+ */
+export const NewInTreePersistentVolumeSchema = z.object({
+  apiVersion: z.literal('v1'),
+  kind: z.literal('PersistentVolume'),
+  metadata: NewPersistentVolumeMetaSchema,
+  spec: NewPersistentVolumeSpecSchema.extend({
+    awsElasticBlockStore: AwsElasticBlockStoreSourceSchema,
+    csi: z.undefined().optional(),
+  }),
+});
+export type NewInTreePersistentVolume = z.infer<typeof NewInTreePersistentVolumeSchema>;
 
 export const VolumeErrorSchema = z.object({ time: z.string(), message: z.string() });
 

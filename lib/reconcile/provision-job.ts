@@ -54,10 +54,16 @@ export function prepareProvision(item: PersistentVolumeClaimItem, ctx: JobContex
   const refuse = (reason: string, message: string, requeueAfterSeconds: number = Requeue.failedSlow, extra: Write[] = []) =>
     failed(reason, message, requeueAfterSeconds, [provisioningFailed(pvc, className, message), ...extra]);
 
-  if (pvc.spec.selector) return refuse('SelectorNotSupported', 'claim Selector is not supported');
-  if (pvc.spec.dataSource?.kind === 'VolumeSnapshot') {
-    return refuse('SnapshotNotSupported', `restoring from VolumeSnapshot "${pvc.spec.dataSource.name}" is not supported yet`);
+  // Never an empty disk for a claim that asked for content: a clone provisioned blank would
+  // be reported as a success.
+  const source = dataSourceOf(pvc);
+  if (source) {
+    return refuse(
+      'DataSourceNotSupported',
+      `the claim's data source ${source} is not supported yet: volhook provisions empty volumes only (no restore from a VolumeSnapshot, no clone of a PersistentVolumeClaim)`,
+    );
   }
+  if (pvc.spec.selector) return refuse('SelectorNotSupported', 'claim Selector is not supported');
 
   const pvName = pvNameForClaim(pvc.metadata.uid);
   let spec: VolumeSpec;
@@ -123,6 +129,17 @@ export function prepareProvision(item: PersistentVolumeClaimItem, ctx: JobContex
     }),
   };
   return { job: { pvc, storageClass, className, pvName, spec, waitForFirstConsumer, request } };
+}
+
+/**
+ * The claim's `dataSourceRef` (else `dataSource`) as `<apiGroup>/<Kind> "<namespace>/<name>"`,
+ * the core group left out; undefined when the claim has neither.
+ */
+export function dataSourceOf(pvc: PersistentVolumeClaim): string | undefined {
+  const source = pvc.spec.dataSourceRef ?? pvc.spec.dataSource;
+  if (!source) return undefined;
+  const namespace = 'namespace' in source && typeof source.namespace === 'string' && source.namespace ? `${source.namespace}/` : '';
+  return `${source.apiGroup ? `${source.apiGroup}/` : ''}${source.kind} "${namespace}${source.name}"`;
 }
 
 /** Warning ProvisioningFailed, worded as external-provisioner words it. */

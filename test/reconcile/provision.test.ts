@@ -194,7 +194,18 @@ describe('provision: refused before any EC2 call', () => {
   it.each([
     ['claim with a selector', { pvc: { spec: { selector: { matchLabels: { app: 'db' } } } } }, 'SelectorNotSupported', 'claim Selector is not supported'],
     ['restore from a VolumeSnapshot', { pvc: { spec: { dataSource: { kind: 'VolumeSnapshot', name: 'snap-1', apiGroup: 'snapshot.storage.k8s.io' } } } },
-      'SnapshotNotSupported', 'VolumeSnapshot "snap-1" is not supported yet'],
+      'DataSourceNotSupported', 'snapshot.storage.k8s.io/VolumeSnapshot "snap-1" is not supported yet'],
+    ['clone of a claim (dataSource PersistentVolumeClaim)', { pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source' } } } },
+      'DataSourceNotSupported', 'data source PersistentVolumeClaim "source" is not supported yet'],
+    ['clone of a claim, apiGroup null (as the API server writes the core group)', { pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source', apiGroup: null } } } },
+      'DataSourceNotSupported', 'PersistentVolumeClaim "source"'],
+    ['dataSourceRef to a VolumeSnapshot in another namespace', { pvc: { spec: { dataSourceRef: { kind: 'VolumeSnapshot', name: 'nightly', apiGroup: 'snapshot.storage.k8s.io', namespace: 'backups' } } } },
+      'DataSourceNotSupported', 'snapshot.storage.k8s.io/VolumeSnapshot "backups/nightly"'],
+    ['dataSourceRef to a populator (any other kind)', { pvc: { spec: { dataSourceRef: { kind: 'VolumePopulator', name: 'seed', apiGroup: 'example.com' } } } },
+      'DataSourceNotSupported', 'example.com/VolumePopulator "seed"'],
+    ['both dataSource and dataSourceRef (as the API server mirrors them)',
+      { pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source' }, dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'source' } } } },
+      'DataSourceNotSupported', 'PersistentVolumeClaim "source"'],
     ['iops not a number', { storageClass: { parameters: { iops: 'lots' } } }, 'InvalidParameter', 'iops'],
     ['unknown parameter', { storageClass: { parameters: { colour: 'blue' } } }, 'InvalidParameter', 'colour'],
     ['ReadWriteMany on gp3', { pvc: { spec: { accessModes: ['ReadWriteMany'] } } }, 'InvalidParameter', 'ReadWriteMany'],
@@ -208,6 +219,19 @@ describe('provision: refused before any EC2 call', () => {
     expect(events(result)).toEqual([
       { type: 'Warning', reason: 'ProvisioningFailed', message: `failed to provision volume with StorageClass "gp3": ${result.message}` },
     ]);
+    expect(result.writes.map((w) => w.op)).toEqual(['createEvent']);
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('a new clone claim, not yet protected -> Warning naming the kind, no protection finalizer, zero gateway calls', async () => {
+    const { ec2, ctx } = setup();
+    const fresh = claimItem({
+      pvc: { metadata: { finalizers: ['kubernetes.io/pvc-protection'] }, spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source' } } },
+    });
+    const result = await reconcileOne(ctx, fresh);
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'DataSourceNotSupported' });
+    expect(events(result)).toEqual([expect.objectContaining({ type: 'Warning', reason: 'ProvisioningFailed', message: expect.stringContaining('PersistentVolumeClaim "source"') })]);
+    expect(result.writes.some((w) => w.op === 'addFinalizer')).toBe(false);
     expect(ec2.calls).toEqual([]);
   });
 
