@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Result } from '../../lib/contract/index.js';
 import { silentLogger, startForwarder, type Forwarder } from '../../lib/forwarder/index.js';
 import { kubeConfigFor } from '../../lib/kube/index.js';
-import { provisionForPod, resultLog, type ScenarioContext } from './support/scenarios.js';
-import { startE2eStack, type E2eStack } from './support/stack.js';
+import { provisionForPod, type ScenarioContext } from './support/scenarios.js';
+import { startScenarioStack, type E2eStack } from './support/stack.js';
 import { show } from './support/wait.js';
 
 let stack: E2eStack;
@@ -19,9 +19,7 @@ let ctx: ScenarioContext;
 const received: Result[] = [];
 
 beforeAll(async () => {
-  const log = resultLog();
-  stack = await startE2eStack({ writeBack: 'direct', forwarder: false, onResult: log.onResult });
-  ctx = { kube: stack.kube, ec2: stack.ec2, clusterId: stack.clusterId, nodes: stack.nodes, results: log.results };
+  ({ stack, ctx } = await startScenarioStack({ writeBack: 'direct', forwarder: false }));
   const recordingFetch = async (url: string, init: RequestInit): Promise<Response> => {
     const response = await fetch(url, init);
     if (response.ok) {

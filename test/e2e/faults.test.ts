@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { provisionedVolumes, tagsOf, TagKeys, volumesState } from './support/ec2.js';
-import { createClaim, createNamespace, createPod, createStorageClass, DRIVER, listClaims, listVolumes } from './support/kube.js';
-import { phaseCounts, resultLog, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
-import { startE2eStack, type E2eStack } from './support/stack.js';
+import { createClaim, createNamespace, createPod, listClaims, listVolumes } from './support/kube.js';
+import { phaseCounts, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
+import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { show, waitFor } from './support/wait.js';
 
 const FAULTS = {
@@ -20,9 +20,8 @@ let stack: E2eStack;
 let ctx: ScenarioContext;
 
 beforeAll(async () => {
-  const log = resultLog();
-  stack = await startE2eStack({
-    onResult: log.onResult,
+  ({ stack, ctx } = await startScenarioStack({
+    immediateClass: true,
     ec2: {
       timeScale: 40,
       seed: 7,
@@ -40,14 +39,7 @@ beforeAll(async () => {
         },
       },
     },
-  });
-  ctx = { kube: stack.kube, ec2: stack.ec2, clusterId: stack.clusterId, nodes: stack.nodes, results: log.results };
-  await createStorageClass(stack.kube, {
-    metadata: { name: 'gp3-immediate' },
-    provisioner: DRIVER,
-    parameters: { type: 'gp3' },
-    volumeBindingMode: 'Immediate',
-  });
+  }));
 }, 60_000);
 afterAll(async () => stack?.stop());
 
@@ -58,7 +50,7 @@ describe('EC2 with 20% faults and throttling', () => {
     stack.simulator!.resetStats();
     const immediate = Array.from({ length: 12 }, (_, i) => `imm-${i}`);
     const withPods = Array.from({ length: 6 }, (_, i) => `wffc-${i}`);
-    await Promise.all(immediate.map((name) => createClaim(stack.kube, ns, name, { storageClassName: 'gp3-immediate' })));
+    await Promise.all(immediate.map((name) => createClaim(stack.kube, ns, name, { storageClassName: IMMEDIATE_CLASS })));
     await Promise.all(withPods.map((name) => createClaim(stack.kube, ns, name, { storageClassName: 'gp3' })));
     // Six attaches alone might all escape a 20% fault rate; lose AttachVolume answers until
     // one has been lost for certain, then go back to the random faults.

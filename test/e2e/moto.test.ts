@@ -4,10 +4,9 @@
  * rest on the token, and that nothing depends on the simulator's quirks.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStorageClass, DRIVER } from './support/kube.js';
 import { startMoto, type Moto } from './support/moto.js';
-import { manyClaims, provisionForPod, reclaimPolicies, resultLog, type ScenarioContext } from './support/scenarios.js';
-import { startE2eStack, type E2eStack } from './support/stack.js';
+import { manyClaims, provisionForPod, reclaimPolicies, type ScenarioContext } from './support/scenarios.js';
+import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
 let moto: Moto;
@@ -16,15 +15,7 @@ let ctx: ScenarioContext;
 
 beforeAll(async () => {
   moto = await startMoto();
-  const log = resultLog();
-  stack = await startE2eStack({ ec2Endpoint: moto.url, onResult: log.onResult });
-  ctx = { kube: stack.kube, ec2: stack.ec2, clusterId: stack.clusterId, nodes: stack.nodes, results: log.results };
-  await createStorageClass(stack.kube, {
-    metadata: { name: 'gp3-immediate' },
-    provisioner: DRIVER,
-    parameters: { type: 'gp3' },
-    volumeBindingMode: 'Immediate',
-  });
+  ({ stack, ctx } = await startScenarioStack({ immediateClass: true, ec2Endpoint: moto.url }));
 }, 90_000);
 afterAll(async () => {
   await stack?.stop();
@@ -49,7 +40,7 @@ describe('with moto as EC2', () => {
   it('50 PVCs on an Immediate class created together, forwarder restarted midway -> all Bound, exactly 50 disks, one per claim', async () => {
     // The restarted forwarder offers every claim again, some while their disks are being
     // made: with moto ignoring ClientToken, only the lookup by tag prevents a second disk.
-    await manyClaims(ctx, 'fifty', 'gp3-immediate', 50, async () => {
+    await manyClaims(ctx, 'fifty', IMMEDIATE_CLASS, 50, async () => {
       await waitFor(
         () => ctx.results.filter((r) => r.key.startsWith('PersistentVolumeClaim/fifty/')).length,
         (n) => n >= 5,

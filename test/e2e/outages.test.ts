@@ -7,24 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Forwarder } from '../../lib/forwarder/index.js';
 import { provisionedVolumes, tagsOf, TagKeys, volumesState } from './support/ec2.js';
 import { Finalizers } from '../../lib/contract/index.js';
-import { createClaim, createNamespace, createPod, createStorageClass, DRIVER, eventsFor, listClaims, listVolumes, orMissing, readClaim } from './support/kube.js';
-import { phaseCounts, resultLog, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
-import { startE2eStack, type E2eStack } from './support/stack.js';
+import { createClaim, createNamespace, createPod, eventsFor, listClaims, listVolumes, orMissing, readClaim } from './support/kube.js';
+import { phaseCounts, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
+import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { show, waitFor } from './support/wait.js';
 
 let stack: E2eStack;
 let ctx: ScenarioContext;
 
 beforeAll(async () => {
-  const log = resultLog();
-  stack = await startE2eStack({ onResult: log.onResult });
-  ctx = { kube: stack.kube, ec2: stack.ec2, clusterId: stack.clusterId, nodes: stack.nodes, results: log.results };
-  await createStorageClass(stack.kube, {
-    metadata: { name: 'gp3-immediate' },
-    provisioner: DRIVER,
-    parameters: { type: 'gp3' },
-    volumeBindingMode: 'Immediate',
-  });
+  ({ stack, ctx } = await startScenarioStack({ immediateClass: true }));
 }, 60_000);
 afterAll(async () => stack?.stop());
 
@@ -58,12 +50,12 @@ describe('backend outage and forwarder restarts', () => {
 
     // Some claims start provisioning; the backend goes down while EC2 work is under way.
     const callsBefore = createVolumeCalls();
-    for (let i = 0; i < 6; i++) await createClaim(stack.kube, ns, `early-${i}`, { storageClassName: 'gp3-immediate' });
+    for (let i = 0; i < 6; i++) await createClaim(stack.kube, ns, `early-${i}`, { storageClassName: IMMEDIATE_CLASS });
     await waitFor(createVolumeCalls, (n) => n > callsBefore, { what: 'a first CreateVolume call', intervalMs: 5 });
     await stack.stopBackend();
 
     // More work arrives while it is down: claims on both binding modes, and a pod.
-    for (let i = 0; i < 6; i++) await createClaim(stack.kube, ns, `late-${i}`, { storageClassName: 'gp3-immediate' });
+    for (let i = 0; i < 6; i++) await createClaim(stack.kube, ns, `late-${i}`, { storageClassName: IMMEDIATE_CLASS });
     await createClaim(stack.kube, ns, 'wffc', { storageClassName: 'gp3' });
     await createPod(stack.kube, ns, 'user', ['wffc']);
     await waitFor(() => unanswered(stack.forwarder()), (n) => n >= 3, { what: 'the forwarder failing to reach the backend' });
@@ -94,7 +86,7 @@ describe('backend outage and forwarder restarts', () => {
   it('claim deleted while its disk is being made and the backend goes down -> the claim stays protected until, after restart, its disk is deleted', async () => {
     const ns = 'deleted-midway';
     await createNamespace(stack.kube, ns);
-    const pvc = await createClaim(stack.kube, ns, 'short-lived', { storageClassName: 'gp3-immediate' });
+    const pvc = await createClaim(stack.kube, ns, 'short-lived', { storageClassName: IMMEDIATE_CLASS });
     const pvName = `pvc-${pvc.metadata?.uid}`;
     // The disk exists in EC2 (the backend made it), but its PV may not: take the backend away now.
     await waitFor(

@@ -20,17 +20,15 @@ import {
   volumeZones,
   ZONE_KEY,
 } from './support/kube.js';
-import { provisionForPod, reclaimPolicies, resultLog, waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
-import { startE2eStack, type E2eStack } from './support/stack.js';
+import { provisionForPod, reclaimPolicies, waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
+import { startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
 let stack: E2eStack;
 let ctx: ScenarioContext;
 
 beforeAll(async () => {
-  const log = resultLog();
-  stack = await startE2eStack({ onResult: log.onResult });
-  ctx = { kube: stack.kube, ec2: stack.ec2, clusterId: stack.clusterId, nodes: stack.nodes, results: log.results };
+  ({ stack, ctx } = await startScenarioStack());
 }, 60_000);
 afterAll(async () => stack?.stop());
 

@@ -1,25 +1,17 @@
 /** End to end, at scale: fifty claims and their pods at once, over the local stack with the EC2 simulator. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { provisionedVolumes, tagsOf, TagKeys } from './support/ec2.js';
-import { createClaim, createNamespace, createPod, createStorageClass, DRIVER, listAttachments, listClaims } from './support/kube.js';
-import { manyClaims, resultLog, type ScenarioContext } from './support/scenarios.js';
-import { startE2eStack, type E2eStack } from './support/stack.js';
+import { createClaim, createNamespace, createPod, listAttachments, listClaims } from './support/kube.js';
+import { manyClaims, type ScenarioContext } from './support/scenarios.js';
+import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
 let stack: E2eStack;
 let ctx: ScenarioContext;
 
 beforeAll(async () => {
-  const log = resultLog();
   // Two nodes per zone: 6 × 26 attachment slots hold both tests' 90 pods.
-  stack = await startE2eStack({ onResult: log.onResult, nodesPerZone: 2 });
-  ctx = { kube: stack.kube, ec2: stack.ec2, clusterId: stack.clusterId, nodes: stack.nodes, results: log.results };
-  await createStorageClass(stack.kube, {
-    metadata: { name: 'gp3-immediate' },
-    provisioner: DRIVER,
-    parameters: { type: 'gp3' },
-    volumeBindingMode: 'Immediate',
-  });
+  ({ stack, ctx } = await startScenarioStack({ immediateClass: true, nodesPerZone: 2 }));
 }, 60_000);
 afterAll(async () => stack?.stop());
 
@@ -36,7 +28,7 @@ describe('fifty claims at once', () => {
   it('50 PVCs on an Immediate class created together, then 40 pods -> all Bound, exactly 50 disks, 40 attached, pods Running', async () => {
     const ns = 'fifty';
     stack.simulator!.resetStats();
-    await manyClaims(ctx, ns, 'gp3-immediate', 50);
+    await manyClaims(ctx, ns, IMMEDIATE_CLASS, 50);
     // Nothing else was ever made for these claims, not even a disk deleted since.
     expect(createVolumeSuccesses()).toBe(50);
     const made = stack.simulator!.volumes().filter((v) => v.tags.some((t) => t.key === TagKeys.pvcNamespace && t.value === ns));

@@ -3,7 +3,8 @@
  * a forwarder that retries and resyncs quickly, controllers that resync often.
  */
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../../lib/local/stack/index.js';
-import { kubeClients, type E2eKube } from './kube.js';
+import { createStorageClass, DRIVER, kubeClients, type E2eKube } from './kube.js';
+import { resultLog, type ScenarioContext } from './scenarios.js';
 
 export interface E2eStack extends LocalStack {
   kube: E2eKube;
@@ -31,4 +32,42 @@ export async function startE2eStack(options: LocalStackOptions = {}): Promise<E2
     },
   });
   return Object.assign(stack, { kube: kubeClients(stack.urls.kube) });
+}
+
+/** The class `immediateClass` adds: gp3, bound at once, for claims that need no pod. */
+export const IMMEDIATE_CLASS = 'gp3-immediate';
+
+export interface ScenarioStackOptions extends LocalStackOptions {
+  /** Also create StorageClass {@link IMMEDIATE_CLASS}. */
+  immediateClass?: boolean;
+}
+
+/**
+ * One suite's stack (see {@link startE2eStack}) and the ScenarioContext over it, every result
+ * of the backend collected in `ctx.results`:
+ *
+ * ```ts
+ * beforeAll(async () => ({ stack, ctx } = await startScenarioStack({ immediateClass: true })), 60_000);
+ * ```
+ */
+export async function startScenarioStack(options: ScenarioStackOptions = {}): Promise<{ stack: E2eStack; ctx: ScenarioContext }> {
+  const { immediateClass, onResult, ...rest } = options;
+  const log = resultLog();
+  const stack = await startE2eStack({
+    ...rest,
+    onResult: (clusterId, item, result) => {
+      log.onResult(clusterId, item, result);
+      onResult?.(clusterId, item, result);
+    },
+  });
+  const ctx: ScenarioContext = { kube: stack.kube, ec2: stack.ec2, clusterId: stack.clusterId, nodes: stack.nodes, results: log.results };
+  try {
+    if (immediateClass) {
+      await createStorageClass(stack.kube, { metadata: { name: IMMEDIATE_CLASS }, provisioner: DRIVER, parameters: { type: 'gp3' }, volumeBindingMode: 'Immediate' });
+    }
+  } catch (err) {
+    await stack.stop();
+    throw err;
+  }
+  return { stack, ctx };
 }
