@@ -3,7 +3,7 @@
  * locally. Configured by `VOLHOOK_*` environment variables (see lib/forwarder/config.ts).
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigError, configFromEnv, createJsonLogger, startForwarder } from '../lib/forwarder/index.js';
+import { ConfigError, configFromEnv, createJsonLogger, retiredSettings, startForwarder } from '../lib/forwarder/index.js';
 import { kubeConfigFor } from '../lib/kube/index.js';
 
 async function main(): Promise<void> {
@@ -18,6 +18,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createJsonLogger({ level: config.logLevel });
+  for (const { name, why } of retiredSettings(process.env)) logger.warn(`${name} is ignored`, { why });
 
   let kubeConfig: KubeConfig;
   if (config.kubeServer) {

@@ -41,11 +41,28 @@ export interface AppDependencies {
   now?(): number;
   /** Called once per item after reconciling: logs and metrics hang here. */
   onResult?(clusterId: string, item: Item, result: Result): void;
+  /**
+   * Told of every error an operator must see (the item is requeued either way): `reconcile`,
+   * an exception in a reconciler that is not an EC2 error — a bug, or an outage of something
+   * other than EC2; `writeBack`, writes the backend could not apply to a `writeBack: direct`
+   * cluster. Default: one JSON line at level ERROR on stderr, with the stack.
+   */
+  onError?(clusterId: string, itemKey: string, error: unknown, stage: ErrorStage): void;
   maxBodyBytes?: number;
 }
 
+/** Where an error the operator must see happened: in a reconciler, or applying its writes. */
+export type ErrorStage = 'reconcile' | 'writeBack';
+
+/** The log message of each error stage. */
+export const ERROR_MESSAGES: Readonly<Record<ErrorStage, string>> = {
+  reconcile: 'reconciler error',
+  writeBack: 'writes could not be applied',
+};
+
 export function createApp(deps: AppDependencies): Hono {
   const now = deps.now ?? Date.now;
+  const onError = deps.onError ?? logError;
   const maxBodyBytes = deps.maxBodyBytes ?? MAX_BODY_BYTES;
   const replay = deps.replay ?? createMemoryReplayStore();
   const app = new Hono();
@@ -112,9 +129,10 @@ export function createApp(deps: AppDependencies): Hono {
         provisionerName: deps.provisionerName ?? 'ebs.csi.aws.com',
         now: () => new Date(now()),
         signedAt: new Date(message.timestamp * 1000),
+        reportError: (itemKey, error) => onError(clusterId, itemKey, error, 'reconcile'),
       };
       let results = await reconcileItems(parsed.data.items, ctx);
-      if (registration.writeBack === 'direct') results = await applyDirectly(deps, registration, results);
+      if (registration.writeBack === 'direct') results = await applyDirectly(deps, registration, results, (key, err) => onError(clusterId, key, err, 'writeBack'));
       parsed.data.items.forEach((item, i) => deps.onResult?.(clusterId, item, results[i]!));
       return c.json({ results } satisfies ReconcileResponse);
     },
@@ -138,9 +156,16 @@ async function lookUp(registry: ClusterRegistry, clusterId: string): Promise<Clu
 
 /**
  * `writeBack: direct`: the backend applies each result's writes itself and answers with none,
- * so the forwarder has nothing left to do. A failed write turns the item into a requeue.
+ * so the forwarder has nothing left to do (it applies whatever writes an answer holds, and
+ * these hold none: the registration alone says who writes). A write that fails is reported
+ * (`onError`, stage `writeBack`) and turns the item into a requeue, never `done`.
  */
-async function applyDirectly(deps: AppDependencies, registration: ClusterRegistration, results: Result[]): Promise<Result[]> {
+async function applyDirectly(
+  deps: AppDependencies,
+  registration: ClusterRegistration,
+  results: Result[],
+  report: (itemKey: string, error: unknown) => void,
+): Promise<Result[]> {
   const apply = deps.applyDirect;
   if (!apply) throw new ApiError(403, 'registration_invalid', `cluster "${registration.clusterId}" uses writeBack: direct, which this backend does not support`);
   return Promise.all(
@@ -150,6 +175,7 @@ async function applyDirectly(deps: AppDependencies, registration: ClusterRegistr
         await apply(registration, result.writes);
         return { ...result, writes: [] };
       } catch (err) {
+        report(result.key, err);
         return {
           key: result.key,
           outcome: 'requeue',
@@ -160,4 +186,10 @@ async function applyDirectly(deps: AppDependencies, registration: ClusterRegistr
       }
     }),
   );
+}
+
+/** The default `onError`: one JSON line at level ERROR on stderr, with the stack. */
+function logError(clusterId: string, itemKey: string, error: unknown, stage: ErrorStage): void {
+  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  console.error(JSON.stringify({ level: 'ERROR', message: ERROR_MESSAGES[stage], stage, clusterId, itemKey, error: detail }));
 }

@@ -18,6 +18,7 @@ export interface BackendOptions {
   /** Static EC2 credentials (local endpoints); otherwise the SDK's default provider chain. */
   ec2Credentials?: { accessKeyId: string; secretAccessKey: string };
   onResult?: AppDependencies['onResult'];
+  onError?: AppDependencies['onError'];
   now?: AppDependencies['now'];
 }
 
@@ -47,6 +48,7 @@ export function createBackendApp(options: BackendOptions) {
       await applyWrites(kubeClientsFromConfig(kubeConfigFor(registration.kubernetes)), writes);
     },
     onResult: options.onResult,
+    onError: options.onError,
     now: options.now,
   });
 }

@@ -22,8 +22,6 @@ export const ForwarderConfigSchema = z
     port: z.number().int().min(0).max(65_535).default(8080),
     /** Listen address of the health server; default all interfaces. */
     listenHost: z.string().min(1).optional(),
-    /** `none`: the backend applies writes itself (`writeBack: direct`); results' writes are ignored. */
-    writeBack: z.enum(['forwarder', 'none']).default('forwarder'),
     /** A plain-http API server (local stack) instead of in-cluster / KUBECONFIG. */
     kubeServer: z.url().optional(),
     logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -56,10 +54,25 @@ export const ENV_VARS = {
   resyncSeconds: 'VOLHOOK_RESYNC_SECONDS',
   port: 'VOLHOOK_PORT',
   listenHost: 'VOLHOOK_LISTEN_HOST',
-  writeBack: 'VOLHOOK_WRITE_BACK',
   kubeServer: 'VOLHOOK_KUBE_SERVER',
   logLevel: 'VOLHOOK_LOG_LEVEL',
 } as const satisfies Partial<Record<keyof ForwarderConfig, string>>;
+
+/**
+ * Variables no longer read, and why. `VOLHOOK_WRITE_BACK`: who applies writes is the cluster's
+ * registration alone (`writeBack`); the forwarder applies whatever writes an answer holds
+ * (see sender.ts).
+ */
+export const RETIRED_ENV_VARS: Readonly<Record<string, string>> = {
+  VOLHOOK_WRITE_BACK: "no longer read: the cluster's registration (writeBack) says who applies writes, and the forwarder applies every write the backend answers with",
+};
+
+/** The retired variables set in `env`, each with why it is ignored: for a warning at start. */
+export function retiredSettings(env: Record<string, string | undefined>): { name: string; why: string }[] {
+  return Object.entries(RETIRED_ENV_VARS)
+    .filter(([name]) => (env[name]?.trim() ?? '') !== '')
+    .map(([name, why]) => ({ name, why }));
+}
 
 const NUMERIC = new Set<string>(['batchSize', 'concurrency', 'resyncSeconds', 'port']);
 

@@ -4,6 +4,8 @@ export {
   parseConfig,
   ConfigError,
   ENV_VARS,
+  RETIRED_ENV_VARS,
+  retiredSettings,
   ForwarderConfigSchema,
   type ForwarderConfig,
   type ForwarderConfigInput,

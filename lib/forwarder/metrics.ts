@@ -9,6 +9,7 @@ export interface ForwarderMetrics {
   requestDuration: Histogram<'status'>;
   writeFailures: Counter<'op'>;
   informerRestarts: Counter<'resource'>;
+  updatesIgnored: Counter<'resource'>;
 }
 
 export function createMetrics(options: { queueDepth: () => number; defaultMetrics?: boolean }): ForwarderMetrics {
@@ -51,6 +52,12 @@ export function createMetrics(options: { queueDepth: () => number; defaultMetric
     informerRestarts: new Counter({
       name: 'volhook_forwarder_informer_restarts_total',
       help: 'Informers restarted after a watch or list error',
+      labelNames: ['resource'],
+      registers: [registry],
+    }),
+    updatesIgnored: new Counter({
+      name: 'volhook_forwarder_updates_ignored_total',
+      help: 'Updates not offered: only what volhook wrote changed (echoes), or a Node heartbeat',
       labelNames: ['resource'],
       registers: [registry],
     }),

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ItemSchema, MAX_REQUEST_BYTES, type ItemInput, type Result } from '../contract/index.js';
-import { applyWrites, WriteError, type KubeClients } from '../kube/index.js';
+import { applyWrites, isApiError, WriteError, type KubeClients } from '../kube/index.js';
 import { BackendRequestError, matchResults, postReconcile, reconcileBody, type FetchLike } from './backend-client.js';
 import type { ForwarderConfig } from './config.js';
 import type { DeletedClaim } from './items.js';
@@ -18,7 +18,7 @@ import type { SecretSource } from './secret.js';
 const WRITE_CONCURRENCY = 8;
 
 export interface BatchSenderDeps {
-  config: Pick<ForwarderConfig, 'apiUrl' | 'clusterId' | 'requestTimeoutMs' | 'writeBack'>;
+  config: Pick<ForwarderConfig, 'apiUrl' | 'clusterId' | 'requestTimeoutMs'>;
   clients: KubeClients;
   metrics: ForwarderMetrics;
   logger: Logger;
@@ -121,21 +121,51 @@ export function createBatchSender(deps: BatchSenderDeps) {
         return;
       }
       metrics.outcomes.inc({ kind: kindOf(key), outcome: result.outcome });
-      if (config.writeBack === 'forwarder' && result.writes.length > 0) {
-        try {
-          await applyWrites(deps.clients, result.writes);
-        } catch (err) {
-          metrics.writeFailures.inc({ op: err instanceof WriteError ? err.write.op : 'unknown' });
-          logger.warn('applying writes failed; item will be retried with backoff', { key, err: err instanceof Error ? err.message : String(err) });
-          completions.set(key, { type: 'error' });
-          return;
-        }
+      if (!(await applyResultWrites(key, result))) {
+        completions.set(key, { type: 'error' });
+        return;
       }
       completions.set(key, completionOf(result));
       if (result.outcome === 'failed') logger.warn('reconcile failed', { key, reason: result.reason, message: result.message });
       else logger.debug('reconciled', { key, outcome: result.outcome, writes: result.writes.length });
     });
   }
+
+  /**
+   * Applies the writes of a result; false when one could not be applied.
+   *
+   * Who applies writes is configured in one place: the cluster's registration (`writeBack`).
+   * With `forwarder` the backend answers with the writes and the forwarder applies them; with
+   * `direct` it applies them itself and answers with none. So writes in an answer always mean
+   * "apply these", and the forwarder has no setting of its own: it once had one
+   * (VOLHOOK_WRITE_BACK), and a forwarder set to `none` for a cluster registered with
+   * `forwarder` dropped the PV create and marked the claim done.
+   *
+   * A write that cannot be applied (a ClusterRole without the permission, an API server that
+   * refuses the object) is never `done`: it is logged at error level, counted in
+   * `volhook_forwarder_write_failures_total`, and the key retried with backoff.
+   */
+  async function applyResultWrites(key: string, result: Result): Promise<boolean> {
+    if (result.writes.length === 0) return true;
+    try {
+      await applyWrites(deps.clients, result.writes);
+      return true;
+    } catch (err) {
+      const op = err instanceof WriteError ? err.write.op : 'unknown';
+      metrics.writeFailures.inc({ op });
+      logger.error('writes could not be applied; the item is retried with backoff', {
+        key,
+        op,
+        err: err instanceof Error ? err.message : String(err),
+        ...(isForbidden(err) && { hint: "the forwarder's ServiceAccount may not make this write: apply infra/forwarder/rbac.yaml" }),
+      });
+      return false;
+    }
+  }
+}
+
+function isForbidden(err: unknown): boolean {
+  return isApiError(err instanceof WriteError ? err.cause : err, 403);
 }
 
 /**

@@ -1,9 +1,11 @@
 /**
  * What every reconciled item leaves behind: one structured log line (cluster id, item key,
- * outcome) and one count in the metric of its outcome. Hung on the app's `onResult` hook.
+ * outcome) and one count in the metric of its outcome. Hung on the app's `onResult` hook;
+ * errors an operator must see, on its `onError` hook.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { ERROR_MESSAGES, type ErrorStage } from '../app/app.js';
 import type { Item, Outcome, Result } from '../contract/index.js';
 
 /** One metric per outcome, in namespace `volhook`, dimensions `service` and `clusterId`. */
@@ -30,9 +32,31 @@ export function recordReconcileResults(logger: Logger, metrics: Metrics) {
     if (result.outcome === 'failed') logger.warn(RECONCILED_MESSAGE, fields);
     else logger.info(RECONCILED_MESSAGE, fields);
 
-    // A request carries one cluster's items and metrics are flushed per request, so the
-    // dimension set with the first metric of a flush holds for all of it.
-    if (!metrics.hasStoredMetrics()) metrics.addDimension('clusterId', clusterId);
-    metrics.addMetric(OUTCOME_METRICS[result.outcome], MetricUnit.Count, 1);
+    count(metrics, clusterId, OUTCOME_METRICS[result.outcome]);
   };
+}
+
+/** One metric per kind of error an operator must see (see the app's `onError`). */
+export const ERROR_METRICS: Readonly<Record<ErrorStage, string>> = {
+  reconcile: 'ReconcileError',
+  writeBack: 'WriteBackFailed',
+};
+
+/**
+ * The app's `onError`: an exception in a reconciler (not an EC2 error: a bug) or writes that
+ * could not be applied leave one log line at level ERROR, with the stack, and one count in
+ * `ReconcileError` / `WriteBackFailed` — so a crash loop is loud, not a quiet 10 s requeue.
+ */
+export function recordReconcileErrors(logger: Logger, metrics: Metrics) {
+  return (clusterId: string, itemKey: string, error: unknown, stage: ErrorStage): void => {
+    logger.error(ERROR_MESSAGES[stage], { clusterId, itemKey, stage, error: error instanceof Error ? error : new Error(String(error)) });
+    count(metrics, clusterId, ERROR_METRICS[stage]);
+  };
+}
+
+function count(metrics: Metrics, clusterId: string, name: string): void {
+  // A request carries one cluster's items and metrics are flushed per request, so the
+  // dimension set with the first metric of a flush holds for all of it.
+  if (!metrics.hasStoredMetrics()) metrics.addDimension('clusterId', clusterId);
+  metrics.addMetric(name, MetricUnit.Count, 1);
 }

@@ -14,6 +14,8 @@ export interface ReconcileContext {
   now(): Date;
   /** When the forwarder signed the request (its `webhook-timestamp`): how stale its items may be. */
   signedAt: Date;
+  /** Told of each error of an item that is not an EC2 error (a bug): the app logs and counts it. */
+  reportError?(itemKey: string, error: unknown): void;
 }
 
 /**

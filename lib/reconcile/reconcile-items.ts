@@ -1,4 +1,5 @@
 import { itemKey, KUBERNETES_UID, type Item, type Result } from '../contract/index.js';
+import { Ec2Error } from '../ec2/types.js';
 import { reconcileAttach } from './attach.js';
 import { reconcileClaimDeleted } from './claim-deleted.js';
 import { scopeFor, type ReconcileContext, type Scope } from './context.js';
@@ -14,7 +15,7 @@ import { reconcileReclaim } from './reclaim.js';
  * Describe calls — and answers one Result per item, in order. One item's error never fails
  * another: an item whose identifiers are malformed is refused alone, before any EC2 call; a
  * gateway error becomes that item's outcome (transient ones a requeue), anything else a
- * requeue with the error's message.
+ * requeue with the error's message, reported (`reportError`) so that a bug is not a quiet loop.
  */
 export async function reconcileItems(items: Item[], ctx: ReconcileContext): Promise<Result[]> {
   const scope = scopeFor(ctx);
@@ -25,6 +26,8 @@ export async function reconcileItems(items: Item[], ctx: ReconcileContext): Prom
         const { verdict, writes } = await reconcileItem(item, scope);
         return toResult(key, verdict, writes);
       } catch (error) {
+        // EC2 errors are the cloud's answer, classified; anything else is a bug to be seen.
+        if (!(error instanceof Ec2Error)) ctx.reportError?.(key, error);
         return toResult(key, verdictForError(error), []);
       }
     }),

@@ -1,12 +1,15 @@
 /**
  * A model of the in-cluster forwarder, made of its real pure parts: the filters that say
- * which objects are ours and which are settled (lib/forwarder/filter.ts), the item builders
+ * which objects are ours and which are settled (lib/forwarder/filter.ts), which updates are
+ * news (lib/forwarder/changes.ts), the item builders
  * (lib/forwarder/items.ts) over a `ClusterView` backed by the store, signing
  * (lib/contract/signing.ts), `matchResults`, and `applyWrites` over client-node against the
  * local API server.
  *
  * Each step it lists the objects and sends what its work queue would hand out: every object
- * of ours that changed since its last list (what a watch event offers at once), the keys
+ * of ours that changed since its last list (what a watch event offers at once — not when the
+ * only change is what volhook wrote: the forwarder's echo filter, lib/forwarder/changes.ts, so
+ * that write before act must progress by its requeue after 0 s alone), the keys
  * whose requeue time has come (`requeueAfterSeconds`, capped at 20 s; `requeue` after 0 s goes
  * again within the step), everything unsettled at each resync (every 40 s of simulated time),
  * and the `PersistentVolumeClaimDeleted` items it holds in memory. Those come, as in the real
@@ -26,6 +29,7 @@ import type { V1CSINode, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1
 import { z } from 'zod';
 import { ItemSchema, pvNameForClaim, ReconcileResponseSchema, sign, type ItemInput, type Result, type Write } from '../../lib/contract/index.js';
 import { matchResults } from '../../lib/forwarder/backend-client.js';
+import { attachmentNews, claimNews, fingerprint, volumeNews } from '../../lib/forwarder/changes.js';
 import { isOurAttachment, isOurClaim, isOurVolume, isSettledAttachment, isSettledVolume, type Ownership } from '../../lib/forwarder/filter.js';
 import {
   buildAttachmentItem,
@@ -194,16 +198,16 @@ export class ForwarderModel {
    */
   private collect(mark = true): Candidate[] {
     const out: Candidate[] = [];
-    const changed = (key: string, rv: string | undefined) => {
+    const changed = (key: string, print: string) => {
       const before = this.seen.get(key);
-      if (mark) this.seen.set(key, rv ?? '');
-      return before !== rv;
+      if (mark) this.seen.set(key, print);
+      return before !== print;
     };
     for (const pvc of this.list<V1PersistentVolumeClaim>('persistentvolumeclaims')) {
       const namespace = pvc.metadata?.namespace ?? '';
       const name = pvc.metadata?.name ?? '';
       const key = keys.claim(namespace, name);
-      const isChanged = changed(key, pvc.metadata?.resourceVersion);
+      const isChanged = changed(key, fingerprint(claimNews(pvc, ownership)));
       if (!this.offersClaim(pvc)) continue;
       out.push({
         key,
@@ -229,7 +233,7 @@ export class ForwarderModel {
     for (const pv of this.list<V1PersistentVolume>('persistentvolumes')) {
       const name = pv.metadata?.name ?? '';
       const key = keys.volume(name);
-      const isChanged = changed(key, pv.metadata?.resourceVersion);
+      const isChanged = changed(key, fingerprint(volumeNews(pv, ownership)));
       if (!isOurVolume(pv, ownership) || (isSettledVolume(pv) && !isChanged)) continue;
       const subject = this.subjectOfPv(pv, `PV ${name}`);
       out.push({
@@ -246,7 +250,7 @@ export class ForwarderModel {
     for (const va of this.list<V1VolumeAttachment>('volumeattachments')) {
       const name = va.metadata?.name ?? '';
       const key = keys.attachment(name);
-      const isChanged = changed(key, va.metadata?.resourceVersion);
+      const isChanged = changed(key, fingerprint(attachmentNews(va, ownership)));
       if (!isOurAttachment(va, ownership) || (isSettledAttachment(va, ownership) && !isChanged)) continue;
       const pvName = va.spec?.source?.persistentVolumeName ?? '';
       const pv = this.get<V1PersistentVolume>('persistentvolumes', pvName);

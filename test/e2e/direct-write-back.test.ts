@@ -1,6 +1,6 @@
 /**
  * A cluster registered with `writeBack: direct`: the backend applies the Kubernetes writes
- * itself, through the local Kubernetes API; the forwarder (write-back `none`) only forwards.
+ * itself, through the local Kubernetes API, and answers with no writes: the forwarder only forwards.
  * The forwarder here is started by the test with a fetch that records every answer it gets,
  * so the test can show that no write ever reached it and the PV was made all the same.
  */
@@ -36,7 +36,6 @@ beforeAll(async () => {
       kubeServer: stack.urls.kube,
       port: 0,
       listenHost: '127.0.0.1',
-      writeBack: 'none',
       backoffInitialMs: 100,
       backoffMaxMs: 2_000,
       resyncSeconds: 2,

@@ -142,7 +142,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           kubeServer: kube.url,
           port: 0,
           listenHost: host,
-          writeBack: writeBack === 'direct' ? 'none' : 'forwarder',
           ...options.forwarder,
         },
         { kubeConfig: kubeConfigFor({ server: kube.url }), logger: options.logger ?? silentLogger },

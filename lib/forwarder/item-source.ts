@@ -1,0 +1,81 @@
+/**
+ * The item for a queue key, built the moment its batch goes out: from the informer caches
+ * (through a `ClusterView`), with the PV's absence confirmed by a live read for the items
+ * that may delete a disk.
+ */
+import { claimReleasesDisk, pvNameForClaim, type ItemInput, type Ownership } from '../contract/index.js';
+import { isApiError, type KubeClients } from '../kube/index.js';
+import type { Dependents } from './dependents.js';
+import { isOurAttachment, isOurClaim, isOurVolume } from './filter.js';
+import {
+  buildAttachmentItem,
+  buildClaimDeletedItem,
+  buildClaimItem,
+  buildVolumeItem,
+  parseItemKey,
+  withLivePvCheck,
+  type ClusterView,
+  type DeletedClaim,
+  type LivePvRead,
+} from './items.js';
+import type { Logger } from './logger.js';
+import type { WatchContext } from './watches.js';
+
+/** The `ClusterView` the item builders read: the caches and the dependents index. */
+export function cacheView({ caches, dependents }: Pick<WatchContext, 'caches' | 'dependents'>): ClusterView {
+  return {
+    storageClass: (name) => caches.storageclasses.get(name),
+    node: (name) => caches.nodes.get(name),
+    csiNode: (name) => caches.csinodes.get(name),
+    pv: (name) => caches.persistentvolumes.get(name),
+    attachmentsOf: (pvName) => dependents.attachmentsOf(pvName),
+    zones: () => [...dependents.zones],
+  };
+}
+
+/** Reads a PV live from the API server; a failed read is logged and answers undefined. */
+export function livePvRead(clients: KubeClients, logger: Logger): LivePvRead {
+  return async (name) => {
+    try {
+      await clients.core.readPersistentVolume({ name });
+      return true;
+    } catch (err) {
+      if (isApiError(err, 404)) return false;
+      logger.warn('live read of a PersistentVolume failed; the item goes without it', { name, err: err instanceof Error ? err.message : String(err) });
+      return undefined;
+    }
+  };
+}
+
+/**
+ * The item for `key` from the caches now; undefined when its object is gone or not ours.
+ * Items that may delete a disk get the PV's absence confirmed live.
+ */
+export function itemSource(options: { ctx: Pick<WatchContext, 'caches' | 'dependents'>; ownership: Ownership; readPv: LivePvRead }) {
+  const { ctx, ownership, readPv } = options;
+  const { caches } = ctx;
+  const view = cacheView(ctx);
+  return async function buildItem(key: string, payload: DeletedClaim | undefined): Promise<ItemInput | undefined> {
+    const parsed = parseItemKey(key);
+    switch (parsed?.kind) {
+      case 'PersistentVolumeClaim': {
+        const pvc = caches.persistentvolumeclaims.get(parsed.name, parsed.namespace);
+        if (!pvc || !isOurClaim(pvc, ownership)) return undefined;
+        const item = buildClaimItem(pvc, view, ownership.driver);
+        return claimReleasesDisk(pvc) ? withLivePvCheck(item, pvNameForClaim(pvc.metadata?.uid ?? ''), readPv) : item;
+      }
+      case 'PersistentVolumeClaimDeleted':
+        return payload ? withLivePvCheck(buildClaimDeletedItem(payload, view), pvNameForClaim(payload.uid), readPv) : undefined;
+      case 'PersistentVolume': {
+        const pv = caches.persistentvolumes.get(parsed.name);
+        return pv && isOurVolume(pv, ownership) ? buildVolumeItem(pv, view) : undefined;
+      }
+      case 'VolumeAttachment': {
+        const va = caches.volumeattachments.get(parsed.name);
+        return va && isOurAttachment(va, ownership) ? buildAttachmentItem(va, view, ownership.driver) : undefined;
+      }
+      default:
+        return undefined;
+    }
+  };
+}
