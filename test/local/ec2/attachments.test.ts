@@ -8,19 +8,10 @@ import {
   RunInstancesCommand,
   TerminateInstancesCommand,
 } from '@aws-sdk/client-ec2';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/local/ec2/index.js';
-import { eventually, expectEc2Error, startTestSim, type TestSim } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { eventually, expectEc2Error, simPerTest, startTestSim, ZONE } from './helpers.js';
 
-const ZONE = 'us-east-1a';
-let t: TestSim;
-let clock: ManualClock;
-
-beforeEach(async () => {
-  clock = new ManualClock();
-  t = await startTestSim({ throttling: false }, clock);
-});
-afterEach(() => t.close());
+const t = simPerTest();
 
 async function availableVolume(input: { zone?: string; type?: 'io2' | 'gp3'; multi?: boolean } = {}): Promise<string> {
   const v = await t.ec2.send(
@@ -32,7 +23,7 @@ async function availableVolume(input: { zone?: string; type?: 'io2' | 'gp3'; mul
       MultiAttachEnabled: input.multi,
     }),
   );
-  clock.advance(15_000);
+  t.clock.advance(15_000);
   return v.VolumeId!;
 }
 const attach = (VolumeId: string, InstanceId: string, Device = '/dev/xvdaa') =>
@@ -48,9 +39,9 @@ describe('AttachVolume / DetachVolume', () => {
     let v = await volume(vol);
     expect(v.State).toBe('in-use');
     expect(v.Attachments?.[0]?.State).toBe('attaching');
-    clock.advance(999);
+    t.clock.advance(999);
     expect((await volume(vol)).Attachments?.[0]?.State).toBe('attaching');
-    clock.advance(3001);
+    t.clock.advance(3001);
     v = await volume(vol);
     expect(v.Attachments?.[0]).toMatchObject({ State: 'attached', InstanceId: node.id, Device: '/dev/xvdaa', DeleteOnTermination: false });
     const inst = (await t.ec2.send(new DescribeInstancesCommand({ InstanceIds: [node.id] }))).Reservations![0]!.Instances![0]!;
@@ -64,11 +55,11 @@ describe('AttachVolume / DetachVolume', () => {
     const node = t.sim.runInstance({ zone: ZONE });
     const vol = await availableVolume();
     await attach(vol, node.id);
-    clock.advance(4000);
+    t.clock.advance(4000);
     const out = await t.ec2.send(new DetachVolumeCommand({ VolumeId: vol, InstanceId: node.id }));
     expect(out.State).toBe('detaching');
     expect((await volume(vol)).Attachments?.[0]?.State).toBe('detaching');
-    clock.advance(4000);
+    t.clock.advance(4000);
     const v = await volume(vol);
     expect(v.State).toBe('available');
     expect(v.Attachments).toEqual([]);
@@ -115,7 +106,7 @@ describe('AttachVolume / DetachVolume', () => {
     const multi = await availableVolume({ type: 'io2', multi: true });
     await attach(multi, n1.id, '/dev/xvdac');
     await attach(multi, n2.id, '/dev/xvdac');
-    clock.advance(4000);
+    t.clock.advance(4000);
     expect((await volume(multi)).Attachments?.map((a) => a.State)).toEqual(['attached', 'attached']);
   });
 
@@ -132,7 +123,7 @@ describe('AttachVolume / DetachVolume', () => {
       const out = await t.sim.call({ Action: 'CreateVolume', AvailabilityZone: ZONE, Size: '1' });
       expect(out.status).toBe(200);
     }
-    clock.advance(15_000);
+    t.clock.advance(15_000);
     const vols = t.sim.volumes().filter((v) => v.attachments.length === 0);
     for (const [n, device] of devices.entries()) await attach(vols[n]!.id, node.id, device);
     const extra = await availableVolume();
@@ -162,7 +153,7 @@ describe('AttachVolume / DetachVolume', () => {
     const node = t.sim.runInstance({ zone: ZONE });
     const vol = await availableVolume();
     await attach(vol, node.id);
-    clock.advance(4000);
+    t.clock.advance(4000);
     await t.ec2.send(new DetachVolumeCommand({ VolumeId: vol }));
     await expectEc2Error(t.ec2.send(new DetachVolumeCommand({ VolumeId: vol })), 'IncorrectState');
   });
@@ -183,10 +174,10 @@ describe('AttachVolume / DetachVolume', () => {
     const node = t.sim.runInstance({ zone: ZONE });
     const vol = await availableVolume();
     await attach(vol, node.id);
-    clock.advance(600_000);
+    t.clock.advance(600_000);
     expect((await volume(vol)).Attachments?.[0]?.State).toBe('attaching');
     await t.ec2.send(new DetachVolumeCommand({ VolumeId: vol, InstanceId: node.id }));
-    clock.advance(4000);
+    t.clock.advance(4000);
     expect((await volume(vol)).State).toBe('available');
   });
 });
@@ -213,7 +204,7 @@ describe('instances', () => {
       Tags: [{ Key: 'Name', Value: 'node' }],
     });
     expect(first.BlockDeviceMappings?.[0]?.DeviceName).toBe('/dev/xvda');
-    clock.advance(15_000);
+    t.clock.advance(15_000);
     const described = await t.ec2.send(new DescribeInstancesCommand({ InstanceIds: [first.InstanceId!] }));
     expect(described.Reservations?.[0]?.Instances?.[0]?.State).toEqual({ Code: 16, Name: 'running' });
   });
@@ -223,14 +214,14 @@ describe('instances', () => {
     const root = t.sim.volumes().find((v) => v.attachments[0]?.instanceId === node.id)!;
     const vol = await availableVolume();
     await attach(vol, node.id);
-    clock.advance(4000);
+    t.clock.advance(4000);
     const out = await t.ec2.send(new TerminateInstancesCommand({ InstanceIds: [node.id] }));
     expect(out.TerminatingInstances?.[0]).toMatchObject({
       InstanceId: node.id,
       PreviousState: { Name: 'running', Code: 16 },
       CurrentState: { Name: 'shutting-down', Code: 32 },
     });
-    clock.advance(10_000);
+    t.clock.advance(10_000);
     const inst = (await t.ec2.send(new DescribeInstancesCommand({ InstanceIds: [node.id] }))).Reservations![0]!.Instances![0]!;
     expect(inst.State?.Name).toBe('terminated');
     expect(t.sim.volume(root.id)).toBeUndefined();

@@ -2,20 +2,11 @@ import { CreateVolumeCommand, DescribeAvailabilityZonesCommand, DescribeVolumesC
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Ec2Simulator, ManualClock } from '../../../lib/local/ec2/index.js';
-import { expectEc2Error, startTestSim, type TestSim } from './helpers.js';
+import { expectEc2Error, simsClosedAfterEach, startTestSim, ZONE, type TestSim } from './helpers.js';
 
-const ZONE = 'us-east-1a';
-const running: TestSim[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((t) => t.close()));
-});
-async function sim(options: Parameters<typeof startTestSim>[0], clock?: ManualClock): Promise<TestSim> {
-  const t = await startTestSim(options, clock);
-  running.push(t);
-  return t;
-}
+const sim = simsClosedAfterEach();
 
 describe('fault injection', () => {
   it('InternalError fault at rate 1 -> 500 InternalError through the SDK', async () => {

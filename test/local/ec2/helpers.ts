@@ -1,6 +1,16 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
-import { expect } from 'vitest';
-import { startEc2Simulator, type Clock, type Ec2SimulatorOptions, type RunningEc2Simulator } from '../../../lib/local/ec2/index.js';
+import { afterEach, beforeEach, expect } from 'vitest';
+import {
+  ManualClock,
+  startEc2Simulator,
+  type Clock,
+  type Ec2Simulator,
+  type Ec2SimulatorOptions,
+  type RunningEc2Simulator,
+} from '../../../lib/local/ec2/index.js';
+
+/** The zone the tests make their volumes in. */
+export const ZONE = 'us-east-1a';
 
 export interface TestSim extends RunningEc2Simulator {
   ec2: EC2Client;
@@ -22,6 +32,58 @@ export async function startTestSim(options: Ec2SimulatorOptions = {}, clock?: Cl
       ec2.destroy();
       await running.close();
     },
+  };
+}
+
+/** The simulator of the test running now; see {@link simPerTest}. */
+export interface CurrentSim {
+  readonly ec2: EC2Client;
+  readonly sim: Ec2Simulator;
+  /** Time passes only when a test advances it. */
+  readonly clock: ManualClock;
+}
+
+/**
+ * A fresh simulator on a ManualClock for each test of the file, closed after it; throttling
+ * off unless `options` turn it on. Its fields are the current test's.
+ */
+export function simPerTest(options: Ec2SimulatorOptions = {}): CurrentSim {
+  let current: { t: TestSim; clock: ManualClock } | undefined;
+  beforeEach(async () => {
+    const clock = new ManualClock();
+    current = { t: await startTestSim({ throttling: false, ...options }, clock), clock };
+  });
+  afterEach(async () => {
+    await current?.t.close();
+    current = undefined;
+  });
+  const now = () => {
+    if (!current) throw new Error('simPerTest: the simulator exists only while a test runs');
+    return current;
+  };
+  return {
+    get ec2() {
+      return now().t.ec2;
+    },
+    get sim() {
+      return now().t.sim;
+    },
+    get clock() {
+      return now().clock;
+    },
+  };
+}
+
+/** {@link startTestSim} for tests that start their own simulators: every one is closed after each test. */
+export function simsClosedAfterEach(): typeof startTestSim {
+  const running: TestSim[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((t) => t.close()));
+  });
+  return async (options, clock) => {
+    const t = await startTestSim(options, clock);
+    running.push(t);
+    return t;
   };
 }
 

@@ -8,24 +8,15 @@ import {
   DescribeVolumesModificationsCommand,
   ModifyVolumeCommand,
 } from '@aws-sdk/client-ec2';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/local/ec2/index.js';
-import { expectEc2Error, startTestSim, type TestSim } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { expectEc2Error, simPerTest, ZONE } from './helpers.js';
 
-const ZONE = 'us-east-1a';
 const HOUR = 3600_000;
-let t: TestSim;
-let clock: ManualClock;
-
-beforeEach(async () => {
-  clock = new ManualClock();
-  t = await startTestSim({ throttling: false, zones: ['us-east-1a', 'us-east-1b', 'us-east-1d'] }, clock);
-});
-afterEach(() => t.close());
+const t = simPerTest({ zones: ['us-east-1a', 'us-east-1b', 'us-east-1d'] });
 
 async function availableVolume(size = 10): Promise<string> {
   const v = await t.ec2.send(new CreateVolumeCommand({ AvailabilityZone: ZONE, Size: size, VolumeType: 'gp3' }));
-  clock.advance(15_000);
+  t.clock.advance(15_000);
   return v.VolumeId!;
 }
 const tagsOf = async (id: string) =>
@@ -108,10 +99,10 @@ describe('ModifyVolume / DescribeVolumesModifications', () => {
       TargetIops: 4000,
       TargetVolumeType: 'gp3',
     });
-    clock.advance(5_000);
+    t.clock.advance(5_000);
     expect((await modification(id)).ModificationState).toBe('optimizing');
     expect((await t.ec2.send(new DescribeVolumesCommand({ VolumeIds: [id] }))).Volumes![0]).toMatchObject({ Size: 20, Iops: 4000 });
-    clock.advance(30_000);
+    t.clock.advance(30_000);
     const done = await modification(id);
     expect(done.ModificationState).toBe('completed');
     expect(done.Progress).toBe(100);
@@ -122,9 +113,9 @@ describe('ModifyVolume / DescribeVolumesModifications', () => {
     const id = await availableVolume(10);
     await t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: 20 }));
     await expectEc2Error(t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: 30 })), 'IncorrectModificationState');
-    clock.advance(HOUR);
+    t.clock.advance(HOUR);
     await expectEc2Error(t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: 30 })), 'VolumeModificationRateExceeded');
-    clock.advance(5 * HOUR);
+    t.clock.advance(5 * HOUR);
     const out = await t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: 30 }));
     expect(out.VolumeModification?.OriginalSize).toBe(20);
   });

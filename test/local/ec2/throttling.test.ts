@@ -1,18 +1,9 @@
 import { CreateVolumeCommand, DeleteVolumeCommand, DescribeVolumesCommand } from '@aws-sdk/client-ec2';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Ec2Simulator, ManualClock } from '../../../lib/local/ec2/index.js';
-import { expectEc2Error, startTestSim, type TestSim } from './helpers.js';
+import { expectEc2Error, simsClosedAfterEach, ZONE } from './helpers.js';
 
-const ZONE = 'us-east-1a';
-const running: TestSim[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((t) => t.close()));
-});
-async function sim(options: Parameters<typeof startTestSim>[0], clock?: ManualClock): Promise<TestSim> {
-  const t = await startTestSim(options, clock);
-  running.push(t);
-  return t;
-}
+const sim = simsClosedAfterEach();
 
 describe('token buckets over the SDK', () => {
   it('burst of 101 CreateVolume -> 100 accepted, then RequestLimitExceeded (503) until a token refills in 200 ms', async () => {

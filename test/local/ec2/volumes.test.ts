@@ -5,19 +5,10 @@ import {
   paginateDescribeVolumes,
   type CreateVolumeCommandInput,
 } from '@aws-sdk/client-ec2';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/local/ec2/index.js';
-import { expectEc2Error, startTestSim, type TestSim } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { expectEc2Error, simPerTest, ZONE } from './helpers.js';
 
-const ZONE = 'us-east-1a';
-let t: TestSim;
-let clock: ManualClock;
-
-beforeEach(async () => {
-  clock = new ManualClock();
-  t = await startTestSim({ throttling: false }, clock);
-});
-afterEach(() => t.close());
+const t = simPerTest();
 
 const create = (input: Partial<CreateVolumeCommandInput> = {}) =>
   t.ec2.send(new CreateVolumeCommand({ AvailabilityZone: ZONE, Size: 10, VolumeType: 'gp3', ...input }));
@@ -121,7 +112,7 @@ describe('CreateVolume', () => {
 
   it('retry with token after the volume became available -> current state of the same volume', async () => {
     const a = await create({ ClientToken: 'token-3' });
-    clock.advance(60_000);
+    t.clock.advance(60_000);
     const b = await create({ ClientToken: 'token-3' });
     expect(b.VolumeId).toBe(a.VolumeId);
     expect(b.State).toBe('available');
@@ -129,9 +120,9 @@ describe('CreateVolume', () => {
 
   it('retry with token after the volume was deleted and is gone -> that same volume, state deleted; no new volume', async () => {
     const a = await create({ ClientToken: 'token-4' });
-    clock.advance(60_000);
+    t.clock.advance(60_000);
     await t.ec2.send(new DeleteVolumeCommand({ VolumeId: a.VolumeId }));
-    clock.advance(60_000);
+    t.clock.advance(60_000);
     expect(t.sim.volumes().some((v) => v.id === a.VolumeId)).toBe(false);
     const b = await create({ ClientToken: 'token-4' });
     expect(b.VolumeId).toBe(a.VolumeId);
@@ -149,7 +140,7 @@ describe('volume state machine', () => {
   it('creating -> available within the create latency (p99 4 s, capped)', async () => {
     const v = await create();
     expect((await describeOne(v.VolumeId!))?.State).toBe('creating');
-    clock.advance(15_000);
+    t.clock.advance(15_000);
     expect((await describeOne(v.VolumeId!))?.State).toBe('available');
   });
 
@@ -158,7 +149,7 @@ describe('volume state machine', () => {
       const out = await t.sim.call({ Action: 'CreateVolume', AvailabilityZone: ZONE, Size: '1' });
       expect(out.status).toBe(200);
     }
-    clock.advance(1500);
+    t.clock.advance(1500);
     const available = t.sim.volumes().filter((v) => v.state === 'available').length;
     expect(available).toBeGreaterThan(15);
     expect(available).toBeLessThan(45);
@@ -166,11 +157,11 @@ describe('volume state machine', () => {
 
   it('DeleteVolume -> deleting, then InvalidVolume.NotFound', async () => {
     const v = await create();
-    clock.advance(15_000);
+    t.clock.advance(15_000);
     const del = await t.ec2.send(new DeleteVolumeCommand({ VolumeId: v.VolumeId }));
     expect(del.$metadata.httpStatusCode).toBe(200);
     expect((await describeOne(v.VolumeId!))?.State).toBe('deleting');
-    clock.advance(5_000);
+    t.clock.advance(5_000);
     await expectEc2Error(describeOne(v.VolumeId!), 'InvalidVolume.NotFound');
   });
 
@@ -185,13 +176,13 @@ describe('volume state machine', () => {
   it('KmsKeyId containing sim-vanish -> creating, then gone (refused key)', async () => {
     const v = await create({ Encrypted: true, KmsKeyId: 'alias/sim-vanish' });
     expect((await describeOne(v.VolumeId!))?.State).toBe('creating');
-    clock.advance(15_000);
+    t.clock.advance(15_000);
     await expectEc2Error(describeOne(v.VolumeId!), 'InvalidVolume.NotFound');
   });
 
   it('KmsKeyId containing sim-error -> error state', async () => {
     const v = await create({ Encrypted: true, KmsKeyId: 'alias/sim-error' });
-    clock.advance(15_000);
+    t.clock.advance(15_000);
     expect((await describeOne(v.VolumeId!))?.State).toBe('error');
   });
 
@@ -199,7 +190,7 @@ describe('volume state machine', () => {
     t.sim.configure({ createFaults: [{ tag: { key: 'fail' }, outcome: 'error' }] });
     const bad = await create({ TagSpecifications: [{ ResourceType: 'volume', Tags: [{ Key: 'fail', Value: '1' }] }] });
     const good = await create();
-    clock.advance(15_000);
+    t.clock.advance(15_000);
     expect(t.sim.volume(bad.VolumeId!)?.state).toBe('error');
     expect(t.sim.volume(good.VolumeId!)?.state).toBe('available');
   });
@@ -210,7 +201,7 @@ describe('DescribeVolumes', () => {
     const tag = (k: string, v: string) => ({ TagSpecifications: [{ ResourceType: 'volume' as const, Tags: [{ Key: k, Value: v }] }] });
     const a = await create({ ...tag('cluster', 'one') });
     const b = await create({ AvailabilityZone: 'us-east-1b', ...tag('cluster', 'two') });
-    clock.advance(15_000);
+    t.clock.advance(15_000);
     const c = await create({ ...tag('other', 'x') });
     return { a: a.VolumeId!, b: b.VolumeId!, c: c.VolumeId! };
   }
