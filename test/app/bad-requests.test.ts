@@ -1,6 +1,6 @@
 import { CreateVolumeCommand, DescribeVolumesCommand } from '@aws-sdk/client-ec2';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixtureBody, makeApp, NOW_MS, SECRET_C1, SECRET_C2, signedRequest } from './harness.js';
+import { CREATING_VOLUME, fixtureBody, makeApp, NOW_MS, SECRET_C1, SECRET_C2, signedRequest } from './harness.js';
 
 const PATH = '/v1/clusters/c1/reconcile';
 
@@ -140,14 +140,7 @@ describe('POST /v1/clusters/:id/reconcile refuses bad requests and touches nothi
 
   it('the same request correctly signed -> 200 and EC2 is called (the mock sees calls)', async () => {
     harness.ec2Mock.on(DescribeVolumesCommand).resolves({ Volumes: [] });
-    harness.ec2Mock.on(CreateVolumeCommand).resolves({
-      VolumeId: 'vol-0123456789abcdef0',
-      AvailabilityZone: 'us-east-1a',
-      Size: 20,
-      State: 'creating',
-      VolumeType: 'gp3',
-      Encrypted: true,
-    });
+    harness.ec2Mock.on(CreateVolumeCommand).resolves(CREATING_VOLUME);
     const res = await send(harness.app, signedRequest(PATH, fixtureBody, SECRET_C1));
     expect(res.status).toBe(200);
     expect(harness.ec2Mock).toHaveReceivedCommand(CreateVolumeCommand);

@@ -2,26 +2,18 @@
  * StorageClass parameters all the way to EC2: a signed request through the app, and the
  * CreateVolume input the SDK is asked to send (aws-sdk-client-mock), or no call at all.
  */
-import { CreateVolumeCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { CreateVolumeCommand } from '@aws-sdk/client-ec2';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from '../../lib/app/index.js';
 import { ReconcileResponseSchema, type Result } from '../../lib/contract/index.js';
-import { createEc2Gateway } from '../../lib/ec2/index.js';
-import { createStaticRegistry } from '../../lib/registry/index.js';
 import { FakeEc2 } from '../ec2/fake-ec2.js';
-import { fixtureBody, NOW_MS, registration, SECRET_C1, signedRequest } from './harness.js';
+import { appOverFakeEc2, fixtureBody, SECRET_C1, signedRequest } from './harness.js';
 
 let fake: FakeEc2;
 afterEach(() => fake.restore());
 
 async function provision(parameters: Record<string, string>, claim: { storage?: string; volumeMode?: string } = {}): Promise<Result> {
   fake = new FakeEc2();
-  const client = new EC2Client({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 's' }, maxAttempts: 1 });
-  const app = createApp({
-    registry: createStaticRegistry([registration('c1', SECRET_C1)]),
-    gatewayFor: (reg, deadline) => createEc2Gateway({ client, clusterId: reg.clusterId, deadline }),
-    now: () => NOW_MS,
-  });
+  const app = appOverFakeEc2();
   const body = JSON.parse(fixtureBody);
   const item = body.items[0];
   item.storageClass.parameters = parameters;

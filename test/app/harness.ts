@@ -17,21 +17,38 @@ export function registration(clusterId: string, secret: string, extra: Record<st
   return { clusterId, secrets: [secret], region: 'us-east-1', ...extra };
 }
 
-export function makeApp(overrides: Partial<AppDependencies> = {}, registrations: unknown[] = []) {
-  const ec2Mock = mockClient(EC2Client);
+/** The app at {@link NOW_MS} over the SDK's EC2Client, answered by whatever mock the test has put on it. */
+function sdkApp(registrations: unknown[], overrides: Partial<AppDependencies> = {}) {
   const client = new EC2Client({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 's' }, maxAttempts: 1 });
-  const app = createApp({
-    registry: createStaticRegistry([
-      registration('c1', SECRET_C1),
-      registration('c2', SECRET_C2),
-      ...registrations,
-    ]),
+  return createApp({
+    registry: createStaticRegistry(registrations),
     gatewayFor: (reg, deadline) => createEc2Gateway({ client, clusterId: reg.clusterId, deadline }),
     now: () => NOW_MS,
     ...overrides,
   });
+}
+
+/** The app for clusters c1 and c2 (and `registrations`), with a fresh aws-sdk-client-mock on EC2. */
+export function makeApp(overrides: Partial<AppDependencies> = {}, registrations: unknown[] = []) {
+  const ec2Mock = mockClient(EC2Client);
+  const app = sdkApp([registration('c1', SECRET_C1), registration('c2', SECRET_C2), ...registrations], overrides);
   return { app, ec2Mock };
 }
+
+/** The app for cluster c1 over EC2 as the test's FakeEc2 answers it. */
+export function appOverFakeEc2() {
+  return sdkApp([registration('c1', SECRET_C1)]);
+}
+
+/** The fixture claim's volume as EC2 describes it while it is being created. */
+export const CREATING_VOLUME = {
+  VolumeId: 'vol-0123456789abcdef0',
+  AvailabilityZone: 'us-east-1a',
+  Size: 20,
+  State: 'creating',
+  VolumeType: 'gp3',
+  Encrypted: true,
+} as const;
 
 export function signedRequest(
   path: string,

@@ -3,14 +3,11 @@
  * UTF-16 surrogate, which the SDK cannot even encode into a DescribeVolumes filter) is refused
  * alone, before EC2; the good items of the same request go on, their look-ups in one batch.
  */
-import { CreateVolumeCommand, DescribeVolumesCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { CreateVolumeCommand, DescribeVolumesCommand } from '@aws-sdk/client-ec2';
 import { afterEach, expect, it } from 'vitest';
-import { createApp } from '../../lib/app/index.js';
 import { ReconcileResponseSchema } from '../../lib/contract/index.js';
-import { createEc2Gateway } from '../../lib/ec2/index.js';
-import { createStaticRegistry } from '../../lib/registry/index.js';
 import { FakeEc2 } from '../ec2/fake-ec2.js';
-import { fixtureBody, NOW_MS, registration, SECRET_C1, signedRequest } from './harness.js';
+import { appOverFakeEc2, fixtureBody, SECRET_C1, signedRequest } from './harness.js';
 
 const template = JSON.parse(fixtureBody).items[0];
 let fake: FakeEc2;
@@ -18,12 +15,7 @@ afterEach(() => fake.restore());
 
 it('a bad uid in a batch of good claims -> only that item refused (InvalidItem, naming the uid); the others provisioned, their look-ups batched together', async () => {
   fake = new FakeEc2();
-  const client = new EC2Client({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 's' }, maxAttempts: 1 });
-  const app = createApp({
-    registry: createStaticRegistry([registration('c1', SECRET_C1)]),
-    gatewayFor: (reg, deadline) => createEc2Gateway({ client, clusterId: reg.clusterId, deadline }),
-    now: () => NOW_MS,
-  });
+  const app = appOverFakeEc2();
   const items = ['00000000-0000-4000-8000-000000000001', '\ud800-lone-surrogate', '00000000-0000-4000-8000-000000000003'].map((uid, i) => {
     const item = structuredClone(template);
     item.pvc.metadata.uid = uid;

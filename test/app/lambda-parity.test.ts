@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackendApp } from '../../lib/app/index.js';
 import { sign } from '../../lib/contract/index.js';
 import { createFileRegistry } from '../../lib/registry/index.js';
-import { fixtureBody, SECRET_C1 } from './harness.js';
+import { CREATING_VOLUME, fixtureBody, SECRET_C1 } from './harness.js';
 
 const ec2Mock = mockClient(EC2Client);
 let handler: (event: LambdaEvent) => Promise<{ statusCode: number; body: string; headers?: Record<string, string>; isBase64Encoded: boolean }>;
@@ -29,12 +29,7 @@ beforeAll(async () => {
   ec2Mock.on(DescribeVolumesCommand).resolves({
     Volumes: [
       {
-        VolumeId: 'vol-0123456789abcdef0',
-        AvailabilityZone: 'us-east-1a',
-        Size: 20,
-        State: 'creating',
-        VolumeType: 'gp3',
-        Encrypted: true,
+        ...CREATING_VOLUME,
         Tags: [
           { Key: 'CSIVolumeName', Value: 'pvc-6f1c2a9e-4b7d-4c1e-9f3a-2d8e5b7c1a04' },
           { Key: 'kubernetes.io/cluster/c1', Value: 'owned' },

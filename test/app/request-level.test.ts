@@ -2,14 +2,11 @@
  * Whole requests through the app, over a stateful fake EC2 behind aws-sdk-client-mock:
  * batching, idempotency across replays, and throttling as a request sees them.
  */
-import { CreateVolumeCommand, DescribeVolumesCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { CreateVolumeCommand, DescribeVolumesCommand } from '@aws-sdk/client-ec2';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from '../../lib/app/index.js';
 import { ReconcileResponseSchema, type ReconcileResponse } from '../../lib/contract/index.js';
-import { createEc2Gateway } from '../../lib/ec2/index.js';
-import { createStaticRegistry } from '../../lib/registry/index.js';
 import { ec2Error, FakeEc2 } from '../ec2/fake-ec2.js';
-import { fixtureBody, NOW_MS, registration, SECRET_C1, signedRequest } from './harness.js';
+import { appOverFakeEc2, fixtureBody, SECRET_C1, signedRequest } from './harness.js';
 
 const template = JSON.parse(fixtureBody).items[0];
 
@@ -26,17 +23,7 @@ function claims(n: number) {
 let fake: FakeEc2;
 afterEach(() => fake.restore());
 
-/** The app over any EC2Client — which the FakeEc2 of the test has mocked. */
-function appOver() {
-  const client = new EC2Client({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 's' }, maxAttempts: 1 });
-  return createApp({
-    registry: createStaticRegistry([registration('c1', SECRET_C1)]),
-    gatewayFor: (reg, deadline) => createEc2Gateway({ client, clusterId: reg.clusterId, deadline }),
-    now: () => NOW_MS,
-  });
-}
-
-async function reconcile(app: ReturnType<typeof appOver>, items: unknown[]): Promise<ReconcileResponse> {
+async function reconcile(app: ReturnType<typeof appOverFakeEc2>, items: unknown[]): Promise<ReconcileResponse> {
   const { path, ...init } = signedRequest('/v1/clusters/c1/reconcile', JSON.stringify({ clusterId: 'c1', items }), SECRET_C1);
   const res = await app.request(path, init);
   expect(res.status).toBe(200);
@@ -48,7 +35,7 @@ const calls = (command: typeof CreateVolumeCommand | typeof DescribeVolumesComma
 describe('a reconcile request as a whole', () => {
   it('200 claims whose volumes are all creating -> one DescribeVolumes, every item requeued', async () => {
     fake = new FakeEc2();
-    const app = appOver();
+    const app = appOverFakeEc2();
     const items = claims(200);
     await reconcile(app, items); // creates the 200 volumes; the fake leaves them creating
     expect(calls(CreateVolumeCommand)).toBe(200);
@@ -65,7 +52,7 @@ describe('a reconcile request as a whole', () => {
 
   it('the same request replayed after the volumes exist -> no second volume, the same PV each time', async () => {
     fake = new FakeEc2();
-    const app = appOver();
+    const app = appOverFakeEc2();
     const items = claims(3);
     for (let round = 0; round < 5; round++) await reconcile(app, items);
     const first = await reconcile(app, items);
@@ -81,7 +68,7 @@ describe('a reconcile request as a whole', () => {
 
   it('a response lost after CreateVolume -> the replay finds the volume by tag, no second CreateVolume', async () => {
     fake = new FakeEc2();
-    const app = appOver();
+    const app = appOverFakeEc2();
     const [item] = claims(1);
     // The first attempt's CreateVolume succeeded but its answer never reached anyone.
     const existing = fake.addVolume({
@@ -119,7 +106,7 @@ describe('a reconcile request as a whole', () => {
     fake = new FakeEc2();
     fake.mock.on(DescribeVolumesCommand).rejects(ec2Error('RequestLimitExceeded', 'Request limit exceeded.', 503));
     fake.mock.on(CreateVolumeCommand).rejects(ec2Error('RequestLimitExceeded', 'Request limit exceeded.', 503));
-    const app = appOver();
+    const app = appOverFakeEc2();
     const { results } = await reconcile(app, claims(20));
     expect(results.map((r) => r.outcome)).toEqual(Array(20).fill('requeue'));
   });
@@ -127,7 +114,7 @@ describe('a reconcile request as a whole', () => {
   it('EC2 answering 500 -> requeued, never failed', async () => {
     fake = new FakeEc2();
     fake.mock.on(DescribeVolumesCommand).rejects(ec2Error('InternalError', 'An internal error has occurred', 500));
-    const app = appOver();
+    const app = appOverFakeEc2();
     const { results } = await reconcile(app, claims(5));
     expect(results.map((r) => r.outcome)).toEqual(Array(5).fill('requeue'));
   });
