@@ -33,7 +33,24 @@ export type ClusterCommand =
   | { command: 'rotate-secret'; clusterId: string; target: RegistryTarget; finish: boolean }
   | { command: 'remove'; clusterId: string; target: RegistryTarget }
   | { command: 'show'; clusterId: string; target: RegistryTarget; showSecrets: boolean }
+  | AdoptCommand
   | { command: 'help' };
+
+/** Where `adopt` reads the cluster's PersistentVolumes: a `kubectl get pv -o json` file, or the cluster. */
+export type PvSource = { kind: 'file'; path: string } | { kind: 'cluster'; kubeconfig?: string; context?: string };
+
+export interface AdoptCommand {
+  command: 'adopt';
+  clusterId: string;
+  /** The registry holding the cluster's registration: adopt refuses an id that is not registered. */
+  target: RegistryTarget;
+  source: PvSource;
+  /** The disks' region; default: the registration's. */
+  region?: string;
+  /** Tag; without it, only say what would be tagged. */
+  apply: boolean;
+  json: boolean;
+}
 
 export const USAGE = `usage: npm run cluster -- <command> <cluster-id> [options]
 
@@ -44,6 +61,8 @@ commands:
                            keep only the newest secret
   remove <id>              delete the registration
   show <id>                print the registration (secrets redacted unless --show-secrets)
+  adopt <id>               tag the disks of the cluster's EBS PersistentVolumes so volhook owns
+                           them (disks the EBS CSI controller made); a dry run unless --apply
 
 where (one of; default --file ${DEFAULT_REGISTRY_FILE}):
   --file <path>            a local registry file (the local stack, npm run offline)
@@ -60,6 +79,14 @@ add options:
   --kube-server <url>      with --write-back direct: the cluster's API server
   --kube-token-file <path> with --write-back direct: a bearer token for it
   --kube-ca-file <path>    with --write-back direct: its CA certificate (PEM)
+
+adopt options (AWS credentials: the SDK's default chain; endpoint: AWS_ENDPOINT_URL_EC2):
+  --pvs <file>             the PVs, as "kubectl get pv -o json" prints them
+  --kubeconfig <path>      read the PVs from the cluster (default: KUBECONFIG, ~/.kube/config)
+  --context <name>         kubeconfig context (default: the current one)
+  --region <region>        the disks' region (default: the registration's)
+  --apply                  tag the disks (default: print what would be tagged, change nothing)
+  --json                   print the result as JSON instead of a table
 `;
 
 type OptionKind = 'value' | 'flag' | 'repeat';
@@ -80,6 +107,14 @@ const PER_COMMAND: Record<string, Record<string, OptionKind>> = {
   'remove-old-secrets': {},
   remove: {},
   show: { '--show-secrets': 'flag' },
+  adopt: {
+    '--pvs': 'value',
+    '--kubeconfig': 'value',
+    '--context': 'value',
+    '--region': 'value',
+    '--apply': 'flag',
+    '--json': 'flag',
+  },
 };
 
 /** Every option of every command, as `parseArgs` reads them; which command takes which is checked after. */
@@ -119,6 +154,8 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
       return { command: 'rotate-secret', clusterId, target, finish: true };
     case 'remove':
       return { command, clusterId, target };
+    case 'adopt':
+      return readAdopt(clusterId, target, options);
     default:
       return { command: 'show', clusterId, target, showSecrets: options.flags.has('--show-secrets') };
   }
@@ -243,6 +280,29 @@ function readSettings(options: RawOptions, env: NodeJS.ProcessEnv): Registration
     if (writeBack) settings.writeBack = writeBack;
   }
   return settings;
+}
+
+function readAdopt(clusterId: string, target: RegistryTarget, options: RawOptions): AdoptCommand {
+  const pvs = options.values.get('--pvs');
+  const kubeconfig = options.values.get('--kubeconfig');
+  const context = options.values.get('--context');
+  if (pvs !== undefined && (kubeconfig !== undefined || context !== undefined)) {
+    throw new UsageError(`--pvs and ${kubeconfig !== undefined ? '--kubeconfig' : '--context'} exclude each other: read the PVs from a file or from the cluster`);
+  }
+  const source: PvSource =
+    pvs !== undefined
+      ? { kind: 'file', path: pvs }
+      : { kind: 'cluster', ...(kubeconfig !== undefined && { kubeconfig }), ...(context !== undefined && { context }) };
+  const region = options.values.get('--region');
+  return {
+    command: 'adopt',
+    clusterId,
+    target,
+    source,
+    ...(region !== undefined && { region: checkRegion('--region', region) }),
+    apply: options.flags.has('--apply'),
+    json: options.flags.has('--json'),
+  };
 }
 
 function list(option: string, value: string): string[] {

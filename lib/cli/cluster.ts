@@ -1,17 +1,21 @@
 /**
- * `npm run cluster -- …`: registers clusters with the backend. Runs in-process (tests) or from
- * bin/cluster.ts; returns the exit code: 0 done, 1 refused or failed (nothing registered,
- * AWS error), 2 bad arguments or an unusable new secret (nothing read or written).
+ * `npm run cluster -- …`: registers clusters with the backend, and adopts a cluster's existing
+ * disks (adopt.ts). Runs in-process (tests) or from bin/cluster.ts; returns the exit code: 0
+ * done, 1 refused or failed (nothing registered, AWS error, a disk left unadopted), 2 bad
+ * arguments or an unusable new secret (nothing read or written).
  *
  * The forwarder's Secret goes to stdout (`npm run -s cluster -- add c1 … | kubectl apply -f -`),
  * everything meant for a person to stderr.
  */
 import { readFile } from 'node:fs/promises';
+import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { checkWebhookSecret } from '../contract/signing.js';
 import { RegistrationError } from '../registry/registration.js';
+import { openPvSource, runAdopt, type OpenedPvSource } from './adopt.js';
 import { parseClusterArgs, UsageError, USAGE, type ClusterCommand, type RegistrationSettings } from './args.js';
 import { addSecret, keepNewestSecret, newRegistration, readStored, type KubeCredentials } from './edits.js';
+import { EXIT } from './exit.js';
 import { forwarderSecretManifest, generateSecret, redactSecret } from './secrets.js';
 import { AlreadyRegisteredError, storeFor, type RegistrationStore } from './stores.js';
 
@@ -23,16 +27,20 @@ export interface CliIo {
   generateSecret?(): string;
   /** SSM client factory; tests mock it. */
   ssmClient?(region?: string): SSMClient;
+  /** EC2 client factory for `adopt`; tests point it at the simulator. Default: the SDK's default chain. */
+  ec2Client?(region: string, endpoint?: string): EC2Client;
 }
 
-export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+export { EXIT } from './exit.js';
 
 export async function runClusterCli(argv: readonly string[], io: CliIo): Promise<number> {
   let command: ClusterCommand;
   let kube: KubeCredentials = {};
+  let pvSource: OpenedPvSource | undefined;
   try {
     command = parseClusterArgs(argv, io.env ?? {});
     if (command.command === 'add') kube = await readKubeCredentials(command.settings);
+    if (command.command === 'adopt') pvSource = await openPvSource(command.source);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     io.stderr(`error: ${err.message}\n\n${USAGE}`);
@@ -57,6 +65,7 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
 
   const store = storeFor(command.target, io.ssmClient);
   try {
+    if (command.command === 'adopt') return await runAdopt(command, pvSource!, store, io);
     return await execute(command, store, secret, kube, io);
   } catch (err) {
     if (err instanceof RegistrationError || err instanceof AlreadyRegisteredError) {
@@ -70,7 +79,7 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
 }
 
 async function execute(
-  command: Exclude<ClusterCommand, { command: 'help' }>,
+  command: Exclude<ClusterCommand, { command: 'help' | 'adopt' }>,
   store: RegistrationStore,
   newSecret: string | undefined,
   kube: KubeCredentials,

@@ -1,0 +1,149 @@
+/**
+ * What `cluster adopt` does to each disk, decided purely from the cluster's PVs and EC2's
+ * answer. Adoption only ever adds tags: a tag that is set is never changed, and a disk whose
+ * tags claim another cluster is never touched.
+ *
+ * The tags are those volhook writes when it provisions (`volumeTags`), less the StorageClass's
+ * and registration's own:
+ * - `kubernetes.io/cluster/<id>=owned` — the one volhook checks before it attaches, detaches or
+ *   deletes a disk (`isOwnedDisk`) and filters its look-ups by name on;
+ * - `ebs.csi.aws.com/cluster=true` — the one the function's IAM policy requires on every
+ *   Attach/Detach/DeleteVolume (EBS CSI disks have it; in-tree disks do not);
+ * - `CSIVolumeName=<PV name>` and `kubernetes.io/created-for/pv/name`, `…/pvc/name`,
+ *   `…/pvc/namespace` from the PV and its claimRef — what volhook's look-up by name and its
+ *   cleanup of a deleted claim's disk read, so an adopted disk looks like one volhook made.
+ * The EBS CSI driver's `Name`, `KubernetesCluster` and `ebs.csi.aws.com/cluster-name` are not
+ * added: volhook neither writes nor reads them.
+ */
+import { TagKeys } from '../contract/index.js';
+import type { Disk } from '../ec2/index.js';
+// The very rule reclaim, attach and detach apply: adopted means exactly what they accept.
+import { isOwnedDisk } from '../reconcile/tags.js';
+import type { PvDisk } from './adopt-pvs.js';
+
+export type AdoptionStatus =
+  /** Tags to add (a dry run's plan). */
+  | 'tag'
+  /** Tags added (with --apply). */
+  | 'tagged'
+  /** CreateTags failed (with --apply). */
+  | 'failed'
+  /** Owned by this cluster and tagged as volhook needs: nothing to do. */
+  | 'adopted'
+  /** A tag names another cluster: left alone. */
+  | 'other-cluster'
+  /** A tag adoption would have to change is set to something else: left alone. */
+  | 'conflict'
+  /** EC2 has no such volume, or it is being deleted. */
+  | 'not-found'
+  /** The PV's volume ID is not an EBS volume ID. */
+  | 'invalid-id';
+
+export interface DiskAdoption {
+  /** The EBS volume ID, or the PV's ID as written when it is none. */
+  volumeId: string;
+  /** The PVs naming the disk (one, unless static PVs share it). */
+  pvs: string[];
+  status: AdoptionStatus;
+  /** The tags adoption adds (`tag`, `tagged`, `failed`); none otherwise. */
+  tags: Record<string, string>;
+  /** Why the disk is left alone, or what else is worth knowing. */
+  detail?: string;
+}
+
+/** The statuses that leave a disk a PV names not owned by this cluster: the run exits 1. */
+export const UNADOPTED: readonly AdoptionStatus[] = ['other-cluster', 'conflict', 'failed'];
+
+/** Legacy cluster tags, as the EBS CSI driver (with --k8s-tag-cluster-id) and the AWS cloud provider write them. */
+const KUBERNETES_CLUSTER = 'KubernetesCluster';
+const EBS_CLUSTER_NAME = 'ebs.csi.aws.com/cluster-name';
+const CLUSTER_TAG_PREFIX = TagKeys.cluster('');
+
+/**
+ * The tag by which another cluster claims the disk, as `key=value`; undefined when none does.
+ * `kubernetes.io/cluster/<other>` with any value (owned or shared), and the EBS CSI driver's
+ * `ebs.csi.aws.com/cluster-name` and `KubernetesCluster` naming another cluster.
+ */
+export function otherClusterTag(tags: Record<string, string>, clusterId: string): string | undefined {
+  for (const [key, value] of Object.entries(tags)) {
+    const claimed =
+      (key.startsWith(CLUSTER_TAG_PREFIX) && key !== TagKeys.cluster(clusterId)) ||
+      ((key === EBS_CLUSTER_NAME || key === KUBERNETES_CLUSTER) && value !== clusterId);
+    if (claimed) return `${key}=${value}`;
+  }
+  return undefined;
+}
+
+/** The full tag set an adopted disk carries, per the file comment. One PV: its names too. */
+export function wantedTags(clusterId: string, pvs: readonly PvDisk[]): Record<string, string> {
+  const tags: Record<string, string> = {
+    [TagKeys.cluster(clusterId)]: 'owned',
+    [TagKeys.ebsCluster]: 'true',
+  };
+  // Several PVs on one disk (static PVs) name it differently: only the cluster's tags then.
+  if (pvs.length !== 1) return tags;
+  const [pv] = pvs as [PvDisk];
+  tags[TagKeys.csiVolumeName] = pv.pv;
+  tags[TagKeys.pvName] = pv.pv;
+  if (pv.claim) {
+    tags[TagKeys.pvcName] = pv.claim.name;
+    tags[TagKeys.pvcNamespace] = pv.claim.namespace;
+  }
+  return tags;
+}
+
+/** Whether volhook can act on the disk now: owned by the cluster, and within the function's IAM scope. */
+function isAdopted(disk: Disk, clusterId: string): boolean {
+  return isOwnedDisk(disk, clusterId) && disk.tags[TagKeys.ebsCluster] === 'true';
+}
+
+/** Pure: the plan for one disk named by `pvs`; `disk` is EC2's answer (undefined: no such volume). */
+export function planDisk(clusterId: string, volumeId: string, pvs: readonly PvDisk[], disk: Disk | undefined): DiskAdoption {
+  const row = { volumeId, pvs: pvs.map((p) => p.pv) };
+  const leave = (status: AdoptionStatus, detail?: string): DiskAdoption => ({ ...row, status, tags: {}, ...(detail !== undefined && { detail }) });
+  if (!disk || disk.state === 'deleting' || disk.state === 'deleted') return leave('not-found', disk ? `volume is ${disk.state}` : 'EC2 has no such volume');
+  const claim = otherClusterTag(disk.tags, clusterId);
+  if (claim) return leave('other-cluster', `tagged ${claim}`);
+  if (isAdopted(disk, clusterId)) return leave('adopted');
+
+  // Only the two tags volhook acts on can stand in the way; a CSIVolumeName or created-for tag
+  // that differs (a static PV on a disk made for another) describes the disk's past and is kept.
+  const wanted = wantedTags(clusterId, pvs);
+  const changed = [TagKeys.cluster(clusterId), TagKeys.ebsCluster].find((key) => key in disk.tags && disk.tags[key] !== wanted[key]);
+  if (changed) return leave('conflict', `tagged ${changed}=${disk.tags[changed]}; adopt changes no tag that is set`);
+
+  const tags = Object.fromEntries(Object.entries(wanted).filter(([key]) => !(key in disk.tags)));
+  return { ...row, status: 'tag', tags, ...noteOn(disk, pvs) };
+}
+
+/** A CSIVolumeName kept that is not the PV's name, or a disk several PVs share. */
+function noteOn(disk: Disk, pvs: readonly PvDisk[]): { detail?: string } {
+  if (pvs.length > 1) return { detail: 'named by several PVs: cluster tags only' };
+  const name = disk.tags[TagKeys.csiVolumeName];
+  return name !== undefined && name !== pvs[0]?.pv ? { detail: `${TagKeys.csiVolumeName} is ${name} (kept)` } : {};
+}
+
+/**
+ * Pure: a plan per disk the PVs name, in PV-name order. PVs whose ID is no EBS volume ID get
+ * a row each (`invalid-id`); PVs sharing a disk share its row.
+ */
+export function planAdoption(clusterId: string, pvs: readonly PvDisk[], disks: ReadonlyMap<string, Disk | undefined>): DiskAdoption[] {
+  const byVolume = new Map<string, PvDisk[]>();
+  const rows: DiskAdoption[] = [];
+  for (const pv of pvs) {
+    if (pv.volumeId === undefined) {
+      rows.push({ volumeId: pv.given, pvs: [pv.pv], status: 'invalid-id', tags: {}, detail: `${pv.source === 'csi' ? 'volumeHandle' : 'awsElasticBlockStore.volumeID'} is not an EBS volume ID` });
+      continue;
+    }
+    const same = byVolume.get(pv.volumeId);
+    if (same) same.push(pv);
+    else byVolume.set(pv.volumeId, [pv]);
+  }
+  for (const [volumeId, named] of byVolume) rows.push(planDisk(clusterId, volumeId, named, disks.get(volumeId)));
+  return rows.sort((a, b) => a.pvs[0]!.localeCompare(b.pvs[0]!));
+}
+
+/** 1 when a disk a PV names is left not owned by this cluster (see {@link UNADOPTED}), else 0. */
+export function adoptionExitCode(rows: readonly DiskAdoption[]): 0 | 1 {
+  return rows.some((row) => UNADOPTED.includes(row.status)) ? 1 : 0;
+}
