@@ -3,8 +3,8 @@
  * forwarder can be loaded with objects of ours without EC2. It does not check signatures.
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { itemKey, type ItemInput } from '../../lib/contract/index.js';
+import { listen } from '../../lib/http/index.js';
 
 export interface DummyBackend {
   url: string;
@@ -32,22 +32,15 @@ export async function startDummyBackend(): Promise<DummyBackend> {
       }
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
+  const { url, close } = await listen(server, 0, '127.0.0.1');
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url,
     get items() {
       return items;
     },
     get requests() {
       return requests;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close,
   };
 }
