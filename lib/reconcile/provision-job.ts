@@ -125,6 +125,7 @@ export function prepareProvision(item: PersistentVolumeClaimItem, ctx: JobContex
       pvcName: pvc.metadata.name,
       pvcNamespace: pvc.metadata.namespace,
       classTags: spec.tags,
+      driverTags: spec.driverTags,
       extraTags: registration.extraTags,
     }),
   };

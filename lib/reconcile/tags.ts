@@ -15,6 +15,11 @@ export interface VolumeTagsInput {
   classTags: Record<string, string>;
   /** The cluster registration's `extraTags`. */
   extraTags: Record<string, string>;
+  /**
+   * Tags the EBS CSI driver derives from StorageClass parameters (`ebs.csi.aws.com/IOPSPerGb`,
+   * `ebs.csi.aws.com/AllowAutoIOPSIncreaseOnModify`): reserved keys, so volhook's to write.
+   */
+  driverTags?: Record<string, string>;
 }
 
 /**
@@ -28,6 +33,7 @@ export function volumeTags(input: VolumeTagsInput): Record<string, string> {
   const tags = Object.fromEntries(Object.entries(configured).filter(([key]) => !isReservedTagKey(key)));
   return {
     ...tags,
+    ...input.driverTags,
     ...identityTags(input.clusterId, input.pvName),
     [TagKeys.pvcName]: input.pvcName,
     [TagKeys.pvcNamespace]: input.pvcNamespace,

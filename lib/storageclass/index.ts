@@ -14,4 +14,7 @@ export {
   type ThroughputLimits,
 } from './volume-types.js';
 export { FS_TYPES, DEFAULT_FS_TYPE, VOLUME_ATTRIBUTE_KEYS, type FsType } from './filesystem.js';
-export { PARAMETER_KEYS, IGNORED_PARAMETER_KEYS } from './parameters.js';
+export { PARAMETER_KEYS, IGNORED_PARAMETER_KEYS, TAG_SPECIFICATION_PREFIX } from './parameters.js';
+export { DRIVER_TAG_KEYS } from './driver-tags.js';
+export { BLOCK_ATTACH_UNTIL_INITIALIZED_ATTRIBUTE } from './initialization.js';
+export { evaluateTemplate, TemplateError, type TemplateData } from './template/index.js';

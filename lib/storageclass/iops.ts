@@ -1,10 +1,10 @@
 import { ParameterError } from './errors.js';
-import { isTrue, positiveInteger, type ClassParameters } from './parameters.js';
+import { isTrue, positiveInt32Parameter, type ClassParameters } from './parameters.js';
 import { VOLUME_TYPE_LIMITS, type IopsLimits, type VolumeType } from './volume-types.js';
 
 /**
- * Fits a requested IOPS figure into a type's limits, in ebs.md's order (the reference
- * driver's `capIOPS`):
+ * Fits a requested IOPS figure into a type's limits, in the driver's order (`capIOPS`,
+ * pkg/cloud/cloud.go):
  * 1. below the minimum: raised to it when `allowIncrease`, else `undefined` (too low);
  * 2. above the maximum: lowered to it;
  * 3. above maxPerGiB × size: lowered to that, but only when that is at least the minimum —
@@ -27,32 +27,34 @@ export function capIops(requested: number, sizeGiB: number, limits: IopsLimits, 
 
 /**
  * The IOPS to create the volume with: from `iops`, or `iopsPerGB` × size, then capped.
- * `undefined` when the class asks for none, so EC2 applies its default (gp3: 3,000).
+ * `undefined` when the class asks for none, so EC2 applies its default (gp3: 3,000). As in
+ * the driver, a value of 0 or less counts as not given, and
+ * `allowAutoIOPSPerGBIncrease: "true"` raises a too-low figure from either key.
  *
- * @throws ParameterError when both keys are given, a value is not a positive integer, the
- * type has no IOPS setting, or the figure is below the minimum without
- * `allowAutoIOPSPerGBIncrease: "true"`.
+ * @throws ParameterError when a value is not an int32, both keys are above zero, the type has
+ * no IOPS setting, or the figure is below the minimum without auto-increase. The driver
+ * leaves the last two to EC2, which refuses them (`InvalidParameterCombination` /
+ * `InvalidParameterValue`); volhook refuses them before the call, with the same outcome.
  */
 export function resolveIops(params: ClassParameters, type: VolumeType, sizeGiB: number): number | undefined {
-  const fixed = params.get('iops');
-  const perGiB = params.get('iopsPerGB');
+  const fixed = positiveInt32Parameter(params.get('iops'));
+  const perGiB = positiveInt32Parameter(params.get('iopsPerGB'));
   if (fixed && perGiB) {
-    throw new ParameterError(perGiB.key, `cannot be combined with "${fixed.key}"; give a fixed figure or a per-GiB one`);
+    throw new ParameterError(perGiB.entry.key, `cannot be combined with "${fixed.entry.key}"; give a fixed figure or a per-GiB one`);
   }
-  const entry = fixed ?? perGiB;
-  if (!entry) return undefined;
+  const given = fixed ?? perGiB;
+  if (!given) return undefined;
 
   const limits = VOLUME_TYPE_LIMITS[type].iops;
   if (!limits) {
-    throw new ParameterError(entry.key, `volume type ${type} has no IOPS setting (only gp3, io1 and io2 do)`);
+    throw new ParameterError(given.entry.key, `volume type ${type} has no IOPS setting (only gp3, io1 and io2 do)`);
   }
-  const value = positiveInteger(entry, entry === fixed ? 'IOPS' : 'IOPS per GiB');
-  const requested = entry === fixed ? value : value * sizeGiB;
+  const requested = fixed ? fixed.value : given.value * sizeGiB;
   const iops = capIops(requested, sizeGiB, limits, isTrue(params.get('allowAutoIOPSPerGBIncrease')));
   if (iops === undefined) {
-    const what = entry === fixed ? `${requested} IOPS` : `${value} × ${sizeGiB} GiB = ${requested} IOPS`;
+    const what = fixed ? `${requested} IOPS` : `${given.value} × ${sizeGiB} GiB = ${requested} IOPS`;
     throw new ParameterError(
-      entry.key,
+      given.entry.key,
       `${what} is below the minimum of ${limits.min} for ${type}; ask for more, or set allowAutoIOPSPerGBIncrease: "true" to raise it`,
     );
   }

@@ -1,32 +1,28 @@
 import { isReservedTagKey, RESERVED_TAG_KEYS_TEXT } from '../contract/tags.js';
 import { ParameterError } from './errors.js';
 import type { ParameterEntry } from './parameters.js';
+import { evaluateTemplate, TemplateError, type TemplateData } from './template/index.js';
 
 /** The values a tag template may use: the driver's `{{ .PVCName }}` and friends. */
-export interface TagTemplateValues {
-  PVCName: string;
-  PVCNamespace: string;
-  PVName: string;
-}
+export type TagTemplateValues = TemplateData;
 
 /** EC2's limits on a tag, in Unicode characters. */
 const MAX_TAG_KEY_LENGTH = 128;
 const MAX_TAG_VALUE_LENGTH = 256;
 
-const TEMPLATE_ACTION = /\{\{(.*?)\}\}/g;
-const TEMPLATE_VARIABLE = /^\.(PVCName|PVCNamespace|PVName)$/;
-
 /**
- * The tags a class's `tagSpecification_N` entries ask for: `key=value`, split at the first
- * `=` (so values may contain `=`), with `{{ .PVCName }}`, `{{ .PVCNamespace }}` and
- * `{{ .PVName }}` in the value replaced.
+ * The tags a class's `tagSpecification*` entries ask for, as the driver makes them
+ * (pkg/util/template/template.go): `key=value`, split at the first `=` (so values may contain
+ * `=`); the key literal, the value a Go text/template over `.PVCName`, `.PVCNamespace` and
+ * `.PVName` with the driver's functions (see ./template). A template that fails refuses the
+ * volume, as the driver does by default; it never becomes literal text.
  *
- * Only those three variables are understood — not the rest of Go's text/template the driver
- * runs — so any other `{{ … }}`, or an unclosed `{{`, is refused rather than passed on as
- * literal text the user did not mean.
+ * Beyond the driver, volhook refuses before the call what EC2 would refuse (an empty or
+ * over-long key, an over-long value), keys reserved by volhook's ownership rules (see
+ * lib/contract/tags.ts: case-insensitive, and `aws:` too), and one tag key set twice — the
+ * driver keeps one of them by Go's random map order.
  *
- * @throws ParameterError naming the tagSpecification key: no `=`, an empty or over-long key,
- * an over-long value, a reserved key, an unknown template, or the same tag key twice.
+ * @throws ParameterError naming the tagSpecification key.
  */
 export function tagsFrom(specifications: readonly ParameterEntry[], values: TagTemplateValues): Record<string, string> {
   const tags: Record<string, string> = {};
@@ -37,7 +33,7 @@ export function tagsFrom(specifications: readonly ParameterEntry[], values: TagT
       throw new ParameterError(entry.key, `"${entry.value}" must be key=value`);
     }
     const key = entry.value.slice(0, separator);
-    const value = expandTemplate(entry, entry.value.slice(separator + 1), values);
+    const value = expand(entry, entry.value.slice(separator + 1), values);
     if (key === '') throw new ParameterError(entry.key, 'the tag key before "=" is empty');
     if ([...key].length > MAX_TAG_KEY_LENGTH) {
       throw new ParameterError(entry.key, `tag key is longer than EC2's ${MAX_TAG_KEY_LENGTH} characters`);
@@ -58,16 +54,11 @@ export function tagsFrom(specifications: readonly ParameterEntry[], values: TagT
   return tags;
 }
 
-function expandTemplate(entry: ParameterEntry, template: string, values: TagTemplateValues): string {
-  const expanded = template.replace(TEMPLATE_ACTION, (action: string, inner: string) => {
-    const variable = TEMPLATE_VARIABLE.exec(inner.trim())?.[1] as keyof TagTemplateValues | undefined;
-    if (!variable) {
-      throw new ParameterError(entry.key, `template ${action} is not one of {{ .PVCName }}, {{ .PVCNamespace }}, {{ .PVName }}`);
-    }
-    return values[variable];
-  });
-  if (template.replace(TEMPLATE_ACTION, '').includes('{{')) {
-    throw new ParameterError(entry.key, `"${template}" has a "{{" that is never closed with "}}"`);
+function expand(entry: ParameterEntry, template: string, values: TagTemplateValues): string {
+  try {
+    return evaluateTemplate(template, values);
+  } catch (error) {
+    if (error instanceof TemplateError) throw new ParameterError(entry.key, `tag value template ${error.message}`);
+    throw error;
   }
-  return expanded;
 }

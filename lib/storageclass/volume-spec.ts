@@ -1,6 +1,8 @@
 import { multiAttachFor } from './access-modes.js';
+import { driverTagsFor } from './driver-tags.js';
 import { ParameterError } from './errors.js';
 import { filesystemFor, type FsType } from './filesystem.js';
+import { initializationFor } from './initialization.js';
 import { resolveIops } from './iops.js';
 import { isTrue, readParameters, type ClassParameters } from './parameters.js';
 import { ceilGiB, parseQuantity } from './quantity.js';
@@ -24,10 +26,18 @@ export interface VolumeSpec {
   multiAttach: boolean;
   /** The PV's `csi.fsType`; undefined for Block. */
   fsType?: FsType;
-  /** The PV's `csi.volumeAttributes`, read by the EBS CSI node plugin when it formats. */
+  /**
+   * The PV's `csi.volumeAttributes`, as the driver's VolumeContext: the formatting options the
+   * node plugin's mkfs reads, and `blockattachuntilinitialized`.
+   */
   volumeAttributes: Record<string, string>;
   /** The class's tags, templates expanded; volhook's own tags are added by the caller. */
   tags: Record<string, string>;
+  /**
+   * Tags the driver derives from parameters (`ebs.csi.aws.com/IOPSPerGb`,
+   * `ebs.csi.aws.com/AllowAutoIOPSIncreaseOnModify`): reserved keys, written by volhook.
+   */
+  driverTags: Record<string, string>;
 }
 
 export interface VolumeSpecInput {
@@ -47,6 +57,10 @@ export interface VolumeSpecInput {
  * Pure: no I/O, same answer every time — so a bad class fails before any EC2 call, the
  * reconciler can retry without side effects, and every rule is testable with plain objects.
  *
+ * Every key of the EBS CSI driver v1.64 is acted on as the driver acts on it, or refused
+ * where volhook cannot (docs/parameters.md has the table). `blockExpress` is accepted and does
+ * nothing, as in the driver: every io2 volume is Block Express now.
+ *
  * @throws ParameterError naming the StorageClass key (or `storage` / `accessModes` of the
  * claim) at fault; the first problem found wins.
  */
@@ -58,12 +72,15 @@ export function volumeSpecFor(input: VolumeSpecInput): VolumeSpec {
   const iops = resolveIops(params, type, sizeGiB);
   const throughput = resolveThroughput(params, type, iops);
   const kmsKeyId = params.get('kmsKeyId')?.value || undefined;
-  const { fsType, volumeAttributes } = filesystemFor(params, input.volumeMode);
+  const filesystem = filesystemFor(params, input.volumeMode);
+  const volumeAttributes = { ...filesystem.volumeAttributes, ...initializationFor(params) };
   const tags = tagsFrom(params.tagSpecifications, {
     PVCName: input.pvcName,
     PVCNamespace: input.pvcNamespace,
     PVName: input.pvName,
   });
+  const driverTags = driverTagsFor(params);
+  const { fsType } = filesystem;
 
   return {
     type,
@@ -76,10 +93,14 @@ export function volumeSpecFor(input: VolumeSpecInput): VolumeSpec {
     ...(fsType !== undefined && { fsType }),
     volumeAttributes,
     tags,
+    driverTags,
   };
 }
 
-/** `type`, gp3 when absent or empty (the driver's default). */
+/**
+ * `type`, gp3 when absent or empty (the driver's default). The driver passes any other value
+ * to EC2, which refuses what is not a type; volhook refuses it before the call.
+ */
 function volumeTypeFor(params: ClassParameters): VolumeType {
   const entry = params.get('type');
   if (!entry || entry.value === '') return DEFAULT_VOLUME_TYPE;

@@ -35,16 +35,22 @@ export interface VolumeTypeLimits {
 }
 
 /**
- * The per-type table of ebs.md. gp3 uses the long-standing 16,000 IOPS / 1,000 MiB/s ceilings
- * rather than the 80,000 / 2,000 some newer accounts get: capping to the lower figure never
- * produces a request EC2 refuses, whereas the higher one would fail on older accounts.
+ * The per-type table of ebs.md, with gp3's current EC2 maxima: 80,000 IOPS and 2,000 MiB/s
+ * (and 64 TiB), as EC2 documents gp3 today.
+ *
+ * The driver learns each maximum with a dry-run CreateVolume in the chosen zone and caps to
+ * what EC2 answers ("maximum is 80000"). volhook caps to this table instead: no extra EC2
+ * call, and the same figure wherever EC2 has the current limits. Where an account or Region
+ * still has gp3's older 16,000 IOPS / 1,000 MiB/s, a class asking for more is refused by EC2
+ * with a Warning naming the maximum — a visible failure, where the driver would cap silently
+ * and capping to 16,000 everywhere would shortchange every other account (docs/parameters.md).
  */
 export const VOLUME_TYPE_LIMITS: Readonly<Record<VolumeType, VolumeTypeLimits>> = {
   gp3: {
     minSizeGiB: 1,
     maxSizeGiB: 65_536,
-    iops: { min: 3_000, max: 16_000, maxPerGiB: 500, default: 3_000 },
-    throughput: { min: 125, max: 1_000, maxPerIops: 0.25 },
+    iops: { min: 3_000, max: 80_000, maxPerGiB: 500, default: 3_000 },
+    throughput: { min: 125, max: 2_000, maxPerIops: 0.25 },
   },
   gp2: { minSizeGiB: 1, maxSizeGiB: 16_384 },
   io1: { minSizeGiB: 4, maxSizeGiB: 16_384, iops: { min: 100, max: 64_000, maxPerGiB: 50 } },

@@ -38,7 +38,8 @@ describe('StorageClass parameters -> CreateVolume input', () => {
     ['io1 4Gi iopsPerGB 10000 -> 200 IOPS', { type: 'io1', iopsPerGB: '10000' }, { storage: '4Gi' }, { VolumeType: 'io1', Iops: 200 }],
     ['io2 4Gi iopsPerGB 10000 -> 4000 IOPS', { type: 'io2', iopsPerGB: '10000' }, { storage: '4Gi' }, { VolumeType: 'io2', Iops: 4000 }],
     ['gp3 10Gi iops 16000 -> 5000 IOPS', { type: 'gp3', iops: '16000' }, { storage: '10Gi' }, { VolumeType: 'gp3', Size: 10, Iops: 5000 }],
-    ['gp3 iops 100000 -> the 16000 maximum', { iops: '100000' }, { storage: '100Gi' }, { Iops: 16000 }],
+    ['gp3 iops 100000 on 100Gi -> 500 per GiB = 50000', { iops: '100000' }, { storage: '100Gi' }, { Iops: 50000 }],
+    ['gp3 iops 100000 on 200Gi -> the 80000 maximum', { iops: '100000' }, { storage: '200Gi' }, { Iops: 80000 }],
     ['io2 iops 300000 -> the 256000 maximum', { type: 'io2', iops: '300000' }, { storage: '1000Gi' }, { Iops: 256000 }],
     ['gp3 iops 4000 throughput 250 -> both', { iops: '4000', throughput: '250' }, {}, { Iops: 4000, Throughput: 250 }],
     ['encrypted with kmsKeyId -> both', { encrypted: 'true', kmsKeyId: 'arn:aws:kms:us-east-1:123456789012:key/k1' }, {}, { Encrypted: true, KmsKeyId: 'arn:aws:kms:us-east-1:123456789012:key/k1' }],
@@ -73,6 +74,19 @@ describe('StorageClass parameters -> CreateVolume input', () => {
     });
   });
 
+  it('iopsPerGB and allowAutoIOPSIncreaseOnModify -> the driver\'s IOPSPerGb and AllowAutoIOPSIncreaseOnModify tags', async () => {
+    await provision({ type: 'io2', iopsPerGB: '50', allowAutoIOPSIncreaseOnModify: 'true', tagSpecification_1: 'ns={{ .PVCNamespace | toUpper }}' });
+    const input = createInputs()[0];
+    expect(input).toMatchObject({ VolumeType: 'io2', Size: 20, Iops: 1000 });
+    const tags = Object.fromEntries((input?.TagSpecifications?.[0]?.Tags ?? []).map((t) => [t.Key, t.Value]));
+    expect(tags).toMatchObject({
+      'ebs.csi.aws.com/IOPSPerGb': '50',
+      'ebs.csi.aws.com/AllowAutoIOPSIncreaseOnModify': 'true',
+      ns: 'DEFAULT',
+      CSIVolumeName: 'pvc-6f1c2a9e-4b7d-4c1e-9f3a-2d8e5b7c1a04',
+    });
+  });
+
   const refusals: Array<[string, Record<string, string>, { volumeMode?: string }, string]> = [
     ['unknown key', { foo: 'bar' }, {}, 'foo'],
     ['iops with iopsPerGB', { type: 'io2', iops: '1000', iopsPerGB: '10' }, {}, 'iopsPerGB'],
@@ -82,6 +96,8 @@ describe('StorageClass parameters -> CreateVolume input', () => {
     ['both fstype keys', { fstype: 'ext4', 'csi.storage.k8s.io/fstype': 'xfs' }, {}, 'fstype'],
     ['io1 iops too low without auto-increase', { type: 'io1', iops: '50' }, {}, 'iops'],
     ['throughput on gp2', { type: 'gp2', throughput: '200' }, {}, 'throughput'],
+    ['volumeInitializationRate without a snapshot source', { volumeInitializationRate: '200' }, {}, 'volumeInitializationRate'],
+    ['tag template with a disabled function', { tagSpecification_1: 'x={{ .PVCName | html }}' }, {}, 'tagSpecification_1'],
   ];
 
   for (const [name, parameters, claim, key] of refusals) {

@@ -15,11 +15,12 @@ describe('IOPS worked examples of ebs.md', () => {
 
 describe('IOPS per-type table (min / max / max per GiB)', () => {
   it.each([
-    // gp3: min 3,000, max 16,000, 500 per GiB
+    // gp3: min 3,000, max 80,000, 500 per GiB
     { name: 'gp3 at its minimum 3000 -> kept', type: 'gp3', size: '100Gi', iops: '3000', auto: false, result: 3_000 },
     { name: 'gp3 below minimum with auto-increase -> 3000', type: 'gp3', size: '100Gi', iops: '1000', auto: true, result: 3_000 },
-    { name: 'gp3 above max 16000 on a large volume -> 16000', type: 'gp3', size: '100Gi', iops: '20000', auto: false, result: 16_000 },
-    { name: 'gp3 at max 16000 on a large volume -> kept', type: 'gp3', size: '100Gi', iops: '16000', auto: false, result: 16_000 },
+    { name: 'gp3 above max 80000 on a large volume -> 80000', type: 'gp3', size: '200Gi', iops: '100000', auto: false, result: 80_000 },
+    { name: 'gp3 at max 80000 on a large volume -> kept', type: 'gp3', size: '200Gi', iops: '80000', auto: false, result: 80_000 },
+    { name: 'gp3 20000 on 100 GiB -> kept (not the old 16000 maximum)', type: 'gp3', size: '100Gi', iops: '20000', auto: false, result: 20_000 },
     { name: 'gp3 above 500/GiB on 8 GiB -> 4000', type: 'gp3', size: '8Gi', iops: '4001', auto: false, result: 4_000 },
     { name: 'gp3 500/GiB bound below minimum (4 GiB) -> not applied, kept', type: 'gp3', size: '4Gi', iops: '16000', auto: false, result: 16_000 },
     { name: 'gp3 iopsPerGB 500 on 20 GiB -> 10000', type: 'gp3', size: '20Gi', iopsPerGB: '500', auto: false, result: 10_000 },
@@ -43,7 +44,7 @@ describe('IOPS per-type table (min / max / max per GiB)', () => {
   });
 
   it('limits table -> matches ebs.md', () => {
-    expect(VOLUME_TYPE_LIMITS.gp3.iops).toMatchObject({ min: 3_000, max: 16_000, maxPerGiB: 500 });
+    expect(VOLUME_TYPE_LIMITS.gp3.iops).toMatchObject({ min: 3_000, max: 80_000, maxPerGiB: 500 });
     expect(VOLUME_TYPE_LIMITS.io1.iops).toMatchObject({ min: 100, max: 64_000, maxPerGiB: 50 });
     expect(VOLUME_TYPE_LIMITS.io2.iops).toMatchObject({ min: 100, max: 256_000, maxPerGiB: 1_000 });
     for (const type of ['gp2', 'st1', 'sc1', 'standard'] as const) expect(VOLUME_TYPE_LIMITS[type].iops).toBeUndefined();
@@ -75,17 +76,38 @@ describe('IOPS parameters refused', () => {
     { name: 'iops below gp3 minimum without auto-increase -> error', parameters: { iops: '2999' }, key: 'iops', problem: /2999 IOPS is below the minimum of 3000 for gp3/ },
     { name: 'iopsPerGB result below io1 minimum without auto-increase -> error naming iopsPerGB', parameters: { type: 'io1', iopsPerGB: '1' }, key: 'iopsPerGB', problem: /1 × 10 GiB = 10 IOPS is below the minimum of 100/ },
     { name: 'auto-increase "True" is not "true" -> too low is still an error', parameters: { type: 'io1', iops: '50', allowAutoIOPSPerGBIncrease: 'True' }, key: 'iops', problem: /below the minimum/ },
-    { name: 'iops zero -> error', parameters: { type: 'io1', iops: '0' }, key: 'iops', problem: /at least 1/ },
-    { name: 'iops negative -> error', parameters: { type: 'io1', iops: '-100' }, key: 'iops', problem: /not a positive whole number/ },
-    { name: 'iops fractional -> error', parameters: { type: 'io1', iops: '100.5' }, key: 'iops', problem: /not a positive whole number/ },
-    { name: 'iops empty -> error', parameters: { type: 'io1', iops: '' }, key: 'iops', problem: /not a positive whole number/ },
-    { name: 'iops text -> error', parameters: { type: 'io1', iops: 'lots' }, key: 'iops', problem: /not a positive whole number/ },
-    { name: 'iops beyond int32 -> error', parameters: { type: 'io1', iops: '2147483648' }, key: 'iops', problem: /more than EC2 accepts/ },
-    { name: 'iopsPerGB zero -> error', parameters: { type: 'io1', iopsPerGB: '0' }, key: 'iopsPerGB', problem: /at least 1/ },
-    { name: 'iopsPerGB fractional -> error', parameters: { type: 'io1', iopsPerGB: '0.5' }, key: 'iopsPerGB', problem: /not a positive whole number/ },
+    { name: 'iops fractional -> error', parameters: { type: 'io1', iops: '100.5' }, key: 'iops', problem: /"100.5" is not a whole number/ },
+    { name: 'iops empty (the driver\'s ParseInt error) -> error', parameters: { type: 'io1', iops: '' }, key: 'iops', problem: /"" is not a whole number/ },
+    { name: 'iops text -> error', parameters: { type: 'io1', iops: 'lots' }, key: 'iops', problem: /not a whole number/ },
+    { name: 'iops with a space -> error', parameters: { type: 'io1', iops: ' 100' }, key: 'iops', problem: /not a whole number/ },
+    { name: 'iops in exponent form -> error', parameters: { type: 'io1', iops: '1e3' }, key: 'iops', problem: /not a whole number/ },
+    { name: 'iops beyond int32 -> error', parameters: { type: 'io1', iops: '2147483648' }, key: 'iops', problem: /out of range/ },
+    { name: 'iopsPerGB fractional -> error', parameters: { type: 'io1', iopsPerGB: '0.5' }, key: 'iopsPerGB', problem: /not a whole number/ },
+    { name: 'iopsPerGB empty -> error', parameters: { type: 'io1', iopsPerGB: '' }, key: 'iopsPerGB', problem: /not a whole number/ },
     { name: 'IOPS spelled in capitals -> error names the key as written', parameters: { type: 'gp2', IOPS: '3000' }, key: 'IOPS', problem: /no IOPS setting/ },
   ])('$name', ({ parameters, key, problem, size }) => {
     expectParameterError(() => spec(parameters, { requestStorage: size ?? '10Gi' }), key, problem);
+  });
+});
+
+describe('IOPS values the driver reads as "not set"', () => {
+  it.each([
+    { name: 'iops "0" -> not set', parameters: { type: 'io2', iops: '0' } },
+    { name: 'iops negative -> not set', parameters: { type: 'io2', iops: '-100' } },
+    { name: 'iopsPerGB "0" -> not set', parameters: { type: 'io2', iopsPerGB: '0' } },
+    { name: 'iops "0" on gp2 (no IOPS setting) -> not set, no error', parameters: { type: 'gp2', iops: '0' } },
+    { name: 'iops "0" with iopsPerGB "0" -> neither set, no "both" error', parameters: { type: 'io2', iops: '0', iopsPerGB: '0' } },
+  ])('$name', ({ parameters }) => {
+    expect(spec(parameters)).not.toHaveProperty('iops');
+  });
+
+  it.each([
+    { name: 'iops "0" with iopsPerGB 10 -> iopsPerGB used, no "both" error', parameters: { type: 'io2', iops: '0', iopsPerGB: '10' }, iops: 100 },
+    { name: 'iops "+3000" (ParseInt takes a sign) -> 3000', parameters: { iops: '+3000' }, iops: 3_000 },
+    { name: 'iops "004000" -> 4000', parameters: { iops: '004000' }, iops: 4_000 },
+    { name: 'iops below gp3 minimum with auto-increase (applies to iops too) -> 3000', parameters: { iops: '100', allowAutoIOPSPerGBIncrease: 'true' }, iops: 3_000 },
+  ])('$name', ({ parameters, iops }) => {
+    expect(spec(parameters).iops).toBe(iops);
   });
 });
 

@@ -5,17 +5,27 @@ import { expectParameterError, spec } from './helpers.js';
 describe('parameter keys', () => {
   it.each([
     { name: 'unknown key -> error naming it', key: 'iopsPerGiB' },
-    { name: 'driver key volhook does not support (blockExpress) -> error', key: 'blockExpress' },
     { name: 'csi.storage.k8s.io/ key the provisioner does not know -> error', key: 'csi.storage.k8s.io/pvc/name' },
-    { name: 'bare tagSpecification prefix -> error', key: 'tagSpecification_' },
-    { name: 'tagSpecification without underscore -> error', key: 'tagSpecification1' },
     { name: 'deprecated unprefixed secret key (not stripped upstream either) -> error', key: 'csiProvisionerSecretName' },
+    { name: 'tag prefix in lower case (the driver\'s prefix is case-sensitive) -> error', key: 'tagspecification_1' },
+    { name: 'tag prefix in capitals -> error', key: 'TagSpecification_1' },
+    { name: 'csi.storage.k8s.io/fstype in other case (passes the provisioner, unknown to the driver) -> error', key: 'CSI.Storage.K8s.io/FSType' },
+    { name: 'secret key in other case (not stripped by the provisioner) -> error', key: 'csi.storage.k8s.io/Provisioner-Secret-Name' },
+    { name: 'outpostArn (a VolumeSnapshotClass parameter, never a StorageClass one) -> error', key: 'outpostArn' },
   ])('$name', ({ key }) => {
-    expectParameterError(() => spec({ type: 'gp3', [key]: 'x' }), key, /is not a StorageClass parameter volhook knows/);
+    expectParameterError(() => spec({ type: 'gp3', [key]: 'x' }), key, /is not a StorageClass parameter of the EBS CSI driver/);
   });
 
-  it('same key twice in different case -> error naming the second', () => {
+  it('same key twice in different case with different values -> error naming the second', () => {
     expectParameterError(() => spec({ iops: '4000', IOPS: '5000' }), 'IOPS', /same key as "iops"/);
+  });
+
+  it('same key twice in different case with the same value (a CSI-migration translation) -> accepted', () => {
+    expect(spec({ type: 'io1', iopsPerGB: '1', allowAutoIOPSPerGBIncrease: 'true', allowautoiopspergbincrease: 'true' }).iops).toBe(100);
+  });
+
+  it('legacy fstype twice in different case, even with one value -> error, as the external-provisioner', () => {
+    expectParameterError(() => spec({ fstype: 'xfs', FSType: 'xfs' }), 'FSType', /same key as "fstype"/);
   });
 
   it.each([

@@ -68,6 +68,7 @@ describe('volumeSpecFor', () => {
       fsType: 'ext4',
       volumeAttributes: {},
       tags: {},
+      driverTags: {},
     });
   });
 
@@ -87,6 +88,12 @@ describe('volumeSpecFor', () => {
           numberOfInodes: '100000',
           ext4BigAlloc: 'true',
           ext4ClusterSize: '65536',
+          ext4EncryptionSupport: 'true',
+          blockAttachUntilInitialized: 'true',
+          allowAutoIOPSIncreaseOnModify: 'true',
+          allowAutoIOPSPerGBIncrease: 'true',
+          blockExpress: 'true',
+          volumeInitializationRate: '0',
           tagSpecification_1: 'owner={{ .PVCNamespace }}',
           'csi.storage.k8s.io/provisioner-secret-name': 'ignored',
         },
@@ -108,8 +115,11 @@ describe('volumeSpecFor', () => {
         numberofinodes: '100000',
         ext4bigalloc: 'true',
         ext4clustersize: '65536',
+        ext4encryptionsupport: 'true',
+        blockattachuntilinitialized: 'true',
       },
       tags: { owner: 'shop' },
+      driverTags: { 'ebs.csi.aws.com/AllowAutoIOPSIncreaseOnModify': 'true' },
     });
   });
 
@@ -124,6 +134,7 @@ describe('volumeSpecFor', () => {
       multiAttach: true,
       volumeAttributes: {},
       tags: {},
+      driverTags: {},
     });
   });
 
