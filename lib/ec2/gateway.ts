@@ -21,6 +21,7 @@ import {
 import { tagList, toDisk, toInstance } from './mapping.js';
 import { clientTokenFor } from './token.js';
 import { Ec2Error, type CreateDiskRequest, type Disk, type Ec2Gateway, type Instance } from './types.js';
+import { cachedZones, ZONES_TTL_MS } from './zones.js';
 
 export interface Ec2GatewayOptions {
   /** Shared by all gateways of a process (see createEc2Client). */
@@ -30,6 +31,8 @@ export interface Ec2GatewayOptions {
   deadline?: number;
   /** How long look-ups wait for company before one describe is sent (default 5 ms). */
   batchWindowMs?: number;
+  /** How long the Region's zones are cached, per EC2 client (default {@link ZONES_TTL_MS}). */
+  zonesTtlMs?: number;
 }
 
 const DEFAULT_BATCH_WINDOW_MS = 5;
@@ -41,10 +44,11 @@ const MAX_TOKEN_GENERATIONS = 4;
  * the look-ups of that request only, and its `deadline` is that request's.
  *
  * Look-ups made in the same batch window become one describe per 500 IDs (200 names), and
- * duplicates in a batch are asked once. Nothing is cached beyond that: a reconciler that
- * reads a volume again — to see whether it became `available`, or after attaching it — must
- * see EC2's state now, and the changes that matter are made by EC2, not by this gateway, so
- * no invalidation on our own mutations could keep a cache honest.
+ * duplicates in a batch are asked once. Volumes and instances are not cached beyond that: a
+ * reconciler that reads a volume again — to see whether it became `available`, or after
+ * attaching it — must see EC2's state now, and the changes that matter are made by EC2, not by
+ * this gateway, so no invalidation on our own mutations could keep a cache honest. The Region's
+ * zones, which do not change, are cached per EC2 client (`cachedZones`).
  */
 export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
   const ctx: Ec2Context = {
@@ -121,6 +125,7 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
     findDiskByName,
     getDisk,
     getInstance: (instanceId) => instancesById.load(instanceId),
+    zones: () => cachedZones(ctx, options.zonesTtlMs ?? ZONES_TTL_MS),
 
     async createDisk(request: CreateDiskRequest): Promise<Disk> {
       let failed = await findDiskByName(request.name);

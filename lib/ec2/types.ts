@@ -40,6 +40,16 @@ export interface Instance {
   devicesInUse: string[];
 }
 
+/**
+ * An availability zone of the Region: its name (`us-east-1a`), which EC2 maps to a physical
+ * zone differently in each account, and its ID (`use1-az1`), which names the same zone in every
+ * account.
+ */
+export interface Zone {
+  name: string;
+  id: string;
+}
+
 export interface CreateDiskRequest {
   /** The CSI volume name (`pvc-<uid>`): tag `CSIVolumeName` and the input of the ClientToken. */
   name: string;
@@ -74,6 +84,12 @@ export interface Ec2Gateway {
   detachDisk(volumeId: string, instanceId: string): Promise<void>;
   /** DeleteVolume; a volume already gone resolves. */
   deleteDisk(volumeId: string): Promise<void>;
+  /**
+   * The Region's availability zones, name and ID (DescribeAvailabilityZones): how a zone ID in a
+   * StorageClass or on a node becomes the name CreateVolume takes. The mapping of an account
+   * does not change, so it is cached for the process, across requests.
+   */
+  zones(): Promise<Zone[]>;
 }
 
 /**

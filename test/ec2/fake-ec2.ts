@@ -3,12 +3,14 @@ import {
   CreateTagsCommand,
   CreateVolumeCommand,
   DeleteVolumeCommand,
+  DescribeAvailabilityZonesCommand,
   DescribeInstancesCommand,
   DescribeVolumesCommand,
   DetachVolumeCommand,
   EC2Client,
   EC2ServiceException,
   type AttachVolumeCommandInput,
+  type AvailabilityZone,
   type CreateVolumeCommandInput,
   type DescribeInstancesCommandInput,
   type DescribeVolumesCommandInput,
@@ -43,6 +45,12 @@ export class FakeEc2 {
   readonly mock = mockClient(EC2Client);
   readonly volumes = new Map<string, Volume>();
   readonly instances = new Map<string, Instance>();
+  /** The Region's zones; names map to IDs out of order, as in a real account. */
+  readonly zones: AvailabilityZone[] = [
+    { ZoneName: 'us-east-1a', ZoneId: 'use1-az6', State: 'available', ZoneType: 'availability-zone', RegionName: 'us-east-1' },
+    { ZoneName: 'us-east-1b', ZoneId: 'use1-az1', State: 'available', ZoneType: 'availability-zone', RegionName: 'us-east-1' },
+    { ZoneName: 'us-east-1c', ZoneId: 'use1-az2', State: 'available', ZoneType: 'availability-zone', RegionName: 'us-east-1' },
+  ];
   private readonly tokens = new Map<string, { volumeId: string; params: string }>();
   private serial = 0;
   /** When set, CreateVolume refuses once this many volumes exist (and ignores tokens, as EC2 does). */
@@ -55,6 +63,7 @@ export class FakeEc2 {
     this.mock.on(AttachVolumeCommand).callsFake((input: AttachVolumeCommandInput) => this.attachVolume(input));
     this.mock.on(DetachVolumeCommand).callsFake((input: DetachVolumeCommandInput) => this.detachVolume(input));
     this.mock.on(DeleteVolumeCommand).callsFake(({ VolumeId }: { VolumeId: string }) => this.deleteVolume(VolumeId));
+    this.mock.on(DescribeAvailabilityZonesCommand).callsFake(() => ({ AvailabilityZones: structuredClone(this.zones) }));
     this.mock.on(CreateTagsCommand).rejects(new Error('volhook never calls CreateTags'));
   }
 

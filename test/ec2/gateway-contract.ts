@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Ec2Error, type CreateDiskRequest, type Disk, type Ec2Gateway } from '../../lib/ec2/index.js';
+import { Ec2Error, type CreateDiskRequest, type Disk, type Ec2Gateway, type Zone } from '../../lib/ec2/index.js';
 
 /** One EC2 (mocked, simulated or real) that the contract runs against. */
 export interface GatewayWorld {
@@ -8,6 +8,8 @@ export interface GatewayWorld {
   gateway(clusterId: string): Ec2Gateway;
   /** A running instance the volumes can be attached to, and its zone. */
   instance: { instanceId: string; zone: string };
+  /** The Region's zones as this EC2 has them (each EC2 maps names to IDs its own way). */
+  zones: Zone[];
   /** How long a state change (creating → available, attaching → attached…) may take. Default 5 s. */
   settleTimeoutMs?: number;
   close?(): Promise<void>;
@@ -124,6 +126,24 @@ export function describeGatewayContract(name: string, makeWorld: () => Promise<G
       ]);
       expect(instance).toMatchObject({ instanceId: world.instance.instanceId, zone: world.instance.zone });
       expect(unknown).toBeUndefined();
+    });
+
+    it("zones -> the Region's zones, each name and ID once, the same from any gateway", async () => {
+      const byName = (zones: Zone[]) => [...zones].sort((a, b) => a.name.localeCompare(b.name));
+      const zones = await gw.zones();
+      expect(byName(zones)).toEqual(byName(world.zones));
+      expect(new Set(zones.map((z) => z.id)).size).toBe(zones.length);
+      expect(zones.map((z) => z.name)).toContain(world.instance.zone);
+      expect(byName(await world.gateway('other-cluster').zones())).toEqual(byName(zones));
+      expect(byName(await world.gateway(cluster).zones())).toEqual(byName(zones));
+    });
+
+    it('createDisk in the zone named for a zone ID -> the disk is in the zone with that ID', async () => {
+      const zones = await gw.zones();
+      const target = zones.find((z) => z.name !== world.instance.zone) ?? zones[0]!;
+      const created = await gw.createDisk({ ...request(), zone: target.name });
+      const found = await world.gateway(cluster).getDisk(created.volumeId);
+      expect(zones.find((z) => z.name === found?.zone)?.id).toBe(target.id);
     });
 
     it('attach twice -> both resolve, the disk shows the attachment', async () => {

@@ -1,4 +1,4 @@
-import { FakeGateway } from '../reconcile/fake-gateway.js';
+import { FAKE_ZONES, FakeGateway } from '../reconcile/fake-gateway.js';
 import { describeGatewayContract } from './gateway-contract.js';
 
 /** The reconcilers' fake holds to the contract the real gateway is held to, so the two cannot drift apart. */
@@ -9,5 +9,6 @@ describeGatewayContract('FakeGateway of the reconciler tests', async () => {
     // A later request sees EC2's transitions finished.
     gateway: (clusterId) => ec2.settle().forCluster(clusterId),
     instance: { instanceId, zone },
+    zones: [...FAKE_ZONES],
   };
 });

@@ -10,6 +10,7 @@ describeGatewayContract('SDK gateway over aws-sdk-client-mock', async () => {
   return {
     gateway: (clusterId) => createEc2Gateway({ client, clusterId, batchWindowMs: 1 }),
     instance: { instanceId, zone: 'us-east-1a' },
+    zones: ec2.zones.map((z) => ({ name: z.ZoneName!, id: z.ZoneId! })),
     close: async () => ec2.restore(),
   };
 });

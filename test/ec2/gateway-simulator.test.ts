@@ -4,7 +4,12 @@ import { describeGatewayContract } from './gateway-contract.js';
 
 describeGatewayContract('SDK gateway over the EC2 simulator', async () => {
   // 200× faster: creates take ~10 ms, attaches 5–20 ms; EC2's throttling buckets stay on.
-  const { url, sim, close } = await startEc2Simulator({ port: 0, timeScale: 200, seed: 7 });
+  const zones = [
+    { name: 'us-east-1a', id: 'use1-az4' },
+    { name: 'us-east-1b', id: 'use1-az6' },
+    { name: 'us-east-1c', id: 'use1-az1' },
+  ];
+  const { url, sim, close } = await startEc2Simulator({ port: 0, timeScale: 200, seed: 7, zones });
   const client = createEc2Client({
     region: 'us-east-1',
     endpoint: url,
@@ -14,6 +19,7 @@ describeGatewayContract('SDK gateway over the EC2 simulator', async () => {
   return {
     gateway: (clusterId) => createEc2Gateway({ client, clusterId, deadline: Date.now() + 10_000 }),
     instance: { instanceId: instance.id, zone: 'us-east-1a' },
+    zones,
     close: async () => {
       client.destroy();
       await close();

@@ -6,7 +6,17 @@
  * `settle()` moves every transition on, as time passing in EC2 would.
  */
 import { identityTags, TagKeys } from '../../lib/contract/tags.js';
-import { Ec2Error, type AttachmentState, type CreateDiskRequest, type Disk, type DiskState, type Ec2ErrorKind, type Ec2Gateway, type Instance } from '../../lib/ec2/types.js';
+import {
+  Ec2Error,
+  type AttachmentState,
+  type CreateDiskRequest,
+  type Disk,
+  type DiskState,
+  type Ec2ErrorKind,
+  type Ec2Gateway,
+  type Instance,
+  type Zone,
+} from '../../lib/ec2/types.js';
 
 export type Verb = keyof Ec2Gateway;
 export interface Call {
@@ -18,11 +28,23 @@ const MUTATIONS: readonly Verb[] = ['createDisk', 'attachDisk', 'detachDisk', 'd
 
 const isDead = (disk: Disk) => disk.state === 'deleting' || disk.state === 'deleted';
 
+/**
+ * The fake Region's zones. Names map to IDs out of order, as in a real account (where `a` is
+ * rarely `az1`), so a test cannot pass by deriving one from the other.
+ */
+export const FAKE_ZONES: readonly Zone[] = [
+  { name: 'us-east-1a', id: 'use1-az6' },
+  { name: 'us-east-1b', id: 'use1-az1' },
+  { name: 'us-east-1c', id: 'use1-az2' },
+  { name: 'us-east-1d', id: 'use1-az4' },
+];
+
 /** What every cluster's gateway over one EC2 shares. */
 interface FakeEc2 {
   volumes: Map<string, Disk>;
   instances: Map<string, Instance>;
   nextId: number;
+  zones: Zone[];
 }
 
 export class FakeGateway implements Ec2Gateway {
@@ -38,7 +60,7 @@ export class FakeGateway implements Ec2Gateway {
 
   constructor(
     readonly clusterId = 'alpha',
-    ec2: FakeEc2 = { volumes: new Map(), instances: new Map(), nextId: 1 },
+    ec2: FakeEc2 = { volumes: new Map(), instances: new Map(), nextId: 1, zones: FAKE_ZONES.map((z) => ({ ...z })) },
   ) {
     this.#ec2 = ec2;
     this.volumes = ec2.volumes;
@@ -196,6 +218,11 @@ export class FakeGateway implements Ec2Gateway {
     this.#enter('detachDisk', volumeId, instanceId);
     const disk = this.volumes.get(volumeId);
     for (const attachment of disk?.attachments ?? []) if (attachment.instanceId === instanceId) attachment.state = 'detaching';
+  }
+
+  async zones(): Promise<Zone[]> {
+    this.#enter('zones');
+    return structuredClone(this.#ec2.zones);
   }
 
   async deleteDisk(volumeId: string): Promise<void> {
