@@ -9,8 +9,11 @@ export interface NodeFacts {
   providerID?: string;
 }
 
-/** The labels a zone is read from, in order of preference: Kubernetes' own, then the EBS CSI driver's. */
-export const ZONE_LABELS: readonly string[] = [TopologyKeys.wellKnownZone, TopologyKeys.ebsZone];
+/**
+ * The labels a zone's name is read from, in order of preference: Kubernetes' own, the EBS CSI
+ * driver's, then Kubernetes' deprecated beta label.
+ */
+export const ZONE_LABELS: readonly string[] = [TopologyKeys.wellKnownZone, TopologyKeys.ebsZone, TopologyKeys.betaZone];
 
 /** `aws:///<zone>/<instance-id>`, the form the AWS cloud provider writes. */
 const AWS_PROVIDER_ID = /^aws:\/\/\/([^/]+)\/(i-[0-9a-zA-Z]+)$/;
@@ -29,4 +32,9 @@ export function nodeZone(node: NodeFacts): string | undefined {
   const labels = node.labels ?? {};
   for (const key of ZONE_LABELS) if (labels[key]) return labels[key];
   return parseProviderID(node.providerID)?.zone;
+}
+
+/** The node's zone ID (`topology.k8s.aws/zone-id`, as EKS labels nodes), if it has one. */
+export function nodeZoneId(node: NodeFacts): string | undefined {
+  return node.labels?.[TopologyKeys.zoneId] || undefined;
 }

@@ -39,6 +39,15 @@ export const Finalizers = {
 export const TopologyKeys = {
   wellKnownZone: 'topology.kubernetes.io/zone',
   ebsZone: 'topology.ebs.csi.aws.com/zone',
+  /** The zone label before `topology.kubernetes.io/zone` (deprecated since Kubernetes 1.17). */
+  betaZone: 'failure-domain.beta.kubernetes.io/zone',
+  /** The zone's ID (`use1-az1`: the same zone in every account, unlike its name); EKS labels nodes with it. */
+  zoneId: 'topology.k8s.aws/zone-id',
+  /** The EBS driver's Outpost keys: a node on an Outpost reports all four. */
+  ebsOutpostId: 'topology.ebs.csi.aws.com/outpost-id',
+  ebsRegion: 'topology.ebs.csi.aws.com/region',
+  ebsPartition: 'topology.ebs.csi.aws.com/partition',
+  ebsAccountId: 'topology.ebs.csi.aws.com/account-id',
 } as const;
 
 /** PV name for a claim, as external-provisioner names it (and the CSI volume name). */

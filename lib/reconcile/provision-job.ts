@@ -11,7 +11,7 @@ import {
   type StorageClass,
   type Write,
 } from '../contract/index.js';
-import type { CreateDiskRequest } from '../ec2/types.js';
+import type { CreateDiskRequest, Zone } from '../ec2/types.js';
 import { ParameterError, volumeSpecFor, type VolumeSpec } from '../storageclass/index.js';
 import type { ReconcileContext } from './context.js';
 import { EventReasons, pvcEvent } from './events.js';
@@ -19,7 +19,7 @@ import { Requeue } from './outcomes.js';
 import { done, failed, requeue, type Settled } from './plan.js';
 import { volumeTags } from './tags.js';
 import { removePvcAnnotation } from './writes.js';
-import { chooseZone } from './zone.js';
+import { chooseZone, readPlacement } from './zone.js';
 
 /** A claim to provision: everything the volume and its PV need but the cloud's answer. */
 export interface ProvisionJob {
@@ -35,12 +35,24 @@ export interface ProvisionJob {
 
 type JobContext = Pick<ReconcileContext, 'clusterId' | 'registration' | 'provisionerName'>;
 
+/** The claim's zone depends on zone IDs: call again with the Region's zones (the gateway's `zones()`). */
+export interface NeedsZones {
+  needsZones: true;
+}
+
 /**
  * Pure: either the end of the reconcile (nothing to do yet, or refused with a Warning on the
  * claim), or the job to provision. For a claim of ours that is neither bound nor being
- * deleted, whose PV does not exist yet.
+ * deleted, whose PV does not exist yet. A claim whose zone depends on zone IDs needs
+ * `regionZones`; without them it answers {@link NeedsZones}, once every other check passed.
  */
-export function prepareProvision(item: PersistentVolumeClaimItem, ctx: JobContext): Settled | { job: ProvisionJob } {
+export function prepareProvision(item: PersistentVolumeClaimItem, ctx: JobContext): Settled | { job: ProvisionJob } | NeedsZones;
+export function prepareProvision(item: PersistentVolumeClaimItem, ctx: JobContext, regionZones: readonly Zone[]): Settled | { job: ProvisionJob };
+export function prepareProvision(
+  item: PersistentVolumeClaimItem,
+  ctx: JobContext,
+  regionZones?: readonly Zone[],
+): Settled | { job: ProvisionJob } | NeedsZones {
   const { pvc } = item;
   const className = claimClassName(pvc) || item.storageClass?.metadata.name;
   const storageClass = item.storageClass;
@@ -64,6 +76,9 @@ export function prepareProvision(item: PersistentVolumeClaimItem, ctx: JobContex
     );
   }
   if (pvc.spec.selector) return refuse('SelectorNotSupported', 'claim Selector is not supported');
+  // Before the parameters: `outpostArn` is refused as an Outpost, not as an unknown key.
+  const placement = readPlacement(storageClass);
+  if (placement.kind === 'unsupported') return refuse(placement.reason, placement.message);
 
   const pvName = pvNameForClaim(pvc.metadata.uid);
   let spec: VolumeSpec;
@@ -93,7 +108,7 @@ export function prepareProvision(item: PersistentVolumeClaimItem, ctx: JobContex
     return refuse('NotAllowed', `${spec.sizeGiB} GiB is more than cluster "${clusterId}" allows (maxSizeGiB ${registration.maxSizeGiB})`);
   }
 
-  const zone = chooseZone(item, storageClass, registration.allowedZones);
+  const zone = chooseZone(item, storageClass, registration.allowedZones, regionZones);
   switch (zone.kind) {
     case 'wait':
       return done();
@@ -105,6 +120,10 @@ export function prepareProvision(item: PersistentVolumeClaimItem, ctx: JobContex
     }
     case 'none':
       return refuse('NoZone', zone.message);
+    case 'unsupported':
+      return refuse(zone.reason, zone.message);
+    case 'needZones':
+      return { needsZones: true };
     case 'zone':
       break;
   }

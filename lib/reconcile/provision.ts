@@ -102,7 +102,9 @@ export async function reconcileProvision(item: PersistentVolumeClaimItem, scope:
   if (pvc.spec.volumeName || item.pvExists) {
     return done(isProtected ? [removeFinalizer(pvcRef(pvc), Finalizers.claimProtection)] : []);
   }
-  const prepared = prepareProvision(item, scope);
+  const first = prepareProvision(item, scope);
+  // The zone depends on zone IDs: with the Region's zones (cached by the gateway), decide again.
+  const prepared = 'needsZones' in first ? prepareProvision(item, scope, await scope.ec2.zones()) : first;
   if (!('job' in prepared)) return prepared;
   const { job } = prepared;
   if (!isProtected) {

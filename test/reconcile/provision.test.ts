@@ -526,3 +526,85 @@ describe('provision: the claim protected before its first CreateVolume (write be
     expect(result.writes).toContainEqual({ op: 'removeFinalizer', target: claimTarget, finalizer: CLAIM_PROTECTION });
   });
 });
+
+describe('provision: topology keys, zone IDs and Outposts', () => {
+  const ZONE_ID = 'topology.k8s.aws/zone-id';
+  const topologies = (...expressions: Array<[string, string[]]>) => ({
+    allowedTopologies: [{ matchLabelExpressions: expressions.map(([key, values]) => ({ key, values })) }],
+  });
+
+  it('Immediate class on zone ID use1-az4 -> the Region\'s zones read once, the disk in us-east-1d (the zone with that ID), PV nodeAffinity on its name', async () => {
+    const { ec2, result, pv } = await provision(claimItem({ clusterZones: ['us-east-1a', 'us-east-1b'], storageClass: topologies([ZONE_ID, ['use1-az4']]) }));
+    expect(result.outcome).toBe('done');
+    expect(ec2.calls.map((c) => c.verb)).toEqual(['zones', 'findDiskByName', 'createDisk']);
+    expect(ec2.callsOf('createDisk')[0]!.args[0]).toMatchObject({ zone: 'us-east-1d' });
+    expect(pv?.spec.nodeAffinity).toEqual({
+      required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1d'] }] }] },
+    });
+  });
+
+  it('WaitForFirstConsumer class on a zone ID, node in that zone -> the node\'s zone', async () => {
+    const { ec2, pv } = await provision(
+      claimItem({
+        pvc: { metadata: { annotations: { 'volume.kubernetes.io/selected-node': 'ip-10-0-1-23.ec2.internal' } } },
+        storageClass: { volumeBindingMode: 'WaitForFirstConsumer', ...topologies([ZONE_ID, ['use1-az6']]) },
+        selectedNode: node(),
+      }),
+    );
+    expect(ec2.callsOf('createDisk')[0]!.args[0]).toMatchObject({ zone: 'us-east-1a' });
+    expect(pv?.spec.nodeAffinity?.required.nodeSelectorTerms).toEqual([
+      { matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a'] }] },
+    ]);
+  });
+
+  it('WaitForFirstConsumer, node labelled only failure-domain.beta.kubernetes.io/zone -> that zone, no zone look-up', async () => {
+    const { ec2 } = await provision(
+      claimItem({
+        pvc: { metadata: { annotations: { 'volume.kubernetes.io/selected-node': 'ip-10-0-1-23.ec2.internal' } } },
+        storageClass: { volumeBindingMode: 'WaitForFirstConsumer' },
+        selectedNode: node({ labels: { 'topology.kubernetes.io/zone': undefined, 'failure-domain.beta.kubernetes.io/zone': 'us-east-1c' }, providerID: undefined }),
+      }),
+    );
+    expect(ec2.callsOf('createDisk')[0]!.args[0]).toMatchObject({ zone: 'us-east-1c' });
+    expect(ec2.callsOf('zones')).toEqual([]);
+  });
+
+  it('a zone ID the Region does not have -> failed NoZone naming the ID, Warning, no CreateVolume', async () => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, claimItem({ storageClass: topologies([ZONE_ID, ['use1-az3']]) }));
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'NoZone', message: expect.stringContaining('use1-az3') });
+    expect(events(result).map((e) => `${e.type} ${e.reason}`)).toEqual(['Warning ProvisioningFailed']);
+    expect(ec2.calls.map((c) => c.verb)).toEqual(['zones']);
+  });
+
+  it('the zones cannot be read (throttled) -> requeue, no CreateVolume', async () => {
+    const { ec2, ctx } = setup();
+    ec2.fail('zones', throttled());
+    const result = await reconcileOne(ctx, claimItem({ storageClass: topologies([ZONE_ID, ['use1-az4']]) }));
+    expect(result).toMatchObject({ outcome: 'requeue' });
+    expect(ec2.mutations).toEqual([]);
+  });
+
+  it.each([
+    ['an unknown key', topologies(['kubernetes.io/hostname', ['ip-10-0-1-23.ec2.internal']]), 'UnsupportedTopologyKey', '"kubernetes.io/hostname"'],
+    ['an unknown key beside a zone ID', topologies([ZONE_ID, ['use1-az6']], ['topology.kubernetes.io/region', ['us-east-1']]), 'UnsupportedTopologyKey', '"topology.kubernetes.io/region"'],
+    ['the Outpost key', topologies(['topology.ebs.csi.aws.com/outpost-id', ['op-0123456789abcdef0']]), 'OutpostNotSupported', '"topology.ebs.csi.aws.com/outpost-id"'],
+    ['the outpostArn parameter', { parameters: { type: 'gp2', outpostArn: 'arn:aws:outposts:us-east-1:123456789012:outpost/op-0123456789abcdef0' } }, 'OutpostNotSupported', 'parameter "outpostArn"'],
+  ])('a class with %s -> failed naming it, Warning ProvisioningFailed, zero gateway calls', async (_name, classOverride, reason, named) => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, claimItem({ storageClass: classOverride }));
+    expect(result).toMatchObject({ outcome: 'failed', reason, message: expect.stringContaining(named) });
+    expect(events(result)).toEqual([
+      { type: 'Warning', reason: 'ProvisioningFailed', message: expect.stringContaining(named) },
+    ]);
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('a clone claim on a zone-ID class -> refused for the data source, zero gateway calls (not even the zones)', async () => {
+    const { ec2, ctx } = setup();
+    const item = claimItem({ pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source' } } }, storageClass: topologies([ZONE_ID, ['use1-az4']]) });
+    const result = await reconcileOne(ctx, item);
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'DataSourceNotSupported' });
+    expect(ec2.calls).toEqual([]);
+  });
+});

@@ -8,6 +8,8 @@ import { EBS_DRIVER, TopologyKeys } from '../../contract/index.js';
 export interface LocalNode {
   name: string;
   zone: string;
+  /** The zone's ID (`use1-az1`), labelled `topology.k8s.aws/zone-id` as on EKS nodes; absent if EC2 did not say. */
+  zoneId?: string;
   instanceId: string;
 }
 
@@ -24,6 +26,7 @@ export function nodeObject(node: LocalNode, region: string) {
         'topology.kubernetes.io/region': region,
         [TopologyKeys.wellKnownZone]: node.zone,
         [TopologyKeys.ebsZone]: node.zone,
+        ...(node.zoneId !== undefined && { [TopologyKeys.zoneId]: node.zoneId }),
       },
     },
     spec: { providerID: `aws:///${node.zone}/${node.instanceId}` },

@@ -1,12 +1,23 @@
 /**
  * Launches one EC2 instance per local node, through the EC2 API (the simulator or any other
- * endpoint, e.g. moto), tagged as this cluster's so volhook's ownership checks accept it.
+ * endpoint, e.g. moto), tagged as this cluster's so volhook's ownership checks accept it, and
+ * learns each zone's ID for the node's `topology.k8s.aws/zone-id` label.
  */
-import { DescribeImagesCommand, RunInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import { DescribeAvailabilityZonesCommand, DescribeImagesCommand, RunInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import { TagKeys } from '../../contract/tags.js';
 import type { LocalNode } from './cluster-objects.js';
 
 const DEFAULT_IMAGE = 'ami-0abcdef1234567890';
+
+/** Zone name to zone ID, as this EC2 maps them; empty if it cannot say. */
+async function zoneIds(ec2: EC2Client): Promise<Map<string, string>> {
+  try {
+    const { AvailabilityZones } = await ec2.send(new DescribeAvailabilityZonesCommand({}));
+    return new Map((AvailabilityZones ?? []).flatMap((z) => (z.ZoneName && z.ZoneId ? [[z.ZoneName, z.ZoneId] as const] : [])));
+  } catch {
+    return new Map();
+  }
+}
 
 async function imageId(ec2: EC2Client): Promise<string> {
   // moto only launches images it knows; the simulator accepts any ID.
@@ -24,7 +35,7 @@ export async function launchNodeInstances(
   zones: string[],
   nodesPerZone = 1,
 ): Promise<LocalNode[]> {
-  const image = await imageId(ec2);
+  const [image, ids] = await Promise.all([imageId(ec2), zoneIds(ec2)]);
   const slots = zones.flatMap((zone, z) => Array.from({ length: nodesPerZone }, (_, k) => ({ zone, z, k })));
   return Promise.all(
     slots.map(async ({ zone, z, k }) => {
@@ -49,7 +60,8 @@ export async function launchNodeInstances(
       );
       const instanceId = Instances?.[0]?.InstanceId;
       if (!instanceId) throw new Error(`RunInstances in ${zone} returned no instance`);
-      return { name, zone, instanceId };
+      const zoneId = ids.get(zone);
+      return { name, zone, ...(zoneId !== undefined && { zoneId }), instanceId };
     }),
   );
 }

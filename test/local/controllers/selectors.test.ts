@@ -4,6 +4,7 @@ import {
   matchesLabelSelector,
   matchesNodeSelectorTerms,
 } from '../../../lib/local/controllers/index.js';
+import { nodeObject } from '../../../lib/local/stack/cluster-objects.js';
 
 const labels = { tier: 'fast', zone: 'us-east-1a' };
 
@@ -67,5 +68,15 @@ describe('matchesAllowedTopologies', () => {
   it('node label outside the values, or missing -> refused', () => {
     expect(matchesAllowedTopologies(terms, { zone: 'us-east-1c' })).toBe(false);
     expect(matchesAllowedTopologies(terms, {})).toBe(false);
+  });
+
+  it('the local nodes carry their zone ID as EKS nodes do -> a zone-id class places only on the node in that zone', () => {
+    const nodes = [
+      { name: 'a', zone: 'us-east-1a', zoneId: 'use1-az1', instanceId: 'i-0aaaaaaaaaaaaaaa1' },
+      { name: 'b', zone: 'us-east-1b', zoneId: 'use1-az2', instanceId: 'i-0aaaaaaaaaaaaaaa2' },
+    ].map((n) => nodeObject(n, 'us-east-1'));
+    expect(nodes.map((n) => n.metadata.labels['topology.k8s.aws/zone-id'])).toEqual(['use1-az1', 'use1-az2']);
+    const byId = [{ matchLabelExpressions: [{ key: 'topology.k8s.aws/zone-id', values: ['use1-az2'] }] }];
+    expect(nodes.filter((n) => matchesAllowedTopologies(byId, n.metadata.labels)).map((n) => n.metadata.name)).toEqual(['b']);
   });
 });
