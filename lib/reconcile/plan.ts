@@ -12,8 +12,6 @@ export type Verdict =
   | { outcome: 'requeue'; requeueAfterSeconds: number; message: string }
   | { outcome: 'failed'; reason: string; message: string; requeueAfterSeconds: number };
 
-export type FailedVerdict = Extract<Verdict, { outcome: 'failed' }>;
-
 /** The EC2 mutations a reconciler may ask for. Reads happen in each reconciler's observe step. */
 export type Ec2Action =
   | { verb: 'createDisk'; request: CreateDiskRequest }
