@@ -48,7 +48,7 @@ console.log(`volhook local stack is up (${Date.now() - started} ms)
   forwarder    health and metrics on http://127.0.0.1:${stack.forwarder()?.port}/metrics
 
   nodes:  ${stack.nodes.map((n) => `${n.name} (${n.zone}, ${n.instanceId})`).join('\n          ')}
-  StorageClasses: gp3 (default, WaitForFirstConsumer), gp3-retain, io2 (Immediate)
+  StorageClasses: gp3 (default, WaitForFirstConsumer), gp3-retain, io2 (Immediate), gp2 (in-tree kubernetes.io/aws-ebs, CSI migration)
 
 Try it:
   kubectl --server ${urls.kube} apply -f infra/examples/pvc-and-pod.yaml

@@ -25,6 +25,16 @@ export function claimProvisioner(pvc: ClaimLike): string | undefined {
   return annotations[Annotations.storageProvisioner] ?? annotations[Annotations.betaStorageProvisioner];
 }
 
+/**
+ * The claim is for `provisioner`, as external-provisioner decides it: the PV controller
+ * assigned it (the storage-provisioner annotation), or marked it migrated to it
+ * (`pv.kubernetes.io/migrated-to`, on claims assigned to the in-tree `kubernetes.io/aws-ebs`
+ * plugin before CSI migration).
+ */
+export function isClaimFor(pvc: ClaimLike, provisioner: string): boolean {
+  return claimProvisioner(pvc) === provisioner || pvc.metadata?.annotations?.[Annotations.migratedTo] === provisioner;
+}
+
 /** The claim carries volhook's provisioning protection: a disk of its may exist or still land. */
 export function isProtectedClaim(pvc: ClaimLike): boolean {
   return pvc.metadata?.finalizers?.includes(Finalizers.claimProtection) ?? false;

@@ -2,11 +2,11 @@
  * Rules about PersistentVolumes that the forwarder (over client-node objects) and the backend
  * (over the contract's zod types) must apply alike. They take the narrowest shape both satisfy.
  */
-import { Annotations } from './wellknown.js';
+import { Annotations, EBS_DRIVER, IN_TREE_EBS_PLUGIN } from './wellknown.js';
 
 export interface VolumeLike {
   metadata?: { annotations?: Record<string, string> };
-  spec?: { persistentVolumeReclaimPolicy?: string; csi?: { driver?: string } };
+  spec?: { persistentVolumeReclaimPolicy?: string; csi?: { driver?: string }; awsElasticBlockStore?: unknown };
 }
 
 /** Who volhook is in a cluster: the provisioner name StorageClasses use and the CSI driver PVs name. */
@@ -33,7 +33,59 @@ export function isProvisionedBy(pv: VolumeLike, provisioner: string): boolean {
   return pv.metadata?.annotations?.[Annotations.provisionedBy] === provisioner;
 }
 
-/** A volume we provisioned, or one naming our driver (statically provisioned). */
+/**
+ * The provisioner names whose PVs ours takes as its own: itself and, for the EBS CSI driver,
+ * the in-tree plugin it took over by CSI migration (external-provisioner's "additional
+ * provisioner names" with `--supports-migration-from-in-tree`).
+ */
+export function knownProvisioners(ownership: Ownership): string[] {
+  return ownership.provisioner === EBS_DRIVER ? [ownership.provisioner, IN_TREE_EBS_PLUGIN] : [ownership.provisioner];
+}
+
+/** The PV has an in-tree EBS source, which the EBS CSI driver serves under CSI migration. */
+export function isInTreeEbs(pv: VolumeLike): boolean {
+  return pv.spec?.awsElasticBlockStore !== undefined && pv.spec.awsElasticBlockStore !== null;
+}
+
+/**
+ * A dynamically provisioned PV of ours: `provisioned-by` one of our {@link knownProvisioners},
+ * or migrated to our driver (`pv.kubernetes.io/migrated-to`, which the PV controller writes
+ * on PVs the in-tree plugin provisioned). These get the provisioner finalizer while Bound
+ * with the Delete policy.
+ */
+export function isDynamicallyOurs(pv: VolumeLike, ownership: Ownership): boolean {
+  const annotations = pv.metadata?.annotations ?? {};
+  const provisionedBy = annotations[Annotations.provisionedBy];
+  return (provisionedBy !== undefined && knownProvisioners(ownership).includes(provisionedBy)) || isMigratedToUs(pv, ownership);
+}
+
+function isMigratedToUs(pv: VolumeLike, ownership: Ownership): boolean {
+  const migratedTo = pv.metadata?.annotations?.[Annotations.migratedTo];
+  return migratedTo !== undefined && (migratedTo === ownership.driver || knownProvisioners(ownership).includes(migratedTo));
+}
+
+/**
+ * A PV whose disk is ours to delete when it is Released with the Delete policy —
+ * external-provisioner's `isProvisionerForVolume`: with `provisioned-by`, one of our known
+ * provisioners or migrated to us; without (statically created), a CSI source naming our
+ * driver, or migrated to us. A static in-tree PV is never migrated (the PV controller marks
+ * only provisioned ones), so its disk is never deleted.
+ */
+export function isReclaimedByUs(pv: VolumeLike, ownership: Ownership): boolean {
+  if (pv.metadata?.annotations?.[Annotations.provisionedBy] !== undefined) return isDynamicallyOurs(pv, ownership);
+  if (pv.spec?.csi) return pv.spec.csi.driver === ownership.driver;
+  return isMigratedToUs(pv, ownership);
+}
+
+/**
+ * A PV volhook looks after: one whose disk it reclaims ({@link isReclaimedByUs}), or one it
+ * attaches — a CSI source naming our driver, or, for the EBS CSI driver, an in-tree EBS source
+ * (external-attacher attaches those through CSI migration and keeps its finalizer on them).
+ */
 export function isOurVolume(pv: VolumeLike, ownership: Ownership): boolean {
-  return isProvisionedBy(pv, ownership.provisioner) || pv.spec?.csi?.driver === ownership.driver;
+  return (
+    isReclaimedByUs(pv, ownership) ||
+    pv.spec?.csi?.driver === ownership.driver ||
+    (ownership.driver === EBS_DRIVER && isInTreeEbs(pv))
+  );
 }

@@ -5,6 +5,13 @@
  */
 export const EBS_DRIVER = 'ebs.csi.aws.com';
 
+/**
+ * The in-tree volume plugin that CSI migration hands to {@link EBS_DRIVER}: the provisioner of
+ * EKS's long-standing `gp2` class, and the `provisioned-by` of the PVs it and its migrated
+ * successor write (csi-translation-lib `AWSEBSInTreePluginName`).
+ */
+export const IN_TREE_EBS_PLUGIN = 'kubernetes.io/aws-ebs';
+
 export const Annotations = {
   storageProvisioner: 'volume.kubernetes.io/storage-provisioner',
   betaStorageProvisioner: 'volume.beta.kubernetes.io/storage-provisioner',
@@ -12,6 +19,12 @@ export const Annotations = {
   selectedNode: 'volume.kubernetes.io/selected-node',
   provisionedBy: 'pv.kubernetes.io/provisioned-by',
   bindCompleted: 'pv.kubernetes.io/bind-completed',
+  /**
+   * The PV controller's mark, on PVs and claims of an in-tree plugin, naming the CSI driver
+   * that serves them now (CSI migration): it stands down from their reclaim and the driver's
+   * provisioner takes over.
+   */
+  migratedTo: 'pv.kubernetes.io/migrated-to',
   boundByController: 'pv.kubernetes.io/bound-by-controller',
   defaultClass: 'storageclass.kubernetes.io/is-default-class',
   /**

@@ -3,7 +3,7 @@
  * applying it twice leaves the cluster as applying it once, so a replayed response is safe.
  */
 import { z } from 'zod';
-import { NewPersistentVolumeSchema, VolumeAttachmentStatusSchema } from './kube-objects.js';
+import { NewInTreePersistentVolumeSchema, NewPersistentVolumeSchema, VolumeAttachmentStatusSchema } from './kube-objects.js';
 
 export const ObjectRefSchema = z.object({
   kind: z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment']),
@@ -16,7 +16,7 @@ export type ObjectRef = z.infer<typeof ObjectRefSchema>;
 
 export const CreatePersistentVolumeWriteSchema = z.object({
   op: z.literal('createPersistentVolume'),
-  pv: NewPersistentVolumeSchema,
+  pv: z.union([NewPersistentVolumeSchema, NewInTreePersistentVolumeSchema]),
 });
 
 export const DeletePersistentVolumeWriteSchema = z.object({

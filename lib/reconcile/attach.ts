@@ -10,7 +10,7 @@
  */
 import { Annotations, Finalizers, type PersistentVolume, type VolumeAttachment, type VolumeAttachmentItem, type Write } from '../contract/index.js';
 import type { Disk, Ec2Error, Instance } from '../ec2/types.js';
-import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf } from './attachment.js';
+import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf, volumeHandleProblem } from './attachment.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { withAttachment } from './disk-state.js';
@@ -63,7 +63,7 @@ export function attachTarget(item: VolumeAttachmentItem, ctx: AttachContext, now
   }
   if (pv.metadata.deletionTimestamp) return refuse('PersistentVolumeDeleting', `PersistentVolume "${pv.metadata.name}" is being deleted`);
   const volumeId = volumeHandleOf(pv, ctx.driverName);
-  if (!volumeId) return refuse('NoVolumeHandle', `PersistentVolume "${pv.metadata.name}" has no ${ctx.driverName} volumeHandle`);
+  if (!volumeId) return refuse('NoVolumeHandle', volumeHandleProblem(pv, ctx.driverName));
   if (!node) return refuse('NodeNotFound', `node "${nodeName}" not found`);
   const instanceId = instanceIdOf(node);
   if (!instanceId) {

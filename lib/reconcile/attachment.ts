@@ -1,12 +1,34 @@
 /** What attach and detach share: which volume, which instance, and whether both are ours. */
 import type { NodeInfo, PersistentVolume } from '../contract/index.js';
 import type { Disk, DiskAttachment, Instance } from '../ec2/types.js';
+import { ebsVolumeIdOf, TranslationError } from '../migration/index.js';
 import { nodeInstanceId } from './node.js';
 import { isClusterInstance, isOwnedDisk } from './tags.js';
 
-/** The PV's EBS volume ID, when the PV is a volume of our driver. */
+/**
+ * The PV's EBS volume ID, when the PV is a volume of our driver: its CSI handle, or the volume
+ * ID of an in-tree `awsElasticBlockStore` PV read as CSI migration reads it (`aws://<zone>/vol-…`
+ * → `vol-…`). Undefined for any other PV, and for an in-tree one whose ID is malformed
+ * ({@link volumeHandleProblem} says why).
+ */
 export function volumeHandleOf(pv: PersistentVolume, driverName: string): string | undefined {
-  return pv.spec.csi?.driver === driverName ? pv.spec.csi.volumeHandle || undefined : undefined;
+  try {
+    return ebsVolumeIdOf(pv, driverName);
+  } catch (error) {
+    if (error instanceof TranslationError) return undefined;
+    throw error;
+  }
+}
+
+/** Why the PV has no volume ID of our driver (for a PV {@link volumeHandleOf} gives none). */
+export function volumeHandleProblem(pv: PersistentVolume, driverName: string): string {
+  try {
+    ebsVolumeIdOf(pv, driverName);
+  } catch (error) {
+    if (error instanceof TranslationError) return `PersistentVolume "${pv.metadata.name}": failed to translate in tree pv to CSI: ${error.message}`;
+    throw error;
+  }
+  return `PersistentVolume "${pv.metadata.name}" has no ${driverName} volumeHandle`;
 }
 
 export function instanceIdOf(node: NodeInfo | null): string | undefined {

@@ -12,6 +12,7 @@ import {
   type Write,
 } from '../contract/index.js';
 import type { CreateDiskRequest, Zone } from '../ec2/types.js';
+import { awsRegionFromZones, provisioningClass, TranslationError, type ProvisioningClass } from '../migration/index.js';
 import { ParameterError, volumeSpecFor, type VolumeSpec } from '../storageclass/index.js';
 import type { ReconcileContext } from './context.js';
 import { EventReasons, pvcEvent } from './events.js';
@@ -24,8 +25,11 @@ import { chooseZone, readPlacement } from './zone.js';
 /** A claim to provision: everything the volume and its PV need but the cloud's answer. */
 export interface ProvisionJob {
   pvc: PersistentVolumeClaim;
+  /** The class provisioned with: the claim's, or its CSI translation for a migrated in-tree class. */
   storageClass: StorageClass;
   className: string;
+  /** `kubernetes.io/aws-ebs` when the claim's class is that in-tree plugin's: the PV is written in-tree. */
+  migratedFrom?: string;
   pvName: string;
   spec: VolumeSpec;
   /** With WaitForFirstConsumer, the selected-node annotation goes when the zone is full. */
@@ -55,16 +59,20 @@ export function prepareProvision(
 ): Settled | { job: ProvisionJob } | NeedsZones {
   const { pvc } = item;
   const className = claimClassName(pvc) || item.storageClass?.metadata.name;
-  const storageClass = item.storageClass;
-  if (!storageClass || !className || storageClass.metadata.name !== className) {
+  const claimClass = item.storageClass;
+  if (!claimClass || !className || claimClass.metadata.name !== className) {
     return requeue(Requeue.waitForCluster, `StorageClass "${className ?? ''}" of the claim is not known (yet)`);
   }
-  if (storageClass.provisioner !== ctx.provisionerName) return done();
-  const waitForFirstConsumer = storageClass.volumeBindingMode === 'WaitForFirstConsumer';
+  const provisioning = classToProvisionWith(claimClass, ctx.provisionerName);
+  if (!provisioning) return done();
+  const waitForFirstConsumer = claimClass.volumeBindingMode === 'WaitForFirstConsumer';
   if (waitForFirstConsumer && !pvc.metadata.annotations?.[Annotations.selectedNode]) return done();
 
   const refuse = (reason: string, message: string, requeueAfterSeconds: number = Requeue.failedSlow, extra: Write[] = []) =>
     failed(reason, message, requeueAfterSeconds, [provisioningFailed(pvc, className, message), ...extra]);
+
+  if ('error' in provisioning) return refuse('InvalidStorageClass', `failed to translate storage class: ${provisioning.error}`);
+  const { storageClass, migratedFrom } = provisioning;
 
   // Never an empty disk for a claim that asked for content: a clone provisioned blank would
   // be reported as a success.
@@ -128,6 +136,16 @@ export function prepareProvision(
       break;
   }
 
+  if (migratedFrom) {
+    // Checked before the disk exists: its in-tree PV names the zone's region.
+    try {
+      awsRegionFromZones([zone.zone]);
+    } catch (error) {
+      if (!(error instanceof TranslationError)) throw error;
+      return refuse('InvalidZone', `the PV of an in-tree class names the region of zone ${zone.zone}: ${error.message}`);
+    }
+  }
+
   const request: CreateDiskRequest = {
     name: pvName,
     zone: zone.zone,
@@ -148,7 +166,21 @@ export function prepareProvision(
       extraTags: registration.extraTags,
     }),
   };
-  return { job: { pvc, storageClass, className, pvName, spec, waitForFirstConsumer, request } };
+  return { job: { pvc, storageClass, className, ...(migratedFrom && { migratedFrom }), pvName, spec, waitForFirstConsumer, request } };
+}
+
+/**
+ * The class to provision a claim with: the claim's own, or the CSI translation of an in-tree
+ * class migrated to our provisioner; the translation's error; or undefined when the class is
+ * not ours.
+ */
+function classToProvisionWith(storageClass: StorageClass, provisionerName: string): ProvisioningClass | { error: string } | undefined {
+  try {
+    return provisioningClass(storageClass, provisionerName);
+  } catch (error) {
+    if (error instanceof TranslationError) return { error: error.message };
+    throw error;
+  }
 }
 
 /**

@@ -7,9 +7,9 @@
  */
 import {
   Annotations,
-  claimProvisioner,
   claimReleasesDisk,
   Finalizers,
+  isClaimFor,
   isProtectedClaim,
   pvNameForClaim,
   type PersistentVolumeClaimItem,
@@ -49,7 +49,16 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed }: Prov
       return requeue(Requeue.creating, `volume ${disk.volumeId} is being created`);
     case 'available':
     case 'in-use': {
-      const pv = buildPersistentVolume({ ...names, pvName: job.pvName, pvc, storageClass: job.storageClass, className: job.className, disk, spec: job.spec });
+      const pv = buildPersistentVolume({
+        ...names,
+        pvName: job.pvName,
+        pvc,
+        storageClass: job.storageClass,
+        className: job.className,
+        disk,
+        spec: job.spec,
+        ...(job.migratedFrom && { migratedFrom: job.migratedFrom }),
+      });
       // The PV is written first: once it exists, its reclaim policy owns the disk and the
       // claim's protection has done its job.
       return done([
@@ -95,7 +104,7 @@ export function refusedProvision(job: ProvisionJob, action: ProvisionAction, err
 
 export async function reconcileProvision(item: PersistentVolumeClaimItem, scope: Scope): Promise<Settled> {
   const { pvc } = item;
-  if (claimProvisioner(pvc) !== scope.provisionerName) return done();
+  if (!isClaimFor(pvc, scope.provisionerName)) return done();
   if (claimReleasesDisk(pvc)) return reconcileClaimRelease(item, scope);
   const isProtected = isProtectedClaim(pvc);
   if (pvc.metadata.deletionTimestamp) return done();

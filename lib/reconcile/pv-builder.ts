@@ -3,11 +3,13 @@ import {
   Annotations,
   Finalizers,
   TopologyKeys,
+  type NewInTreePersistentVolume,
   type NewPersistentVolume,
   type PersistentVolumeClaim,
   type StorageClass,
 } from '../contract/index.js';
 import type { Disk } from '../ec2/types.js';
+import { translateCsiPvToInTree } from '../migration/index.js';
 import { formatGiB, type VolumeSpec } from '../storageclass/index.js';
 
 export interface PersistentVolumeInput {
@@ -21,6 +23,33 @@ export interface PersistentVolumeInput {
   spec: VolumeSpec;
   provisionerName: string;
   driverName: string;
+  /** The in-tree plugin whose class the claim has (CSI migration): the PV is written in-tree. */
+  migratedFrom?: string;
+}
+
+/**
+ * The annotations external-provisioner writes on every PV it makes, empty when the class names
+ * no deletion secrets. volhook uses no secrets; they are written on in-tree PVs only, so that
+ * those are exactly what external-provisioner writes for a migrated plugin.
+ */
+export const DELETION_SECRET_ANNOTATIONS = {
+  'volume.kubernetes.io/provisioner-deletion-secret-name': '',
+  'volume.kubernetes.io/provisioner-deletion-secret-namespace': '',
+} as const;
+
+/**
+ * The PV as external-provisioner writes it. For a migrated in-tree class it builds the CSI PV
+ * and translates it back to in-tree (`TranslateCSIPVToInTree`), as external-provisioner does:
+ * `awsElasticBlockStore` with the bare `vol-…` ID, node affinity and labels with the zone and
+ * its region, and `provisioned-by` naming the class's provisioner, `kubernetes.io/aws-ebs`.
+ *
+ * @throws TranslationError when the disk's zone names no AWS region (checked before the disk is made)
+ */
+export function buildPersistentVolume(input: PersistentVolumeInput): NewPersistentVolume | NewInTreePersistentVolume {
+  if (!input.migratedFrom) return buildCsiPersistentVolume(input);
+  const csi = buildCsiPersistentVolume(input);
+  csi.metadata.annotations = { [Annotations.provisionedBy]: input.migratedFrom, ...DELETION_SECRET_ANNOTATIONS };
+  return translateCsiPvToInTree(csi);
 }
 
 /**
@@ -29,7 +58,7 @@ export interface PersistentVolumeInput {
  * The provisioner finalizer is set only for Delete: it exists so that the disk is deleted
  * before the PV goes, which Retain never does.
  */
-export function buildPersistentVolume(input: PersistentVolumeInput): NewPersistentVolume {
+function buildCsiPersistentVolume(input: PersistentVolumeInput): NewPersistentVolume {
   const { pvc, storageClass, disk, spec } = input;
   const reclaimPolicy = storageClass.reclaimPolicy ?? 'Delete';
   const volumeMode = pvc.spec.volumeMode ?? 'Filesystem';

@@ -6,8 +6,9 @@
  */
 import {
   Finalizers,
+  isDynamicallyOurs,
   isOurVolume,
-  isProvisionedBy,
+  isReclaimedByUs,
   reclaimPolicy,
   type Ownership,
   type PersistentVolume,
@@ -15,6 +16,7 @@ import {
   type Write,
 } from '../contract/index.js';
 import type { Disk, Ec2Error } from '../ec2/types.js';
+import { volumeHandleOf, volumeHandleProblem } from './attachment.js';
 import type { ReconcileContext, Scope } from './context.js';
 import { converge } from './converge.js';
 import { deleting, isGone } from './disk-state.js';
@@ -37,7 +39,8 @@ const ownership = (names: Names): Ownership => ({ provisioner: names.provisioner
 /**
  * Pure: finalizer upkeep, in any phase. The attacher finalizer goes once no VolumeAttachment
  * names the PV. The provisioner finalizer exists only to delete the disk before the PV goes:
- * a Bound Delete PV of ours gets it (PVs from before it existed), any other policy loses it.
+ * a Bound Delete PV we provisioned gets it (PVs from before it existed, and those the in-tree
+ * plugin provisioned before CSI migration), any other policy loses it.
  */
 export function finalizerUpkeep(item: PersistentVolumeItem, names: Names): Write[] {
   const { pv } = item;
@@ -46,7 +49,7 @@ export function finalizerUpkeep(item: PersistentVolumeItem, names: Names): Write
   if (item.volumeAttachments.length === 0) writes.push(...dropFinalizer(pv, ref, Finalizers.attacher(names.driverName)));
   if (reclaimPolicy(pv) !== 'Delete') {
     writes.push(...dropFinalizer(pv, ref, Finalizers.provisioner));
-  } else if (isProvisionedBy(pv, names.provisionerName) && pv.status?.phase === 'Bound' && !pv.metadata.deletionTimestamp) {
+  } else if (isDynamicallyOurs(pv, ownership(names)) && pv.status?.phase === 'Bound' && !pv.metadata.deletionTimestamp) {
     // An object being deleted takes no new finalizers; the API server would refuse.
     writes.push(...ensureFinalizer(pv, ref, Finalizers.provisioner));
   }
@@ -55,7 +58,6 @@ export function finalizerUpkeep(item: PersistentVolumeItem, names: Names): Write
 
 /** Pure: the next step for the disk of a Released PV with the Delete policy. */
 export function decideReclaim(pv: PersistentVolume, { disk }: ReclaimObserved, clusterId: string): Plan<DeleteAction> {
-  const handle = pv.spec.csi?.volumeHandle ?? '';
   if (!disk || isGone(disk)) {
     // The disk is gone: delete this PV (its uid, never a namesake), then drop the finalizer
     // that held it. In this order the PV stays visible, Terminating, until the very last
@@ -65,7 +67,7 @@ export function decideReclaim(pv: PersistentVolume, { disk }: ReclaimObserved, c
   }
   const warn = (message: string) => [pvEvent(pv, 'Warning', EventReasons.volumeFailedDelete, message)];
   if (!isOwnedDisk(disk, clusterId)) {
-    const message = `volume ${handle} is not owned by cluster "${clusterId}"; not deleting it`;
+    const message = `volume ${disk.volumeId} is not owned by cluster "${clusterId}"; not deleting it`;
     return failed('NotOwned', message, Requeue.failedSlow, warn(message));
   }
   const attachedTo = disk.attachments.map((a) => a.instanceId);
@@ -73,7 +75,7 @@ export function decideReclaim(pv: PersistentVolume, { disk }: ReclaimObserved, c
     const message = `persistentvolume ${pv.metadata.name} is still attached to instance ${attachedTo.join(', ') || '(unknown)'}`;
     return requeue(Requeue.waitForCluster, message, warn(message));
   }
-  if (disk.state === 'creating') return requeue(Requeue.creating, `volume ${handle} is still being created`);
+  if (disk.state === 'creating') return requeue(Requeue.creating, `volume ${disk.volumeId} is still being created`);
   return act({ verb: 'deleteDisk', volumeId: disk.volumeId });
 }
 
@@ -87,17 +89,19 @@ export async function reconcileReclaim(item: PersistentVolumeItem, scope: Scope)
   const { pv } = item;
   if (!isOurVolume(pv, ownership(scope))) return done();
   const upkeep = finalizerUpkeep(item, scope);
-  // Bound (even while being deleted), Available, Pending or Failed: the disk stays.
-  if (pv.status?.phase !== 'Released' || reclaimPolicy(pv) !== 'Delete') return done(upkeep);
+  // Bound (even while being deleted), Available, Pending or Failed: the disk stays. So it does
+  // for a PV whose disk is not ours to delete, such as a statically created in-tree one.
+  if (pv.status?.phase !== 'Released' || reclaimPolicy(pv) !== 'Delete' || !isReclaimedByUs(pv, ownership(scope))) return done(upkeep);
 
   const warn = (message: string) => [...upkeep, pvEvent(pv, 'Warning', EventReasons.volumeFailedDelete, message)];
   if (item.volumeAttachments.length > 0) {
     const message = `persistentvolume ${pv.metadata.name} is still attached: VolumeAttachment ${item.volumeAttachments.join(', ')} still names it`;
     return requeue(Requeue.waitForCluster, message, warn(message));
   }
-  const handle = pv.spec.csi?.driver === scope.driverName ? pv.spec.csi.volumeHandle : undefined;
+  // An in-tree PV's volume ID is read as CSI migration reads it: aws://<zone>/vol-… -> vol-….
+  const handle = volumeHandleOf(pv, scope.driverName);
   if (!handle) {
-    const message = `persistentvolume ${pv.metadata.name} has no ${scope.driverName} volumeHandle; cannot delete its volume`;
+    const message = `${volumeHandleProblem(pv, scope.driverName)}; cannot delete its volume`;
     return failed('NoVolumeHandle', message, Requeue.failedSlow, warn(message));
   }
   return converge<ReclaimObserved, DeleteAction>(

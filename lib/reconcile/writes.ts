@@ -3,6 +3,7 @@
  * computed for one incarnation of an object never lands on a namesake created since.
  */
 import type {
+  NewInTreePersistentVolume,
   NewPersistentVolume,
   ObjectRef,
   PersistentVolume,
@@ -45,7 +46,7 @@ export function dropFinalizer(object: HasMetadata, target: ObjectRef, finalizer:
   return hasFinalizer(object, finalizer) ? [removeFinalizer(target, finalizer)] : [];
 }
 
-export const createPersistentVolume = (pv: NewPersistentVolume): Write => ({ op: 'createPersistentVolume', pv });
+export const createPersistentVolume = (pv: NewPersistentVolume | NewInTreePersistentVolume): Write => ({ op: 'createPersistentVolume', pv });
 
 export const deletePersistentVolume = (pv: PersistentVolume): Write => ({
   op: 'deletePersistentVolume',

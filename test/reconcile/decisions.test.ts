@@ -124,7 +124,7 @@ describe('decideProvision: the claim\'s disk -> plan', () => {
   it('available -> the PV names the disk, in its zone', () => {
     const plan = decideProvision(job, { disk: disk({ zone: 'us-east-1a' }) }, ctx);
     const pv = plan.writes.find((w) => w.op === 'createPersistentVolume');
-    expect(pv?.op === 'createPersistentVolume' && pv.pv.spec.csi.volumeHandle).toBe(VOL);
+    expect(pv?.op === 'createPersistentVolume' && pv.pv.spec.csi?.volumeHandle).toBe(VOL);
   });
 
   const wffc = { ...job, waitForFirstConsumer: true };

@@ -49,7 +49,7 @@ it('volume went to error, then the fault is removed -> the claim is provisioned 
 
   expect(second.outcome).toBe('done');
   const pv = second.writes.find((w) => w.op === 'createPersistentVolume');
-  const handle = pv?.op === 'createPersistentVolume' ? pv.pv.spec.csi.volumeHandle : undefined;
+  const handle = pv?.op === 'createPersistentVolume' ? pv.pv.spec.csi?.volumeHandle : undefined;
   expect(handle).toMatch(/^vol-/);
   expect(handle).not.toBe(failed!.id);
   expect(sim.sim.volumes().map((v) => [v.id, v.state])).toEqual([[handle, 'available']]);

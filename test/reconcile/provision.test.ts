@@ -21,8 +21,9 @@ import {
   storageClass,
 } from './fixtures.js';
 
+/** The CSI PV a claim of a CSI class gets (in-tree PVs are tested in migration.test.ts). */
 const pvOf = (result: Result): NewPersistentVolume | undefined =>
-  result.writes.find((w): w is Extract<Write, { op: 'createPersistentVolume' }> => w.op === 'createPersistentVolume')?.pv;
+  result.writes.find((w): w is Extract<Write, { op: 'createPersistentVolume' }> => w.op === 'createPersistentVolume')?.pv as NewPersistentVolume | undefined;
 
 const events = (result: Result) =>
   result.writes.flatMap((w) => (w.op === 'createEvent' ? [{ type: w.type, reason: w.reason, message: w.message }] : []));

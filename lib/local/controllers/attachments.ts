@@ -4,6 +4,7 @@
  * kubelet/kube-controller-manager so the backend sees the same names a real cluster makes.
  */
 import { createHash } from 'node:crypto';
+import { attachableHandle } from './migration.js';
 import { isDeleting, isTerminated, podClaimNames } from './objects.js';
 import type { PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment } from './objects.js';
 
@@ -25,7 +26,8 @@ export interface VolumeLookup {
 
 /**
  * The driver's PVs a pod needs attached: those of its claims that are bound (the PV's
- * claimRef uid is the claim's) and name `driver` in `spec.csi`. Other volumes need no
+ * claimRef uid is the claim's) and name `driver` in `spec.csi` — or, for the EBS CSI driver,
+ * have an in-tree `awsElasticBlockStore` source (CSI migration). Other volumes need no
  * VolumeAttachment from this controller.
  */
 export function podAttachableVolumes(pod: Pod, lookup: VolumeLookup, driver: string): PersistentVolume[] {
@@ -34,7 +36,7 @@ export function podAttachableVolumes(pod: Pod, lookup: VolumeLookup, driver: str
     const claim = lookup.claims.get(`${pod.metadata.namespace}/${claimName}`);
     const volume = claim?.spec.volumeName ? lookup.volumes.get(claim.spec.volumeName) : undefined;
     if (!claim || !volume || volume.spec.claimRef?.uid !== claim.metadata.uid) continue;
-    if (volume.spec.csi?.driver === driver && volume.spec.csi.volumeHandle) result.push(volume);
+    if (attachableHandle(volume, driver)) result.push(volume);
   }
   return result;
 }
@@ -76,7 +78,8 @@ export function planNodeAttachments(input: NodeAttachmentInput): AttachmentPlan 
   for (const pod of input.pods) {
     if (pod.spec?.nodeName !== input.nodeName || isTerminated(pod)) continue;
     for (const volume of podAttachableVolumes(pod, input, input.driver)) {
-      const name = attachmentName(volume.spec.csi!.volumeHandle!, input.driver, input.nodeName);
+      // From the translated handle: aws://<zone>/vol-X and vol-X name the same attachment.
+      const name = attachmentName(attachableHandle(volume, input.driver)!, input.driver, input.nodeName);
       wanted.set(name, {
         apiVersion: 'storage.k8s.io/v1',
         kind: 'VolumeAttachment',

@@ -23,6 +23,7 @@ import {
 import type { NodeInfo, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from './objects.js';
 import { tryParseQuantity } from './quantity.js';
 import { changed } from './diff.js';
+import { IN_TREE_AWS_EBS, updateMigrationAnnotations } from './migration.js';
 
 export interface ClaimSyncInput {
   claim: PersistentVolumeClaim;
@@ -51,7 +52,6 @@ export interface ClaimSyncResult {
   events: EventSpec[];
 }
 
-const IN_TREE_AWS_EBS = 'kubernetes.io/aws-ebs';
 const EXTERNAL_PROVISIONING_MESSAGE = (provisioner: string) =>
   `Waiting for a volume to be created either by the external provisioner '${provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.`;
 
@@ -69,6 +69,8 @@ export function syncClaim(input: ClaimSyncInput): ClaimSyncResult {
   let volume: PersistentVolume | undefined;
   if (annotation(claim, ANN.bindCompleted)) volume = syncBoundClaim(claim, input.volumes, events);
   else if (!deleting) volume = syncUnboundClaim(claim, input, events);
+  // `migrated-to` on claims still assigned to the in-tree plugin (provisioned before migration).
+  updateMigrationAnnotations(claim, 'claim', input.migratedAwsEbsProvisioner);
 
   return { claim: changed(input.claim, claim) ? claim : undefined, volume, events };
 }

@@ -9,6 +9,7 @@ import { runController } from './controller.js';
 import type { RunningController } from './controller.js';
 import { Informers } from './informers.js';
 import { KeyIndex } from './key-index.js';
+import { attachableHandle } from './migration.js';
 import { kubeTime, objectKey, podClaimNames, splitKey } from './objects.js';
 import type { PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment } from './objects.js';
 import { resolveOptions } from './options.js';
@@ -46,7 +47,7 @@ export function startKubelet(store: ObjectStore, options?: ControllerOptions, sh
       const volume = claim.spec.volumeName ? informers.get<PersistentVolume>('persistentvolumes', claim.spec.volumeName) : undefined;
       if (!volume) continue;
       volumes.set(volume.metadata.name, volume);
-      const handle = volume.spec.csi?.volumeHandle;
+      const handle = attachableHandle(volume, opts.driver);
       const attachment = handle
         ? informers.get<VolumeAttachment>('volumeattachments', attachmentName(handle, opts.driver, pod.spec!.nodeName!))
         : undefined;

@@ -11,6 +11,7 @@ export const ANN = {
   bindCompleted: 'pv.kubernetes.io/bind-completed',
   boundByController: 'pv.kubernetes.io/bound-by-controller',
   provisionedBy: 'pv.kubernetes.io/provisioned-by',
+  migratedTo: 'pv.kubernetes.io/migrated-to',
   storageProvisioner: 'volume.kubernetes.io/storage-provisioner',
   betaStorageProvisioner: 'volume.beta.kubernetes.io/storage-provisioner',
   selectedNode: 'volume.kubernetes.io/selected-node',
@@ -55,6 +56,7 @@ export interface PersistentVolume extends KubeObject {
     capacity?: Record<string, string | number>;
     claimRef?: ObjectReference | null;
     csi?: { driver?: string; volumeHandle?: string; [field: string]: unknown } | null;
+    awsElasticBlockStore?: { volumeID?: string; [field: string]: unknown } | null;
     nodeAffinity?: { required?: { nodeSelectorTerms?: NodeSelectorTerm[] } | null } | null;
     persistentVolumeReclaimPolicy?: string;
     storageClassName?: string | null;

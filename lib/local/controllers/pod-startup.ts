@@ -5,6 +5,7 @@
  */
 import { attachmentName, podAttachableVolumes, podVolumesResolved } from './attachments.js';
 import type { VolumeLookup } from './attachments.js';
+import { attachableHandle } from './migration.js';
 import { isDeleting, isTerminated } from './objects.js';
 import type { Pod, VolumeAttachment } from './objects.js';
 
@@ -29,7 +30,7 @@ export function podStartup(input: PodStartupInput): Pod['status'] | undefined {
   const nodeName = pod.spec?.nodeName;
   if (!nodeName || !awaitsStart(pod) || !podVolumesResolved(pod, input)) return undefined;
   const attached = podAttachableVolumes(pod, input, driver).every(
-    (volume) => input.attachments.get(attachmentName(volume.spec.csi!.volumeHandle!, driver, nodeName))?.status?.attached === true,
+    (volume) => input.attachments.get(attachmentName(attachableHandle(volume, driver)!, driver, nodeName))?.status?.attached === true,
   );
   if (!attached) return undefined;
   const condition = (type: string) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: now });

@@ -58,7 +58,7 @@ export function startPvController(store: ObjectStore, options?: ControllerOption
     if (!volume) return;
     const ref = volume.spec.claimRef;
     const claim = ref?.name ? informers.get<PersistentVolumeClaim>('persistentvolumeclaims', ref.name, ref.namespace) : undefined;
-    const result = syncVolume({ volume, claim });
+    const result = syncVolume({ volume, claim, migratedAwsEbsDriver: opts.provisioner });
     if (result.volume) writeObject(store, 'persistentvolumes', volume, result.volume);
     for (const event of result.events) recorder.record(event);
   }

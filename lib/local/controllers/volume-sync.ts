@@ -4,6 +4,7 @@
  * reclaim policy asks of the controller. Pure; the controller writes the result.
  */
 import type { EventSpec } from './events.js';
+import { AWS_EBS_CSI_DRIVER, updateVolumeMigration } from './migration.js';
 import { ANN, PV_PROTECTION, annotation, hasFinalizer, isDeleting, setAnnotation, setFinalizer, volumeModeOf } from './objects.js';
 import type { PersistentVolume, PersistentVolumeClaim } from './objects.js';
 import { changed } from './diff.js';
@@ -12,6 +13,8 @@ export interface VolumeSyncInput {
   volume: PersistentVolume;
   /** The claim at the PV's claimRef namespace/name, if one exists (its uid may differ). */
   claim?: PersistentVolumeClaim;
+  /** The CSI driver PVs of the in-tree `kubernetes.io/aws-ebs` plugin are migrated to. Default `ebs.csi.aws.com`. */
+  migratedAwsEbsDriver?: string;
 }
 
 export interface VolumeSyncResult {
@@ -24,6 +27,7 @@ export interface VolumeSyncResult {
 export function syncVolume(input: VolumeSyncInput): VolumeSyncResult {
   const volume = structuredClone(input.volume);
   const events: EventSpec[] = [];
+  updateVolumeMigration(volume, input.migratedAwsEbsDriver ?? AWS_EBS_CSI_DRIVER);
   const ref = volume.spec.claimRef;
   const claim = input.claim && input.claim.metadata.uid === ref?.uid ? input.claim : undefined;
 
@@ -64,14 +68,15 @@ function reclaimPolicy(volume: PersistentVolume): string {
 
 /**
  * The claim is gone: Released (a Failed phase is kept so the user sees it), then reclaim.
- * Retain keeps the PV. Delete on a provisioned PV is the external provisioner's job (volhook
- * deletes Released PVs it provisioned). Anything else needs an in-tree plugin this cluster
- * does not have, so it fails as in Kubernetes.
+ * Retain keeps the PV. A PV migrated to a CSI driver is its provisioner's to reclaim: the
+ * controller stands down. Delete on a provisioned PV is the external provisioner's job
+ * (volhook deletes Released PVs it provisioned). Anything else needs an in-tree plugin this
+ * cluster does not have, so it fails as in Kubernetes.
  */
 function release(volume: PersistentVolume, events: EventSpec[]): void {
   if (volume.status?.phase !== 'Released' && volume.status?.phase !== 'Failed') setPhase(volume, 'Released');
   const policy = reclaimPolicy(volume);
-  if (policy === 'Retain') return;
+  if (policy === 'Retain' || annotation(volume, ANN.migratedTo)) return;
   const provisioner = annotation(volume, ANN.provisionedBy);
   if (policy === 'Delete' && provisioner && !provisioner.startsWith('kubernetes.io/')) return;
   const [reason, message] =

@@ -3,7 +3,7 @@
  * providerIDs, their CSINode entries for the EBS driver (the node plugin's registration), the
  * CSIDriver object, and the example StorageClasses.
  */
-import { EBS_DRIVER, TopologyKeys } from '../../contract/index.js';
+import { EBS_DRIVER, IN_TREE_EBS_PLUGIN, TopologyKeys } from '../../contract/index.js';
 
 export interface LocalNode {
   name: string;
@@ -76,9 +76,20 @@ function storageClass(name: string, fields: Record<string, unknown>, isDefault =
   };
 }
 
-/** `gp3` (default, WaitForFirstConsumer, Delete), `gp3-retain`, and `io2` (Immediate). */
+/**
+ * `gp3` (default, WaitForFirstConsumer, Delete), `gp3-retain`, `io2` (Immediate), and `gp2`
+ * as EKS has it: the in-tree `kubernetes.io/aws-ebs` class (no volume expansion, not the
+ * default), served by the EBS CSI driver through CSI migration.
+ */
 export const storageClassObjects = [
   storageClass('gp3', { parameters: { type: 'gp3' }, reclaimPolicy: 'Delete', volumeBindingMode: 'WaitForFirstConsumer' }, true),
   storageClass('gp3-retain', { parameters: { type: 'gp3' }, reclaimPolicy: 'Retain', volumeBindingMode: 'WaitForFirstConsumer' }),
   storageClass('io2', { parameters: { type: 'io2', iops: '4000' }, reclaimPolicy: 'Delete', volumeBindingMode: 'Immediate' }),
+  storageClass('gp2', {
+    provisioner: IN_TREE_EBS_PLUGIN,
+    allowVolumeExpansion: undefined,
+    parameters: { fsType: 'ext4', type: 'gp2' },
+    reclaimPolicy: 'Delete',
+    volumeBindingMode: 'WaitForFirstConsumer',
+  }),
 ];
