@@ -121,8 +121,9 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     if (!ready() || stopping) return;
     for (const resource of RESOURCES) {
       const watch = WATCHES[resource] as Watch<KubernetesObject>;
-      for (const object of watch.resync ? informers[resource].cache.list() : []) {
-        for (const offered of watch.resync?.(object, ctx) ?? []) offer(offered);
+      if (!watch.resync) continue;
+      for (const object of informers[resource].cache.list()) {
+        for (const offered of watch.resync(object, ctx)) offer(offered);
       }
     }
   }

@@ -9,7 +9,8 @@
  *   batches are out.
  * - Backoff per key: each failure doubles the wait (1 s, 2 s, 4 s … capped at 5 min); `done`
  *   resets it. A new event cuts short the wait after `requeue` or `failed` (the object
- *   changed, so the answer may differ: a node was re-selected, a class fixed), but not the
+ *   changed, so the answer may differ: a node was re-selected, a class fixed; echoes of
+ *   volhook's own writes are no such event and never get here, see changes.ts), but not the
  *   backoff after an `error` (no answer, or writes that did not apply): a backend that is
  *   down must not be hammered by a busy cluster.
  * - Never drops a key on failure: only `done` and `forget` (the object is gone) remove it.
