@@ -3,16 +3,17 @@
  * in the cluster (other provisioners' claims, in-tree volumes) is left alone.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
-import { claimProvisioner, Finalizers, isProtectedClaim, reclaimPolicy, type Ownership } from '../contract/index.js';
+import { Finalizers, isClaimFor, isProtectedClaim, reclaimPolicy, type Ownership } from '../contract/index.js';
 
 export type { Ownership };
 
 /**
- * A claim that is ours: assigned to our provisioner, and either not bound yet or still
+ * A claim that is ours (the contract's `isClaimFor`: our provisioner's annotation, or migrated
+ * to our driver), and either not bound yet or still
  * carrying volhook's provisioning protection (which only the backend may take off).
  */
 export function isOurClaim(pvc: V1PersistentVolumeClaim, ownership: Ownership): boolean {
-  return claimProvisioner(pvc) === ownership.provisioner && (!pvc.spec?.volumeName || isProtectedClaim(pvc));
+  return isClaimFor(pvc, ownership.provisioner) && (!pvc.spec?.volumeName || isProtectedClaim(pvc));
 }
 
 /** A volume we provisioned, or one naming our driver (statically provisioned): the contract's rule. */

@@ -6,7 +6,7 @@
  * when a batch goes out (items.ts), so an event never says what to send, only what to look at.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { claimClassName, claimProvisioner, ItemKeys, type Ownership } from '../contract/index.js';
+import { claimClassName, isClaimFor, ItemKeys, type Ownership } from '../contract/index.js';
 import type { KubeClients } from '../kube/index.js';
 import { attachmentNews, claimNews, volumeNews, withoutVolhookWrites, type EventType } from './changes.js';
 import { csiNodeNews, nodeNews, type Dependents } from './dependents.js';
@@ -151,7 +151,7 @@ function* attachmentOffers(attachments: Iterable<k8s.V1VolumeAttachment | undefi
 function* claimDeleted(pvc: k8s.V1PersistentVolumeClaim, ownership: Ownership): Generator<Offer> {
   const meta = pvc.metadata;
   if (!meta?.uid || !meta.name || !meta.namespace) return;
-  if (claimProvisioner(pvc) !== ownership.provisioner || pvc.spec?.volumeName) return;
+  if (!isClaimFor(pvc, ownership.provisioner) || pvc.spec?.volumeName) return;
   yield { key: ItemKeys.claimDeleted(meta.uid), payload: { uid: meta.uid, namespace: meta.namespace, name: meta.name } };
 }
 

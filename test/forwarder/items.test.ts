@@ -166,6 +166,13 @@ describe('filters', () => {
     expect(isOurClaim(claim('d', { provisioner: null }), ours)).toBe(false);
   });
 
+  it('claims: an in-tree claim whose provisioner annotation still names kubernetes.io/aws-ebs but is migrated to our driver -> ours, as the backend takes it', () => {
+    const migrated = claim('m', { provisioner: 'kubernetes.io/aws-ebs' });
+    migrated.metadata!.annotations!['pv.kubernetes.io/migrated-to'] = DRIVER;
+    expect(isOurClaim(migrated, ours)).toBe(true);
+    expect(isOurClaim(claim('n', { provisioner: 'kubernetes.io/aws-ebs' }), ours)).toBe(false);
+  });
+
   it('claims: bound but still carrying volhook\'s provisioning protection -> ours, so the backend can take it off', () => {
     const bound = claim('e', { volumeName: 'pvc-x' });
     bound.metadata!.finalizers = ['kubernetes.io/pvc-protection', 'volhook.io/provisioning-protection'];
