@@ -75,17 +75,22 @@ describe('PV controller: migrated-to', () => {
   });
 });
 
+/** The attach/detach controller's plan for node-a, with one pod using claim `c` bound to `v`. */
+function planOnNodeA(c: ReturnType<typeof inTree>['claim'], v: ReturnType<typeof inTree>['volume']) {
+  return planNodeAttachments({
+    nodeName: 'node-a',
+    pods: [pod('p', { claims: ['c'], nodeName: 'node-a' })],
+    attachments: [],
+    claims: new Map([['default/c', c]]),
+    volumes: new Map([[v.metadata.name, v]]),
+    driver: DRIVER,
+  });
+}
+
 describe('attach/detach controller and kubelet: in-tree PVs attach through the EBS CSI driver', () => {
   it.each([`aws://us-east-1a/${VOL}`, `aws:///${VOL}`, VOL])('in-tree PV %s -> one VolumeAttachment named from vol-…, attacher ebs.csi.aws.com, source the PV', (volumeID) => {
     const { claim: c, volume: v } = inTree(volumeID);
-    const result = planNodeAttachments({
-      nodeName: 'node-a',
-      pods: [pod('p', { claims: ['c'], nodeName: 'node-a' })],
-      attachments: [],
-      claims: new Map([['default/c', c]]),
-      volumes: new Map([[v.metadata.name, v]]),
-      driver: DRIVER,
-    });
+    const result = planOnNodeA(c, v);
     expect(result.create).toEqual([
       {
         apiVersion: 'storage.k8s.io/v1',
@@ -98,14 +103,7 @@ describe('attach/detach controller and kubelet: in-tree PVs attach through the E
 
   it('in-tree PV with a malformed aws:// ID -> no VolumeAttachment', () => {
     const { claim: c, volume: v } = inTree('aws://vol-0123');
-    const result = planNodeAttachments({
-      nodeName: 'node-a',
-      pods: [pod('p', { claims: ['c'], nodeName: 'node-a' })],
-      attachments: [],
-      claims: new Map([['default/c', c]]),
-      volumes: new Map([[v.metadata.name, v]]),
-      driver: DRIVER,
-    });
+    const result = planOnNodeA(c, v);
     expect(result.create).toEqual([]);
   });
 
