@@ -69,6 +69,8 @@ export const EventInvolvedObjectSchema = z.object({
   uid: z.string().optional(),
 });
 
+export type EventInvolvedObject = z.infer<typeof EventInvolvedObjectSchema>;
+
 export const CreateEventWriteSchema = z.object({
   op: z.literal('createEvent'),
   involvedObject: EventInvolvedObjectSchema,

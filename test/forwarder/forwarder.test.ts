@@ -464,6 +464,30 @@ describe('write-back', () => {
     expect(kube.store.get('persistentvolumes', 'pvc-not-allowed')).toBeUndefined();
   });
 
+  it('the API server refuses a write (422, an invalid PV) -> a Warning WriteBackFailed Event on the claim it was for, naming the write; the item is retried', async () => {
+    const kube = await cluster();
+    const fake = await backend();
+    const pvc = kube.store.create('persistentvolumeclaims', ourClaim('refused'));
+    // Fits the contract, but the API server requires at least one access mode.
+    const invalid = newPv('pvc-invalid', { claimUid: pvc.metadata.uid });
+    invalid.spec.claimRef.name = 'refused';
+    invalid.spec.accessModes = [];
+    fake.answer = (items) => ({ results: items.map((item) => done(item, [{ op: 'createPersistentVolume', pv: invalid }])) });
+    await forwarder(kube, testConfig(fake.url));
+
+    const event = await eventually(
+      () => kube.store.list('events').items.find((e) => (e as { reason?: string }).reason === 'WriteBackFailed'),
+      5_000,
+      'the WriteBackFailed Event',
+    );
+    expect(event).toMatchObject({
+      type: 'Warning',
+      involvedObject: { kind: 'PersistentVolumeClaim', name: 'refused', namespace: 'default', uid: pvc.metadata.uid },
+      message: expect.stringContaining('createPersistentVolume PersistentVolume/pvc-invalid'),
+    });
+    expect(kube.store.get('persistentvolumes', 'pvc-invalid')).toBeUndefined();
+  });
+
   it('VOLHOOK_WRITE_BACK is no longer read: the configuration parses without it, and it is named as retired', () => {
     const env = { VOLHOOK_API_URL: 'https://volhook.example.com', VOLHOOK_CLUSTER_ID: 'c', VOLHOOK_SECRET: SECRET, VOLHOOK_WRITE_BACK: 'none' };
     expect(configFromEnv(env)).not.toHaveProperty('writeBack');
