@@ -50,9 +50,22 @@ interface Pod extends KubeObject {
   spec?: { nodeName?: string; volumes?: { persistentVolumeClaim?: { claimName?: string } }[] };
   status?: { phase?: string };
 }
-interface Pv extends KubeObject {
-  spec: { csi?: { volumeHandle?: string }; persistentVolumeReclaimPolicy?: string; claimRef?: { name?: string; uid?: string } };
+export interface Pv extends KubeObject {
+  spec: {
+    csi?: { volumeHandle?: string };
+    awsElasticBlockStore?: { volumeID?: string };
+    persistentVolumeReclaimPolicy?: string;
+    claimRef?: { name?: string; uid?: string };
+  };
   status?: { phase?: string };
+}
+
+/**
+ * The EBS volume a PV names: its CSI handle, or an in-tree `aws://<zone>/vol-…` / `vol-…` ID.
+ * Read here independently of lib/migration, so the judge does not share the code it judges.
+ */
+export function diskIdOf(pv: Pv): string | undefined {
+  return pv.spec.csi?.volumeHandle ?? pv.spec.awsElasticBlockStore?.volumeID?.split('/').pop();
 }
 interface Va extends KubeObject {
   spec: { nodeName?: string; source?: { persistentVolumeName?: string } };
@@ -167,7 +180,7 @@ export function convergenceProblems(world: World, tracked: readonly TrackedClaim
     }
     if (va.status?.attached !== true) problems.push(`${who} is not attached`);
     const instance = world.nodes.find((n) => n.name === va.spec.nodeName)?.instanceId;
-    const disk = s.volumes.find((v) => v.id === pv?.spec.csi?.volumeHandle);
+    const disk = s.volumes.find((v) => pv !== undefined && v.id === diskIdOf(pv));
     if (disk && !disk.attachments.some((a) => a.instanceId === instance && a.state === 'attached')) {
       problems.push(`${who}: its disk ${disk.id} is not attached there in EC2 (${disk.attachments.map((a) => a.state).join(', ') || 'no attachment'})`);
     }
@@ -193,7 +206,7 @@ export function attachedWithoutVa(world: World, s: Snapshot, tracked: readonly T
   for (const v of s.volumes) {
     for (const a of v.attachments) {
       const node = nodeOf(world, a.instanceId);
-      const pv = s.pvs.find((p) => p.spec.csi?.volumeHandle === v.id);
+      const pv = s.pvs.find((p) => diskIdOf(p) === v.id);
       const va = pv && s.vas.find((x) => x.spec.source?.persistentVolumeName === pv.metadata.name && x.spec.nodeName === node);
       if (!va) out.push(`disk ${volumeLabel(tracked, v)} is ${a.state} to ${node} and no VolumeAttachment names it`);
     }
@@ -218,7 +231,7 @@ export function finalVerdict(world: World, tracked: readonly TrackedClaim[], ora
   const claimUids = new Set(s.claims.map((c) => c.metadata.uid));
   for (const v of s.volumes) {
     if (isGone(v)) continue;
-    const pv = s.pvs.find((p) => p.spec.csi?.volumeHandle === v.id);
+    const pv = s.pvs.find((p) => diskIdOf(p) === v.id);
     if (!pv) note('leaked', `disk ${volumeLabel(tracked, v)} is ${v.state} and no PV names it`);
     else if ((pv.spec.persistentVolumeReclaimPolicy ?? 'Retain') === 'Delete' && !claimUids.has(pv.spec.claimRef?.uid ?? '')) {
       note('leaked', `disk ${volumeLabel(tracked, v)} is ${v.state}; its claim is gone and its Delete PV is ${pv.status?.phase ?? '?'}${pv.metadata.deletionTimestamp ? ' (terminating)' : ''}`);

@@ -14,13 +14,10 @@
  */
 import type { KubeObject } from '../../lib/local/kube/index.js';
 import { createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
+import { diskIdOf, type Pv } from './checks.js';
 import type { CrashController } from './crashes.js';
 import type { World } from './world.js';
 
-interface Pv extends KubeObject {
-  spec: { csi?: { volumeHandle?: string }; persistentVolumeReclaimPolicy?: string; claimRef?: { name?: string; uid?: string } };
-  status?: { phase?: string };
-}
 interface Va extends KubeObject {
   spec: { nodeName?: string; source?: { persistentVolumeName?: string } };
 }
@@ -112,5 +109,5 @@ export class Oracle {
 }
 
 export function pvNaming(world: World, volumeId: string): Pv | undefined {
-  return (world.store.list('persistentvolumes').items as Pv[]).find((pv) => pv.spec.csi?.volumeHandle === volumeId);
+  return (world.store.list('persistentvolumes').items as Pv[]).find((pv) => diskIdOf(pv) === volumeId);
 }

@@ -36,14 +36,18 @@ export interface ClassSpec {
   name: string;
   binding: BindingMode;
   policy: ReclaimPolicy;
+  /** An in-tree `kubernetes.io/aws-ebs` class, provisioned under CSI migration (in-tree PVs). */
+  inTree?: boolean;
 }
 
-/** Every combination of binding mode and reclaim policy. */
+/** Every combination of binding mode and reclaim policy, and two in-tree classes under migration. */
 export const CLASSES: readonly ClassSpec[] = [
   { name: 'wffc-delete', binding: 'WaitForFirstConsumer', policy: 'Delete' },
   { name: 'wffc-retain', binding: 'WaitForFirstConsumer', policy: 'Retain' },
   { name: 'immediate-delete', binding: 'Immediate', policy: 'Delete' },
   { name: 'immediate-retain', binding: 'Immediate', policy: 'Retain' },
+  { name: 'intree-wffc-delete', binding: 'WaitForFirstConsumer', policy: 'Delete', inTree: true },
+  { name: 'intree-immediate-retain', binding: 'Immediate', policy: 'Retain', inTree: true },
 ];
 
 export interface World {
@@ -99,8 +103,8 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
       apiVersion: 'storage.k8s.io/v1',
       kind: 'StorageClass',
       metadata: { name: spec.name },
-      provisioner: DRIVER,
-      parameters: { type: 'gp3' },
+      provisioner: spec.inTree ? 'kubernetes.io/aws-ebs' : DRIVER,
+      parameters: spec.inTree ? { type: 'gp2', fsType: 'ext4' } : { type: 'gp3' },
       reclaimPolicy: spec.policy,
       volumeBindingMode: spec.binding,
       allowVolumeExpansion: true,
