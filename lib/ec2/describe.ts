@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-ec2';
 import { TagKeys } from '../contract/tags.js';
 import { callEc2 } from './call.js';
-import { Ec2Error } from './types.js';
+import { Ec2Error, lookupRank } from './types.js';
 
 /**
  * The EC2-specific halves of the gateway's batches: each takes the keys of one batch and
@@ -168,8 +168,8 @@ async function paginate<T>(
 
 /** A live volume beats a failed one, which beats one being deleted; then the older, then the smaller ID. */
 function preferVolume(candidate: Volume, current: Volume): boolean {
-  const rank = (v: Volume) => (v.State === 'deleting' || v.State === 'deleted' ? 2 : v.State === 'error' ? 1 : 0);
-  if (rank(candidate) !== rank(current)) return rank(candidate) < rank(current);
+  const [a, b] = [lookupRank(candidate.State), lookupRank(current.State)];
+  if (a !== b) return a < b;
   const age = (candidate.CreateTime?.getTime() ?? 0) - (current.CreateTime?.getTime() ?? 0);
   if (age !== 0) return age < 0;
   return (candidate.VolumeId ?? '') < (current.VolumeId ?? '');

@@ -20,7 +20,7 @@ import {
 } from './describe.js';
 import { tagList, toDisk, toInstance } from './mapping.js';
 import { clientTokenFor } from './token.js';
-import { Ec2Error, type CreateDiskRequest, type Disk, type Ec2Gateway, type Instance } from './types.js';
+import { Ec2Error, isGone, type CreateDiskRequest, type Disk, type Ec2Gateway, type Instance } from './types.js';
 import { cachedZones, ZONES_TTL_MS } from './zones.js';
 
 export interface Ec2GatewayOptions {
@@ -115,7 +115,7 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
       // EC2 does not honour the token on these: the volume may exist all the same.
       if (isEc2Error(err, 'idempotentMismatch', 'volumeLimit')) {
         const found = await findDiskByName(request.name);
-        if (found && !isDead(found)) return found;
+        if (found && !isGone(found)) return found;
       }
       throw err;
     }
@@ -129,10 +129,10 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
 
     async createDisk(request: CreateDiskRequest): Promise<Disk> {
       let failed = await findDiskByName(request.name);
-      if (failed && !isDead(failed)) return failed;
+      if (failed && !isGone(failed)) return failed;
       for (let generation = 0; generation < MAX_TOKEN_GENERATIONS; generation++) {
         const created = await createUnderToken(request, clientTokenFor(options.clusterId, request.name, failed?.volumeId));
-        if (!isDead(created)) return created;
+        if (!isGone(created)) return created;
         // The token belongs to a volume that failed and is gone: the next generation's.
         failed = created;
       }
@@ -177,11 +177,6 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
       }
     },
   };
-}
-
-/** EC2 is removing the volume, or has: its token is spent. */
-function isDead(disk: Disk): boolean {
-  return disk.state === 'deleting' || disk.state === 'deleted';
 }
 
 /** A tag value EC2 accepts: well-formed Unicode (no lone surrogates), at most 256 characters. */

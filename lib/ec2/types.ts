@@ -6,6 +6,20 @@
  */
 
 export type DiskState = 'creating' | 'available' | 'in-use' | 'deleting' | 'deleted' | 'error';
+
+/** EC2 is removing the volume, or has: as good as gone, and its ClientToken spent. */
+export function isGone(disk: { state: string }): boolean {
+  return disk.state === 'deleting' || disk.state === 'deleted';
+}
+
+/**
+ * How a look-up by name ranks the volumes tagged with one name, lowest first: a live volume,
+ * then a failed one (`error`, which the reconciler deletes), then one being deleted.
+ */
+export function lookupRank(state: string | undefined): number {
+  if (state === 'deleting' || state === 'deleted') return 2;
+  return state === 'error' ? 1 : 0;
+}
 export type AttachmentState = 'attaching' | 'attached' | 'detaching' | 'detached' | 'busy';
 
 export interface DiskAttachment {

@@ -20,10 +20,10 @@ import {
   type PersistentVolumeClaimDeletedItem,
   type PersistentVolumeClaimItem,
 } from '../contract/index.js';
-import type { Disk } from '../ec2/types.js';
+import { isGone, type Disk } from '../ec2/types.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
-import { deleting, isGone } from './disk-state.js';
+import { deleting } from './disk-state.js';
 import { EventReasons, pvcEvent } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled } from './plan.js';

@@ -7,11 +7,11 @@
  * attacher finalizer is dropped by the reclaim reconciler once no VolumeAttachment names the PV.
  */
 import { Annotations, Finalizers, type VolumeAttachment, type VolumeAttachmentItem, type Write } from '../contract/index.js';
-import type { Disk, Ec2Error, Instance } from '../ec2/types.js';
+import { isGone, type Disk, type Ec2Error, type Instance } from '../ec2/types.js';
 import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf } from './attachment.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
-import { isGone, withAttachment } from './disk-state.js';
+import { withAttachment } from './disk-state.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
 import { hasFinalizer, kubeTime, removeFinalizer, vaRef, vaStatusWrites } from './writes.js';

@@ -1,13 +1,8 @@
 /**
  * A Disk as EC2 reports it right after one of our actions, so the reconciler can decide again
- * without another Describe call; and what "gone" means.
+ * without another Describe call.
  */
 import type { Disk, DiskAttachment } from '../ec2/types.js';
-
-/** EC2 is removing the volume, or has: as good as gone for every reconciler. */
-export function isGone(disk: Disk): boolean {
-  return disk.state === 'deleting' || disk.state === 'deleted';
-}
 
 /** After DeleteVolume succeeded. */
 export function deleting(disk: Disk | undefined): Disk | undefined {

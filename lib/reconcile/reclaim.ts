@@ -15,11 +15,11 @@ import {
   type PersistentVolumeItem,
   type Write,
 } from '../contract/index.js';
-import type { Disk, Ec2Error } from '../ec2/types.js';
+import { isGone, type Disk, type Ec2Error } from '../ec2/types.js';
 import { volumeHandleOf, volumeHandleProblem } from './attachment.js';
 import type { ReconcileContext, Scope } from './context.js';
 import { converge } from './converge.js';
-import { deleting, isGone } from './disk-state.js';
+import { deleting } from './disk-state.js';
 import { EventReasons, pvEvent } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';

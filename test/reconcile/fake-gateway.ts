@@ -8,6 +8,8 @@
 import { identityTags, TagKeys } from '../../lib/contract/tags.js';
 import {
   Ec2Error,
+  isGone,
+  lookupRank,
   type AttachmentState,
   type CreateDiskRequest,
   type Disk,
@@ -26,7 +28,6 @@ export interface Call {
 
 const MUTATIONS: readonly Verb[] = ['createDisk', 'attachDisk', 'detachDisk', 'deleteDisk'];
 
-const isDead = (disk: Disk) => disk.state === 'deleting' || disk.state === 'deleted';
 
 /**
  * The fake Region's zones. Names map to IDs out of order, as in a real account (where `a` is
@@ -145,17 +146,16 @@ export class FakeGateway implements Ec2Gateway {
 
   /** As the gateway answers: a live volume before a failed one, a failed one before one being deleted. */
   #byName(name: string): Disk | undefined {
-    const rank = (d: Disk) => (isDead(d) ? 2 : d.state === 'error' ? 1 : 0);
     return [...this.volumes.values()]
       .filter((d) => d.tags[TagKeys.csiVolumeName] === name && d.tags[TagKeys.cluster(this.clusterId)] === 'owned')
-      .sort((a, b) => rank(a) - rank(b))[0];
+      .sort((a, b) => lookupRank(a.state) - lookupRank(b.state))[0];
   }
 
   async createDisk(request: CreateDiskRequest): Promise<Disk> {
     this.#enter('createDisk', request);
     const existing = this.#byName(request.name);
     // A dead volume's token is spent: the gateway creates the next generation.
-    if (existing && !isDead(existing)) return structuredClone(existing);
+    if (existing && !isGone(existing)) return structuredClone(existing);
     const disk: Disk = {
       volumeId: `vol-${String(this.#ec2.nextId++).padStart(17, '0')}`,
       zone: request.zone,
@@ -230,7 +230,7 @@ export class FakeGateway implements Ec2Gateway {
     const disk = this.volumes.get(volumeId);
     if (!disk) return;
     if (disk.attachments.some((a) => a.state !== 'detached')) throw ec2Error('inUse', 'VolumeInUse', `Volume ${volumeId} is attached`);
-    if (!isDead(disk)) disk.state = 'deleting';
+    if (!isGone(disk)) disk.state = 'deleting';
   }
 }
 
