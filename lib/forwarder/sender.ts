@@ -4,7 +4,7 @@
  * becomes a completion, so no key is ever lost.
  */
 import { z } from 'zod';
-import { ItemSchema, MAX_REQUEST_BYTES, type EventInvolvedObject, type ItemInput, type Result, type Write } from '../contract/index.js';
+import { ItemSchema, MAX_REQUEST_BYTES, type EventInvolvedObject, type ItemInput, type ObjectRef, type Result, type Write } from '../contract/index.js';
 import { applyWrites, isApiError, WriteError, type KubeClients } from '../kube/index.js';
 import { BackendRequestError, matchResults, postReconcile, reconcileBody, type FetchLike } from './backend-client.js';
 import type { ForwarderConfig } from './config.js';
@@ -170,30 +170,36 @@ export function createBatchSender(deps: BatchSenderDeps) {
 
 /** A Warning Event on the object a failed write was for; none for a failed Event itself. */
 export function writeFailedEvent(err: WriteError): Write | undefined {
-  const object = involvedObject(err.write);
-  if (!object) return undefined;
-  return { op: 'createEvent', involvedObject: object, type: 'Warning', reason: 'WriteBackFailed', message: `volhook could not apply ${err.message}` };
+  const target = writeTarget(err.write);
+  if (!target) return undefined;
+  const { kind, name, namespace, uid } = target;
+  const involvedObject: EventInvolvedObject = {
+    kind,
+    apiVersion: kind === 'VolumeAttachment' ? 'storage.k8s.io/v1' : 'v1',
+    name,
+    ...(namespace && { namespace }),
+    ...(uid && { uid }),
+  };
+  return { op: 'createEvent', involvedObject, type: 'Warning', reason: 'WriteBackFailed', message: `volhook could not apply ${err.message}` };
 }
 
-function involvedObject(write: Write): EventInvolvedObject | undefined {
-  const v1 = { apiVersion: 'v1' } as const;
+/** The object a write was for: for a PV create, the claim it was made for (the PV is not there). */
+function writeTarget(write: Write): ObjectRef | undefined {
   switch (write.op) {
     case 'createPersistentVolume': {
       const { claimRef } = write.pv.spec;
-      return { ...v1, kind: 'PersistentVolumeClaim', name: claimRef.name, namespace: claimRef.namespace, ...(claimRef.uid && { uid: claimRef.uid }) };
+      return { kind: 'PersistentVolumeClaim', name: claimRef.name, namespace: claimRef.namespace, ...(claimRef.uid && { uid: claimRef.uid }) };
     }
     case 'deletePersistentVolume':
-      return { ...v1, kind: 'PersistentVolume', name: write.name, uid: write.uid };
+      return { kind: 'PersistentVolume', name: write.name, uid: write.uid };
     case 'addFinalizer':
     case 'removeFinalizer':
-    case 'setAnnotation': {
-      const { kind, name, namespace, uid } = write.target;
-      return { kind, apiVersion: kind === 'VolumeAttachment' ? 'storage.k8s.io/v1' : 'v1', name, ...(namespace && { namespace }), ...(uid && { uid }) };
-    }
+    case 'setAnnotation':
+      return write.target;
     case 'updateVolumeAttachmentStatus':
-      return { kind: 'VolumeAttachment', apiVersion: 'storage.k8s.io/v1', name: write.name, ...(write.uid && { uid: write.uid }) };
+      return { kind: 'VolumeAttachment', name: write.name, ...(write.uid && { uid: write.uid }) };
     case 'removePvcAnnotation':
-      return { ...v1, kind: 'PersistentVolumeClaim', name: write.name, namespace: write.namespace, ...(write.uid && { uid: write.uid }) };
+      return { kind: 'PersistentVolumeClaim', name: write.name, namespace: write.namespace, ...(write.uid && { uid: write.uid }) };
     case 'createEvent':
       return undefined;
   }
