@@ -54,6 +54,23 @@ async function create(name: string, yaml: string): Promise<string> {
 const attachmentName = (volumeHandle: string, nodeName: string) =>
   `csi-${createHash('sha256').update(`${volumeHandle}${DRIVER}${nodeName}`).digest('hex')}`;
 
+/** A pod `app` in `ns` mounting claim `claimName`, as a YAML document. */
+const podManifest = (ns: string, claimName: string) => `apiVersion: v1
+kind: Pod
+metadata:
+  name: app
+  namespace: ${ns}
+spec:
+  containers:
+    - name: app
+      image: nginx:1.27
+      volumeMounts:
+        - { name: data, mountPath: /data }
+  volumes:
+    - name: data
+      persistentVolumeClaim: { claimName: ${claimName} }
+`;
+
 describe('CSI migration of in-tree kubernetes.io/aws-ebs over the local stack', () => {
   it('an in-tree gp2 class claim with a pod -> Bound, attached, Running, PV as external-provisioner writes it for a migrated plugin; claim deleted -> Delete reclaims disk and PV', async () => {
     const gp2 = JSON.parse(await kubectl('get', 'storageclass', 'gp2', '-o', 'json')) as Record<string, unknown>;
@@ -84,21 +101,7 @@ spec:
     requests:
       storage: 5Gi
 ---
-apiVersion: v1
-kind: Pod
-metadata:
-  name: app
-  namespace: ${ns}
-spec:
-  containers:
-    - name: app
-      image: nginx:1.27
-      volumeMounts:
-        - { name: data, mountPath: /data }
-  volumes:
-    - name: data
-      persistentVolumeClaim: { claimName: data }
-`,
+${podManifest(ns, 'data')}`,
     );
     expect(created).toContain('persistentvolumeclaim/data created');
     expect(created).toContain('pod/app created');
@@ -236,19 +239,7 @@ spec:
     requests:
       storage: 4Gi
 ---
-apiVersion: v1
-kind: Pod
-metadata:
-  name: app
-  namespace: ${ns}
-spec:
-  containers:
-    - name: app
-      image: nginx:1.27
-  volumes:
-    - name: data
-      persistentVolumeClaim: { claimName: legacy }
-`,
+${podManifest(ns, 'legacy')}`,
     );
     await waitClaimBound(ctx, ns, 'legacy');
     const running = await waitPodRunning(ctx, ns, 'app');
