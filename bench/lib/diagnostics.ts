@@ -3,7 +3,7 @@
  * outcomes per item kind, the forwarder's warnings, the local controllers' errors, and how
  * busy the one process that runs it all is (event-loop delay, CPU).
  */
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
 import type { Item, Result } from '../../lib/contract/index.js';
 import type { Logger } from '../../lib/forwarder/index.js';
 
@@ -64,7 +64,7 @@ export class Diagnostics {
   /** Local controllers' unexpected sync errors by controller. */
   readonly controllerErrors = new Tally();
   readonly controllerErrorSamples: string[] = [];
-  private readonly loop: IntervalHistogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  private readonly loop: ELDHistogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   private cpuStart = process.cpuUsage();
   private wallStart = performance.now();
 

@@ -1,7 +1,7 @@
 /**
  * `osls package` on this checkout, with no AWS credentials anywhere, into a fresh directory;
  * then the CloudFormation it generates is held to the deployment's promises: one arm64
- * nodejs20.x function behind two HTTP API routes, IAM without wildcard actions and with a tag
+ * nodejs24.x function behind two HTTP API routes, IAM without wildcard actions and with a tag
  * condition on every mutating EC2 action, SSM limited to the registry path, DynamoDB PutItem
  * limited to the replay table (with TTL) — and the zip
  * holds the ESM bundle that bench/coldstart.ts measures.
@@ -81,12 +81,12 @@ function statements(): Statement[] {
 const grants = (action: string) => statements().filter((s) => list(s.Action).includes(action));
 
 describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
-  it('one function: functions/api.handler, nodejs20.x, arm64, timeout under 30 s, SSM registry path', () => {
+  it('one function: functions/api.handler, nodejs24.x, arm64, timeout under 30 s, SSM registry path', () => {
     const functions = ofType('AWS::Lambda::Function');
     expect(functions).toHaveLength(1);
     const fn = functions[0]!.Properties;
     expect(fn.Handler).toBe('functions/api.handler');
-    expect(fn.Runtime).toBe('nodejs20.x');
+    expect(fn.Runtime).toBe('nodejs24.x');
     expect(fn.Architectures).toEqual(['arm64']);
     expect(fn.Timeout).toBeLessThan(30);
     expect(fn.MemorySize).toBeGreaterThanOrEqual(256);
@@ -94,7 +94,6 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
       VOLHOOK_REGISTRY_SSM_PATH: `/volhook/${STAGE}/clusters/`,
       POWERTOOLS_SERVICE_NAME: 'volhook',
       POWERTOOLS_METRICS_NAMESPACE: 'volhook',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     });
     expect(fn.Environment.Variables).not.toHaveProperty('VOLHOOK_REGISTRY_FILE');
   });
