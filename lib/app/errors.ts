@@ -4,7 +4,7 @@
  * else into a 500 that reveals nothing.
  */
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ErrorResponse } from '../contract/index.js';
 
 export class ApiError extends Error {

@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { z } from 'zod';
+import * as z from 'zod';
 import { EBS_DRIVER } from '../contract/index.js';
 import { kubernetesVolumeIdToEbsVolumeId } from '../migration/index.js';
 import { UsageError, type PvSource } from './args.js';

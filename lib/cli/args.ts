@@ -4,7 +4,7 @@
  * Every refusal is a UsageError whose message names the argument.
  */
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isReservedTagKey, RESERVED_TAG_KEYS_TEXT } from '../contract/tags.js';
 import { ClusterIdSchema, type ClusterRegistrationInput } from '../registry/registration.js';
 import { normalizeSsmPath } from '../registry/ssm-registry.js';

@@ -2,7 +2,7 @@
  * What the forwarder sends: each item is one object as the cluster has it now, plus the
  * context the backend needs so that it never has to call the cluster.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   NodeInfoSchema,
   PersistentVolumeClaimSchema,

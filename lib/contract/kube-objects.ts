@@ -3,7 +3,7 @@
  * names the fields volhook reads and lets every other field through untouched (loose
  * objects), so a newer cluster's extra fields never make a request invalid.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const StringMap = z.record(z.string(), z.string());
 

@@ -1,5 +1,5 @@
 /** What the backend answers: one result per item, in the order of the items. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { WriteSchema } from './writes.js';
 
 const Common = {

@@ -9,7 +9,7 @@
  * downtime.
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
 

@@ -2,7 +2,7 @@
  * The closed set of Kubernetes writes the backend may ask for. Each one is idempotent:
  * applying it twice leaves the cluster as applying it once, so a replayed response is safe.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { NewInTreePersistentVolumeSchema, NewPersistentVolumeSchema, VolumeAttachmentStatusSchema } from './kube-objects.js';
 
 export const ObjectRefSchema = z.object({

@@ -2,7 +2,7 @@
  * A cluster's registration: everything the backend knows about one cluster. Stored as JSON
  * in a local file or in SSM Parameter Store (one SecureString per cluster).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { WebhookSecretSchema } from '../contract/signing.js';
 import { VOLUME_TYPES } from '../storageclass/volume-types.js';
 

@@ -26,7 +26,7 @@
  * that is never stale.
  */
 import type { V1CSINode, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass, V1VolumeAttachment } from '@kubernetes/client-node';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ItemSchema, pvNameForClaim, ReconcileResponseSchema, sign, type ItemInput, type Result, type Write } from '../../lib/contract/index.js';
 import { matchResults } from '../../lib/forwarder/backend-client.js';
 import { attachmentNews, claimNews, fingerprint, volumeNews } from '../../lib/forwarder/changes.js';
