@@ -7,7 +7,7 @@ import { isObject } from './json.js';
 import { decodeProtobufObject } from './protobuf.js';
 import { apiVersionOf } from './resources.js';
 import type { ResourceRoute } from './routes.js';
-import type { DeleteOptions, LocalObjectStore } from './store.js';
+import { storageKey, type DeleteOptions, type LocalObjectStore } from './store.js';
 import { toTable, type IncludeObject } from './table.js';
 import type { KubeObject, ListOptions, PatchType } from './types.js';
 
@@ -105,23 +105,19 @@ function decodeContinue(token: string): string {
   throw badRequest(`continue key is not valid: ${token}`);
 }
 
-const keyOf = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-
 function list(store: LocalObjectStore, request: ApiRequest): ApiResponse {
   const { info } = request.route;
-  const { items, resourceVersion } = store.list(info.resource, listOptions(request));
-  let page = items;
-  const metadata: Record<string, unknown> = { resourceVersion };
   const start = request.query.get('continue');
-  if (start) {
-    const from = decodeContinue(start);
-    page = page.filter((o) => keyOf(o) >= from);
-  }
+  const from = start ? decodeContinue(start) : undefined;
   const limit = Number(request.query.get('limit') ?? '0');
-  if (Number.isInteger(limit) && limit > 0 && page.length > limit) {
-    metadata.remainingItemCount = page.length - limit;
-    page = page.slice(0, limit);
-    metadata.continue = encodeContinue(keyOf(page[page.length - 1] as KubeObject), resourceVersion);
+  const { items: page, remaining, resourceVersion } = store.listPage(info.resource, listOptions(request), {
+    ...(from !== undefined ? { from } : {}),
+    limit: Number.isInteger(limit) && limit > 0 ? limit : 0,
+  });
+  const metadata: Record<string, unknown> = { resourceVersion };
+  if (remaining > 0) {
+    metadata.remainingItemCount = remaining;
+    metadata.continue = encodeContinue(storageKey(page[page.length - 1] as KubeObject), resourceVersion);
   }
   if (request.table) {
     const table = toTable(info.resource, page, { resourceVersion, includeObject: includeObject(request) }) as { metadata: object };

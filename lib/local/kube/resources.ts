@@ -80,6 +80,8 @@ export const RESOURCES: Record<ResourceName, ResourceInfo> = {
   volumeattachments: info('volumeattachments', 'storage.k8s.io', 'VolumeAttachment', false, { status: true }),
   csinodes: info('csinodes', 'storage.k8s.io', 'CSINode', false),
   csidrivers: info('csidrivers', 'storage.k8s.io', 'CSIDriver', false),
+  // Leader election's lock (the forwarder's replicas): namespaced, no status, no subresources.
+  leases: info('leases', 'coordination.k8s.io', 'Lease', true),
 };
 
 export const RESOURCE_NAMES = Object.keys(RESOURCES) as ResourceName[];

@@ -48,6 +48,11 @@ export interface LocalObjectStore extends ObjectStore {
   readonly resourceVersion: string;
   /** Deletes every object the options select, each as `delete` would; returns what it deleted or marked. */
   deleteCollection(resource: ResourceName, options?: ListOptions): KubeObject[];
+  /**
+   * One page of `list`: the objects whose `namespace/name` key is at or after `from`, at most
+   * `limit` (0: all), and how many more there are. Only the page is copied.
+   */
+  listPage(resource: ResourceName, options: ListOptions, page: { from?: string; limit: number }): { items: KubeObject[]; remaining: number; resourceVersion: string };
 }
 
 const PROTECTED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
@@ -60,7 +65,8 @@ function randomSuffix(): string {
 }
 
 /** Lists are ordered as etcd orders keys, which is also what `continue` tokens rely on. */
-const storageKey = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+/** The order of lists, and the key list pages are cut on (a continue token names the last one served). */
+export const storageKey = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 function selectableFields(info: ResourceInfo): Set<string> {
   return new Set(['metadata.name', ...(info.namespaced ? ['metadata.namespace'] : []), ...info.fields]);
@@ -97,13 +103,20 @@ class MemoryStore implements LocalObjectStore {
   }
 
   list(resource: ResourceName, options: ListOptions = {}): { items: KubeObject[]; resourceVersion: string } {
+    const { items, resourceVersion } = this.listPage(resource, options, { limit: 0 });
+    return { items, resourceVersion };
+  }
+
+  listPage(resource: ResourceName, options: ListOptions, page: { from?: string; limit: number }): { items: KubeObject[]; remaining: number; resourceVersion: string } {
     const info = resourceInfo(resource);
     const filter = this.filter(info, options);
-    const items = [...this.table(resource).values()]
+    const { from } = page;
+    const selected = [...this.table(resource).values()]
       .filter((o) => (filter.namespace === undefined || o.metadata.namespace === filter.namespace) && filter.matches(o))
-      .sort((a, b) => (storageKey(a) < storageKey(b) ? -1 : 1))
-      .map(clone);
-    return { items, resourceVersion: this.resourceVersion };
+      .filter((o) => from === undefined || storageKey(o) >= from)
+      .sort((a, b) => (storageKey(a) < storageKey(b) ? -1 : 1));
+    const items = page.limit > 0 ? selected.slice(0, page.limit) : selected;
+    return { items: items.map(clone), remaining: selected.length - items.length, resourceVersion: this.resourceVersion };
   }
 
   create(resource: ResourceName, input: Omit<KubeObject, 'metadata'> & { metadata: Partial<ObjectMeta> }): KubeObject {

@@ -82,6 +82,19 @@ function validateSpec(info: ResourceInfo, object: KubeObject): FieldError[] {
       if (count !== 1) errors.push({ field: 'spec.source', type: 'Required', detail: 'must specify exactly one of inlineVolumeSpec and persistentVolumeName' });
       return errors;
     }
+    case 'leases': {
+      // As ValidateLeaseSpec: a duration is positive, transitions are never negative.
+      const errors: FieldError[] = [];
+      const duration = spec.leaseDurationSeconds;
+      if (duration !== undefined && duration !== null && !(Number.isInteger(duration) && (duration as number) > 0)) {
+        errors.push({ field: 'spec.leaseDurationSeconds', type: 'Invalid', value: duration, detail: 'must be greater than 0' });
+      }
+      const transitions = spec.leaseTransitions;
+      if (transitions !== undefined && transitions !== null && !(Number.isInteger(transitions) && (transitions as number) >= 0)) {
+        errors.push({ field: 'spec.leaseTransitions', type: 'Invalid', value: transitions, detail: 'must be greater than or equal to 0' });
+      }
+      return errors;
+    }
     case 'pods': {
       const containers = spec.containers;
       if (!Array.isArray(containers) || containers.length === 0) return [{ field: 'spec.containers', type: 'Required', detail: '' }];
