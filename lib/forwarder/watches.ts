@@ -30,6 +30,12 @@ export interface Offer {
   payload?: DeletedClaim;
 }
 
+/** A list page: `limit` objects at most, after the `_continue` token of the page before. */
+export interface ListPage {
+  limit: number;
+  _continue?: string;
+}
+
 /** What the keys of an event are computed from. */
 export interface WatchContext {
   ownership: Ownership;
@@ -45,7 +51,8 @@ export interface WatchContext {
 export interface Watch<T extends k8s.KubernetesObject> {
   /** The watch path, e.g. `/api/v1/persistentvolumeclaims`. */
   path: string;
-  list(clients: KubeClients): Promise<k8s.KubernetesListObject<T>>;
+  /** One page of the list (client-go's reflector lists in pages of 500). */
+  list(clients: KubeClients, page: ListPage): Promise<k8s.KubernetesListObject<T>>;
   /** What of an object is news: an update that leaves it as it was offers nothing. */
   news(object: T, ownership: Ownership): unknown;
   /** Bookkeeping every event needs, news or not: the dependents index. */
@@ -59,7 +66,7 @@ export interface Watch<T extends k8s.KubernetesObject> {
 export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   persistentvolumeclaims: {
     path: '/api/v1/persistentvolumeclaims',
-    list: (clients) => clients.core.listPersistentVolumeClaimForAllNamespaces(),
+    list: (clients, page) => clients.core.listPersistentVolumeClaimForAllNamespaces(page),
     news: claimNews,
     *keys(type, pvc, ctx) {
       if (type === 'delete') yield* claimDeleted(pvc, ctx.ownership);
@@ -69,7 +76,7 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   persistentvolumes: {
     path: '/api/v1/persistentvolumes',
-    list: (clients) => clients.core.listPersistentVolume(),
+    list: (clients, page) => clients.core.listPersistentVolume(page),
     news: volumeNews,
     *keys(type, pv, ctx) {
       const name = pv.metadata?.name ?? '';
@@ -84,7 +91,7 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   volumeattachments: {
     path: '/apis/storage.k8s.io/v1/volumeattachments',
-    list: (clients) => clients.storage.listVolumeAttachment(),
+    list: (clients, page) => clients.storage.listVolumeAttachment(page),
     news: attachmentNews,
     track: (type, va, ctx) => ctx.dependents.trackAttachment(va, type === 'delete'),
     *keys(type, va, ctx) {
@@ -99,7 +106,7 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   storageclasses: {
     path: '/apis/storage.k8s.io/v1/storageclasses',
-    list: (clients) => clients.storage.listStorageClass(),
+    list: (clients, page) => clients.storage.listStorageClass(page),
     news: withoutVolhookWrites,
     *keys(_type, sc, ctx) {
       if (!ctx.ready()) return; // before sync every claim is offered anyway
@@ -109,7 +116,7 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   nodes: {
     path: '/api/v1/nodes',
-    list: (clients) => clients.core.listNode(),
+    list: (clients, page) => clients.core.listNode(page),
     news: nodeNews,
     *keys(_type, node, ctx) {
       if (!ctx.ready()) return;
@@ -124,7 +131,7 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   csinodes: {
     path: '/apis/storage.k8s.io/v1/csinodes',
-    list: (clients) => clients.storage.listCSINode(),
+    list: (clients, page) => clients.storage.listCSINode(page),
     news: (csiNode, ownership) => csiNodeNews(csiNode, ownership.driver),
     *keys(_type, csiNode, ctx) {
       if (ctx.ready()) yield* nodeDependents(csiNode.metadata?.name ?? '', ctx);

@@ -303,8 +303,8 @@ describe('forwarder against the local Kubernetes API and a fake backend', () => 
     await eventually(() => keysOf(fake.items).includes('PersistentVolumeClaim/after'), 5_000, 'the new claim after reconnect');
     await eventually(() => fake.items.find((i) => i.kind === 'PersistentVolumeClaimDeleted'), 5_000, 'the claim deleted while away');
     expect(fake.items.find((i) => i.kind === 'PersistentVolumeClaimDeleted')).toMatchObject({ uid: gone.metadata.uid, name: 'gone-while-away' });
-    // The resumed watch got 410 Expired (logged when the server ended it), then a fresh list.
-    expect(seen).toContain('GET /api/v1/persistentvolumeclaims');
+    // The resumed watch got 410 Expired (logged when the server ended it), then a fresh list, in pages.
+    expect(seen).toContain('GET /api/v1/persistentvolumeclaims?limit=500');
     expect(await fwd.metrics.registry.getSingleMetricAsString('volhook_forwarder_informer_restarts_total')).toMatch(/resource="persistentvolumeclaims"} [1-9]/);
   });
 
