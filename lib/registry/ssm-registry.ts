@@ -5,9 +5,12 @@
  * Reads go through Powertools' SSMProvider, which caches each value per container for
  * `maxAgeSeconds`. A rotated secret therefore takes effect within that time; rotation keeps
  * the old secret accepted alongside the new one, so nothing is refused meanwhile.
+ *
+ * The provider and the SSM client are loaded on the first look-up, not at import: a bundle
+ * keeps them in a chunk of their own, and a container that answers only /healthz never loads them.
  */
-import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
-import { ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
+import type { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 import { parseRegistration } from './file-registry.js';
 import { RegistrationError, type ClusterRegistry } from './registration.js';
 
@@ -42,10 +45,13 @@ export function registrationParameterName(path: string, clusterId: string): stri
   return normalizeSsmPath(path) + clusterId;
 }
 
-/** True for SSM's ParameterNotFound, whether raw or wrapped by Powertools (as `cause`). */
+/**
+ * True for SSM's ParameterNotFound, whether raw or wrapped by Powertools (as `cause`). By name,
+ * as the SDK names its service exceptions, so that this needs no class from the SSM client.
+ */
 export function isParameterNotFound(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 3; e = e.cause, depth++) {
-    if (e instanceof ParameterNotFound || e.name === 'ParameterNotFound') return true;
+    if (e.name === 'ParameterNotFound') return true;
   }
   return false;
 }
@@ -55,7 +61,9 @@ export function createSsmRegistry(options: SsmRegistryOptions): ClusterRegistry 
   const maxAge = options.maxAgeSeconds ?? DEFAULT_REGISTRY_MAX_AGE_SECONDS;
   const notFoundMaxAgeMs = (options.notFoundMaxAgeSeconds ?? DEFAULT_NOT_FOUND_MAX_AGE_SECONDS) * 1000;
   const now = options.now ?? Date.now;
-  const provider = new SSMProvider(options.client ? { awsSdkV3Client: options.client } : {});
+  let provider: Promise<SSMProvider> | undefined;
+  const loadProvider = () =>
+    (provider ??= import('@aws-lambda-powertools/parameters/ssm').then(({ SSMProvider }) => new SSMProvider(options.client ? { awsSdkV3Client: options.client } : {})));
   const notFoundUntil = new Map<string, number>();
 
   return {
@@ -65,7 +73,7 @@ export function createSsmRegistry(options: SsmRegistryOptions): ClusterRegistry 
 
       let value: string | undefined;
       try {
-        value = await provider.get(name, { decrypt: true, maxAge });
+        value = await (await loadProvider()).get(name, { decrypt: true, maxAge });
       } catch (err) {
         if (!isParameterNotFound(err)) throw err;
         if (notFoundMaxAgeMs > 0) {

@@ -4,8 +4,11 @@
  * attribute). One conditional PutItem records an id and tells a replay apart. TTL deletes
  * expired items lazily (within days), so an item still present but expired must not block:
  * the condition lets a write replace it.
+ *
+ * The DynamoDB client is loaded on the first request, not at import: a bundle keeps it in a
+ * chunk of its own, so the container's init does not pay for it.
  */
-import { ConditionalCheckFailedException, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ReplayStore } from './store.js';
 
 export interface DynamoDbReplayStoreOptions {
@@ -15,9 +18,12 @@ export interface DynamoDbReplayStoreOptions {
 }
 
 export function createDynamoDbReplayStore(options: DynamoDbReplayStoreOptions): ReplayStore {
-  const client = options.client ?? new DynamoDBClient({});
+  let sdk: Promise<typeof import('@aws-sdk/client-dynamodb')> | undefined;
+  let client: DynamoDBClient | undefined;
   return {
     async recordOnce(key, expiresAt, now) {
+      const { ConditionalCheckFailedException, DynamoDBClient, PutItemCommand } = await (sdk ??= import('@aws-sdk/client-dynamodb'));
+      client ??= options.client ?? new DynamoDBClient({});
       try {
         await client.send(
           new PutItemCommand({
