@@ -1,6 +1,7 @@
 /** The forwarder's configuration: validated once at start, from the environment or in code. */
 import { z } from 'zod';
 import { EBS_DRIVER, MAX_ITEMS_PER_REQUEST, WebhookSecretSchema } from '../contract/index.js';
+import { timingError, type LeaseTiming } from './lease.js';
 
 export const ForwarderConfigSchema = z
   .object({
@@ -25,6 +26,20 @@ export const ForwarderConfigSchema = z
     /** A plain-http API server (local stack) instead of in-cluster / KUBECONFIG. */
     kubeServer: z.url().optional(),
     logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+    /**
+     * Leader election on a Lease (two or more replicas): only the holder sends; the others
+     * keep their caches warm and take over when it stops renewing or releases it.
+     */
+    leaderElect: z.boolean().default(false),
+    leaseName: z.string().min(1).default('volhook-forwarder'),
+    /** The Lease's namespace: the pod's own (downward API) in a cluster. */
+    leaseNamespace: z.string().min(1).optional(),
+    /** This replica's holderIdentity; default `<hostname>_<random uuid>`, as the control plane's components. */
+    leaderIdentity: z.string().min(1).optional(),
+    /** client-go's defaults: 15 s, 10 s, 2 s. The Lease holds whole seconds. */
+    leaseDurationSeconds: z.number().int().min(1).default(15),
+    renewDeadlineSeconds: z.number().positive().default(10),
+    retryPeriodSeconds: z.number().positive().default(2),
     // Tuning, not from the environment: tests shorten these.
     requestTimeoutMs: z.number().int().positive().default(25_000),
     backoffInitialMs: z.number().int().positive().default(1_000),
@@ -36,7 +51,20 @@ export const ForwarderConfigSchema = z
   .refine((c) => (c.secret === undefined) !== (c.secretFile === undefined), {
     message: 'exactly one of VOLHOOK_SECRET_FILE or VOLHOOK_SECRET must be set',
     path: ['secretFile'],
+  })
+  .refine((c) => !c.leaderElect || c.leaseNamespace !== undefined, {
+    message: 'is required with leader election (the namespace of the Lease: the pod\'s own)',
+    path: ['leaseNamespace'],
+  })
+  .superRefine((c, ctx) => {
+    const problem = timingError(leaseTiming(c));
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['renewDeadlineSeconds'] });
   });
+
+/** The election's timings in ms, from the configuration's seconds. */
+export function leaseTiming(c: { leaseDurationSeconds: number; renewDeadlineSeconds: number; retryPeriodSeconds: number }): LeaseTiming {
+  return { leaseDurationMs: c.leaseDurationSeconds * 1000, renewDeadlineMs: c.renewDeadlineSeconds * 1000, retryPeriodMs: c.retryPeriodSeconds * 1000 };
+}
 
 export type ForwarderConfig = z.infer<typeof ForwarderConfigSchema>;
 export type ForwarderConfigInput = z.input<typeof ForwarderConfigSchema>;
@@ -56,6 +84,13 @@ export const ENV_VARS = {
   listenHost: 'VOLHOOK_LISTEN_HOST',
   kubeServer: 'VOLHOOK_KUBE_SERVER',
   logLevel: 'VOLHOOK_LOG_LEVEL',
+  leaderElect: 'VOLHOOK_LEADER_ELECT',
+  leaseName: 'VOLHOOK_LEASE_NAME',
+  leaseNamespace: 'VOLHOOK_LEASE_NAMESPACE',
+  leaderIdentity: 'VOLHOOK_LEADER_IDENTITY',
+  leaseDurationSeconds: 'VOLHOOK_LEASE_DURATION_SECONDS',
+  renewDeadlineSeconds: 'VOLHOOK_RENEW_DEADLINE_SECONDS',
+  retryPeriodSeconds: 'VOLHOOK_RETRY_PERIOD_SECONDS',
 } as const satisfies Partial<Record<keyof ForwarderConfig, string>>;
 
 /**
@@ -74,7 +109,8 @@ export function retiredSettings(env: Record<string, string | undefined>): { name
     .map(([name, why]) => ({ name, why }));
 }
 
-const NUMERIC = new Set<string>(['batchSize', 'concurrency', 'resyncSeconds', 'port']);
+const NUMERIC = new Set<string>(['batchSize', 'concurrency', 'resyncSeconds', 'port', 'leaseDurationSeconds', 'renewDeadlineSeconds', 'retryPeriodSeconds']);
+const BOOLEAN = new Set<string>(['leaderElect']);
 
 /** A setting that is missing or invalid; the message names the variable. */
 export class ConfigError extends Error {
@@ -95,7 +131,9 @@ export function configFromEnv(env: Record<string, string | undefined>): Forwarde
   for (const [field, name] of Object.entries(ENV_VARS)) {
     const raw = env[name]?.trim();
     if (raw === undefined || raw === '') continue;
-    input[field] = NUMERIC.has(field) ? (/^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw) : raw;
+    if (NUMERIC.has(field)) input[field] = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+    else if (BOOLEAN.has(field)) input[field] = raw === 'true' ? true : raw === 'false' ? false : raw;
+    else input[field] = raw;
   }
   return parseConfig(input as ForwarderConfigInput, ENV_VARS);
 }

@@ -3,18 +3,26 @@
  * (watches.ts) turn events that are news (changes.ts) into keys in the work queue (queue.ts);
  * the pump (pump.ts) hands due batches to the sender (sender.ts), which builds each item from
  * the caches (item-source.ts), posts them signed, and applies the writes of the results.
- * This file holds the lifecycle — start, resync, stop — and health.
+ * This file holds the lifecycle — start, resync, stop — leadership and health.
+ *
+ * With leader election (two replicas), every replica runs its informers and queue; only the
+ * holder of the Lease (leader-election.ts) pumps batches to the backend. A standby's caches
+ * and queue stay current, so on taking over it sends at once, without a relist. On stop the
+ * leader sends nothing more, lets requests in flight finish (bounded), then releases the Lease.
  */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Ownership } from '../contract/index.js';
 import { kubeClientsFromConfig } from '../kube/index.js';
 import type { FetchLike } from './backend-client.js';
 import { ChangeFilter, type EventType } from './changes.js';
-import { parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
+import { leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
 import { Dependents } from './dependents.js';
 import { watchResource, type WatchedResource } from './informers.js';
 import { itemSource, livePvRead } from './item-source.js';
 import type { DeletedClaim } from './items.js';
+import { leaseApi, startLeaderElection, type LeaderElector, type LeaseApi } from './leader-election.js';
 import { createJsonLogger, type Logger } from './logger.js';
 import { createMetrics, type ForwarderMetrics } from './metrics.js';
 import { createPump } from './pump.js';
@@ -22,6 +30,7 @@ import { DEFAULT_BACKOFF, WorkQueue } from './queue.js';
 import { openSecret } from './secret.js';
 import { createBatchSender } from './sender.js';
 import { startHealthServer } from './server.js';
+import { TRANSFORMS } from './transforms.js';
 import { RESOURCES, WATCHES, type Offer, type Resource, type Watch, type WatchContext, type WatchedObjects } from './watches.js';
 
 export interface ForwarderDeps {
@@ -29,6 +38,8 @@ export interface ForwarderDeps {
   /** Defaults to the global fetch. */
   fetch?: FetchLike;
   logger?: Logger;
+  /** The Lease calls (leader election); defaults to client-node's CoordinationV1Api. */
+  leaseApi?: LeaseApi;
 }
 
 export interface Forwarder {
@@ -40,6 +51,10 @@ export interface Forwarder {
   port: number;
   /** Every cache has synced. */
   ready(): boolean;
+  /** This replica sends: it holds the Lease, or runs without leader election. */
+  leading(): boolean;
+  /** Its holderIdentity with leader election. */
+  identity?: string;
   /** Re-offers every object of ours that is not settled (also runs every `resyncSeconds`). */
   resync(): void;
 }
@@ -60,8 +75,11 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     backoff: { ...DEFAULT_BACKOFF, initialMs: config.backoffInitialMs, maxMs: config.backoffMaxMs },
   });
   const metrics = createMetrics({ queueDepth: () => queue.size });
-  const shutdown = new AbortController();
+  /** Aborted when this replica stops sending (stop, or the Lease lost): requests in flight end. */
+  let term = new AbortController();
   let stopping = false;
+  let elector: LeaderElector | undefined;
+  const leading = (): boolean => elector === undefined || elector.isLeader();
 
   // --- informers, one per row of the table ---------------------------------------------
   // Their events come only once they are started, below: by then `ctx` and `pump` exist.
@@ -103,7 +121,8 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
       kubeConfig: deps.kubeConfig,
       resource,
       path: watch.path,
-      list: () => watch.list(clients),
+      list: (page) => watch.list(clients, page),
+      transform: TRANSFORMS[resource] as (object: WatchedObjects[R]) => WatchedObjects[R],
       restartDelayMs: config.informerRestartMs,
       logger,
       onRestart: () => metrics.informerRestarts.inc({ resource }),
@@ -136,10 +155,12 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     logger,
     secret,
     fetch: fetchFn,
-    signal: shutdown.signal,
+    get signal() {
+      return term.signal;
+    },
     buildItem: itemSource({ ctx, ownership, readPv: livePvRead(clients, logger) }),
   });
-  const pump = createPump({ queue, send: (batch) => sendBatch(batch.keys, batch.payloads), ready, logger });
+  const pump = createPump({ queue, send: (batch) => sendBatch(batch.keys, batch.payloads), ready: () => ready() && leading(), logger });
 
   // --- lifecycle and health ---------------------------------------------------------------
   const server = await startHealthServer({
@@ -154,6 +175,29 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   const resyncTimer = setInterval(resync, config.resyncSeconds * 1000);
   for (const informer of all) {
     informer.start().catch((err: unknown) => logger.error('informer failed to start', { resource: informer.resource, err }));
+  }
+  if (config.leaderElect) {
+    elector = startLeaderElection({
+      api: deps.leaseApi ?? leaseApi(deps.kubeConfig),
+      namespace: config.leaseNamespace ?? '',
+      name: config.leaseName,
+      identity: config.leaderIdentity ?? `${hostname()}_${randomUUID()}`,
+      ...leaseTiming(config),
+      logger,
+      onStartedLeading() {
+        metrics.leader.set(1);
+        term = new AbortController();
+        // The queue holds every key offered while standing by; resync adds what is unsettled.
+        resync();
+        pump.schedule();
+      },
+      onStoppedLeading() {
+        metrics.leader.set(0);
+        term.abort();
+      },
+    });
+  } else {
+    metrics.leader.set(1);
   }
   logger.info('forwarder started', {
     apiUrl: config.apiUrl,
@@ -170,7 +214,9 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     await Promise.all(all.map((informer) => informer.stop()));
     // Let requests in flight finish (their results are applied), but not forever.
     await pump.drain(config.shutdownTimeoutMs);
-    shutdown.abort();
+    term.abort();
+    // ReleaseOnCancel, once nothing guarded by the Lease is still running.
+    await elector?.stop();
     secret.close();
     await server.close();
     logger.info('forwarder stopped', { queued: queue.size });
@@ -183,6 +229,8 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     queue,
     port: server.port,
     ready,
+    leading: () => !stopping && leading(),
+    ...(elector ? { identity: elector.identity } : {}),
     resync,
   };
 }

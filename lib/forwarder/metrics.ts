@@ -10,6 +10,8 @@ export interface ForwarderMetrics {
   writeFailures: Counter<'op'>;
   informerRestarts: Counter<'resource'>;
   updatesIgnored: Counter<'resource'>;
+  /** 1 while this replica sends (holds the Lease, or runs alone). */
+  leader: Gauge;
 }
 
 export function createMetrics(options: { queueDepth: () => number; defaultMetrics?: boolean }): ForwarderMetrics {
@@ -59,6 +61,11 @@ export function createMetrics(options: { queueDepth: () => number; defaultMetric
       name: 'volhook_forwarder_updates_ignored_total',
       help: 'Updates not offered: only what volhook wrote changed (echoes), or a Node heartbeat',
       labelNames: ['resource'],
+      registers: [registry],
+    }),
+    leader: new Gauge({
+      name: 'volhook_forwarder_leader',
+      help: '1 while this replica sends to the backend (it holds the leader Lease, or runs without leader election)',
       registers: [registry],
     }),
   };

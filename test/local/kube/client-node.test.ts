@@ -1,4 +1,5 @@
 import {
+  CoordinationV1Api,
   CoreV1Api,
   KubernetesObjectApi,
   PatchStrategy,
@@ -59,6 +60,7 @@ const samples: KubernetesObject[] = [
   } as KubernetesObject,
   { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: 'node-a' }, spec: { drivers: [{ name: 'ebs.csi.aws.com', nodeID: 'i-1' }] } } as KubernetesObject,
   { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'ebs.csi.aws.com' }, spec: { attachRequired: true } } as KubernetesObject,
+  { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'lock-a', namespace: ns }, spec: { holderIdentity: 'a', leaseDurationSeconds: 15 } } as KubernetesObject,
 ];
 
 describe('local Kubernetes API through @kubernetes/client-node', () => {
@@ -376,5 +378,47 @@ describe('informers', () => {
     });
     expect(await ended).toBeNull();
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+});
+
+describe('Leases (leader election) through CoordinationV1Api', () => {
+  it('a PUT with the resourceVersion read -> 200; a second PUT with that same, now stale, version -> 409 Conflict', async () => {
+    const leases = h.kc.makeApiClient(CoordinationV1Api);
+    const created = await leases.createNamespacedLease({
+      namespace: ns,
+      body: { metadata: { name: 'race', namespace: ns }, spec: { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 0, renewTime: '2026-12-01T10:00:00.000000Z' as unknown as Date } },
+    });
+    const renewed = await leases.replaceNamespacedLease({ name: 'race', namespace: ns, body: { ...created, spec: { ...created.spec, holderIdentity: 'b', leaseTransitions: 1 } } });
+    expect(renewed.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1, renewTime: '2026-12-01T10:00:00.000000Z' });
+    expect(await failure(leases.replaceNamespacedLease({ name: 'race', namespace: ns, body: { ...created, spec: { ...created.spec, holderIdentity: 'c' } } }))).toMatchObject({
+      code: 409,
+      reason: 'Conflict',
+    });
+    expect((await leases.readNamespacedLease({ name: 'race', namespace: ns })).spec?.holderIdentity).toBe('b');
+  });
+
+  it('a duration of 0 or negative transitions -> 422 Invalid, nothing stored', async () => {
+    const leases = h.kc.makeApiClient(CoordinationV1Api);
+    const bad = await failure(leases.createNamespacedLease({ namespace: ns, body: { metadata: { name: 'bad', namespace: ns }, spec: { leaseDurationSeconds: 0, leaseTransitions: -1 } } }));
+    expect(bad).toMatchObject({ code: 422, message: expect.stringContaining('spec.leaseDurationSeconds') });
+    expect(bad.message).toContain('spec.leaseTransitions');
+    expect(await failure(leases.readNamespacedLease({ name: 'bad', namespace: ns }))).toMatchObject({ code: 404 });
+  });
+});
+
+describe('paged lists (limit / continue)', () => {
+  it('pages of 2 -> every object once, in order, remainingItemCount counting down, no token on the last page', async () => {
+    for (const name of ['page-a', 'page-b', 'page-c', 'page-d', 'page-e']) await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: pvc(name, { labels: { paged: 'yes' } }) });
+    const names: string[] = [];
+    const remaining: (number | undefined)[] = [];
+    let token: string | undefined;
+    do {
+      const page = await core.listNamespacedPersistentVolumeClaim({ namespace: 'default', labelSelector: 'paged=yes', limit: 2, ...(token ? { _continue: token } : {}) });
+      names.push(...page.items.map((i) => i.metadata?.name ?? ''));
+      remaining.push(page.metadata?.remainingItemCount);
+      token = page.metadata?._continue || undefined;
+    } while (token);
+    expect(names).toEqual(['page-a', 'page-b', 'page-c', 'page-d', 'page-e']);
+    expect(remaining).toEqual([3, 1, undefined]);
   });
 });
