@@ -100,4 +100,31 @@ describe('openSecret (the mounted Secret file)', () => {
       source.close();
     }
   });
+
+});
+
+describe('configFromEnv: leader election', () => {
+  it('leader election -> off by default; on with the Lease namespace, client-go\'s timings by default, others from seconds', () => {
+    expect(configFromEnv(base)).toMatchObject({ leaderElect: false, leaseName: 'volhook-forwarder', leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 });
+    expect(
+      configFromEnv({
+        ...base,
+        VOLHOOK_LEADER_ELECT: 'true',
+        VOLHOOK_LEASE_NAMESPACE: 'volhook-system',
+        VOLHOOK_LEADER_IDENTITY: 'pod-a',
+        VOLHOOK_LEASE_DURATION_SECONDS: '2',
+        VOLHOOK_RENEW_DEADLINE_SECONDS: '1',
+        VOLHOOK_RETRY_PERIOD_SECONDS: '0.25',
+      }),
+    ).toMatchObject({ leaderElect: true, leaseNamespace: 'volhook-system', leaderIdentity: 'pod-a', leaseDurationSeconds: 2, renewDeadlineSeconds: 1, retryPeriodSeconds: 0.25 });
+  });
+
+  it('leader election without a Lease namespace, a non-boolean switch, or timings client-go refuses -> an error naming the variable', () => {
+    expect(problem({ ...base, VOLHOOK_LEADER_ELECT: 'true' })).toContain('VOLHOOK_LEASE_NAMESPACE');
+    expect(problem({ ...base, VOLHOOK_LEADER_ELECT: 'yes' })).toContain('VOLHOOK_LEADER_ELECT');
+    const timing = problem({ ...base, VOLHOOK_LEADER_ELECT: 'true', VOLHOOK_LEASE_NAMESPACE: 'x', VOLHOOK_RENEW_DEADLINE_SECONDS: '20' });
+    expect(timing).toContain('leaseDuration must be greater than renewDeadline');
+    expect(timing).toContain('VOLHOOK_RENEW_DEADLINE_SECONDS');
+    expect(problem({ ...base, VOLHOOK_LEASE_DURATION_SECONDS: '1.5' })).toContain('VOLHOOK_LEASE_DURATION_SECONDS');
+  });
 });

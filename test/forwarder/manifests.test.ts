@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { StorageClassSchema } from '../../lib/contract/index.js';
-import { ENV_VARS, configFromEnv } from '../../lib/forwarder/config.js';
+import { ENV_VARS, configFromEnv, parseConfig } from '../../lib/forwarder/config.js';
 
 type Doc = { kind: string; metadata: { name: string; namespace?: string }; [k: string]: unknown };
 
@@ -31,10 +31,10 @@ describe('infra/forwarder', () => {
     expect([...kustomization.resources].sort()).toEqual(files.sort());
   });
 
-  it('Deployment -> one replica, Recreate, probes, small resources, locked-down container, secret as a file', async () => {
+  it('Deployment -> two replicas, rolling update that never drops below two, probes, small resources, locked-down container, secret as a file', async () => {
     const deployment = find(await docs('forwarder'), 'Deployment');
-    expect(deployment.spec.replicas).toBe(1);
-    expect(deployment.spec.strategy.type).toBe('Recreate');
+    expect(deployment.spec.replicas).toBe(2);
+    expect(deployment.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
     const pod = deployment.spec.template.spec;
     expect(pod).toMatchObject({
       serviceAccountName: 'volhook-forwarder',
@@ -58,6 +58,27 @@ describe('infra/forwarder', () => {
     expect(secretFile.endsWith('/secret')).toBe(true);
   });
 
+  it('Deployment -> leader election on, the Lease in the pod\'s namespace, replicas spread across nodes', async () => {
+    const deployment = find(await docs('forwarder'), 'Deployment');
+    const pod = deployment.spec.template.spec;
+    const env = pod.containers[0].env as { name: string; value?: string; valueFrom?: unknown }[];
+    expect(env.find((e) => e.name === 'VOLHOOK_LEADER_ELECT')?.value).toBe('true');
+    expect(env.find((e) => e.name === 'VOLHOOK_LEASE_NAMESPACE')?.valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.namespace' } });
+    const labels = deployment.spec.selector.matchLabels;
+    expect(pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution).toEqual([
+      { weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: labels } } },
+    ]);
+    // The drain before the release fits in the grace period.
+    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(parseConfig({ apiUrl: 'https://x', clusterId: 'c', secret: 'manifest-test-secret-0123456789' }).shutdownTimeoutMs);
+  });
+
+  it('PodDisruptionBudget -> at least one forwarder through voluntary disruptions, selecting the Deployment\'s pods', async () => {
+    const all = await docs('forwarder');
+    const pdb = find(all, 'PodDisruptionBudget');
+    expect(pdb.apiVersion).toBe('policy/v1');
+    expect(pdb.spec).toEqual({ minAvailable: 1, selector: { matchLabels: find(all, 'Deployment').spec.selector.matchLabels } });
+  });
+
   it('ConfigMap -> only known variables, and together with the Deployment a valid configuration', async () => {
     const all = await docs('forwarder');
     const data = find(all, 'ConfigMap').data as Record<string, string>;
@@ -65,7 +86,10 @@ describe('infra/forwarder', () => {
     expect(Object.keys(data).filter((k) => !known.has(k))).toEqual([]);
     const secret = find(all, 'Secret');
     expect(Object.keys(secret.stringData)).toEqual(['secret']);
-    expect(() => configFromEnv({ ...data, VOLHOOK_SECRET_FILE: '/var/run/secrets/volhook/secret' })).not.toThrow();
+    const env = Object.fromEntries(
+      (find(all, 'Deployment').spec.template.spec.containers[0].env as { name: string; value?: string }[]).map((e) => [e.name, e.value ?? 'volhook-system']),
+    );
+    expect(configFromEnv({ ...data, ...env })).toMatchObject({ leaderElect: true, leaseNamespace: 'volhook-system', leaseName: 'volhook-forwarder' });
   });
 
   it('CSIDriver ebs.csi.aws.com -> attachRequired, no podInfoOnMount, fsGroupPolicy File', async () => {

@@ -1,15 +1,17 @@
 /**
- * The forwarder's ClusterRole (infra/forwarder/rbac.yaml) against the API calls it really
- * makes: a full run (informers + every write kind, including the retry and repeat paths) is
- * recorded by the local API server, and the role must allow each call and nothing unused.
+ * The forwarder's ClusterRole and leader-election Role (infra/forwarder/rbac.yaml) against the
+ * API calls it really makes: a full run (informers, leader election with a renewal and the
+ * release, every write kind including the retry and repeat paths) is recorded by the local
+ * API server, and the roles must allow each call and grant nothing unused.
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { Annotations, Finalizers, type Write } from '../../lib/contract/index.js';
-import { startForwarder, type Forwarder } from '../../lib/forwarder/index.js';
+import { parseConfig, startForwarder, type Forwarder } from '../../lib/forwarder/index.js';
 import { silentLogger } from '../../lib/forwarder/logger.js';
 import { applyWrites } from '../../lib/kube/index.js';
+import { startKubeApiServer } from '../../lib/local/kube/index.js';
 import { startKube, type KubeHarness } from '../kube/harness.js';
 import { createPv, pvcObject, vaObject } from '../kube/fixtures.js';
 import { eventually, startFakeBackend, type FakeBackend } from './fake-backend.js';
@@ -18,6 +20,9 @@ interface Call {
   verb: string;
   group: string;
   resource: string;
+  namespace?: string;
+  /** The object's name, when the URL names one (never for create or list). */
+  name?: string;
 }
 
 /** `GET /apis/storage.k8s.io/v1/volumeattachments/x/status` → patch storage.k8s.io volumeattachments/status. */
@@ -28,7 +33,8 @@ function callOf(method: string, url: string): Call {
   let rest: string[];
   if (parts[0] === 'api') [group, rest] = ['', parts.slice(2)];
   else [group, rest] = [parts[1] ?? '', parts.slice(3)];
-  if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
+  let namespace: string | undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3) [namespace, rest] = [rest[1], rest.slice(2)];
   const [resource = '', name, subresource] = rest;
   const verb =
     method === 'GET' ? (name ? 'get' : parsed.searchParams.get('watch') === 'true' ? 'watch' : 'list')
@@ -37,34 +43,65 @@ function callOf(method: string, url: string): Call {
     : method === 'PUT' ? 'update'
     : method === 'DELETE' ? (name ? 'delete' : 'deletecollection')
     : method.toLowerCase();
-  return { verb, group, resource: subresource ? `${resource}/${subresource}` : resource };
+  const call: Call = { verb, group, resource: subresource ? `${resource}/${subresource}` : resource };
+  if (namespace !== undefined) call.namespace = namespace;
+  if (name !== undefined) call.name = name;
+  return call;
 }
 
 interface Rule {
   apiGroups: string[];
   resources: string[];
   verbs: string[];
+  resourceNames?: string[];
+  /** Set for a Role's rules: they hold in its namespace only. */
+  namespace?: string;
 }
 
-async function clusterRoleRules(): Promise<Rule[]> {
+/** The rules of the ClusterRole and of every Role, a Role's rules carrying its namespace. */
+async function roleRules(): Promise<Rule[]> {
   const text = await readFile(new URL('../../infra/forwarder/rbac.yaml', import.meta.url), 'utf8');
-  const role = parseAllDocuments(text)
-    .map((doc) => doc.toJS() as { kind?: string; rules?: Rule[] })
-    .find((doc) => doc.kind === 'ClusterRole');
+  const roles = parseAllDocuments(text)
+    .map((doc) => doc.toJS() as { kind?: string; metadata?: { namespace?: string }; rules?: Rule[] })
+    .filter((doc) => doc.kind === 'ClusterRole' || doc.kind === 'Role');
   // Found, and with rules: otherwise every check below would pass with nothing checked.
-  expect(role, 'the ClusterRole in infra/forwarder/rbac.yaml').toBeDefined();
-  expect(role?.rules?.length ?? 0, 'rules of the ClusterRole').toBeGreaterThan(0);
-  return role?.rules ?? [];
+  expect(roles.map((r) => r.kind).sort(), 'the roles in infra/forwarder/rbac.yaml').toEqual(['ClusterRole', 'Role']);
+  for (const role of roles) expect(role.rules?.length ?? 0, `rules of the ${role.kind}`).toBeGreaterThan(0);
+  return roles.flatMap((role) => (role.rules ?? []).map((rule) => (role.kind === 'Role' ? { ...rule, namespace: role.metadata?.namespace ?? '' } : rule)));
 }
 
-const key = (c: Call) => `${c.verb} ${c.group || 'core'}/${c.resource}`;
+/** As the API server's RBAC authorizer: group, resource, verb, the Role's namespace, and resourceNames (which never match a call without a name). */
+function allows(rule: Rule, c: Call): boolean {
+  if (!rule.apiGroups.includes(c.group) || !rule.resources.includes(c.resource) || !rule.verbs.includes(c.verb)) return false;
+  if (rule.namespace !== undefined && rule.namespace !== c.namespace) return false;
+  return rule.resourceNames === undefined || (c.name !== undefined && rule.resourceNames.includes(c.name));
+}
+
+const key = (c: Call) => `${c.verb} ${c.group || 'core'}/${c.resource}${c.name ? ` ${c.name}` : ''}`;
+
+/** Each single grant of a rule: one verb on one resource (and one name, with resourceNames). */
+function grants(rule: Rule): { key: string; rule: Rule }[] {
+  return rule.apiGroups.flatMap((group) =>
+    rule.resources.flatMap((resource) =>
+      rule.verbs.flatMap((verb) =>
+        (rule.resourceNames ?? [undefined]).map((name) => ({
+          key: `${rule.namespace ? `${rule.namespace}: ` : ''}${verb} ${group || 'core'}/${resource}${name ? ` ${name}` : ''}`,
+          rule: { ...rule, apiGroups: [group], resources: [resource], verbs: [verb], ...(name ? { resourceNames: [name] } : {}) },
+        })),
+      ),
+    ),
+  );
+}
 
 let kube: KubeHarness;
 let fake: FakeBackend;
 let forwarder: Forwarder;
 
+const LEASE_NAMESPACE = 'volhook-system';
+
 beforeAll(async () => {
   kube = await startKube();
+  kube.store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: LEASE_NAMESPACE } });
   fake = await startFakeBackend({ secrets: ['rbac-test-secret-0123456789'] });
   forwarder = await startForwarder(
     {
@@ -74,10 +111,16 @@ beforeAll(async () => {
       port: 0,
       listenHost: '127.0.0.1',
       resyncSeconds: 3600,
+      // As the Deployment runs it: leader election on the default Lease, short timings.
+      leaderElect: true,
+      leaseNamespace: LEASE_NAMESPACE,
+      leaseDurationSeconds: 1,
+      renewDeadlineSeconds: 0.6,
+      retryPeriodSeconds: 0.2,
     },
     { kubeConfig: kube.kubeConfig, logger: silentLogger },
   );
-  await eventually(() => forwarder.ready(), 5_000, 'synced informers');
+  await eventually(() => forwarder.ready() && forwarder.leading(), 5_000, 'synced informers, leading');
 
   // Every write kind, through every path that calls the API differently.
   await applyWrites(kube.clients, [createPv('pvc-rbac')]);
@@ -102,11 +145,19 @@ beforeAll(async () => {
     { op: 'removeFinalizer', target: { kind: 'PersistentVolume', name: 'pvc-rbac' }, finalizer: Finalizers.provisioner },
     { op: 'deletePersistentVolume', name: 'pvc-rbac', uid: pv.metadata.uid },
   ]);
-  // The server logs a watch when it ends it (not when the client leaves): close the server
-  // first, which ends the six watches, then stop the forwarder.
+  // A renewal (PUT) of the Lease.
+  const leasePuts = () => kube.requests.filter((r) => r.method === 'PUT' && r.url.includes('/leases/')).length;
+  await eventually(() => leasePuts() > 0, 5_000, 'a renewal');
+  // The server logs a watch when it ends it (not when the client leaves): close the server,
+  // which ends the six watches; then a server on the same port and store answers the rest.
   await kube.close();
-  await forwarder.stop();
   await eventually(() => kube.requests.filter((r) => r.url.includes('watch=true')).length >= 6, 5_000, 'watches logged');
+  const renewals = leasePuts();
+  const again = await startKubeApiServer({ store: kube.store, port: Number(new URL(kube.url).port), host: '127.0.0.1', onRequest: (line) => kube.requests.push(line) });
+  await forwarder.stop(); // releases the Lease: one more PUT
+  await again.close();
+  expect(leasePuts()).toBeGreaterThan(renewals);
+  expect(kube.store.get('leases', 'volhook-forwarder', LEASE_NAMESPACE)?.spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
 });
 
 afterAll(async () => {
@@ -115,32 +166,47 @@ afterAll(async () => {
   await kube?.close();
 });
 
-describe('ClusterRole volhook-forwarder', () => {
+describe('ClusterRole volhook-forwarder and Role volhook-forwarder-leader-election', () => {
   it('every API call of a full run -> allowed by a rule', async () => {
-    const rules = await clusterRoleRules();
+    const rules = await roleRules();
     const calls = kube.requests.map((r) => callOf(r.method, r.url));
-    const denied = calls.filter(
-      (c) => !rules.some((rule) => rule.apiGroups.includes(c.group) && rule.resources.includes(c.resource) && rule.verbs.includes(c.verb)),
-    );
+    const denied = calls.filter((c) => !rules.some((rule) => allows(rule, c)));
     expect(denied.map(key)).toEqual([]);
     expect(calls.length).toBeGreaterThan(20);
+    // Leader election took part: the Lease read (404), created, renewed and released.
+    expect(new Set(calls.filter((c) => c.resource === 'leases').map((c) => c.verb))).toEqual(new Set(['get', 'create', 'update']));
   });
 
-  it('every verb the role grants -> used by the run (nothing more than needed)', async () => {
-    const rules = await clusterRoleRules();
-    const used = new Set(kube.requests.map((r) => key(callOf(r.method, r.url))));
-    const granted = rules.flatMap((rule) =>
-      rule.apiGroups.flatMap((group) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => key({ verb, group, resource })))),
-    );
+  it('every verb the roles grant -> used by the run (nothing more than needed)', async () => {
+    const calls = kube.requests.map((r) => callOf(r.method, r.url));
+    const granted = (await roleRules()).flatMap(grants);
     expect(granted.length).toBeGreaterThan(0);
-    expect(granted.filter((g) => !used.has(g))).toEqual([]);
-    expect(granted.length).toBe(new Set(granted).size); // no rule repeats another
+    expect(granted.filter((g) => !calls.some((c) => allows(g.rule, c))).map((g) => g.key)).toEqual([]);
+    const keys = granted.map((g) => g.key);
+    expect(keys.length).toBe(new Set(keys).size); // no rule repeats another
+  });
+
+  it('the Lease by name -> get and update limited to the one the forwarder uses; create (not limitable by name) only in its namespace', async () => {
+    const rules = (await roleRules()).filter((r) => r.resources.includes('leases'));
+    const byName = rules.filter((r) => r.resourceNames);
+    expect(byName.flatMap((r) => r.resourceNames)).toEqual([parseConfig({ apiUrl: 'https://x', clusterId: 'c', secret: 'rbac-test-secret-0123456789' }).leaseName]);
+    expect(byName.flatMap((r) => r.verbs).sort()).toEqual(['get', 'update']);
+    expect(rules.filter((r) => !r.resourceNames).flatMap((r) => r.verbs)).toEqual(['create']);
+    expect(rules.every((r) => r.namespace === LEASE_NAMESPACE)).toBe(true);
+    expect(allows(byName[0]!, { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: LEASE_NAMESPACE, name: 'someone-elses' })).toBe(false);
   });
 
   it('request paths -> verbs and resources as the API server authorizes them', () => {
     expect(callOf('GET', '/api/v1/persistentvolumeclaims?watch=true&resourceVersion=5')).toEqual({ verb: 'watch', group: '', resource: 'persistentvolumeclaims' });
-    expect(callOf('PATCH', '/apis/storage.k8s.io/v1/volumeattachments/csi-1/status')).toEqual({ verb: 'patch', group: 'storage.k8s.io', resource: 'volumeattachments/status' });
-    expect(callOf('GET', '/api/v1/namespaces/default/persistentvolumeclaims/data')).toEqual({ verb: 'get', group: '', resource: 'persistentvolumeclaims' });
-    expect(callOf('POST', '/api/v1/namespaces/default/events')).toEqual({ verb: 'create', group: '', resource: 'events' });
+    expect(callOf('PATCH', '/apis/storage.k8s.io/v1/volumeattachments/csi-1/status')).toEqual({ verb: 'patch', group: 'storage.k8s.io', resource: 'volumeattachments/status', name: 'csi-1' });
+    expect(callOf('GET', '/api/v1/namespaces/default/persistentvolumeclaims/data')).toEqual({ verb: 'get', group: '', resource: 'persistentvolumeclaims', namespace: 'default', name: 'data' });
+    expect(callOf('POST', '/api/v1/namespaces/default/events')).toEqual({ verb: 'create', group: '', resource: 'events', namespace: 'default' });
+    expect(callOf('PUT', '/apis/coordination.k8s.io/v1/namespaces/volhook-system/leases/volhook-forwarder')).toEqual({
+      verb: 'update',
+      group: 'coordination.k8s.io',
+      resource: 'leases',
+      namespace: 'volhook-system',
+      name: 'volhook-forwarder',
+    });
   });
 });
