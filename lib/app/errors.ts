@@ -4,7 +4,7 @@
  * else into a 500 that reveals nothing.
  */
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import * as z from 'zod';
+import { $ZodError, prettifyError } from 'zod/v4/core';
 import type { ErrorResponse } from '../contract/index.js';
 
 export class ApiError extends Error {
@@ -27,8 +27,8 @@ export class ApiError extends Error {
  * (`✖ message → at items[0].pvc.metadata.uid`), the first `max` issues only, so that one bad
  * batch cannot make a huge answer.
  */
-export function invalidRequest(error: z.ZodError, max = 5): ApiError {
-  const shown = error.issues.length > max ? new z.ZodError(error.issues.slice(0, max)) : error;
+export function invalidRequest(error: $ZodError, max = 5): ApiError {
+  const shown = error.issues.length > max ? new $ZodError(error.issues.slice(0, max)) : error;
   const more = error.issues.length > max ? `\n(and ${error.issues.length - max} more)` : '';
-  return new ApiError(422, 'invalid_request', z.prettifyError(shown) + more);
+  return new ApiError(422, 'invalid_request', prettifyError(shown) + more);
 }

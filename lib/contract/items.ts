@@ -2,7 +2,7 @@
  * What the forwarder sends: each item is one object as the cluster has it now, plus the
  * context the backend needs so that it never has to call the cluster.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import {
   NodeInfoSchema,
   PersistentVolumeClaimSchema,
@@ -15,48 +15,48 @@ export const PersistentVolumeClaimItemSchema = z.object({
   kind: z.literal('PersistentVolumeClaim'),
   pvc: PersistentVolumeClaimSchema,
   /** The claim's StorageClass; null when the class does not exist (yet). */
-  storageClass: StorageClassSchema.nullable(),
+  storageClass: z.nullable(StorageClassSchema),
   /**
    * WaitForFirstConsumer: the node named by `volume.kubernetes.io/selected-node`, or null
    * when that node (or its CSINode) is gone. Absent when no node is selected.
    */
-  selectedNode: NodeInfoSchema.nullable().optional(),
+  selectedNode: z.optional(z.nullable(NodeInfoSchema)),
   /** Immediate binding: the zones the cluster's nodes are in, to spread volumes over. */
-  clusterZones: z.array(z.string()).default([]),
+  clusterZones: z._default(z.array(z.string()), []),
   /** Whether PV `pvc-<uid>` already exists in the cluster. */
   pvExists: z.boolean(),
   /**
    * `pvExists` was read live from the API server, not from a cache. The disk of a claim being
    * deleted is deleted only on a live `pvExists: false`: a lagging cache must never decide it.
    */
-  pvCheckedLive: z.boolean().default(false),
+  pvCheckedLive: z._default(z.boolean(), false),
 });
 
 export const PersistentVolumeClaimDeletedItemSchema = z.object({
   kind: z.literal('PersistentVolumeClaimDeleted'),
-  uid: z.string().min(1),
-  namespace: z.string().min(1),
-  name: z.string().min(1),
+  uid: z.string().check(z.minLength(1)),
+  namespace: z.string().check(z.minLength(1)),
+  name: z.string().check(z.minLength(1)),
   /** Whether a PV for this claim exists; if so the PV's reclaim path owns the disk. */
   pvExists: z.boolean(),
   /** As for PersistentVolumeClaim items: the disk is deleted only on a live `pvExists: false`. */
-  pvCheckedLive: z.boolean().default(false),
+  pvCheckedLive: z._default(z.boolean(), false),
 });
 
 export const PersistentVolumeItemSchema = z.object({
   kind: z.literal('PersistentVolume'),
   pv: PersistentVolumeSchema,
   /** Names of the VolumeAttachments whose source is this PV. */
-  volumeAttachments: z.array(z.string()).default([]),
+  volumeAttachments: z._default(z.array(z.string()), []),
 });
 
 export const VolumeAttachmentItemSchema = z.object({
   kind: z.literal('VolumeAttachment'),
   volumeAttachment: VolumeAttachmentSchema,
   /** The PV named by `spec.source.persistentVolumeName`; null when it is gone. */
-  pv: PersistentVolumeSchema.nullable(),
+  pv: z.nullable(PersistentVolumeSchema),
   /** `spec.nodeName` with its CSINode entry; null when the Node is gone. */
-  node: NodeInfoSchema.nullable(),
+  node: z.nullable(NodeInfoSchema),
 });
 
 export const ItemSchema = z.discriminatedUnion('kind', [
@@ -82,8 +82,8 @@ export const MAX_REQUEST_BYTES = 1024 * 1024;
 
 export const ReconcileRequestSchema = z.object({
   /** The cluster the request is for, inside the signed body: it must equal the path's. */
-  clusterId: z.string().min(1),
-  items: z.array(ItemSchema).min(1).max(MAX_ITEMS_PER_REQUEST),
+  clusterId: z.string().check(z.minLength(1)),
+  items: z.array(ItemSchema).check(z.minLength(1)).check(z.maxLength(MAX_ITEMS_PER_REQUEST)),
 });
 export type ReconcileRequest = z.infer<typeof ReconcileRequestSchema>;
 

@@ -3,7 +3,8 @@
  * names the fields volhook reads and lets every other field through untouched (loose
  * objects), so a newer cluster's extra fields never make a request invalid.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import './zod-messages.js';
 
 const StringMap = z.record(z.string(), z.string());
 
@@ -15,21 +16,19 @@ const StringMap = z.record(z.string(), z.string());
 export const KUBERNETES_UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export const ObjectMetaSchema = z.looseObject({
-  name: z.string().min(1),
-  namespace: z.string().optional(),
-  uid: z.string().min(1),
-  resourceVersion: z.string().optional(),
-  labels: StringMap.optional(),
-  annotations: StringMap.optional(),
-  finalizers: z.array(z.string()).optional(),
-  deletionTimestamp: z.string().optional(),
+  name: z.string().check(z.minLength(1)),
+  namespace: z.optional(z.string()),
+  uid: z.string().check(z.minLength(1)),
+  resourceVersion: z.optional(z.string()),
+  labels: z.optional(StringMap),
+  annotations: z.optional(StringMap),
+  finalizers: z.optional(z.array(z.string())),
+  deletionTimestamp: z.optional(z.string()),
 });
 
 export const LabelSelectorSchema = z.looseObject({
-  matchLabels: StringMap.optional(),
-  matchExpressions: z
-    .array(z.looseObject({ key: z.string(), operator: z.string(), values: z.array(z.string()).optional() }))
-    .optional(),
+  matchLabels: z.optional(StringMap),
+  matchExpressions: z.optional(z.array(z.looseObject({ key: z.string(), operator: z.string(), values: z.optional(z.array(z.string())) }))),
 });
 
 export const AccessModeSchema = z.enum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod']);
@@ -37,68 +36,68 @@ export const VolumeModeSchema = z.enum(['Filesystem', 'Block']);
 export const ReclaimPolicySchema = z.enum(['Delete', 'Retain', 'Recycle']);
 
 export const PersistentVolumeClaimSchema = z.looseObject({
-  metadata: ObjectMetaSchema.extend({ namespace: z.string().min(1) }),
+  metadata: z.extend(ObjectMetaSchema, { namespace: z.string().check(z.minLength(1)) }),
   spec: z.looseObject({
-    accessModes: z.array(AccessModeSchema).default([]),
+    accessModes: z._default(z.array(AccessModeSchema), []),
     resources: z.looseObject({
       requests: z.looseObject({ storage: z.string() }),
     }),
-    storageClassName: z.string().nullish(),
-    volumeMode: VolumeModeSchema.nullish(),
-    volumeName: z.string().nullish(),
-    selector: LabelSelectorSchema.nullish(),
+    storageClassName: z.nullish(z.string()),
+    volumeMode: z.nullish(VolumeModeSchema),
+    volumeName: z.nullish(z.string()),
+    selector: z.nullish(LabelSelectorSchema),
     /** Where the volume's content comes from (a VolumeSnapshot, a claim to clone); legacy form of `dataSourceRef`. */
-    dataSource: z.looseObject({ kind: z.string(), name: z.string(), apiGroup: z.string().nullish() }).nullish(),
+    dataSource: z.nullish(z.looseObject({ kind: z.string(), name: z.string(), apiGroup: z.nullish(z.string()) })),
     /** The same for any object, possibly in another namespace (AnyVolumeDataSource). */
-    dataSourceRef: z
-      .looseObject({ kind: z.string(), name: z.string(), apiGroup: z.string().nullish(), namespace: z.string().nullish() })
-      .nullish(),
+    dataSourceRef: z.nullish(
+      z.looseObject({ kind: z.string(), name: z.string(), apiGroup: z.nullish(z.string()), namespace: z.nullish(z.string()) }),
+    ),
   }),
-  status: z.looseObject({ phase: z.string().optional() }).optional(),
+  status: z.optional(z.looseObject({ phase: z.optional(z.string()) })),
 });
 export type PersistentVolumeClaim = z.infer<typeof PersistentVolumeClaimSchema>;
 
 export const TopologySelectorTermSchema = z.looseObject({
-  matchLabelExpressions: z.array(z.object({ key: z.string(), values: z.array(z.string()) })).default([]),
+  matchLabelExpressions: z._default(z.array(z.object({ key: z.string(), values: z.array(z.string()) })), []),
 });
 
 export const StorageClassSchema = z.looseObject({
-  metadata: z.looseObject({ name: z.string().min(1), annotations: StringMap.optional() }),
+  metadata: z.looseObject({ name: z.string().check(z.minLength(1)), annotations: z.optional(StringMap) }),
   provisioner: z.string(),
-  parameters: StringMap.optional(),
-  reclaimPolicy: ReclaimPolicySchema.optional(),
-  volumeBindingMode: z.enum(['Immediate', 'WaitForFirstConsumer']).optional(),
-  allowedTopologies: z.array(TopologySelectorTermSchema).optional(),
-  mountOptions: z.array(z.string()).optional(),
-  allowVolumeExpansion: z.boolean().optional(),
+  parameters: z.optional(StringMap),
+  reclaimPolicy: z.optional(ReclaimPolicySchema),
+  volumeBindingMode: z.optional(z.enum(['Immediate', 'WaitForFirstConsumer'])),
+  allowedTopologies: z.optional(z.array(TopologySelectorTermSchema)),
+  mountOptions: z.optional(z.array(z.string())),
+  allowVolumeExpansion: z.optional(z.boolean()),
 });
 export type StorageClass = z.infer<typeof StorageClassSchema>;
 
 export const NodeSelectorRequirementSchema = z.object({
   key: z.string(),
   operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']),
-  values: z.array(z.string()).optional(),
+  values: z.optional(z.array(z.string())),
 });
 export const NodeAffinitySchema = z.object({
   required: z.object({
-    nodeSelectorTerms: z.array(z.object({ matchExpressions: z.array(NodeSelectorRequirementSchema).optional() })),
+    nodeSelectorTerms: z.array(z.object({ matchExpressions: z.optional(z.array(NodeSelectorRequirementSchema)) })),
   }),
 });
 
 export const ClaimRefSchema = z.looseObject({
-  kind: z.string().optional(),
-  apiVersion: z.string().optional(),
+  kind: z.optional(z.string()),
+  apiVersion: z.optional(z.string()),
   namespace: z.string(),
   name: z.string(),
-  uid: z.string().optional(),
-  resourceVersion: z.string().optional(),
+  uid: z.optional(z.string()),
+  resourceVersion: z.optional(z.string()),
 });
 
 export const CsiPersistentVolumeSourceSchema = z.looseObject({
   driver: z.string(),
   volumeHandle: z.string(),
-  fsType: z.string().optional(),
-  volumeAttributes: StringMap.optional(),
+  fsType: z.optional(z.string()),
+  volumeAttributes: z.optional(StringMap),
 });
 
 /**
@@ -108,40 +107,40 @@ export const CsiPersistentVolumeSourceSchema = z.looseObject({
  */
 export const AwsElasticBlockStoreSourceSchema = z.looseObject({
   volumeID: z.string(),
-  fsType: z.string().optional(),
-  partition: z.number().int().optional(),
-  readOnly: z.boolean().optional(),
+  fsType: z.optional(z.string()),
+  partition: z.optional(z.int()),
+  readOnly: z.optional(z.boolean()),
 });
 
 export const PersistentVolumeSpecSchema = z.looseObject({
   capacity: z.looseObject({ storage: z.string() }),
   accessModes: z.array(AccessModeSchema),
-  volumeMode: VolumeModeSchema.optional(),
-  persistentVolumeReclaimPolicy: ReclaimPolicySchema.optional(),
-  storageClassName: z.string().optional(),
-  mountOptions: z.array(z.string()).optional(),
-  claimRef: ClaimRefSchema.nullish(),
-  csi: CsiPersistentVolumeSourceSchema.optional(),
-  awsElasticBlockStore: AwsElasticBlockStoreSourceSchema.optional(),
-  nodeAffinity: NodeAffinitySchema.optional(),
+  volumeMode: z.optional(VolumeModeSchema),
+  persistentVolumeReclaimPolicy: z.optional(ReclaimPolicySchema),
+  storageClassName: z.optional(z.string()),
+  mountOptions: z.optional(z.array(z.string())),
+  claimRef: z.nullish(ClaimRefSchema),
+  csi: z.optional(CsiPersistentVolumeSourceSchema),
+  awsElasticBlockStore: z.optional(AwsElasticBlockStoreSourceSchema),
+  nodeAffinity: z.optional(NodeAffinitySchema),
 });
 
 /** A PV as read from a cluster (it has a uid) — what items carry. */
 export const PersistentVolumeSchema = z.looseObject({
   metadata: ObjectMetaSchema,
   spec: PersistentVolumeSpecSchema,
-  status: z.looseObject({ phase: z.string().optional() }).optional(),
+  status: z.optional(z.looseObject({ phase: z.optional(z.string()) })),
 });
 export type PersistentVolume = z.infer<typeof PersistentVolumeSchema>;
 
 const NewPersistentVolumeMetaSchema = z.object({
-  name: z.string().min(1),
+  name: z.string().check(z.minLength(1)),
   annotations: StringMap,
-  labels: StringMap.optional(),
-  finalizers: z.array(z.string()).optional(),
+  labels: z.optional(StringMap),
+  finalizers: z.optional(z.array(z.string())),
 });
 
-const NewPersistentVolumeSpecSchema = PersistentVolumeSpecSchema.extend({
+const NewPersistentVolumeSpecSchema = z.extend(PersistentVolumeSpecSchema, {
   claimRef: ClaimRefSchema,
   volumeMode: VolumeModeSchema,
   persistentVolumeReclaimPolicy: ReclaimPolicySchema,
@@ -152,9 +151,9 @@ export const NewPersistentVolumeSchema = z.object({
   apiVersion: z.literal('v1'),
   kind: z.literal('PersistentVolume'),
   metadata: NewPersistentVolumeMetaSchema,
-  spec: NewPersistentVolumeSpecSchema.extend({
+  spec: z.extend(NewPersistentVolumeSpecSchema, {
     csi: CsiPersistentVolumeSourceSchema,
-    awsElasticBlockStore: z.undefined().optional(),
+    awsElasticBlockStore: z.optional(z.undefined()),
   }),
 });
 export type NewPersistentVolume = z.infer<typeof NewPersistentVolumeSchema>;
@@ -167,9 +166,9 @@ export const NewInTreePersistentVolumeSchema = z.object({
   apiVersion: z.literal('v1'),
   kind: z.literal('PersistentVolume'),
   metadata: NewPersistentVolumeMetaSchema,
-  spec: NewPersistentVolumeSpecSchema.extend({
+  spec: z.extend(NewPersistentVolumeSpecSchema, {
     awsElasticBlockStore: AwsElasticBlockStoreSourceSchema,
-    csi: z.undefined().optional(),
+    csi: z.optional(z.undefined()),
   }),
 });
 export type NewInTreePersistentVolume = z.infer<typeof NewInTreePersistentVolumeSchema>;
@@ -178,9 +177,9 @@ export const VolumeErrorSchema = z.object({ time: z.string(), message: z.string(
 
 export const VolumeAttachmentStatusSchema = z.object({
   attached: z.boolean(),
-  attachmentMetadata: StringMap.nullish(),
-  attachError: VolumeErrorSchema.nullish(),
-  detachError: VolumeErrorSchema.nullish(),
+  attachmentMetadata: z.nullish(StringMap),
+  attachError: z.nullish(VolumeErrorSchema),
+  detachError: z.nullish(VolumeErrorSchema),
 });
 export type VolumeAttachmentStatus = z.infer<typeof VolumeAttachmentStatusSchema>;
 
@@ -189,24 +188,24 @@ export const VolumeAttachmentSchema = z.looseObject({
   spec: z.looseObject({
     attacher: z.string(),
     nodeName: z.string(),
-    source: z.looseObject({ persistentVolumeName: z.string().nullish() }),
+    source: z.looseObject({ persistentVolumeName: z.nullish(z.string()) }),
   }),
-  status: VolumeAttachmentStatusSchema.partial().optional(),
+  status: z.optional(z.partial(VolumeAttachmentStatusSchema)),
 });
 export type VolumeAttachment = z.infer<typeof VolumeAttachmentSchema>;
 
 /** The Node facts the backend needs: its zone labels and how to find its EC2 instance. */
 export const NodeInfoSchema = z.object({
-  name: z.string().min(1),
-  labels: StringMap.default({}),
-  providerID: z.string().optional(),
+  name: z.string().check(z.minLength(1)),
+  labels: z._default(StringMap, {}),
+  providerID: z.optional(z.string()),
   /** CSINode `drivers[name=<driver>]`, absent when the node has no such entry. */
-  csiNode: z
-    .object({
-      nodeID: z.string().min(1),
-      topologyKeys: z.array(z.string()).optional(),
-      allocatableCount: z.number().int().nonnegative().optional(),
-    })
-    .optional(),
+  csiNode: z.optional(
+    z.object({
+      nodeID: z.string().check(z.minLength(1)),
+      topologyKeys: z.optional(z.array(z.string())),
+      allocatableCount: z.optional(z.int().check(z.nonnegative())),
+    }),
+  ),
 });
 export type NodeInfo = z.infer<typeof NodeInfoSchema>;

@@ -1,5 +1,5 @@
 /** What the backend answers: one result per item, in the order of the items. */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { WriteSchema } from './writes.js';
 
 const Common = {
@@ -13,24 +13,24 @@ export const DoneResultSchema = z.object({
   ...Common,
   outcome: z.literal('done'),
   /** Why, when the backend destroyed something (e.g. the disk of a claim deleted before its PV). */
-  message: z.string().optional(),
+  message: z.optional(z.string()),
 });
 
 /** Progress is being made (a volume is creating, an attachment in flight, EC2 throttled). */
 export const RequeueResultSchema = z.object({
   ...Common,
   outcome: z.literal('requeue'),
-  requeueAfterSeconds: z.number().nonnegative(),
-  message: z.string().optional(),
+  requeueAfterSeconds: z.number().check(z.nonnegative()),
+  message: z.optional(z.string()),
 });
 
 /** The object cannot progress as it is (bad parameter, ownership, capacity); retried slowly. */
 export const FailedResultSchema = z.object({
   ...Common,
   outcome: z.literal('failed'),
-  reason: z.string().min(1),
+  reason: z.string().check(z.minLength(1)),
   message: z.string(),
-  requeueAfterSeconds: z.number().nonnegative().optional(),
+  requeueAfterSeconds: z.optional(z.number().check(z.nonnegative())),
 });
 
 export const ResultSchema = z.discriminatedUnion('outcome', [

@@ -11,7 +11,7 @@ export const ForwarderConfigSchema = z
     /** A mounted Secret file holding the signing secret; re-read when it changes. */
     secretFile: z.string().min(1).optional(),
     /** The signing secret itself (local use); its key must be 24–64 bytes. */
-    secret: WebhookSecretSchema.optional(),
+    secret: z.optional(WebhookSecretSchema),
     provisioner: z.string().min(1).default(EBS_DRIVER),
     driver: z.string().min(1).default(EBS_DRIVER),
     batchSize: z.number().int().min(1).max(MAX_ITEMS_PER_REQUEST).default(100),

@@ -4,7 +4,7 @@
  * takes effect on a running local stack without a restart.
  */
 import { readFile, stat } from 'node:fs/promises';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ClusterRegistrationSchema, RegistrationError, type ClusterRegistration, type ClusterRegistry } from './registration.js';
 
 export const RegistryFileSchema = z.object({ clusters: z.record(z.string(), z.unknown()) });

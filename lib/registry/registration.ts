@@ -2,38 +2,38 @@
  * A cluster's registration: everything the backend knows about one cluster. Stored as JSON
  * in a local file or in SSM Parameter Store (one SecureString per cluster).
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { WebhookSecretSchema } from '../contract/signing.js';
 import { VOLUME_TYPES } from '../storageclass/volume-types.js';
 
 export const ClusterIdSchema = z
   .string()
-  .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'a cluster id is 1–63 lower-case letters, digits or dashes');
+  .check(z.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'a cluster id is 1–63 lower-case letters, digits or dashes'));
 
 export const ClusterRegistrationSchema = z.object({
   clusterId: ClusterIdSchema,
   /** Webhook secrets accepted for this cluster; more than one during rotation. Each key 24–64 bytes. */
-  secrets: z.array(WebhookSecretSchema).min(1),
-  region: z.string().min(1),
+  secrets: z.array(WebhookSecretSchema).check(z.minLength(1)),
+  region: z.string().check(z.minLength(1)),
   /** Zones volumes may be created in; empty = any zone of the region. */
-  allowedZones: z.array(z.string()).default([]),
+  allowedZones: z._default(z.array(z.string()), []),
   /** Volume types the cluster may ask for. */
-  allowedVolumeTypes: z.array(z.enum(VOLUME_TYPES)).default([...VOLUME_TYPES]),
+  allowedVolumeTypes: z._default(z.array(z.enum(VOLUME_TYPES)), [...VOLUME_TYPES]),
   /** Largest volume, GiB. */
-  maxSizeGiB: z.number().int().positive().default(16_384),
+  maxSizeGiB: z._default(z.int().check(z.positive()), 16_384),
   /** Tags added to every volume of this cluster. */
-  extraTags: z.record(z.string(), z.string()).default({}),
+  extraTags: z._default(z.record(z.string(), z.string()), {}),
   /** `forwarder` (default): the forwarder applies the writes; `direct`: the backend does. */
-  writeBack: z.enum(['forwarder', 'direct']).default('forwarder'),
+  writeBack: z._default(z.enum(['forwarder', 'direct']), 'forwarder'),
   /** For `writeBack: direct`: how the backend reaches the cluster's API. */
-  kubernetes: z
-    .object({
+  kubernetes: z.optional(
+    z.object({
       server: z.url(),
-      token: z.string().optional(),
-      caData: z.string().optional(),
-      skipTLSVerify: z.boolean().default(false),
-    })
-    .optional(),
+      token: z.optional(z.string()),
+      caData: z.optional(z.string()),
+      skipTLSVerify: z._default(z.boolean(), false),
+    }),
+  ),
 });
 export type ClusterRegistration = z.infer<typeof ClusterRegistrationSchema>;
 export type ClusterRegistrationInput = z.input<typeof ClusterRegistrationSchema>;
