@@ -108,6 +108,8 @@ describe('the image bundle, started as the image starts it, against the local st
     expect(Number(process.versions.node.split('.')[0])).toBe(FORWARDER_NODE_MAJOR);
     const deployment = file('infra/forwarder/deployment.yaml');
     const nodeOptions = /name: NODE_OPTIONS\s+value: (.+)/.exec(deployment)?.[1]?.trim();
+    expect(deployment).toMatch(/name: VOLHOOK_LEADER_ELECT\s+value: "true"/);
+    await createNamespace(stack.kube, 'volhook');
 
     child = spawn(process.execPath, ['forwarder.mjs'], {
       cwd: app,
@@ -122,6 +124,9 @@ describe('the image bundle, started as the image starts it, against the local st
         VOLHOOK_PORT: '0',
         VOLHOOK_LISTEN_HOST: '127.0.0.1',
         VOLHOOK_RESYNC_SECONDS: '2',
+        // As the Deployment runs it: leader election on a Lease in the pod's namespace.
+        VOLHOOK_LEADER_ELECT: 'true',
+        VOLHOOK_LEASE_NAMESPACE: 'volhook',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
