@@ -5,10 +5,10 @@
  * expired items lazily (within days), so an item still present but expired must not block:
  * the condition lets a write replace it.
  *
- * The DynamoDB client is loaded on the first request, not at import: a bundle keeps it in a
- * chunk of its own, so the container's init does not pay for it.
+ * The DynamoDB client is loaded on the first request, not at import (lib/dynamodb).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { dynamoDb } from '../dynamodb/index.js';
 import type { ReplayStore } from './store.js';
 
 export interface DynamoDbReplayStoreOptions {
@@ -18,12 +18,12 @@ export interface DynamoDbReplayStoreOptions {
 }
 
 export function createDynamoDbReplayStore(options: DynamoDbReplayStoreOptions): ReplayStore {
-  let sdk: Promise<typeof import('@aws-sdk/client-dynamodb')> | undefined;
-  let client: DynamoDBClient | undefined;
   return {
     async recordOnce(key, expiresAt, now) {
-      const { ConditionalCheckFailedException, DynamoDBClient, PutItemCommand } = await (sdk ??= import('@aws-sdk/client-dynamodb'));
-      client ??= options.client ?? new DynamoDBClient({});
+      const {
+        sdk: { ConditionalCheckFailedException, PutItemCommand },
+        client,
+      } = await dynamoDb(options.client);
       try {
         await client.send(
           new PutItemCommand({
