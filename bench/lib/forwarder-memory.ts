@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { parse as parseYaml } from 'yaml';
+import { buildForwarderBundle as buildImageBundle } from '../../infra/forwarder/bundle.js';
 import { Annotations, EBS_DRIVER, Finalizers } from '../../lib/contract/index.js';
 import { createObjectStore, startKubeApiServer, type KubeObject, type LocalObjectStore } from '../../lib/local/kube/index.js';
 import { csiDriverObject, csiNodeObject, nodeObject, storageClassObjects } from '../../lib/local/stack/cluster-objects.js';
@@ -75,22 +75,10 @@ export function deploymentLimits(): DeploymentLimits {
   }
 }
 
-/** Builds bin/forwarder.ts as infra/forwarder/Dockerfile does (same esbuild flags); returns the file. */
+/** Builds bin/forwarder.ts as infra/forwarder/Dockerfile does (infra/forwarder/bundle.ts); returns the file. */
 export async function buildForwarderBundle(dir: string): Promise<string> {
   const outfile = join(dir, 'forwarder.mjs');
-  await build({
-    entryPoints: [join(repoRoot, 'bin/forwarder.ts')],
-    bundle: true,
-    minify: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    mainFields: ['module', 'main'],
-    legalComments: 'none',
-    outfile,
-    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
-    logLevel: 'error',
-  });
+  await buildImageBundle(outfile);
   return outfile;
 }
 

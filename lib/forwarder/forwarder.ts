@@ -22,6 +22,7 @@ import { Dependents } from './dependents.js';
 import { watchResource, type WatchedResource } from './informers.js';
 import { itemSource, livePvRead } from './item-source.js';
 import type { DeletedClaim } from './items.js';
+import { httpFetch } from './http-fetch.js';
 import { leaseApi, startLeaderElection, type LeaderElector, type LeaseApi } from './leader-election.js';
 import { createJsonLogger, type Logger } from './logger.js';
 import { createMetrics, type ForwarderMetrics } from './metrics.js';
@@ -35,7 +36,7 @@ import { RESOURCES, WATCHES, type Offer, type Resource, type Watch, type WatchCo
 
 export interface ForwarderDeps {
   kubeConfig: KubeConfig;
-  /** Defaults to the global fetch. */
+  /** Defaults to `httpFetch` (node:http; see http-fetch.ts for why not the global fetch). */
   fetch?: FetchLike;
   logger?: Logger;
   /** The Lease calls (leader election); defaults to client-node's CoordinationV1Api. */
@@ -64,7 +65,7 @@ type Informers = { [R in Resource]: WatchedResource<WatchedObjects[R]> };
 export async function startForwarder(input: ForwarderConfigInput, deps: ForwarderDeps): Promise<Forwarder> {
   const config: ForwarderConfig = parseConfig(input);
   const logger = deps.logger ?? createJsonLogger({ level: config.logLevel });
-  const fetchFn: FetchLike = deps.fetch ?? ((url, init) => fetch(url, init));
+  const fetchFn: FetchLike = deps.fetch ?? httpFetch();
   const ownership: Ownership = { provisioner: config.provisioner, driver: config.driver };
   const clients = kubeClientsFromConfig(deps.kubeConfig);
   const secret = await openSecret({ file: config.secretFile, value: config.secret, pollMs: config.secretPollMs, logger });

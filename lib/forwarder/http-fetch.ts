@@ -1,0 +1,50 @@
+/**
+ * The forwarder's requests to the backend over `node:http` / `node:https`, shaped as `fetch`
+ * (the `FetchLike` the backend client takes). Why not the global `fetch`: on Node 24 its
+ * first use costs the process ~38 MiB of resident memory for good (measured: 100 POSTs of
+ * 100 KB, 96 MiB RSS with `fetch`, 64 MiB with `node:http`), a third of the forwarder's
+ * budget; `node:http` does the same round trip for ~5 MiB. Connections are kept alive.
+ */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { FetchLike } from './backend-client.js';
+
+export function httpFetch(): FetchLike {
+  const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new HttpsAgent({ keepAlive: true }) };
+  return (url, init) =>
+    new Promise<Response>((resolve, reject) => {
+      const target = new URL(url);
+      const protocol = target.protocol as keyof typeof agents;
+      if (!(protocol in agents)) return reject(new TypeError(`unsupported protocol ${target.protocol}`));
+      if (init.body !== undefined && init.body !== null && typeof init.body !== 'string') return reject(new TypeError('only string bodies are sent'));
+      const signal = init.signal ?? undefined;
+      if (signal?.aborted) return reject(signal.reason);
+      const send = protocol === 'https:' ? httpsRequest : httpRequest;
+      const headers = Object.fromEntries(new Headers(init.headers).entries());
+      const req = send(target, { method: init.method ?? 'GET', headers, agent: agents[protocol] }, (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', fail);
+        res.on('end', () => {
+          signal?.removeEventListener('abort', onAbort);
+          const responseHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+          }
+          const status = res.statusCode ?? 0;
+          const body = status === 204 || status === 304 ? null : Buffer.concat(chunks);
+          resolve(new Response(body, { status, statusText: res.statusMessage ?? '', headers: responseHeaders }));
+        });
+      });
+      function fail(err: unknown): void {
+        signal?.removeEventListener('abort', onAbort);
+        reject(signal?.aborted ? signal.reason : new TypeError('fetch failed', { cause: err }));
+      }
+      function onAbort(): void {
+        req.destroy(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('error', fail);
+      req.end(typeof init.body === 'string' ? init.body : undefined);
+    });
+}
