@@ -9,6 +9,7 @@ import {
   EnableFastSnapshotRestoresCommand,
   paginateDescribeSnapshots,
   type CreateSnapshotCommandInput,
+  type DescribeSnapshotsCommandInput,
   type Snapshot,
 } from '@aws-sdk/client-ec2';
 import { describe, expect, it } from 'vitest';
@@ -126,7 +127,7 @@ describe('DescribeSnapshots', () => {
     const s2 = await snap(b, tagged('CSIVolumeSnapshotName', 'two'));
     t.clock.advance(SNAPSHOT_MS);
     const s3 = await snap(a, tagged('team', 'x'));
-    const ids = async (input: ConstructorParameters<typeof DescribeSnapshotsCommand>[0]) =>
+    const ids = async (input: DescribeSnapshotsCommandInput) =>
       ((await t.ec2.send(new DescribeSnapshotsCommand(input))).Snapshots ?? []).map((s) => s.SnapshotId);
     expect(await ids({ Filters: [{ Name: 'tag:CSIVolumeSnapshotName', Values: ['two'] }] })).toEqual([s2.SnapshotId]);
     expect(await ids({ Filters: [{ Name: 'tag-key', Values: ['CSIVolumeSnapshotName'] }] })).toEqual([s1.SnapshotId, s2.SnapshotId]);
