@@ -41,7 +41,10 @@ export type ResourceName =
   | 'storageclasses'
   | 'volumeattachments'
   | 'csinodes'
-  | 'csidrivers';
+  | 'csidrivers'
+  | 'volumesnapshots'
+  | 'volumesnapshotcontents'
+  | 'volumesnapshotclasses';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export interface WatchEvent {
