@@ -5,8 +5,12 @@
 import { z } from 'zod';
 import { NewInTreePersistentVolumeSchema, NewPersistentVolumeSchema, VolumeAttachmentStatusSchema } from './kube-objects.js';
 
+/** The kinds a write may name. VolumeSnapshotContent is `snapshot.storage.k8s.io/v1`, cluster-scoped. */
+export const WriteKindSchema = z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment', 'VolumeSnapshotContent']);
+export type WriteKind = z.infer<typeof WriteKindSchema>;
+
 export const ObjectRefSchema = z.object({
-  kind: z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment']),
+  kind: WriteKindSchema,
   name: z.string().min(1),
   namespace: z.string().optional(),
   /** When set, the write applies only to the object with this uid (never to a namesake). */
@@ -61,8 +65,33 @@ export const SetAnnotationWriteSchema = z.object({
   value: z.string(),
 });
 
+/** Removes one annotation, from this incarnation of the object only (uid-guarded); absent is done. */
+export const RemoveAnnotationWriteSchema = z.object({
+  op: z.literal('removeAnnotation'),
+  target: ObjectRefSchema.extend({ uid: z.string().min(1) }),
+  key: z.string().min(1),
+});
+
+/**
+ * The status of a VolumeSnapshotContent, as the csi-snapshotter sidecar writes it (merge patch
+ * of the status subresource; a null clears a field). A `snapshotHandle` is written only where
+ * the content has none or the same: the first snapshot recorded is the content's for good.
+ */
+export const UpdateVolumeSnapshotContentStatusWriteSchema = z.object({
+  op: z.literal('updateVolumeSnapshotContentStatus'),
+  name: z.string().min(1),
+  uid: z.string().min(1),
+  status: z.object({
+    snapshotHandle: z.string().min(1).nullish(),
+    creationTime: z.number().int().nullish(),
+    restoreSize: z.number().int().nonnegative().nullish(),
+    readyToUse: z.boolean().nullish(),
+    error: z.object({ time: z.string(), message: z.string() }).nullish(),
+  }),
+});
+
 export const EventInvolvedObjectSchema = z.object({
-  kind: z.enum(['PersistentVolumeClaim', 'PersistentVolume', 'VolumeAttachment']),
+  kind: WriteKindSchema,
   apiVersion: z.string(),
   name: z.string().min(1),
   namespace: z.string().optional(),
@@ -87,6 +116,8 @@ export const WriteSchema = z.discriminatedUnion('op', [
   UpdateVolumeAttachmentStatusWriteSchema,
   RemovePvcAnnotationWriteSchema,
   SetAnnotationWriteSchema,
+  RemoveAnnotationWriteSchema,
+  UpdateVolumeSnapshotContentStatusWriteSchema,
   CreateEventWriteSchema,
 ]);
 export type Write = z.infer<typeof WriteSchema>;
