@@ -34,7 +34,7 @@ export const VolumeSnapshotErrorSchema = z.looseObject({ time: z.string().nullis
 export const VolumeSnapshotContentStatusSchema = z.looseObject({
   snapshotHandle: z.string().nullish(),
   /** Nanoseconds since the epoch, as the sidecar writes it. */
-  creationTime: z.number().int().nullish(),
+  creationTime: z.number().refine(Number.isInteger, 'an integer').nullish(),
   /** Bytes. */
   restoreSize: z.number().int().nonnegative().nullish(),
   readyToUse: z.boolean().nullish(),

@@ -83,7 +83,7 @@ export const UpdateVolumeSnapshotContentStatusWriteSchema = z.object({
   uid: z.string().min(1),
   status: z.object({
     snapshotHandle: z.string().min(1).nullish(),
-    creationTime: z.number().int().nullish(),
+    creationTime: z.number().refine(Number.isInteger, 'an integer').nullish(),
     restoreSize: z.number().int().nonnegative().nullish(),
     readyToUse: z.boolean().nullish(),
     error: z.object({ time: z.string(), message: z.string() }).nullish(),
