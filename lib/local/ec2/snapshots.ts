@@ -121,7 +121,6 @@ function snapshotFilters(world: World): FilterTable<Snapshot> {
       'transfer-type': () => [],
       'volume-id': (s) => [s.volumeId],
       'volume-size': (s) => [String(s.volumeSize)],
-      'kms-key-id': (s) => (s.kmsKeyId ? [s.kmsKeyId] : []),
     },
     tags: (s) => s.tags,
   };

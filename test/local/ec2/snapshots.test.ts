@@ -12,9 +12,13 @@ import {
   type DescribeSnapshotsCommandInput,
   type Snapshot,
 } from '@aws-sdk/client-ec2';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bucketName } from '../../../lib/local/ec2/buckets.js';
-import { expectEc2Error, simPerTest, ZONE } from './helpers.js';
+import { ManualClock } from '../../../lib/local/ec2/index.js';
+import { expectEc2Error, simPerTest, startTestSim, ZONE, type TestSim } from './helpers.js';
 
 // Fixed latencies, so that a test knows when each transition is due.
 const SNAPSHOT_MS = 60_000;
@@ -356,12 +360,27 @@ describe('throttling and stats of the new actions', () => {
 });
 
 describe('persistence', () => {
-  it('state snapshot -> restored world keeps snapshots, fast restores and their due transitions', async () => {
-    const s = await snap(await volume());
-    await t.ec2.send(new EnableFastSnapshotRestoresCommand({ SourceSnapshotIds: [s.SnapshotId as string], AvailabilityZones: ['us-east-1a'] }));
-    const state = t.sim.state();
-    expect(state.snapshots?.map((x) => x.id)).toEqual([s.SnapshotId]);
-    expect(state.fastSnapshotRestores).toHaveLength(1);
-    expect(state.events.some((e) => e.kind === 'snapshot-completed')).toBe(true);
+  it('restart on the same stateDir -> snapshots, fast restores and their due transitions resume', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'volhook-ec2-snap-'));
+    const clock = new ManualClock();
+    const latency = { create: { kind: 'fixed', ms: 1000 }, snapshot: { kind: 'fixed', ms: SNAPSHOT_MS }, fsrEnable: { kind: 'fixed', ms: 10_000 } } as const;
+    let second: TestSim | undefined;
+    try {
+      const first = await startTestSim({ stateDir: dir, throttling: false, latency }, clock);
+      const v = await first.ec2.send(new CreateVolumeCommand({ AvailabilityZone: ZONE, Size: 3 }));
+      clock.advance(1000);
+      const s = await first.ec2.send(new CreateSnapshotCommand({ VolumeId: v.VolumeId, ...tagged('CSIVolumeSnapshotName', 'kept') }));
+      await first.ec2.send(new EnableFastSnapshotRestoresCommand({ SourceSnapshotIds: [s.SnapshotId as string], AvailabilityZones: [ZONE] }));
+      await first.close();
+
+      second = await startTestSim({ stateDir: dir, throttling: false, latency }, clock);
+      expect(second.sim.snapshot(s.SnapshotId as string)).toMatchObject({ state: 'pending', tags: [{ key: 'CSIVolumeSnapshotName', value: 'kept' }] });
+      clock.advance(SNAPSHOT_MS + 10_000);
+      expect(second.sim.snapshot(s.SnapshotId as string)?.state).toBe('completed');
+      expect(second.sim.fastSnapshotRestores().map((f) => f.state)).toEqual(['optimizing']);
+    } finally {
+      await second?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
