@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CustomObjectsApi, PatchStrategy, makeInformer, setHeaderOptions, type KubernetesObject, type KubernetesListObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createObjectStore, type KubeObject } from '../../../lib/local/kube/index.js';
 import { failure, startHarness, type Harness } from './helpers.js';
 
@@ -148,6 +148,31 @@ describe('snapshot kinds over HTTP', () => {
       code: 404,
       message: `volumesnapshots.${GROUP} "api-snap" not found`,
     });
+  });
+
+  it('client-node informer on volumesnapshotcontents -> add, status update and delete seen', async () => {
+    const api = h.kc.makeApiClient(CustomObjectsApi);
+    const list = () =>
+      api.listClusterCustomObject({ group: GROUP, version: 'v1', plural: 'volumesnapshotcontents' }) as Promise<KubernetesListObject<KubernetesObject>>;
+    const informer = makeInformer(h.kc, `/apis/${GROUP}/v1/volumesnapshotcontents`, list);
+    const seen: string[] = [];
+    informer.on('add', (o) => seen.push(`add:${o.metadata?.name}`));
+    informer.on('update', (o) => seen.push(`update:${o.metadata?.name}:${String((o as { status?: { readyToUse?: boolean } }).status?.readyToUse)}`));
+    informer.on('delete', (o) => seen.push(`delete:${o.metadata?.name}`));
+    await informer.start();
+    try {
+      await api.createClusterCustomObject({ group: GROUP, version: 'v1', plural: 'volumesnapshotcontents', body: content('watched') });
+      await vi.waitFor(() => expect(seen).toContain('add:watched'));
+      await api.patchClusterCustomObjectStatus(
+        { group: GROUP, version: 'v1', plural: 'volumesnapshotcontents', name: 'watched', body: { status: { readyToUse: true, snapshotHandle: 'snap-1' } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      await vi.waitFor(() => expect(seen).toContain('update:watched:true'));
+      await api.deleteClusterCustomObject({ group: GROUP, version: 'v1', plural: 'volumesnapshotcontents', name: 'watched' });
+      await vi.waitFor(() => expect(seen).toContain('delete:watched'));
+    } finally {
+      await informer.stop();
+    }
   });
 
   it('kubectl apply -f of upstream-style YAML twice -> created then configured; get vs / vsc / vsclass show the CRD columns', async () => {
