@@ -125,7 +125,20 @@ export class ForwarderModel {
           .filter((va) => va.spec?.source?.persistentVolumeName === pvName)
           .map((va) => va.metadata?.name ?? ''),
       zones: () => clusterZones(this.list<V1Node>('nodes')),
+      claim: (namespace, name) => this.get<V1PersistentVolumeClaim>('persistentvolumeclaims', name, namespace),
+      volumeSnapshot: (namespace, name) => this.snapshotObject('volumesnapshots', name, namespace),
+      snapshotContent: (name) => this.snapshotObject('volumesnapshotcontents', name),
+      snapshotClass: (name) => this.snapshotObject('volumesnapshotclasses', name),
     };
+  }
+
+  /** A snapshot object, when the store serves `snapshot.storage.k8s.io` (undefined otherwise). */
+  private snapshotObject<T>(resource: string, name: string, namespace?: string): T | undefined {
+    try {
+      return this.world.store.get(resource as Resource, name, namespace) as unknown as T | undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   private get<T>(resource: Resource, name: string, namespace?: string): T | undefined {

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { Annotations, Finalizers, type Write } from '../../lib/contract/index.js';
+import { Annotations, Finalizers, SnapshotAnnotations, SnapshotFinalizers, type Write } from '../../lib/contract/index.js';
 import { startForwarder, type Forwarder } from '../../lib/forwarder/index.js';
 import { silentLogger } from '../../lib/forwarder/logger.js';
 import { applyWrites } from '../../lib/kube/index.js';
@@ -102,11 +102,32 @@ beforeAll(async () => {
     { op: 'removeFinalizer', target: { kind: 'PersistentVolume', name: 'pvc-rbac' }, finalizer: Finalizers.provisioner },
     { op: 'deletePersistentVolume', name: 'pvc-rbac', uid: pv.metadata.uid },
   ]);
+  // The sidecar's writes on a snapshot content.
+  const content = kube.store.create('volumesnapshotcontents' as never, {
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshotContent',
+    metadata: { name: 'snapcontent-rbac' },
+    spec: {
+      driver: 'ebs.csi.aws.com',
+      deletionPolicy: 'Delete',
+      source: { volumeHandle: 'vol-0123456789abcdef0' },
+      volumeSnapshotClassName: 'ebs',
+      volumeSnapshotRef: { kind: 'VolumeSnapshot', apiVersion: 'snapshot.storage.k8s.io/v1', namespace: 'default', name: 'rbac' },
+    },
+  } as never) as { metadata: { uid: string } };
+  const contentRef = { kind: 'VolumeSnapshotContent' as const, name: 'snapcontent-rbac', uid: content.metadata.uid };
+  await applyWrites(kube.clients, [
+    { op: 'setAnnotation', target: contentRef, key: SnapshotAnnotations.beingCreated, value: 'yes' },
+    { op: 'addFinalizer', target: contentRef, finalizer: SnapshotFinalizers.contentBound },
+    { op: 'updateVolumeSnapshotContentStatus', name: 'snapcontent-rbac', uid: content.metadata.uid, status: { snapshotHandle: 'snap-0123456789abcdef0', readyToUse: false, restoreSize: 2 ** 30, creationTime: 1_767_225_600_000_000_000 } },
+    { op: 'removeAnnotation', target: contentRef, key: SnapshotAnnotations.beingCreated },
+    { op: 'removeFinalizer', target: contentRef, finalizer: SnapshotFinalizers.contentBound },
+  ]);
   // The server logs a watch when it ends it (not when the client leaves): close the server
-  // first, which ends the six watches, then stop the forwarder.
+  // first, which ends the nine watches, then stop the forwarder.
   await kube.close();
   await forwarder.stop();
-  await eventually(() => kube.requests.filter((r) => r.url.includes('watch=true')).length >= 6, 5_000, 'watches logged');
+  await eventually(() => kube.requests.filter((r) => r.url.includes('watch=true')).length >= 9, 5_000, 'watches logged');
 });
 
 afterAll(async () => {
