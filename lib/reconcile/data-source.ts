@@ -78,7 +78,7 @@ export function resolveSource(
 
   if (context.kind === 'VolumeSnapshot') {
     const { snapshot, content } = context;
-    if (!snapshot) return refuse('SnapshotNotFound', `VolumeSnapshot "${pvc.metadata.namespace}/${reference.name}" does not exist`, Requeue.failed);
+    if (!snapshot) return refuse('SnapshotNotFound', `the claim's data source ${what} does not exist in namespace ${pvc.metadata.namespace}`, Requeue.failed);
     const bound = snapshot.status?.boundVolumeSnapshotContentName;
     if (!bound || !content || content.metadata.name !== bound) return wait(`snapshot ${what} is not bound to a VolumeSnapshotContent yet`);
     const ref = content.spec.volumeSnapshotRef;
@@ -100,7 +100,7 @@ export function resolveSource(
   }
 
   const { claim, pv } = context;
-  if (!claim) return refuse('SourceNotFound', `source claim "${pvc.metadata.namespace}/${reference.name}" does not exist`, Requeue.failed);
+  if (!claim) return refuse('SourceNotFound', `the claim's data source ${what} does not exist in namespace ${pvc.metadata.namespace}`, Requeue.failed);
   if (claim.metadata.deletionTimestamp) return refuse('SourceBeingDeleted', `source claim ${what} is being deleted`, Requeue.failed);
   const volumeName = claim.spec.volumeName;
   if (!volumeName || claim.status?.phase !== 'Bound' || !pv || pv.metadata.name !== volumeName) {

@@ -195,9 +195,9 @@ describe('provision: refused before any EC2 call', () => {
   it.each([
     ['claim with a selector', { pvc: { spec: { selector: { matchLabels: { app: 'db' } } } } }, 'SelectorNotSupported', 'claim Selector is not supported'],
     ['restore from a VolumeSnapshot that does not exist', { pvc: { spec: { dataSource: { kind: 'VolumeSnapshot', name: 'snap-1', apiGroup: 'snapshot.storage.k8s.io' } } }, source: { kind: 'VolumeSnapshot', snapshot: null, content: null } },
-      'SnapshotNotFound', 'VolumeSnapshot "shop/snap-1" does not exist'],
+      'SnapshotNotFound', 'snapshot.storage.k8s.io/VolumeSnapshot "snap-1" does not exist in namespace shop'],
     ['clone of a claim that does not exist', { pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source' } } }, source: { kind: 'PersistentVolumeClaim', claim: null, pv: null } },
-      'SourceNotFound', 'source claim "shop/source" does not exist'],
+      'SourceNotFound', 'PersistentVolumeClaim "source" does not exist in namespace shop'],
     ['a VolumeSnapshot of another API group', { pvc: { spec: { dataSource: { kind: 'VolumeSnapshot', name: 'snap-1', apiGroup: 'example.com' } } } },
       'DataSourceNotSupported', 'example.com/VolumeSnapshot "snap-1"'],
     ['dataSourceRef to a VolumeSnapshot in another namespace', { pvc: { spec: { dataSourceRef: { kind: 'VolumeSnapshot', name: 'nightly', apiGroup: 'snapshot.storage.k8s.io', namespace: 'backups' } } } },
