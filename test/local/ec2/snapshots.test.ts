@@ -1,7 +1,9 @@
 import {
   CopyVolumesCommand,
   CreateSnapshotCommand,
+  CreateTagsCommand,
   CreateVolumeCommand,
+  DeleteTagsCommand,
   DeleteSnapshotCommand,
   DescribeFastSnapshotRestoresCommand,
   DescribeSnapshotsCommand,
@@ -140,6 +142,15 @@ describe('DescribeSnapshots', () => {
     expect(await ids({ OwnerIds: ['self'] })).toHaveLength(3);
     expect(await ids({ OwnerIds: ['123456789012'], Filters: [{ Name: 'tag:team', Values: ['x'] }] })).toEqual([s3.SnapshotId]);
     expect(await ids({ OwnerIds: ['amazon'] })).toEqual([]);
+  });
+
+  it('CreateTags / DeleteTags on a snapshot -> its tags change, and tag filters see them', async () => {
+    const s = await snap(await volume());
+    await t.ec2.send(new CreateTagsCommand({ Resources: [s.SnapshotId as string], Tags: [{ Key: 'later', Value: '1' }] }));
+    expect((await describeSnap(s.SnapshotId as string))?.Tags).toEqual([{ Key: 'later', Value: '1' }]);
+    await t.ec2.send(new DeleteTagsCommand({ Resources: [s.SnapshotId as string], Tags: [{ Key: 'later' }] }));
+    const found = await t.ec2.send(new DescribeSnapshotsCommand({ Filters: [{ Name: 'tag-key', Values: ['later'] }] }));
+    expect(found.Snapshots).toEqual([]);
   });
 
   it('unknown ID -> InvalidSnapshot.NotFound; malformed -> InvalidSnapshotID.Malformed; unknown filter, RestorableBy -> InvalidParameterValue', async () => {
