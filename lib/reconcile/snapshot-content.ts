@@ -31,6 +31,7 @@ import { isGone, type Disk, type Ec2Error, type Snapshot } from '../ec2/types.js
 import { ParameterError, snapshotSpecFor, type SnapshotSpec } from '../storageclass/index.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
+import { exclusively } from './in-flight.js';
 import { contentEvent, EventReasons } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
@@ -213,7 +214,8 @@ async function reconcileDynamic(item: VolumeSnapshotContentItem, volumeId: strin
   }
   const name = content.metadata.name;
   const request = { name, volumeId, tags: snapshotTags(spec.tags, scope.registration.extraTags) };
-  return converge<CreateObserved, CreateAction>({
+  const inProgress = () => requeue(Requeue.inTransition, `CreateSnapshot for ${name} is already in progress`);
+  return exclusively(`${scope.clusterId}/${name}`, () => converge<CreateObserved, CreateAction>({
     observe: async () => {
       const [snapshots, volume] = await Promise.all([scope.ec2.findSnapshotsByName(name), scope.ec2.getDisk(volumeId)]);
       return { snapshots, volume };
@@ -240,7 +242,7 @@ async function reconcileDynamic(item: VolumeSnapshotContentItem, volumeId: strin
       }
     },
     refused: (action, error, verdict) => refusedCreate(content, action, error, verdict, names),
-  });
+  }), inProgress);
 }
 
 /** Pure: EC2 refused a step (a transient error never gets here: it is a requeue). */
