@@ -86,6 +86,28 @@ describe('snapshot content: dynamic', () => {
     expect(statusOf(replay)?.snapshotHandle).toBe([...ec2.snapshots.keys()][0]);
   });
 
+  it('the same content twice at once in one process -> one CreateSnapshot; the other answered "in progress"', async () => {
+    class Held extends FakeGateway {
+      release!: () => void;
+      readonly held = new Promise<void>((resolve) => (this.release = resolve));
+      override async findSnapshotsByName(name: string): Promise<Snapshot[]> {
+        const found = await super.findSnapshotsByName(name);
+        await this.held;
+        return found;
+      }
+    }
+    const { ctx } = setup();
+    const ec2 = new Held(CLUSTER);
+    withSourceVolume(ec2);
+    const both = Promise.all([reconcileOne({ ...ctx, ec2 }, contentItem()), reconcileOne({ ...ctx, ec2 }, contentItem())]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    ec2.release();
+    const results = await both;
+    expect(ec2.callsOf('createSnapshot')).toHaveLength(1);
+    expect(ec2.snapshots.size).toBe(1);
+    expect(results.map((r) => r.message)).toContainEqual(expect.stringContaining('already in progress'));
+  });
+
   it('throttled CreateSnapshot -> requeue, no status, the mark stays (a snapshot may yet land)', async () => {
     const { ec2, ctx } = setup();
     withSourceVolume(ec2);
