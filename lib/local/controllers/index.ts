@@ -35,8 +35,11 @@ export function startControllers(store: ObjectStore, options?: ControllerOptions
 }
 
 export { startAttachDetachController, startKubelet, startPvController, startScheduler, startSnapshotController };
-export { syncContent, syncSnapshot } from './snapshot-sync.js';
-export type { ContentWorld, SnapshotStep, SnapshotWorld, SnapshotWrite } from './snapshot-sync.js';
+export { syncSnapshot } from './snapshot-sync.js';
+export { syncContent } from './snapshot-content-sync.js';
+export type { ContentWorld } from './snapshot-content-sync.js';
+export type { SnapshotWorld } from './snapshot-lookups.js';
+export type { SnapshotStep, SnapshotWrite } from './snapshot-step.js';
 export * from './snapshot-objects.js';
 export type { ControllerOptions, RunningController };
 export { Informers } from './informers.js';

@@ -17,8 +17,10 @@ import { resolveOptions } from './options.js';
 import type { ControllerOptions } from './options.js';
 import { boundContentName, dynamicContentName, refKey } from './snapshot-objects.js';
 import type { VolumeSnapshot, VolumeSnapshotClass, VolumeSnapshotContent } from './snapshot-objects.js';
-import { syncContent, syncSnapshot } from './snapshot-sync.js';
-import type { SnapshotStep, SnapshotWorld } from './snapshot-sync.js';
+import { syncContent } from './snapshot-content-sync.js';
+import type { SnapshotWorld } from './snapshot-lookups.js';
+import type { SnapshotStep } from './snapshot-step.js';
+import { syncSnapshot } from './snapshot-sync.js';
 import { writeObject } from './write.js';
 
 const SNAPSHOT = 'snapshot:';
