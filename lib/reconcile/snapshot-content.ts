@@ -175,7 +175,9 @@ export async function reconcileSnapshotContent(item: VolumeSnapshotContentItem, 
   if (!source.volumeHandle) return refuse(content, 'InvalidContent', 'the content names neither spec.source.volumeHandle nor spec.source.snapshotHandle', names);
   // The sidecar does not try again once it recorded a final error.
   if (content.status?.error?.message && !content.status.snapshotHandle) {
-    return failed('SnapshotCreationFailed', content.status.error.message, Requeue.failedSlow);
+    // The mark goes with a final answer; should its removal have been lost, it goes now.
+    const writes = dropAnnotation(content, contentRef(content), SnapshotAnnotations.beingCreated);
+    return failed('SnapshotCreationFailed', content.status.error.message, Requeue.failedSlow, writes);
   }
   return reconcileDynamic(item, source.volumeHandle, scope, names);
 }

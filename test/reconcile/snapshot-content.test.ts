@@ -166,6 +166,14 @@ describe('snapshot content: dynamic', () => {
     expect(ec2.mutations).toEqual([]);
   });
 
+  it('a recorded error with the being-created mark left (its removal lost) -> the mark goes, still no EC2 call', async () => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, contentItem({ content: { status: { error: { message: 'boom', time: '2025-03-01T12:00:00Z' }, readyToUse: false } } }));
+    expect(result).toMatchObject({ outcome: 'failed' });
+    expect(ops(result)).toEqual(['removeAnnotation']);
+    expect(ec2.calls).toEqual([]);
+  });
+
   it('a recorded error -> not tried again (as the sidecar), zero EC2 calls', async () => {
     const { ec2, ctx } = setup();
     const result = await reconcileOne(ctx, contentItem({ content: { metadata: { annotations: { [BEING_CREATED]: undefined } }, status: { error: { message: 'boom', time: '2025-03-01T12:00:00Z' }, readyToUse: false } } }));
