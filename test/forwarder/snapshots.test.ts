@@ -105,3 +105,14 @@ describe('snapshot watches', () => {
     expect(snapshotContentNews(deleted, ownership)).not.toEqual(snapshotContentNews(before, ownership));
   });
 });
+
+describe('a cluster without the snapshot CRDs', () => {
+  it('the snapshot lists answer 404 -> an empty list (the forwarder still becomes ready); any other error is thrown', async () => {
+    const notFound = Object.assign(new Error('404 page not found'), { code: 404, body: '404 page not found' });
+    const clients = (error: Error) => ({ custom: { listClusterCustomObject: () => Promise.reject(error) } }) as never;
+    for (const resource of ['volumesnapshotcontents', 'volumesnapshotclasses', 'volumesnapshots'] as const) {
+      await expect(WATCHES[resource].list(clients(notFound))).resolves.toMatchObject({ items: [] });
+      await expect(WATCHES[resource].list(clients(Object.assign(new Error('forbidden'), { code: 403, body: '' })))).rejects.toThrow('forbidden');
+    }
+  });
+});
