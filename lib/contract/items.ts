@@ -10,6 +10,26 @@ import {
   StorageClassSchema,
   VolumeAttachmentSchema,
 } from './kube-objects.js';
+import { VolumeSnapshotClassSchema, VolumeSnapshotContentSchema, VolumeSnapshotSchema } from './snapshots.js';
+
+/**
+ * What the claim's data source is now, as the cluster has it: for a restore the VolumeSnapshot
+ * and the content it is bound to, for a clone the source claim and its PV. Each null when
+ * it does not exist (yet). Absent when the claim has no data source of these kinds.
+ */
+export const ClaimSourceSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('VolumeSnapshot'),
+    snapshot: z.nullable(VolumeSnapshotSchema),
+    content: z.nullable(VolumeSnapshotContentSchema),
+  }),
+  z.object({
+    kind: z.literal('PersistentVolumeClaim'),
+    claim: z.nullable(PersistentVolumeClaimSchema),
+    pv: z.nullable(PersistentVolumeSchema),
+  }),
+]);
+export type ClaimSource = z.infer<typeof ClaimSourceSchema>;
 
 export const PersistentVolumeClaimItemSchema = z.object({
   kind: z.literal('PersistentVolumeClaim'),
@@ -30,6 +50,8 @@ export const PersistentVolumeClaimItemSchema = z.object({
    * deleted is deleted only on a live `pvExists: false`: a lagging cache must never decide it.
    */
   pvCheckedLive: z._default(z.boolean(), false),
+  /** The claim's VolumeSnapshot or PersistentVolumeClaim data source, with what a restore or clone needs. */
+  source: z.optional(ClaimSourceSchema),
 });
 
 export const PersistentVolumeClaimDeletedItemSchema = z.object({
@@ -59,17 +81,27 @@ export const VolumeAttachmentItemSchema = z.object({
   node: z.nullable(NodeInfoSchema),
 });
 
+/** A VolumeSnapshotContent of our driver (the source PV's volume handle is its `spec.source.volumeHandle`). */
+export const VolumeSnapshotContentItemSchema = z.object({
+  kind: z.literal('VolumeSnapshotContent'),
+  content: VolumeSnapshotContentSchema,
+  /** The content's VolumeSnapshotClass; null when it names none or the class does not exist (yet). */
+  snapshotClass: z.nullable(VolumeSnapshotClassSchema),
+});
+
 export const ItemSchema = z.discriminatedUnion('kind', [
   PersistentVolumeClaimItemSchema,
   PersistentVolumeClaimDeletedItemSchema,
   PersistentVolumeItemSchema,
   VolumeAttachmentItemSchema,
+  VolumeSnapshotContentItemSchema,
 ]);
 
 export type PersistentVolumeClaimItem = z.infer<typeof PersistentVolumeClaimItemSchema>;
 export type PersistentVolumeClaimDeletedItem = z.infer<typeof PersistentVolumeClaimDeletedItemSchema>;
 export type PersistentVolumeItem = z.infer<typeof PersistentVolumeItemSchema>;
 export type VolumeAttachmentItem = z.infer<typeof VolumeAttachmentItemSchema>;
+export type VolumeSnapshotContentItem = z.infer<typeof VolumeSnapshotContentItemSchema>;
 export type Item = z.infer<typeof ItemSchema>;
 /** An item as written by the forwarder, before defaults are applied. */
 export type ItemInput = z.input<typeof ItemSchema>;
@@ -96,12 +128,13 @@ export const ItemKeys = {
   claimDeleted: (uid: string) => `PersistentVolumeClaimDeleted/${uid}`,
   volume: (name: string) => `PersistentVolume/${name}`,
   attachment: (name: string) => `VolumeAttachment/${name}`,
+  snapshotContent: (name: string) => `VolumeSnapshotContent/${name}`,
 } as const;
 
 /**
  * A stable identity for an item, used to key the forwarder's queue and echoed in results:
  * `PersistentVolumeClaim/<ns>/<name>`, `PersistentVolume/<name>`, `VolumeAttachment/<name>`,
- * `PersistentVolumeClaimDeleted/<uid>`.
+ * `PersistentVolumeClaimDeleted/<uid>`, `VolumeSnapshotContent/<name>`.
  */
 export function itemKey(item: ItemInput): string {
   switch (item.kind) {
@@ -113,5 +146,7 @@ export function itemKey(item: ItemInput): string {
       return ItemKeys.volume(item.pv.metadata.name);
     case 'VolumeAttachment':
       return ItemKeys.attachment(item.volumeAttachment.metadata.name);
+    case 'VolumeSnapshotContent':
+      return ItemKeys.snapshotContent(item.content.metadata.name);
   }
 }

@@ -7,6 +7,8 @@
 export const TagKeys = {
   /** The CSI volume name, `pvc-<uid>`: how a retry finds the volume it created. */
   csiVolumeName: 'CSIVolumeName',
+  /** The snapshot's name (the VolumeSnapshotContent's): how a retry finds the snapshot it created. */
+  csiVolumeSnapshotName: 'CSIVolumeSnapshotName',
   /** What the IAM policy scopes CreateVolume and every mutating call to. */
   ebsCluster: 'ebs.csi.aws.com/cluster',
   /** `owned` on volumes this cluster created; `owned` or `shared` on its instances. */
@@ -24,6 +26,18 @@ export const TagKeys = {
 export function identityTags(clusterId: string, volumeName: string): Record<string, string> {
   return {
     [TagKeys.csiVolumeName]: volumeName,
+    [TagKeys.ebsCluster]: 'true',
+    [TagKeys.cluster(clusterId)]: 'owned',
+  };
+}
+
+/**
+ * The tags a snapshot is found and owned by, as for volumes: its name, the cluster's
+ * ownership, and the tag the IAM policy requires on CreateSnapshot and DeleteSnapshot.
+ */
+export function snapshotIdentityTags(clusterId: string, snapshotName: string): Record<string, string> {
+  return {
+    [TagKeys.csiVolumeSnapshotName]: snapshotName,
     [TagKeys.ebsCluster]: 'true',
     [TagKeys.cluster(clusterId)]: 'owned',
   };

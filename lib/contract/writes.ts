@@ -5,8 +5,12 @@
 import * as z from 'zod/mini';
 import { NewInTreePersistentVolumeSchema, NewPersistentVolumeSchema, VolumeAttachmentStatusSchema } from './kube-objects.js';
 
+/** The kinds a write may name. VolumeSnapshotContent is `snapshot.storage.k8s.io/v1`, cluster-scoped. */
+export const WriteKindSchema = z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment', 'VolumeSnapshotContent']);
+export type WriteKind = z.infer<typeof WriteKindSchema>;
+
 export const ObjectRefSchema = z.object({
-  kind: z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment']),
+  kind: WriteKindSchema,
   name: z.string().check(z.minLength(1)),
   namespace: z.optional(z.string()),
   /** When set, the write applies only to the object with this uid (never to a namesake). */
@@ -61,8 +65,33 @@ export const SetAnnotationWriteSchema = z.object({
   value: z.string(),
 });
 
+/** Removes one annotation, from this incarnation of the object only (uid-guarded); absent is done. */
+export const RemoveAnnotationWriteSchema = z.object({
+  op: z.literal('removeAnnotation'),
+  target: z.extend(ObjectRefSchema, { uid: z.string().check(z.minLength(1)) }),
+  key: z.string().check(z.minLength(1)),
+});
+
+/**
+ * The status of a VolumeSnapshotContent, as the csi-snapshotter sidecar writes it (merge patch
+ * of the status subresource; a null clears a field). A `snapshotHandle` is written only where
+ * the content has none or the same: the first snapshot recorded is the content's for good.
+ */
+export const UpdateVolumeSnapshotContentStatusWriteSchema = z.object({
+  op: z.literal('updateVolumeSnapshotContentStatus'),
+  name: z.string().check(z.minLength(1)),
+  uid: z.string().check(z.minLength(1)),
+  status: z.object({
+    snapshotHandle: z.nullish(z.string().check(z.minLength(1))),
+    creationTime: z.nullish(z.number().check(z.refine(Number.isInteger, 'an integer'))),
+    restoreSize: z.nullish(z.int().check(z.nonnegative())),
+    readyToUse: z.nullish(z.boolean()),
+    error: z.nullish(z.object({ time: z.string(), message: z.string() })),
+  }),
+});
+
 export const EventInvolvedObjectSchema = z.object({
-  kind: z.enum(['PersistentVolumeClaim', 'PersistentVolume', 'VolumeAttachment']),
+  kind: WriteKindSchema,
   apiVersion: z.string(),
   name: z.string().check(z.minLength(1)),
   namespace: z.optional(z.string()),
@@ -87,6 +116,8 @@ export const WriteSchema = z.discriminatedUnion('op', [
   UpdateVolumeAttachmentStatusWriteSchema,
   RemovePvcAnnotationWriteSchema,
   SetAnnotationWriteSchema,
+  RemoveAnnotationWriteSchema,
+  UpdateVolumeSnapshotContentStatusWriteSchema,
   CreateEventWriteSchema,
 ]);
 export type Write = z.infer<typeof WriteSchema>;

@@ -35,9 +35,10 @@ const isServerFault = (e: ErrorFacts) => (e.status !== undefined && e.status >= 
 const isNetwork = (e: ErrorFacts) => NETWORK_CODES.has(e.code);
 const isDeviceInUse = (e: ErrorFacts) => e.code === 'InvalidParameterValue' && /attachment point .* is already in use/i.test(e.message);
 const isInvalidParameter = (e: ErrorFacts) => ['InvalidParameterValue', 'InvalidParameterCombination', 'InvalidParameter', 'MissingParameter', 'UnknownVolumeType'].includes(e.code);
-const isNotFound = (e: ErrorFacts) => ['InvalidVolume.NotFound', 'InvalidInstanceID.NotFound', 'InvalidAttachment.NotFound'].includes(e.code);
-const isMalformedId = (e: ErrorFacts) => ['InvalidVolumeID.Malformed', 'InvalidInstanceID.Malformed'].includes(e.code);
-const isVolumeInUse = (e: ErrorFacts) => e.code === 'VolumeInUse';
+const isNotFound = (e: ErrorFacts) => ['InvalidVolume.NotFound', 'InvalidInstanceID.NotFound', 'InvalidAttachment.NotFound', 'InvalidSnapshot.NotFound'].includes(e.code);
+const isMalformedId = (e: ErrorFacts) => ['InvalidVolumeID.Malformed', 'InvalidInstanceID.Malformed', 'InvalidSnapshotID.Malformed'].includes(e.code);
+/** VolumeInUse; for a snapshot, InvalidSnapshot.InUse (an AMI or a pending copy uses it). */
+const isVolumeInUse = (e: ErrorFacts) => e.code === 'VolumeInUse' || e.code === 'InvalidSnapshot.InUse';
 const isIncorrectState = (e: ErrorFacts) => e.code === 'IncorrectState' || e.code === 'IncorrectInstanceState';
 const isCapacity = (e: ErrorFacts) => e.code === 'InsufficientVolumeCapacity';
 const isAttachmentLimit = (e: ErrorFacts) => e.code === 'AttachmentLimitExceeded';

@@ -1,13 +1,17 @@
 import {
   AttachVolumeCommand,
+  CopyVolumesCommand,
+  CreateSnapshotCommand,
   CreateVolumeCommand,
+  DeleteSnapshotCommand,
   DeleteVolumeCommand,
   DetachVolumeCommand,
+  EnableFastSnapshotRestoresCommand,
   type EC2Client,
   type VolumeType,
 } from '@aws-sdk/client-ec2';
 import DataLoader from 'dataloader';
-import { identityTags } from '../contract/tags.js';
+import { identityTags, snapshotIdentityTags } from '../contract/tags.js';
 import { callEc2 } from './call.js';
 import {
   describeInstancesByIds,
@@ -18,9 +22,10 @@ import {
   VOLUME_IDS_PER_CALL,
   type Ec2Context,
 } from './describe.js';
-import { tagList, toDisk, toInstance } from './mapping.js';
+import { tagList, toDisk, toInstance, toSnapshot } from './mapping.js';
+import { describeSnapshotById, describeSnapshotsByName, malformedSnapshotName } from './snapshots.js';
 import { clientTokenFor } from './token.js';
-import { Ec2Error, isGone, type CreateDiskRequest, type Disk, type Ec2Gateway, type Instance } from './types.js';
+import { Ec2Error, isGone, type CopyDiskRequest, type CreateDiskRequest, type Disk, type Ec2Gateway, type Instance } from './types.js';
 import { cachedZones, ZONES_TTL_MS } from './zones.js';
 
 export interface Ec2GatewayOptions {
@@ -99,6 +104,8 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
             ClientToken: token,
             AvailabilityZone: request.zone,
             Size: request.sizeGiB,
+            SnapshotId: request.snapshotId,
+            VolumeInitializationRate: request.initializationRate,
             VolumeType: request.type as VolumeType,
             Iops: request.iops,
             Throughput: request.throughput,
@@ -121,9 +128,91 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
     }
   }
 
+  /** One CopyVolumes under `token`, tagged like createUnderToken tags. */
+  async function copyUnderToken(request: CopyDiskRequest, token: string): Promise<Disk> {
+    const tags = { ...request.tags, ...identityTags(options.clusterId, request.name) };
+    try {
+      const out = await call('CopyVolumes', (o) =>
+        options.client.send(
+          new CopyVolumesCommand({
+            ClientToken: token,
+            SourceVolumeId: request.sourceVolumeId,
+            Size: request.sizeGiB,
+            VolumeType: request.type as VolumeType,
+            Iops: request.iops,
+            Throughput: request.throughput,
+            MultiAttachEnabled: request.multiAttach,
+            TagSpecifications: [{ ResourceType: 'volume', Tags: tagList(tags) }],
+          }),
+          o,
+        ),
+      );
+      const volume = out.Volumes?.[0];
+      if (!volume?.VolumeId) throw new Ec2Error('other', 'EmptyResponse', `EC2 CopyVolumes of ${request.sourceVolumeId} answered no volume`, 'CopyVolumes');
+      return toDisk({ ...volume, Tags: volume.Tags?.length ? volume.Tags : tagList(tags) });
+    } catch (err) {
+      if (isEc2Error(err, 'idempotentMismatch', 'volumeLimit')) {
+        const found = await findDiskByName(request.name);
+        if (found && !isGone(found)) return found;
+      }
+      throw err;
+    }
+  }
+
+  const findSnapshotsByName = (name: string) =>
+    isWellFormedName(name) ? describeSnapshotsByName(ctx, name) : Promise.reject(malformedSnapshotName(name));
+
   return {
     findDiskByName,
     getDisk,
+    findSnapshotsByName,
+    getSnapshot: (snapshotId) => describeSnapshotById(ctx, snapshotId),
+
+    async createSnapshot(request) {
+      // No ClientToken on CreateSnapshot: the name tag is the only way back to a snapshot made.
+      const [existing] = await findSnapshotsByName(request.name);
+      if (existing) return existing;
+      const tags = { ...request.tags, ...snapshotIdentityTags(options.clusterId, request.name) };
+      const out = await call('CreateSnapshot', (o) =>
+        options.client.send(
+          new CreateSnapshotCommand({ VolumeId: request.volumeId, TagSpecifications: [{ ResourceType: 'snapshot', Tags: tagList(tags) }] }),
+          o,
+        ),
+      );
+      return toSnapshot({ ...out, Tags: out.Tags?.length ? out.Tags : tagList(tags) });
+    },
+
+    async deleteSnapshot(snapshotId) {
+      try {
+        await call('DeleteSnapshot', (o) => options.client.send(new DeleteSnapshotCommand({ SnapshotId: snapshotId }), o));
+      } catch (err) {
+        if (!isEc2Error(err, 'notFound')) throw err;
+      }
+    },
+
+    async enableFastSnapshotRestores(snapshotId, zones) {
+      const out = await call('EnableFastSnapshotRestores', (o) =>
+        options.client.send(new EnableFastSnapshotRestoresCommand({ SourceSnapshotIds: [snapshotId], AvailabilityZones: zones }), o),
+      );
+      // EC2 answers 200 with the zones it refused listed as unsuccessful.
+      const refused = (out.Unsuccessful ?? []).flatMap((u) => u.FastSnapshotRestoreStateErrors ?? []);
+      if (refused.length > 0) {
+        const reasons = refused.map((r) => `${r.AvailabilityZone ?? '?'}: ${r.Error?.Code ?? '?'} ${r.Error?.Message ?? ''}`.trim());
+        throw new Ec2Error('invalidParameter', refused[0]?.Error?.Code ?? 'InvalidParameterValue', `EC2 EnableFastSnapshotRestores of ${snapshotId} refused ${reasons.join('; ')}`, 'EnableFastSnapshotRestores');
+      }
+    },
+
+    async copyDisk(request) {
+      let failed = await findDiskByName(request.name);
+      if (failed && !isGone(failed)) return failed;
+      for (let generation = 0; generation < MAX_TOKEN_GENERATIONS; generation++) {
+        const copied = await copyUnderToken(request, clientTokenFor(options.clusterId, request.name, failed?.volumeId));
+        if (!isGone(copied)) return copied;
+        failed = copied;
+      }
+      return failed as Disk;
+    },
+
     getInstance: (instanceId) => instancesById.load(instanceId),
     zones: () => cachedZones(ctx, options.zonesTtlMs ?? ZONES_TTL_MS),
 

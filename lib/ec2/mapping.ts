@@ -1,5 +1,5 @@
-import type { Instance as Ec2Instance, Tag, Volume } from '@aws-sdk/client-ec2';
-import type { AttachmentState, Disk, DiskState, Instance } from './types.js';
+import type { Instance as Ec2Instance, Snapshot as Ec2Snapshot, Tag, Volume } from '@aws-sdk/client-ec2';
+import type { AttachmentState, Disk, DiskState, Instance, Snapshot, SnapshotState } from './types.js';
 
 /** EC2 tags as a plain record; tags without a key are dropped. */
 export function tagRecord(tags: Tag[] | undefined): Record<string, string> {
@@ -17,6 +17,7 @@ export function tagList(tags: Record<string, string>): Tag[] {
 export function toDisk(volume: Volume): Disk {
   return {
     volumeId: volume.VolumeId ?? '',
+    ...(volume.SnapshotId ? { snapshotId: volume.SnapshotId } : {}),
     zone: volume.AvailabilityZone ?? '',
     sizeGiB: volume.Size ?? 0,
     state: (volume.State ?? 'creating') as DiskState,
@@ -47,5 +48,20 @@ export function toInstance(instance: Ec2Instance): Instance {
     state: instance.State?.Name ?? 'unknown',
     tags: tagRecord(instance.Tags),
     devicesInUse: (instance.BlockDeviceMappings ?? []).flatMap((m) => (m.DeviceName ? [m.DeviceName] : [])),
+  };
+}
+
+/** An SDK Snapshot (from DescribeSnapshots or CreateSnapshot) as volhook's Snapshot. */
+export function toSnapshot(snapshot: Ec2Snapshot): Snapshot {
+  return {
+    snapshotId: snapshot.SnapshotId ?? '',
+    volumeId: snapshot.VolumeId ?? '',
+    sizeGiB: snapshot.VolumeSize ?? 0,
+    state: (snapshot.State ?? 'pending') as SnapshotState,
+    startTime: (snapshot.StartTime ?? new Date(0)).toISOString(),
+    ...(snapshot.Progress ? { progress: snapshot.Progress } : {}),
+    ...(snapshot.StateMessage ? { stateMessage: snapshot.StateMessage } : {}),
+    encrypted: snapshot.Encrypted ?? false,
+    tags: tagRecord(snapshot.Tags),
   };
 }

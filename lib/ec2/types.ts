@@ -32,6 +32,8 @@ export interface DiskAttachment {
 
 export interface Disk {
   volumeId: string;
+  /** The snapshot the volume was created from, if any. */
+  snapshotId?: string;
   zone: string;
   sizeGiB: number;
   state: DiskState;
@@ -67,6 +69,10 @@ export interface Zone {
 export interface CreateDiskRequest {
   /** The CSI volume name (`pvc-<uid>`): tag `CSIVolumeName` and the input of the ClientToken. */
   name: string;
+  /** Restore: the snapshot the volume is created from (its encryption carries over). */
+  snapshotId?: string;
+  /** With `snapshotId`: MiB/s at which EC2 fills the volume (`VolumeInitializationRate`). */
+  initializationRate?: number;
   zone: string;
   sizeGiB: number;
   type: string;
@@ -76,6 +82,45 @@ export interface CreateDiskRequest {
   kmsKeyId?: string;
   multiAttach?: boolean;
   /** Every tag the volume is created with, `CSIVolumeName` and cluster tags included. */
+  tags: Record<string, string>;
+}
+
+/** EC2's snapshot states; `recoverable`/`recovering` are archive-tier states volhook never makes. */
+export type SnapshotState = 'pending' | 'completed' | 'error' | 'recoverable' | 'recovering';
+
+export interface Snapshot {
+  snapshotId: string;
+  /** The volume it was taken of. */
+  volumeId: string;
+  sizeGiB: number;
+  state: SnapshotState;
+  /** EC2's StartTime (ISO 8601). */
+  startTime: string;
+  progress?: string;
+  /** Why the snapshot failed, when its state is `error`. */
+  stateMessage?: string;
+  encrypted: boolean;
+  tags: Record<string, string>;
+}
+
+export interface CreateSnapshotRequest {
+  /** The content's name: tag `CSIVolumeSnapshotName`, what a retry finds the snapshot by. */
+  name: string;
+  volumeId: string;
+  /** Every tag the snapshot is created with, the identity tags among them. */
+  tags: Record<string, string>;
+}
+
+/** A copy of a volume (EC2 CopyVolumes), in the source's zone: a clone. */
+export interface CopyDiskRequest {
+  /** The clone's CSI volume name (`pvc-<uid>`): tag `CSIVolumeName` and the input of the ClientToken. */
+  name: string;
+  sourceVolumeId: string;
+  sizeGiB: number;
+  type: string;
+  iops?: number;
+  throughput?: number;
+  multiAttach?: boolean;
   tags: Record<string, string>;
 }
 
@@ -104,6 +149,27 @@ export interface Ec2Gateway {
    * does not change, so it is cached for the process, across requests.
    */
   zones(): Promise<Zone[]>;
+  /**
+   * CreateSnapshot of `volumeId`, all tags in TagSpecifications. CreateSnapshot takes no
+   * ClientToken: the caller looks the name up first (`findSnapshotsByName`), and so does this.
+   */
+  createSnapshot(request: CreateSnapshotRequest): Promise<Snapshot>;
+  /**
+   * This cluster's snapshots tagged `CSIVolumeSnapshotName=<name>` (owned by the cluster), oldest
+   * first. More than one only when two requests created at once.
+   */
+  findSnapshotsByName(name: string): Promise<Snapshot[]>;
+  /** DescribeSnapshots by ID (this account's); undefined when there is no such snapshot. */
+  getSnapshot(snapshotId: string): Promise<Snapshot | undefined>;
+  /** DeleteSnapshot; a snapshot already gone resolves. */
+  deleteSnapshot(snapshotId: string): Promise<void>;
+  /** EnableFastSnapshotRestores in `zones`; a zone EC2 refuses fails the call with its reason. */
+  enableFastSnapshotRestores(snapshotId: string, zones: string[]): Promise<void>;
+  /**
+   * Idempotent like createDisk: the volume tagged `CSIVolumeName=<name>` for this cluster if
+   * there is one, else CopyVolumes of the source under ClientToken = sha256(`<clusterId>/<name>`).
+   */
+  copyDisk(request: CopyDiskRequest): Promise<Disk>;
 }
 
 /**

@@ -23,6 +23,7 @@
  */
 import { createHash } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
+import { SnapshotAnnotations } from '../contract/index.js';
 import { Annotations, Finalizers, type Ownership } from '../contract/index.js';
 
 /** An informer event, as the table of watched resources sees it. */
@@ -104,4 +105,15 @@ export class ChangeFilter<T extends k8s.KubernetesObject> {
     this.#seen.set(id, print);
     return type === 'add' || before !== print;
   }
+}
+
+/**
+ * What of a VolumeSnapshotContent is news: all but what the sidecar's part writes — its whole
+ * `status` and the being-created annotation (each write of which the backend answered with the
+ * requeue it needs).
+ */
+export function snapshotContentNews(content: k8s.KubernetesObject, ownership: Pick<Ownership, 'driver'>): unknown {
+  const news = withoutVolhookWrites(content, ownership, { status: 'drop' }) as { metadata: { annotations: Record<string, string> } };
+  delete news.metadata.annotations[SnapshotAnnotations.beingCreated];
+  return news;
 }

@@ -3,7 +3,7 @@
  * (through a `ClusterView`), with the PV's absence confirmed by a live read for the items
  * that may delete a disk.
  */
-import { claimReleasesDisk, pvNameForClaim, type ItemInput, type Ownership } from '../contract/index.js';
+import { claimReleasesDisk, isOurContent, pvNameForClaim, type ItemInput, type Ownership } from '../contract/index.js';
 import { isApiError, type KubeClients } from '../kube/index.js';
 import type { Dependents } from './dependents.js';
 import { isOurAttachment, isOurClaim, isOurVolume } from './filter.js';
@@ -11,6 +11,7 @@ import {
   buildAttachmentItem,
   buildClaimDeletedItem,
   buildClaimItem,
+  buildSnapshotContentItem,
   buildVolumeItem,
   parseItemKey,
   withLivePvCheck,
@@ -30,6 +31,10 @@ export function cacheView({ caches, dependents }: Pick<WatchContext, 'caches' | 
     pv: (name) => caches.persistentvolumes.get(name),
     attachmentsOf: (pvName) => dependents.attachmentsOf(pvName),
     zones: () => [...dependents.zones],
+    claim: (namespace, name) => caches.persistentvolumeclaims.get(name, namespace),
+    volumeSnapshot: (namespace, name) => caches.volumesnapshots.get(name, namespace),
+    snapshotContent: (name) => caches.volumesnapshotcontents.get(name),
+    snapshotClass: (name) => caches.volumesnapshotclasses.get(name),
   };
 }
 
@@ -73,6 +78,10 @@ export function itemSource(options: { ctx: Pick<WatchContext, 'caches' | 'depend
       case 'VolumeAttachment': {
         const va = caches.volumeattachments.get(parsed.name);
         return va && isOurAttachment(va, ownership) ? buildAttachmentItem(va, view, ownership.driver) : undefined;
+      }
+      case 'VolumeSnapshotContent': {
+        const content = caches.volumesnapshotcontents.get(parsed.name);
+        return content && isOurContent(content, ownership.driver) ? buildSnapshotContentItem(content, view) : undefined;
       }
       default:
         return undefined;

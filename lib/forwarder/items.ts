@@ -7,6 +7,7 @@
  * tests with plain arrays.
  */
 import type {
+  KubernetesObject,
   V1CSINode,
   V1Node,
   V1PersistentVolume,
@@ -20,10 +21,32 @@ import {
   ItemKeys,
   nodeZone,
   pvNameForClaim,
+  SNAPSHOT_API_GROUP,
   type ItemInput,
   type NodeInfo,
   type PersistentVolumeClaimDeletedItem,
 } from '../contract/index.js';
+
+/** The snapshot objects (`snapshot.storage.k8s.io/v1`, CRDs client-node has no types for), as far as items read them. */
+export interface SnapshotContentObject extends KubernetesObject {
+  spec?: {
+    driver?: string;
+    deletionPolicy?: string;
+    source?: { volumeHandle?: string; snapshotHandle?: string };
+    volumeSnapshotClassName?: string;
+    volumeSnapshotRef?: { namespace?: string; name?: string; uid?: string };
+  };
+  status?: { snapshotHandle?: string; readyToUse?: boolean; error?: unknown };
+}
+export interface SnapshotClassObject extends KubernetesObject {
+  driver?: string;
+  deletionPolicy?: string;
+  parameters?: Record<string, string>;
+}
+export interface VolumeSnapshotObject extends KubernetesObject {
+  spec?: { source?: { persistentVolumeClaimName?: string; volumeSnapshotContentName?: string }; volumeSnapshotClassName?: string };
+  status?: { boundVolumeSnapshotContentName?: string; readyToUse?: boolean };
+}
 
 /** Read access to what the forwarder knows of the cluster. */
 export interface ClusterView {
@@ -35,6 +58,10 @@ export interface ClusterView {
   attachmentsOf(pvName: string): string[];
   /** The zones of the cluster's nodes (see `clusterZones`), for Immediate claims. */
   zones(): string[];
+  claim(namespace: string, name: string): V1PersistentVolumeClaim | undefined;
+  volumeSnapshot(namespace: string, name: string): VolumeSnapshotObject | undefined;
+  snapshotContent(name: string): SnapshotContentObject | undefined;
+  snapshotClass(name: string): SnapshotClassObject | undefined;
 }
 
 type ClaimItemInput = Extract<ItemInput, { kind: 'PersistentVolumeClaim' }>;
@@ -101,7 +128,44 @@ export function buildClaimItem(pvc: V1PersistentVolumeClaim, view: ClusterView, 
   if (storageClass?.volumeBindingMode !== 'WaitForFirstConsumer') {
     item.clusterZones = [...view.zones()];
   }
+  const source = claimSource(pvc, view);
+  if (source) item.source = source;
   return item;
+}
+
+/** The claim's data source that the backend restores or clones from, as the caches have it. */
+export function claimSource(pvc: V1PersistentVolumeClaim, view: ClusterView): ClaimItemInput['source'] {
+  const ref = sourceRef(pvc);
+  const namespace = pvc.metadata?.namespace ?? '';
+  if (!ref || (ref.namespace && ref.namespace !== namespace)) return undefined;
+  if (ref.kind === 'VolumeSnapshot' && ref.apiGroup === SNAPSHOT_API_GROUP) {
+    const snapshot = view.volumeSnapshot(namespace, ref.name);
+    const bound = snapshot?.status?.boundVolumeSnapshotContentName;
+    const content = bound ? view.snapshotContent(bound) : undefined;
+    return { kind: 'VolumeSnapshot', snapshot: snapshot ? (plain(snapshot) as never) : null, content: content ? (plain(content) as never) : null };
+  }
+  if (ref.kind === 'PersistentVolumeClaim' && !ref.apiGroup) {
+    const claim = view.claim(namespace, ref.name);
+    const volumeName = claim?.spec?.volumeName;
+    const pv = volumeName ? view.pv(volumeName) : undefined;
+    return { kind: 'PersistentVolumeClaim', claim: claim ? (plain(claim) as never) : null, pv: pv ? (plain(pv) as never) : null };
+  }
+  return undefined;
+}
+
+/** `dataSourceRef`, else `dataSource`: the reference the backend reads too. */
+export function sourceRef(pvc: V1PersistentVolumeClaim): { kind: string; name: string; apiGroup?: string; namespace?: string } | undefined {
+  return pvc.spec?.dataSourceRef ?? pvc.spec?.dataSource ?? undefined;
+}
+
+export function buildSnapshotContentItem(content: SnapshotContentObject, view: ClusterView): ItemInput {
+  const className = content.spec?.volumeSnapshotClassName;
+  const snapshotClass = className ? view.snapshotClass(className) : undefined;
+  return {
+    kind: 'VolumeSnapshotContent',
+    content: plain(content) as never,
+    snapshotClass: snapshotClass ? (plain(snapshotClass) as never) : null,
+  };
 }
 
 export function buildClaimDeletedItem(claim: DeletedClaim, view: ClusterView): ClaimDeletedItemInput {
@@ -155,7 +219,8 @@ export type ParsedKey =
   | { kind: 'PersistentVolumeClaim'; namespace: string; name: string }
   | { kind: 'PersistentVolume'; name: string }
   | { kind: 'VolumeAttachment'; name: string }
-  | { kind: 'PersistentVolumeClaimDeleted'; uid: string };
+  | { kind: 'PersistentVolumeClaimDeleted'; uid: string }
+  | { kind: 'VolumeSnapshotContent'; name: string };
 
 /** The inverse of `itemKey`; undefined for a key no item has. */
 export function parseItemKey(key: string): ParsedKey | undefined {
@@ -165,6 +230,7 @@ export function parseItemKey(key: string): ParsedKey | undefined {
       return rest.length === 2 ? { kind, namespace: rest[0] as string, name: rest[1] as string } : undefined;
     case 'PersistentVolume':
     case 'VolumeAttachment':
+    case 'VolumeSnapshotContent':
       return rest.length === 1 ? { kind, name: rest[0] as string } : undefined;
     case 'PersistentVolumeClaimDeleted':
       return rest.length === 1 ? { kind, uid: rest[0] as string } : undefined;

@@ -6,12 +6,12 @@
  * when a batch goes out (items.ts), so an event never says what to send, only what to look at.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { claimClassName, isClaimFor, ItemKeys, type Ownership } from '../contract/index.js';
-import type { KubeClients } from '../kube/index.js';
-import { attachmentNews, claimNews, volumeNews, withoutVolhookWrites, type EventType } from './changes.js';
+import { claimClassName, isClaimFor, isOurContent, isSettledContent, ItemKeys, SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type Ownership } from '../contract/index.js';
+import { isApiError, type KubeClients } from '../kube/index.js';
+import { attachmentNews, claimNews, snapshotContentNews, volumeNews, withoutVolhookWrites, type EventType } from './changes.js';
 import { csiNodeNews, nodeNews, type Dependents } from './dependents.js';
 import { isOurAttachment, isOurClaim, isOurVolume, isSettledAttachment, isSettledVolume } from './filter.js';
-import type { DeletedClaim } from './items.js';
+import { sourceRef, type DeletedClaim, type SnapshotClassObject, type SnapshotContentObject, type VolumeSnapshotObject } from './items.js';
 
 /** The objects of each watched resource. */
 export interface WatchedObjects {
@@ -21,6 +21,9 @@ export interface WatchedObjects {
   storageclasses: k8s.V1StorageClass;
   nodes: k8s.V1Node;
   csinodes: k8s.V1CSINode;
+  volumesnapshotcontents: SnapshotContentObject;
+  volumesnapshotclasses: SnapshotClassObject;
+  volumesnapshots: VolumeSnapshotObject;
 }
 export type Resource = keyof WatchedObjects;
 
@@ -71,6 +74,8 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
     *keys(type, pvc, ctx) {
       if (type === 'delete') yield* claimDeleted(pvc, ctx.ownership);
       else yield* claimOffers([pvc], ctx);
+      // Claims cloning this one carry it as context.
+      if (ctx.ready()) yield* claimOffers(dependentClaims(ctx, pvc.metadata?.namespace ?? '', 'PersistentVolumeClaim', '', pvc.metadata?.name ?? ''), ctx);
     },
     resync: (pvc, ctx) => claimOffers([pvc], ctx),
   },
@@ -84,6 +89,9 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
       if (type !== 'delete' && isOurVolume(pv, ctx.ownership)) yield { key: ItemKeys.volume(name) };
       // Its attachments carry the PV as context (attach is refused while it is being deleted).
       if (!ctx.ready()) return;
+      // So do the clones of its claim.
+      const ref = pv.spec?.claimRef;
+      if (ref?.namespace && ref.name) yield* claimOffers(dependentClaims(ctx, ref.namespace, 'PersistentVolumeClaim', '', ref.name), ctx);
       const attachments = ctx.dependents.attachmentsOf(name).map((vaName) => ctx.caches.volumeattachments.get(vaName));
       yield* attachmentOffers(attachments, ctx);
     },
@@ -137,7 +145,66 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
       if (ctx.ready()) yield* nodeDependents(csiNode.metadata?.name ?? '', ctx);
     },
   },
+  volumesnapshotcontents: {
+    path: `/apis/${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}/volumesnapshotcontents`,
+    list: (clients, page) => listSnapshotObjects<SnapshotContentObject>(clients, 'volumesnapshotcontents', page),
+    news: snapshotContentNews,
+    *keys(type, content, ctx) {
+      if (type !== 'delete' && isOurContent(content, ctx.ownership.driver)) yield { key: ItemKeys.snapshotContent(content.metadata?.name ?? '') };
+      // Claims restoring from its VolumeSnapshot carry it as context.
+      const ref = content.spec?.volumeSnapshotRef;
+      if (ctx.ready() && ref?.namespace && ref.name) yield* claimOffers(dependentClaims(ctx, ref.namespace, 'VolumeSnapshot', SNAPSHOT_API_GROUP, ref.name), ctx);
+    },
+    resync: (content, ctx) =>
+      isOurContent(content, ctx.ownership.driver) && !isSettledContent(content) ? [{ key: ItemKeys.snapshotContent(content.metadata?.name ?? '') }] : [],
+  },
+  volumesnapshotclasses: {
+    path: `/apis/${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}/volumesnapshotclasses`,
+    list: (clients, page) => listSnapshotObjects<SnapshotClassObject>(clients, 'volumesnapshotclasses', page),
+    news: (object) => object,
+    *keys(_type, snapshotClass, ctx) {
+      if (!ctx.ready()) return;
+      const name = snapshotClass.metadata?.name;
+      for (const content of ctx.caches.volumesnapshotcontents.list()) {
+        if (content.spec?.volumeSnapshotClassName === name && isOurContent(content, ctx.ownership.driver) && !isSettledContent(content)) {
+          yield { key: ItemKeys.snapshotContent(content.metadata?.name ?? '') };
+        }
+      }
+    },
+  },
+  volumesnapshots: {
+    path: `/apis/${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}/volumesnapshots`,
+    list: (clients, page) => listSnapshotObjects<VolumeSnapshotObject>(clients, 'volumesnapshots', page),
+    news: (object) => object,
+    *keys(_type, snapshot, ctx) {
+      if (ctx.ready()) yield* claimOffers(dependentClaims(ctx, snapshot.metadata?.namespace ?? '', 'VolumeSnapshot', SNAPSHOT_API_GROUP, snapshot.metadata?.name ?? ''), ctx);
+    },
+  },
 };
+
+/**
+ * A snapshot resource's list. A cluster without the snapshot CRDs answers 404: that is a
+ * cluster with no snapshots, so the list is empty (and the informer keeps trying, so CRDs
+ * installed later are picked up) rather than a forwarder that never becomes ready.
+ */
+async function listSnapshotObjects<T extends k8s.KubernetesObject>(clients: KubeClients, plural: string, page: ListPage): Promise<k8s.KubernetesListObject<T>> {
+  try {
+    return (await clients.custom.listClusterCustomObject({ group: SNAPSHOT_API_GROUP, version: SNAPSHOT_API_VERSION, plural, ...page })) as k8s.KubernetesListObject<T>;
+  } catch (err) {
+    if (isApiError(err, 404)) return { apiVersion: `${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}`, kind: 'List', metadata: {}, items: [] };
+    throw err;
+  }
+}
+
+/** The cached claims in `namespace` whose data source is the object `kind`/`name` of `apiGroup` (core: ''). */
+function dependentClaims(ctx: WatchContext, namespace: string, kind: string, apiGroup: string, name: string): k8s.V1PersistentVolumeClaim[] {
+  if (!namespace || !name) return [];
+  return ctx.caches.persistentvolumeclaims.list(namespace).filter((pvc) => {
+    if (pvc.metadata?.namespace !== namespace) return false;
+    const ref = sourceRef(pvc);
+    return ref?.kind === kind && (ref.apiGroup ?? '') === apiGroup && ref.name === name && (!ref.namespace || ref.namespace === namespace);
+  });
+}
 
 /** Every watched resource, in the order of the table. */
 export const RESOURCES = Object.keys(WATCHES) as Resource[];

@@ -6,7 +6,7 @@
  * finalizer is there, the object is gone), so a replayed response changes nothing.
  */
 import { PatchStrategy, setHeaderOptions, type StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
-import type { ObjectRef, Write } from '../contract/index.js';
+import { SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type ObjectRef, type Write } from '../contract/index.js';
 import type { KubeClients } from './clients.js';
 import { describeError, isApiError } from './errors.js';
 import { EventCorrelator, recordEvent } from './events.js';
@@ -84,6 +84,10 @@ async function applyWrite(context: Context, write: Write): Promise<void> {
       return removePvcAnnotation(context, write);
     case 'setAnnotation':
       return setAnnotation(context, write);
+    case 'removeAnnotation':
+      return removeAnnotation(context, write);
+    case 'updateVolumeSnapshotContentStatus':
+      return updateSnapshotContentStatus(context, write);
     case 'createEvent':
       return recordEvent(core, write, { component: context.component, correlator: context.correlator });
   }
@@ -134,8 +138,16 @@ function access(clients: KubeClients, ref: ObjectRef): ObjectAccess {
         read: () => readMeta(() => storage.readVolumeAttachment({ name })),
         patch: (ops) => storage.patchVolumeAttachment({ name, body: ops }),
       };
+    case 'VolumeSnapshotContent':
+      return {
+        read: () => readMeta(() => clients.custom.getClusterCustomObject({ ...SNAPSHOT_CONTENTS, name }) as Promise<{ metadata?: object }>),
+        patch: (ops) =>
+          clients.custom.patchClusterCustomObject({ ...SNAPSHOT_CONTENTS, name, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)),
+      };
   }
 }
+
+const SNAPSHOT_CONTENTS = { group: SNAPSHOT_API_GROUP, version: SNAPSHOT_API_VERSION, plural: 'volumesnapshotcontents' } as const;
 
 /**
  * Read, compute a guarded JSON patch, send it; on 409/422 (someone else wrote in between, so
@@ -197,6 +209,49 @@ function setAnnotation(context: Context, write: Extract<Write, { op: 'setAnnotat
   });
 }
 
+function removeAnnotation(context: Context, write: Extract<Write, { op: 'removeAnnotation' }>): Promise<void> {
+  return guardedPatch(context, write.target, (meta) => {
+    if (!meta.annotations || !(write.key in meta.annotations)) return undefined;
+    return [
+      { op: 'test' as const, path: '/metadata/uid', value: write.target.uid },
+      { op: 'remove' as const, path: `/metadata/annotations/${escapePointerToken(write.key)}` },
+    ];
+  });
+}
+
+/**
+ * Merge patch of the content's status subresource. A snapshot handle is never replaced by
+ * another: the write is skipped when the content already records a different snapshot (two
+ * requests that raced both answer, and the first recorded stays the content's). The read and
+ * the patch are tied by resourceVersion, so a handle written in between fails the patch (409),
+ * and the check is made again.
+ */
+async function updateSnapshotContentStatus(context: Context, write: Extract<Write, { op: 'updateVolumeSnapshotContentStatus' }>): Promise<void> {
+  const { custom } = context.clients;
+  for (let attempt = 1; ; attempt++) {
+    let current: { metadata?: { uid?: string; resourceVersion?: string }; status?: { snapshotHandle?: string | null } };
+    try {
+      current = (await custom.getClusterCustomObject({ ...SNAPSHOT_CONTENTS, name: write.name })) as typeof current;
+    } catch (err) {
+      if (isApiError(err, 404)) return;
+      throw err;
+    }
+    if (current.metadata?.uid !== write.uid) return; // a namesake: not ours to update
+    const recorded = current.status?.snapshotHandle;
+    if (write.status.snapshotHandle && recorded && recorded !== write.status.snapshotHandle) return;
+    try {
+      await custom.patchClusterCustomObjectStatus(
+        { ...SNAPSHOT_CONTENTS, name: write.name, body: { metadata: { resourceVersion: current.metadata?.resourceVersion }, status: write.status } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      return;
+    } catch (err) {
+      if (isApiError(err, 404)) return;
+      if (!isApiError(err, 409) || attempt >= context.retries) throw err;
+    }
+  }
+}
+
 async function updateVolumeAttachmentStatus(
   storage: StorageV1Api,
   write: Extract<Write, { op: 'updateVolumeAttachmentStatus' }>,
@@ -231,7 +286,10 @@ function describeTarget(write: Write): string {
     case 'removePvcAnnotation':
       return `PersistentVolumeClaim/${write.namespace}/${write.name} ${write.annotation}`;
     case 'setAnnotation':
+    case 'removeAnnotation':
       return `${write.target.kind}/${write.target.name} ${write.key}`;
+    case 'updateVolumeSnapshotContentStatus':
+      return `VolumeSnapshotContent/${write.name}`;
     case 'createEvent':
       return `Event ${write.reason} on ${write.involvedObject.kind}/${write.involvedObject.name}`;
   }

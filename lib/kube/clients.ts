@@ -1,14 +1,15 @@
 /** Building client-node clients, in the cluster (ServiceAccount) or from a server URL. */
-import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 
-/** The two API groups every write in the contract goes through. */
+/** The API groups every write in the contract goes through; `custom` for `snapshot.storage.k8s.io`. */
 export interface KubeClients {
   core: CoreV1Api;
   storage: StorageV1Api;
+  custom: CustomObjectsApi;
 }
 
 export function kubeClientsFromConfig(kc: KubeConfig): KubeClients {
-  return { core: kc.makeApiClient(CoreV1Api), storage: kc.makeApiClient(StorageV1Api) };
+  return { core: kc.makeApiClient(CoreV1Api), storage: kc.makeApiClient(StorageV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
 }
 
 export interface KubeServerOptions {

@@ -2,7 +2,7 @@
  * The Events volhook records, with the reasons and messages external-provisioner uses, so
  * `kubectl describe` reads as it does with the reference stack.
  */
-import type { PersistentVolume, PersistentVolumeClaim, Write } from '../contract/index.js';
+import { SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type PersistentVolume, type PersistentVolumeClaim, type VolumeSnapshotContent, type Write } from '../contract/index.js';
 
 export const EventReasons = {
   provisioning: 'Provisioning',
@@ -11,6 +11,12 @@ export const EventReasons = {
   volumeFailedDelete: 'VolumeFailedDelete',
   /** volhook's own: the disk of a claim that no longer needs it was deleted, and why. */
   volumeDeleted: 'VolumeDeleted',
+  /** The csi-snapshotter sidecar's, on a VolumeSnapshotContent. */
+  snapshotCreationFailed: 'SnapshotCreationFailed',
+  snapshotContentCheckFailed: 'SnapshotContentCheckandUpdateFailed',
+  snapshotDeleteError: 'SnapshotDeleteError',
+  /** volhook's own, on a claim restored from a snapshot that is not ready yet. */
+  snapshotNotReady: 'SnapshotNotReady',
 } as const;
 
 type EventType = 'Normal' | 'Warning';
@@ -29,4 +35,15 @@ export function pvcEvent(pvc: PersistentVolumeClaim, type: EventType, reason: st
 export function pvEvent(pv: PersistentVolume, type: EventType, reason: string, message: string): Write {
   const { name, uid } = pv.metadata;
   return { op: 'createEvent', involvedObject: { kind: 'PersistentVolume', apiVersion: 'v1', name, uid }, type, reason, message };
+}
+
+export function contentEvent(content: VolumeSnapshotContent, type: EventType, reason: string, message: string): Write {
+  const { name, uid } = content.metadata;
+  return {
+    op: 'createEvent',
+    involvedObject: { kind: 'VolumeSnapshotContent', apiVersion: `${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}`, name, uid },
+    type,
+    reason,
+    message,
+  };
 }

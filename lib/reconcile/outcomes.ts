@@ -18,6 +18,8 @@ export const Requeue = {
   detaching: 2,
   /** IncorrectState and the like: the volume is between states. */
   inTransition: 5,
+  /** A snapshot is `pending` for minutes (EC2 copies the changed blocks to S3). */
+  snapshotPending: 15,
   /** Waiting on Kubernetes (a StorageClass, a VolumeAttachment to go away). */
   waitForCluster: 10,
   /** Anything unexpected: a bug or an outage, not the object's fault. */
@@ -37,6 +39,12 @@ const EC2_ACTION: Record<Ec2Verb, string> = {
   findDiskByName: 'DescribeVolumes',
   getDisk: 'DescribeVolumes',
   getInstance: 'DescribeInstances',
+  copyDisk: 'CopyVolumes',
+  createSnapshot: 'CreateSnapshot',
+  deleteSnapshot: 'DeleteSnapshot',
+  enableFastSnapshotRestores: 'EnableFastSnapshotRestores',
+  findSnapshotsByName: 'DescribeSnapshots',
+  getSnapshot: 'DescribeSnapshots',
 };
 
 /**

@@ -11,10 +11,11 @@ import {
   type StorageClass,
   type Write,
 } from '../contract/index.js';
-import type { CreateDiskRequest, Zone } from '../ec2/types.js';
+import type { CopyDiskRequest, CreateDiskRequest, Zone } from '../ec2/types.js';
 import { awsRegionFromZones, provisioningClass, TranslationError, type ProvisioningClass } from '../migration/index.js';
 import { ParameterError, volumeSpecFor, type VolumeSpec } from '../storageclass/index.js';
 import type { ReconcileContext } from './context.js';
+import { classifyReference, resolveSource, sourceReference, type SourceKind, type VolumeSource } from './data-source.js';
 import { EventReasons, pvcEvent } from './events.js';
 import { Requeue } from './outcomes.js';
 import { done, failed, requeue, type Settled } from './plan.js';
@@ -35,9 +36,13 @@ export interface ProvisionJob {
   /** With WaitForFirstConsumer, the selected-node annotation goes when the zone is full. */
   waitForFirstConsumer: boolean;
   request: CreateDiskRequest;
+  /** What the volume is made from: a snapshot (restore, `request.snapshotId` set) or a volume (clone). */
+  source?: VolumeSource;
+  /** A clone: the CopyVolumes request, made instead of `request`. */
+  copy?: CopyDiskRequest;
 }
 
-type JobContext = Pick<ReconcileContext, 'clusterId' | 'registration' | 'provisionerName'>;
+type JobContext = Pick<ReconcileContext, 'clusterId' | 'registration' | 'provisionerName' | 'driverName'>;
 
 /** The claim's zone depends on zone IDs: call again with the Region's zones (the gateway's `zones()`). */
 export interface NeedsZones {
@@ -74,14 +79,17 @@ export function prepareProvision(
   if ('error' in provisioning) return refuse('InvalidStorageClass', `failed to translate storage class: ${provisioning.error}`);
   const { storageClass, migratedFrom } = provisioning;
 
-  // Never an empty disk for a claim that asked for content: a clone provisioned blank would
-  // be reported as a success.
-  const source = dataSourceOf(pvc);
-  if (source) {
-    return refuse(
-      'DataSourceNotSupported',
-      `the claim's data source ${source} is not supported yet: volhook provisions empty volumes only (no restore from a VolumeSnapshot, no clone of a PersistentVolumeClaim)`,
-    );
+  // Never an empty disk for a claim that asked for content: a data source is restored,
+  // cloned, or refused naming it.
+  const reference = sourceReference(pvc);
+  let sourceKind: SourceKind | undefined;
+  if (reference) {
+    const classified = classifyReference(pvc, reference);
+    if ('refused' in classified) return refuse('DataSourceNotSupported', classified.refused);
+    if (migratedFrom) {
+      return refuse('DataSourceNotSupported', `the claim's data source ${dataSourceOf(pvc) ?? ''} is not supported for the in-tree class "${className}" (${migratedFrom}); use a class of ${ctx.provisionerName}`);
+    }
+    sourceKind = classified.kind;
   }
   if (pvc.spec.selector) return refuse('SelectorNotSupported', 'claim Selector is not supported');
   // Before the parameters: `outpostArn` is refused as an Outpost, not as an unknown key.
@@ -99,6 +107,7 @@ export function prepareProvision(
       pvcName: pvc.metadata.name,
       pvcNamespace: pvc.metadata.namespace,
       pvName,
+      fromSnapshot: sourceKind === 'VolumeSnapshot',
     });
   } catch (error) {
     if (error instanceof ParameterError) return refuse('InvalidParameter', `invalid parameter ${error.message}`);
@@ -116,7 +125,15 @@ export function prepareProvision(
     return refuse('NotAllowed', `${spec.sizeGiB} GiB is more than cluster "${clusterId}" allows (maxSizeGiB ${registration.maxSizeGiB})`);
   }
 
-  const zone = chooseZone(item, storageClass, registration.allowedZones, regionZones);
+  let source: VolumeSource | undefined;
+  if (reference && sourceKind) {
+    const wait = (message: string) => requeue(Requeue.waitForCluster, message, [provisioningFailed(pvc, className, message)]);
+    const resolved = resolveSource(item, sourceKind, reference, { driverName: ctx.driverName }, refuse, wait);
+    if ('verdict' in resolved) return resolved;
+    source = resolved;
+  }
+
+  const zone = chooseZone(item, storageClass, registration.allowedZones, regionZones, source?.kind === 'clone' ? source.zone : undefined);
   switch (zone.kind) {
     case 'wait':
       return done();
@@ -148,6 +165,8 @@ export function prepareProvision(
 
   const request: CreateDiskRequest = {
     name: pvName,
+    ...(source?.kind === 'snapshot' && { snapshotId: source.snapshotId }),
+    ...(source?.kind === 'snapshot' && spec.initializationRate !== undefined && { initializationRate: spec.initializationRate }),
     zone: zone.zone,
     sizeGiB: spec.sizeGiB,
     type: spec.type,
@@ -166,7 +185,33 @@ export function prepareProvision(
       extraTags: registration.extraTags,
     }),
   };
-  return { job: { pvc, storageClass, className, ...(migratedFrom && { migratedFrom }), pvName, spec, waitForFirstConsumer, request } };
+  const copy: CopyDiskRequest | undefined =
+    source?.kind === 'clone'
+      ? {
+          name: pvName,
+          sourceVolumeId: source.sourceVolumeId,
+          sizeGiB: request.sizeGiB,
+          type: request.type,
+          ...(request.iops !== undefined && { iops: request.iops }),
+          ...(request.throughput !== undefined && { throughput: request.throughput }),
+          ...(request.multiAttach !== undefined && { multiAttach: request.multiAttach }),
+          tags: request.tags,
+        }
+      : undefined;
+  return {
+    job: {
+      pvc,
+      storageClass,
+      className,
+      ...(migratedFrom && { migratedFrom }),
+      pvName,
+      spec,
+      waitForFirstConsumer,
+      request,
+      ...(source && { source }),
+      ...(copy && { copy }),
+    },
+  };
 }
 
 /**

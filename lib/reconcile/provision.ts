@@ -14,7 +14,7 @@ import {
   pvNameForClaim,
   type PersistentVolumeClaimItem,
 } from '../contract/index.js';
-import type { Disk, Ec2Error } from '../ec2/types.js';
+import type { Disk, Ec2Error, Snapshot } from '../ec2/types.js';
 import { CREATE_FRESHNESS_SECONDS, reconcileClaimRelease } from './claim-deleted.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
@@ -24,25 +24,59 @@ import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
 import { prepareProvision, provisioningFailed, type ProvisionJob } from './provision-job.js';
 import { buildPersistentVolume } from './pv-builder.js';
+import { isOwnedSnapshot } from './snapshot-content.js';
 import { addFinalizer, createPersistentVolume, pvcRef, removeFinalizer, removePvcAnnotation } from './writes.js';
 
-type ProvisionAction = Extract<Ec2Action, { verb: 'createDisk' | 'deleteDisk' }>;
+type ProvisionAction = Extract<Ec2Action, { verb: 'createDisk' | 'deleteDisk' | 'copyDisk' }>;
 
 /** What the cloud says about the claim's disk: the volume tagged with its name, if any. */
 export interface ProvisionObserved {
   disk: Disk | undefined;
+  /** A restore with no disk yet: the snapshot in EC2; null when EC2 has no such snapshot. */
+  snapshot?: Snapshot | null;
   /** This request deleted the claim's failed volume: its replacement waits for the next one. */
   deletedFailed?: boolean;
 }
 
-type Names = { provisionerName: string; driverName: string };
+type Names = { provisionerName: string; driverName: string; clusterId: string };
+
+/**
+ * The one action that makes the claim's volume: CopyVolumes for a clone, CreateVolume
+ * (with the snapshot for a restore) otherwise — never a blank volume for a claim with a source.
+ */
+function makeVolume(job: ProvisionJob): ProvisionAction {
+  return job.copy ? { verb: 'copyDisk', request: job.copy } : { verb: 'createDisk', request: job.request };
+}
+
+/** Pure: a restore's snapshot as EC2 has it, checked before the volume is made; undefined when it will do. */
+export function checkSnapshot(job: ProvisionJob, snapshot: Snapshot | null | undefined, clusterId: string): Settled | undefined {
+  if (job.source?.kind !== 'snapshot') return undefined;
+  const { snapshotId, what } = job.source;
+  const refuse = (reason: string, message: string) => failed(reason, message, Requeue.failed, [provisioningFailed(job.pvc, job.className, message)]);
+  if (!snapshot) return refuse('SnapshotNotFound', `snapshot ${snapshotId} of ${what} does not exist in EC2`);
+  if (!isOwnedSnapshot(snapshot, clusterId)) {
+    return refuse('SnapshotNotOwned', `snapshot ${snapshotId} of ${what} is not owned by cluster "${clusterId}"; volhook restores only its cluster's snapshots`);
+  }
+  if (snapshot.state !== 'completed') {
+    const message = `snapshot ${snapshotId} of ${what} is ${snapshot.state}, not completed yet`;
+    return requeue(Requeue.snapshotPending, message, [pvcEvent(job.pvc, 'Normal', EventReasons.snapshotNotReady, message)]);
+  }
+  // The size is the larger of the request and the snapshot's, as external-provisioner asks:
+  // a request smaller than the snapshot is refused, never silently grown.
+  if (snapshot.sizeGiB > job.request.sizeGiB) {
+    return refuse('SnapshotTooLarge', `requested volume size ${job.request.sizeGiB}Gi is less than the size ${snapshot.sizeGiB}Gi of snapshot ${snapshotId} (${what})`);
+  }
+  return undefined;
+}
 
 /** Pure: the next step for a claim's disk. */
-export function decideProvision(job: ProvisionJob, { disk, deletedFailed }: ProvisionObserved, names: Names): Plan<ProvisionAction> {
+export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapshot }: ProvisionObserved, names: Names): Plan<ProvisionAction> {
   const { pvc } = job;
   if (!disk) {
+    const refused = checkSnapshot(job, snapshot, names.clusterId);
+    if (refused) return refused;
     const message = `External provisioner is provisioning volume for claim ${pvc.metadata.namespace}/${pvc.metadata.name}`;
-    return act({ verb: 'createDisk', request: job.request }, [pvcEvent(pvc, 'Normal', EventReasons.provisioning, message)]);
+    return act(makeVolume(job), [pvcEvent(pvc, 'Normal', EventReasons.provisioning, message)]);
   }
   switch (disk.state) {
     case 'creating':
@@ -82,7 +116,7 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed }: Prov
         return failed('VolumeCreationFailed', message, Requeue.failed);
       }
       // Under a new ClientToken: the gateway derives it from the failed volume's ID.
-      return act({ verb: 'createDisk', request: job.request });
+      return act(makeVolume(job));
     }
   }
 }
@@ -91,9 +125,11 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed }: Prov
 export function refusedProvision(job: ProvisionJob, action: ProvisionAction, error: Ec2Error, verdict: Verdict): Settled {
   if (verdict.outcome !== 'failed') return { writes: [], verdict };
   const message =
-    action.verb === 'createDisk' && error.kind === 'notFound'
-      ? `the volume vanished right after it was created (e.g. a KMS key it may not use): ${verdict.message}`
-      : verdict.message;
+    action.verb !== 'deleteDisk' && error.kind === 'notFound' && job.source
+      ? `the source of ${job.source.what} (or the new volume) does not exist: ${verdict.message}`
+      : action.verb === 'createDisk' && error.kind === 'notFound'
+        ? `the volume vanished right after it was created (e.g. a KMS key it may not use): ${verdict.message}`
+        : verdict.message;
   // Out of capacity in the selected node's zone: let the scheduler try a node elsewhere.
   const reschedule = error.kind === 'capacity' && job.waitForFirstConsumer;
   return failed(verdict.reason, message, verdict.requeueAfterSeconds, [
@@ -128,10 +164,15 @@ export async function reconcileProvision(item: PersistentVolumeClaimItem, scope:
     return requeue(Requeue.recorded, `the request was signed ${Math.round(age)} s ago; a volume is created only from a request at most ${CREATE_FRESHNESS_SECONDS} s old`);
   }
   return converge<ProvisionObserved, ProvisionAction>({
-    observe: async () => ({ disk: await scope.ec2.findDiskByName(job.pvName) }),
+    observe: async () => {
+      const disk = await scope.ec2.findDiskByName(job.pvName);
+      if (disk || job.source?.kind !== 'snapshot') return { disk };
+      return { disk, snapshot: (await scope.ec2.getSnapshot(job.source.snapshotId)) ?? null };
+    },
     decide: (observed) => decideProvision(job, observed, scope),
     perform: async (action, observed) => {
       if (action.verb === 'createDisk') return { disk: await scope.ec2.createDisk(action.request) };
+      if (action.verb === 'copyDisk') return { disk: await scope.ec2.copyDisk(action.request) };
       await scope.ec2.deleteDisk(action.volumeId);
       return { disk: deleting(observed.disk), deletedFailed: true };
     },

@@ -21,6 +21,8 @@ export const pvRef = (pv: HasMetadata): ObjectRef => ({ kind: 'PersistentVolume'
 
 export const vaRef = (va: HasMetadata): ObjectRef => ({ kind: 'VolumeAttachment', name: va.metadata.name, uid: va.metadata.uid });
 
+export const contentRef = (content: HasMetadata): ObjectRef => ({ kind: 'VolumeSnapshotContent', name: content.metadata.name, uid: content.metadata.uid });
+
 export const pvcRef = (pvc: HasMetadata): ObjectRef => ({
   kind: 'PersistentVolumeClaim',
   name: pvc.metadata.name,
@@ -66,6 +68,12 @@ export const removePvcAnnotation = (pvc: PersistentVolumeClaim, annotation: stri
 export function ensureAnnotation(object: HasMetadata, target: ObjectRef, key: string, value: string): Write[] {
   if (object.metadata.annotations?.[key] === value) return [];
   return [{ op: 'setAnnotation', target: { ...target, uid: object.metadata.uid }, key, value }];
+}
+
+/** removeAnnotation when `object` carries `key`, else nothing. */
+export function dropAnnotation(object: HasMetadata, target: ObjectRef, key: string): Write[] {
+  if (!(key in (object.metadata.annotations ?? {}))) return [];
+  return [{ op: 'removeAnnotation', target: { ...target, uid: object.metadata.uid }, key }];
 }
 
 /**

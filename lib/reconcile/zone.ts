@@ -135,6 +135,8 @@ export function chooseZone(
   storageClass: StorageClass,
   allowedZones: readonly string[],
   regionZones?: readonly Zone[],
+  /** A clone's source volume's zone: the only zone the clone can be in (CopyVolumes copies in place). */
+  sourceZone?: string,
 ): ZoneChoice {
   const placement = readPlacement(storageClass);
   if (placement.kind === 'unsupported') return placement;
@@ -165,7 +167,14 @@ export function chooseZone(
       return { kind: 'none', message: `node "${node.name}" has no zone label (${ZONE_LABELS.join(', ')}) and no aws:/// providerID${byId}` };
     }
     if (!permitted(zone)) return { kind: 'none', message: `zone ${zone} of node "${node.name}" is not allowed ${whereAllowed(allowed, allowedZones)}` };
+    if (sourceZone !== undefined && zone !== sourceZone) {
+      return { kind: 'none', message: `the clone's source volume is in zone ${sourceZone}, but the selected node "${node.name}" is in zone ${zone}: a clone is made in its source's zone` };
+    }
     return { kind: 'zone', zone };
+  }
+  if (sourceZone !== undefined) {
+    if (permitted(sourceZone)) return { kind: 'zone', zone: sourceZone };
+    return { kind: 'none', message: `the clone's source volume is in zone ${sourceZone}, which is not allowed ${whereAllowed(allowed, allowedZones)}` };
   }
 
   const offered = [...new Set(allowed?.zones ?? item.clusterZones)];

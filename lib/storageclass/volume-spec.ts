@@ -38,6 +38,8 @@ export interface VolumeSpec {
    * `ebs.csi.aws.com/AllowAutoIOPSIncreaseOnModify`): reserved keys, written by volhook.
    */
   driverTags: Record<string, string>;
+  /** CreateVolume's `VolumeInitializationRate` (MiB/s), for a volume restored from a snapshot only. */
+  initializationRate?: number;
 }
 
 export interface VolumeSpecInput {
@@ -50,6 +52,8 @@ export interface VolumeSpecInput {
   pvcName: string;
   pvcNamespace: string;
   pvName: string;
+  /** The volume is restored from a snapshot (`volumeInitializationRate` applies). */
+  fromSnapshot?: boolean;
 }
 
 /**
@@ -73,7 +77,8 @@ export function volumeSpecFor(input: VolumeSpecInput): VolumeSpec {
   const throughput = resolveThroughput(params, type, iops);
   const kmsKeyId = params.get('kmsKeyId')?.value || undefined;
   const filesystem = filesystemFor(params, input.volumeMode);
-  const volumeAttributes = { ...filesystem.volumeAttributes, ...initializationFor(params) };
+  const initialization = initializationFor(params, input.fromSnapshot ?? false);
+  const volumeAttributes = { ...filesystem.volumeAttributes, ...initialization.volumeAttributes };
   const tags = tagsFrom(params.tagSpecifications, {
     PVCName: input.pvcName,
     PVCNamespace: input.pvcNamespace,
@@ -94,6 +99,7 @@ export function volumeSpecFor(input: VolumeSpecInput): VolumeSpec {
     volumeAttributes,
     tags,
     driverTags,
+    ...(initialization.rate !== undefined && { initializationRate: initialization.rate }),
   };
 }
 

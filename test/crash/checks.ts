@@ -8,7 +8,7 @@
  * attached without a VolumeAttachment.
  */
 import type { KubeObject } from '../../lib/local/kube/index.js';
-import type { Volume } from '../../lib/local/ec2/index.js';
+import type { Snapshot as Ec2Snapshot, Volume } from '../../lib/local/ec2/index.js';
 import type { Oracle } from './oracle.js';
 import type { ClassSpec, World } from './world.js';
 
@@ -16,6 +16,14 @@ export interface TrackedClaim {
   name: string;
   class: ClassSpec;
   uid?: string;
+  /** The scenario deleted it. */
+  deleted: boolean;
+}
+
+export interface TrackedSnapshot {
+  name: string;
+  policy: 'Delete' | 'Retain';
+  uid: string;
   /** The scenario deleted it. */
   deleted: boolean;
 }
@@ -78,6 +86,14 @@ const tag = (v: Volume, key: string) => v.tags.find((t) => t.key === key)?.value
 const isGone = (v: Volume) => v.state === 'deleting' || v.state === 'deleted';
 const claimsOf = (pod: Pod) => (pod.spec?.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim?.claimName ? [v.persistentVolumeClaim.claimName] : []));
 
+export interface Content extends KubeObject {
+  spec: { deletionPolicy?: string; volumeSnapshotRef?: { name?: string; uid?: string } };
+  status?: { snapshotHandle?: string | null; readyToUse?: boolean | null };
+}
+interface VolumeSnapshot extends KubeObject {
+  status?: { readyToUse?: boolean; boundVolumeSnapshotContentName?: string };
+}
+
 export interface Snapshot {
   claims: Claim[];
   pods: Pod[];
@@ -85,6 +101,10 @@ export interface Snapshot {
   vas: Va[];
   /** Volumes tagged for the cluster, in any state. */
   volumes: Volume[];
+  volumeSnapshots: VolumeSnapshot[];
+  contents: Content[];
+  /** EBS snapshots tagged for the cluster. */
+  ebsSnapshots: Ec2Snapshot[];
 }
 
 export function snapshot(world: World): Snapshot {
@@ -95,7 +115,41 @@ export function snapshot(world: World): Snapshot {
     pvs: world.store.list('persistentvolumes').items as Pv[],
     vas: world.store.list('volumeattachments').items as Va[],
     volumes: world.sim.volumes().filter((v) => tag(v, owner) === 'owned'),
+    volumeSnapshots: world.store.list('volumesnapshots').items as VolumeSnapshot[],
+    contents: world.store.list('volumesnapshotcontents').items as Content[],
+    ebsSnapshots: world.sim.snapshots().filter((v) => v.tags.find((t) => t.key === owner)?.value === 'owned'),
   };
+}
+
+/** The content that names an EBS snapshot: by its recorded handle, or by the name tag (`CSIVolumeSnapshotName`). */
+export function contentOf(s: Pick<Snapshot, 'contents'>, snapshot: Ec2Snapshot): Content | undefined {
+  const name = snapshot.tags.find((t) => t.key === 'CSIVolumeSnapshotName')?.value;
+  return s.contents.find((c) => c.status?.snapshotHandle === snapshot.id) ?? s.contents.find((c) => c.metadata.name === name);
+}
+
+/** What is not as it should be for the VolumeSnapshots. `final`: they have all been deleted. */
+export function snapshotProblems(s: Snapshot, snapshots: readonly TrackedSnapshot[]): string[] {
+  const problems: string[] = [];
+  for (const v of snapshots) {
+    const vs = s.volumeSnapshots.find((x) => x.metadata.uid === v.uid);
+    const contents = s.contents.filter((c) => c.spec.volumeSnapshotRef?.uid === v.uid);
+    if (!v.deleted) {
+      if (vs?.status?.readyToUse !== true) problems.push(`VolumeSnapshot ${v.name} is not ready to use`);
+      continue;
+    }
+    if (vs) {
+      problems.push(`deleted VolumeSnapshot ${v.name} is stuck terminating (finalizers: ${(vs.metadata.finalizers ?? []).join(', ') || 'none'})`);
+      continue;
+    }
+    if (v.policy === 'Delete') {
+      for (const c of contents) problems.push(`deleted VolumeSnapshot ${v.name} (Delete): its content ${c.metadata.name} is still there`);
+      for (const e of s.ebsSnapshots) {
+        const name = e.tags.find((t) => t.key === 'CSIVolumeSnapshotName')?.value ?? '';
+        if (name.endsWith(v.uid) && !e.deleteRequested) problems.push(`deleted VolumeSnapshot ${v.name} (Delete): its EBS snapshot ${e.id} is ${e.state}`);
+      }
+    }
+  }
+  return problems;
 }
 
 /** Names a volume for humans: the claim it was made for. */
@@ -110,9 +164,9 @@ function nodeOf(world: World, instanceId: string): string {
 }
 
 /** What is not as it should be, now. `final`: everything has been deleted. */
-export function convergenceProblems(world: World, tracked: readonly TrackedClaim[], final: boolean): string[] {
+export function convergenceProblems(world: World, tracked: readonly TrackedClaim[], final: boolean, snapshots: readonly TrackedSnapshot[] = []): string[] {
   const s = snapshot(world);
-  const problems: string[] = [];
+  const problems: string[] = snapshotProblems(s, snapshots);
   const livePodsUsing = (claim: string) => s.pods.filter((p) => claimsOf(p).includes(claim));
 
   for (const c of tracked) {
@@ -196,8 +250,8 @@ export function convergenceProblems(world: World, tracked: readonly TrackedClaim
 }
 
 /** Convergence problems plus attachments no VolumeAttachment names: empty once all is settled. */
-export function unsettled(world: World, tracked: readonly TrackedClaim[], final: boolean): string[] {
-  return [...convergenceProblems(world, tracked, final), ...attachedWithoutVa(world, snapshot(world), tracked)];
+export function unsettled(world: World, tracked: readonly TrackedClaim[], final: boolean, snapshots: readonly TrackedSnapshot[] = []): string[] {
+  return [...convergenceProblems(world, tracked, final, snapshots), ...attachedWithoutVa(world, snapshot(world), tracked)];
 }
 
 /** Attachments in EC2 (attaching, attached, detaching…) that no VolumeAttachment names. */
@@ -236,6 +290,17 @@ export function finalVerdict(world: World, tracked: readonly TrackedClaim[], ora
     else if ((pv.spec.persistentVolumeReclaimPolicy ?? 'Retain') === 'Delete' && !claimUids.has(pv.spec.claimRef?.uid ?? '')) {
       note('leaked', `disk ${volumeLabel(tracked, v)} is ${v.state}; its claim is gone and its Delete PV is ${pv.status?.phase ?? '?'}${pv.metadata.deletionTimestamp ? ' (terminating)' : ''}`);
     }
+  }
+  for (const e of s.ebsSnapshots) {
+    if (e.deleteRequested) continue;
+    const content = contentOf(s, e);
+    if (!content) note('leaked', `EBS snapshot ${e.id} (${e.state}) and no VolumeSnapshotContent names it`);
+    else if ((content.spec.deletionPolicy ?? 'Delete') === 'Delete' && content.metadata.deletionTimestamp) {
+      note('leaked', `EBS snapshot ${e.id} (${e.state}); its Delete content ${content.metadata.name} is being deleted`);
+    }
+  }
+  for (const [name, ids] of oracle.createdSnapshots) {
+    if (ids.size > 1) note('duplicate', `${ids.size} EBS snapshots created for ${name}: ${[...ids].join(', ')}`);
   }
   for (const [name, ids] of oracle.created) {
     if (ids.size > 1) {

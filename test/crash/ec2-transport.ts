@@ -8,7 +8,9 @@
 import type { Ec2Response, Ec2Simulator, Volume } from '../../lib/local/ec2/index.js';
 
 /** The EC2 actions that change something. */
-export const MUTATIONS = ['CreateVolume', 'AttachVolume', 'DetachVolume', 'DeleteVolume'] as const;
+export const MUTATIONS = ['CreateVolume', 'AttachVolume', 'DetachVolume', 'DeleteVolume', 'CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes'] as const;
+/** The mutations of snapshots, restores and clones (a restore is a CreateVolume). */
+export const DATA_MUTATIONS: readonly Mutation[] = ['CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes'];
 export type Mutation = (typeof MUTATIONS)[number];
 
 export function isMutation(action: string): action is Mutation {
@@ -53,7 +55,7 @@ export function simulatorTransport(sim: Ec2Simulator, observe: Ec2CallObserver) 
     async handle(request: SdkHttpRequest) {
       const params = new URLSearchParams(bodyText(request.body));
       const action = params.get('Action') ?? '';
-      const volumeId = isMutation(action) ? params.get('VolumeId') : null;
+      const volumeId = isMutation(action) ? (params.get('VolumeId') ?? params.get('SourceVolumeId')) : null;
       const volumeBefore = volumeId ? sim.volume(volumeId) : undefined;
       const response = await sim.call(Object.fromEntries(params));
       if (observe({ action, params, response, ...(volumeBefore ? { volumeBefore } : {}) })) throw lostAnswerError(action);
@@ -83,7 +85,12 @@ export function createVolumeTags(params: URLSearchParams): Record<string, string
   return tags;
 }
 
-/** The `<volumeId>` of a CreateVolume answer. */
+/** The `<snapshotId>` of a CreateSnapshot answer. */
+export function createdSnapshotId(body: string): string | undefined {
+  return /<snapshotId>(snap-[0-9a-f]+)<\/snapshotId>/.exec(body)?.[1];
+}
+
+/** The `<volumeId>` of a CreateVolume answer (the first in a CopyVolumes answer's volumeSet). */
 export function createdVolumeId(body: string): string | undefined {
   return /<volumeId>(vol-[0-9a-f]+)<\/volumeId>/.exec(body)?.[1];
 }

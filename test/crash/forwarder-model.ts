@@ -29,17 +29,20 @@ import type { V1CSINode, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1
 import * as z from 'zod';
 import { ItemSchema, pvNameForClaim, ReconcileResponseSchema, sign, type ItemInput, type Result, type Write } from '../../lib/contract/index.js';
 import { matchResults } from '../../lib/forwarder/backend-client.js';
-import { attachmentNews, claimNews, fingerprint, volumeNews } from '../../lib/forwarder/changes.js';
+import { isOurContent, isSettledContent } from '../../lib/contract/index.js';
+import { attachmentNews, claimNews, fingerprint, snapshotContentNews, volumeNews } from '../../lib/forwarder/changes.js';
 import { isOurAttachment, isOurClaim, isOurVolume, isSettledAttachment, isSettledVolume, type Ownership } from '../../lib/forwarder/filter.js';
 import {
   buildAttachmentItem,
   buildClaimDeletedItem,
   buildClaimItem,
+  buildSnapshotContentItem,
   buildVolumeItem,
   clusterZones,
   keys,
   type ClusterView,
   type DeletedClaim,
+  type SnapshotContentObject,
 } from '../../lib/forwarder/items.js';
 import { applyWrites, WriteError } from '../../lib/kube/index.js';
 import { claimProvisioner, claimReleasesDisk, reconcileBody, withLivePvCheck } from './compat.js';
@@ -58,7 +61,16 @@ const ERROR_BACKOFF_MS = 1_000;
 const MAX_ROUNDS = 4;
 
 /** The store holds plain JSON; client-node's types describe the same objects (dates as strings). */
-type Resource = 'persistentvolumeclaims' | 'persistentvolumes' | 'volumeattachments' | 'storageclasses' | 'nodes' | 'csinodes';
+type Resource =
+  | 'persistentvolumeclaims'
+  | 'persistentvolumes'
+  | 'volumeattachments'
+  | 'storageclasses'
+  | 'nodes'
+  | 'csinodes'
+  | 'volumesnapshots'
+  | 'volumesnapshotcontents'
+  | 'volumesnapshotclasses';
 
 interface Candidate {
   key: string;
@@ -125,6 +137,10 @@ export class ForwarderModel {
           .filter((va) => va.spec?.source?.persistentVolumeName === pvName)
           .map((va) => va.metadata?.name ?? ''),
       zones: () => clusterZones(this.list<V1Node>('nodes')),
+      claim: (namespace, name) => this.get<V1PersistentVolumeClaim>('persistentvolumeclaims', name, namespace),
+      volumeSnapshot: (namespace, name) => this.get('volumesnapshots', name, namespace),
+      snapshotContent: (name) => this.get('volumesnapshotcontents', name),
+      snapshotClass: (name) => this.get('volumesnapshotclasses', name),
     };
   }
 
@@ -263,6 +279,23 @@ export class ForwarderModel {
         build: () => {
           const now = this.get<V1VolumeAttachment>('volumeattachments', name);
           return now && isOurAttachment(now, ownership) ? buildAttachmentItem(now, this.view, DRIVER) : undefined;
+        },
+      });
+    }
+    for (const content of this.list<SnapshotContentObject>('volumesnapshotcontents')) {
+      const name = content.metadata?.name ?? '';
+      const key = keys.snapshotContent(name);
+      const isChanged = changed(key, fingerprint(snapshotContentNews(content, ownership)));
+      if (!isOurContent(content, DRIVER) || (isSettledContent(content) && !isChanged)) continue;
+      const vs = content.spec?.volumeSnapshotRef?.name ?? name;
+      out.push({
+        key,
+        changed: isChanged,
+        subject: `content of ${vs}`,
+        order: `${vs}/4`,
+        build: () => {
+          const now = this.get<SnapshotContentObject>('volumesnapshotcontents', name);
+          return now && isOurContent(now, DRIVER) ? buildSnapshotContentItem(now, this.view) : undefined;
         },
       });
     }

@@ -150,6 +150,78 @@ describe('crash explorer judges', () => {
   });
 });
 
+describe('crash explorer judges: snapshots', () => {
+  /** An EBS snapshot of a new volume, tagged as volhook tags it (or for another cluster). */
+  async function ebsSnapshot(name: string, cluster = 'crash'): Promise<string> {
+    const volumeId = await volume(`pvc-src-${name}`);
+    const out = await world.sim.call({
+      Action: 'CreateSnapshot',
+      VolumeId: volumeId,
+      'TagSpecification.1.ResourceType': 'snapshot',
+      'TagSpecification.1.Tag.1.Key': 'CSIVolumeSnapshotName',
+      'TagSpecification.1.Tag.1.Value': name,
+      'TagSpecification.1.Tag.2.Key': `kubernetes.io/cluster/${cluster}`,
+      'TagSpecification.1.Tag.2.Value': 'owned',
+    });
+    const id = /<snapshotId>(snap-[0-9a-f]+)<\/snapshotId>/.exec(out.body)?.[1];
+    if (!id) throw new Error(out.body);
+    world.clock.advance(1_000);
+    return id;
+  }
+
+  function content(name: string, policy: 'Delete' | 'Retain', handle?: string, deleting = false) {
+    const created = world.store.create('volumesnapshotcontents', {
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshotContent',
+      metadata: { name, ...(deleting && { finalizers: ['snapshot.storage.kubernetes.io/volumesnapshotcontent-bound-protection'] }) },
+      spec: {
+        driver: 'ebs.csi.aws.com',
+        deletionPolicy: policy,
+        source: { volumeHandle: 'vol-0123456789abcdef0' },
+        volumeSnapshotClassName: 'snap-delete',
+        volumeSnapshotRef: { kind: 'VolumeSnapshot', apiVersion: 'snapshot.storage.k8s.io/v1', namespace: 'default', name: `vs-${name}`, uid: `uid-${name}` },
+      },
+    } as never);
+    if (handle) world.store.updateStatus('volumesnapshotcontents', { ...created, status: { snapshotHandle: handle, readyToUse: true } } as never);
+    if (deleting) world.store.delete('volumesnapshotcontents', name);
+  }
+
+  it("wrongly deleted: a Retain content's snapshot, a recorded one whose content is not being deleted, another cluster's; fine: a Delete content being deleted, an unrecorded younger duplicate", async () => {
+    const retained = await ebsSnapshot('snapcontent-retain');
+    content('snapcontent-retain', 'Retain', retained);
+    const recorded = await ebsSnapshot('snapcontent-live');
+    content('snapcontent-live', 'Delete', recorded);
+    const foreign = await ebsSnapshot('snapcontent-other', 'other');
+    const going = await ebsSnapshot('snapcontent-going');
+    content('snapcontent-going', 'Delete', going, true);
+    const oldest = await ebsSnapshot('snapcontent-dup');
+    const younger = await ebsSnapshot('snapcontent-dup');
+    content('snapcontent-dup', 'Delete');
+    for (const id of [retained, recorded, foreign, going, younger]) oracle.observe(call('DeleteSnapshot', { SnapshotId: id }));
+    expect(oracle.wronglyDeleted).toEqual([
+      expect.stringMatching(new RegExp(`${retained}.*deletion policy Retain`)),
+      expect.stringMatching(new RegExp(`${recorded}.*records it and is not being deleted`)),
+      expect.stringMatching(new RegExp(`${foreign}.*not owned by this cluster`)),
+    ]);
+    oracle.observe(call('DeleteSnapshot', { SnapshotId: oldest }));
+    expect(oracle.wronglyDeleted[3]).toMatch(new RegExp(`${oldest}.*snapshot of content snapcontent-dup`));
+  });
+
+  it('the end: a snapshot no content names is leaked; two CreateSnapshot for one name are a duplicate', async () => {
+    const orphan = await ebsSnapshot('snapcontent-orphan');
+    const kept = await ebsSnapshot('snapcontent-kept');
+    content('snapcontent-kept', 'Retain', kept);
+    const params = { 'TagSpecification.1.Tag.1.Key': 'CSIVolumeSnapshotName', 'TagSpecification.1.Tag.1.Value': 'snapcontent-kept' };
+    oracle.observe(call('CreateSnapshot', params, `<snapshotId>${kept}</snapshotId>`));
+    oracle.observe(call('CreateSnapshot', params, `<snapshotId>${orphan}</snapshotId>`));
+    const verdict = finalVerdict(world, [], oracle, []);
+    // (The snapshots' source volumes, which no PV names, are leaked disks too.)
+    expect(verdict.findings.filter((f) => f.startsWith('leaked: EBS snapshot'))).toEqual([expect.stringContaining(`leaked: EBS snapshot ${orphan}`)]);
+    expect(verdict.findings.filter((f) => f.startsWith('duplicate'))).toEqual([expect.stringContaining(`2 EBS snapshots created for snapcontent-kept`)]);
+    expect(verdict.counts).toMatchObject({ duplicate: 1, wronglyDeleted: 0 });
+  });
+});
+
 function tagsOf(name: string): Record<string, string> {
   return { 'TagSpecification.1.Tag.1.Key': 'CSIVolumeName', 'TagSpecification.1.Tag.1.Value': name };
 }

@@ -13,8 +13,8 @@
  * Only calls EC2 accepted count (an error answer changed nothing); a lost answer does.
  */
 import type { KubeObject } from '../../lib/local/kube/index.js';
-import { createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
-import { diskIdOf, type Pv } from './checks.js';
+import { createdSnapshotId, createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
+import { contentOf, diskIdOf, type Content, type Pv } from './checks.js';
 import type { CrashController } from './crashes.js';
 import type { World } from './world.js';
 
@@ -23,8 +23,10 @@ interface Va extends KubeObject {
 }
 
 export class Oracle {
-  /** CSIVolumeName → IDs of the volumes CreateVolume made for it. */
+  /** CSIVolumeName → IDs of the volumes CreateVolume (or CopyVolumes) made for it. */
   readonly created = new Map<string, Set<string>>();
+  /** CSIVolumeSnapshotName → IDs of the snapshots CreateSnapshot made for it. */
+  readonly createdSnapshots = new Map<string, Set<string>>();
   readonly wronglyDeleted: string[] = [];
   readonly wronglyDetached: string[] = [];
   world?: World;
@@ -42,9 +44,28 @@ export class Oracle {
     if (!isMutation(action) || response.status !== 200) return false;
     const world = this.world;
     if (!world) throw new Error('oracle used before its world was set');
-    const volumeId = action === 'CreateVolume' ? createdVolumeId(response.body) : (params.get('VolumeId') ?? undefined);
+    const volumeId = action === 'CreateVolume' || action === 'CopyVolumes' ? createdVolumeId(response.body) : (params.get('VolumeId') ?? undefined);
     let subject = volumeId ?? '?';
     switch (action) {
+      case 'CreateSnapshot': {
+        const name = createVolumeTags(params).CSIVolumeSnapshotName ?? '(no CSIVolumeSnapshotName)';
+        const id = createdSnapshotId(response.body);
+        if (id) {
+          let ids = this.createdSnapshots.get(name);
+          if (!ids) this.createdSnapshots.set(name, (ids = new Set()));
+          ids.add(id);
+        }
+        subject = `${id ?? '?'} of ${this.describe(volumeId ?? '?')}`;
+        break;
+      }
+      case 'DeleteSnapshot': {
+        const id = params.get('SnapshotId') ?? '?';
+        subject = id;
+        const wrong = this.judgeSnapshotDelete(world, id);
+        if (wrong) this.wronglyDeleted.push(`DeleteSnapshot ${id}: ${wrong}`);
+        break;
+      }
+      case 'CopyVolumes':
       case 'CreateVolume': {
         const name = createVolumeTags(params).CSIVolumeName ?? '(no CSIVolumeName)';
         if (volumeId) {
@@ -96,6 +117,31 @@ export class Oracle {
       return `no PV names it, and its claim ${claim.metadata.namespace}/${claim.metadata.name} is alive (not being deleted)`;
     }
     return undefined;
+  }
+
+  /**
+   * Wrong: a snapshot of another cluster (or none); one whose content is Retain; one whose
+   * content is there and not being deleted — unless it is a younger duplicate its content never
+   * recorded (the name tag names the content, the handle another snapshot).
+   */
+  private judgeSnapshotDelete(world: World, snapshotId: string): string | undefined {
+    const snapshot = world.sim.snapshot(snapshotId);
+    if (!snapshot) return undefined;
+    if (snapshot.tags.find((t) => t.key === `kubernetes.io/cluster/${world.clusterId}`)?.value !== 'owned') return 'it is not owned by this cluster';
+    const contents = world.store.list('volumesnapshotcontents').items as Content[];
+    const content = contentOf({ contents }, snapshot);
+    if (!content) return undefined;
+    if ((content.spec.deletionPolicy ?? 'Delete') !== 'Delete') return `its content ${content.metadata.name} has deletion policy ${content.spec.deletionPolicy}`;
+    if (content.metadata.deletionTimestamp) return undefined;
+    const recorded = content.status?.snapshotHandle;
+    if (recorded === snapshotId) return `its content ${content.metadata.name} records it and is not being deleted`;
+    if (recorded) return undefined; // a duplicate its content never recorded
+    const name = snapshot.tags.find((t) => t.key === 'CSIVolumeSnapshotName')?.value;
+    const oldest = world.sim
+      .snapshots()
+      .filter((x) => x.tags.find((t) => t.key === 'CSIVolumeSnapshotName')?.value === name)
+      .sort((a, b) => a.startTime - b.startTime || (a.id < b.id ? -1 : 1))[0];
+    return oldest?.id === snapshotId ? `it is the snapshot of content ${content.metadata.name}, which is not being deleted` : undefined;
   }
 
   private judgeDetach(world: World, volumeId: string, node: string): string | undefined {

@@ -13,12 +13,12 @@
 import { createHash } from 'node:crypto';
 import { CrashController } from './crashes.js';
 import { seedNodeRandomness } from './determinism.js';
-import { convergenceProblems, finalVerdict, unsettled, type Counts, type TrackedClaim } from './checks.js';
+import { convergenceProblems, finalVerdict, unsettled, type Counts, type TrackedClaim, type TrackedSnapshot } from './checks.js';
 import { ForwarderModel } from './forwarder-model.js';
 import { Oracle } from './oracle.js';
 import { Rng } from './rng.js';
 import { describeAction, describeScenario, generateScenario, type UserAction } from './scenario.js';
-import { createWorld, type World } from './world.js';
+import { createWorld, snapshotClassName, type World } from './world.js';
 
 export interface RunOptions {
   /** Simulated time allowed for the live state to converge at the checkpoint. Default 4 min. */
@@ -73,6 +73,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
 
     const crashes = new CrashController(scenario.crashes);
     const tracked: TrackedClaim[] = scenario.claims.map((c) => ({ name: c.name, class: c.class, deleted: false }));
+    const trackedSnapshots: TrackedSnapshot[] = [];
     const claimOfPvName = (pvName: string) => tracked.find((c) => c.uid && `pvc-${c.uid}` === pvName)?.name;
     const describeVolume = (volumeId: string, csiName?: string) => {
       const name = csiName ?? world?.sim.volume(volumeId)?.tags.find((t) => t.key === 'CSIVolumeName')?.value ?? '';
@@ -109,13 +110,30 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       switch (action.kind) {
         case 'createClaim': {
           const c = tracked.find((t) => t.name === action.claim) as TrackedClaim;
+          const source = scenario.claims.find((p) => p.name === c.name)?.source;
+          const dataSource = source && (source.kind === 'VolumeSnapshot' ? { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: source.name } : { kind: 'PersistentVolumeClaim', name: source.name });
           const created = w.store.create('persistentvolumeclaims', {
             apiVersion: 'v1',
             kind: 'PersistentVolumeClaim',
             metadata: { name: c.name, namespace: NAMESPACE },
-            spec: { accessModes: ['ReadWriteOnce'], storageClassName: c.class.name, resources: { requests: { storage: '4Gi' } } },
+            spec: {
+              accessModes: ['ReadWriteOnce'],
+              storageClassName: c.class.name,
+              resources: { requests: { storage: '4Gi' } },
+              ...(dataSource && { dataSource, dataSourceRef: dataSource }),
+            },
           });
           c.uid = created.metadata.uid;
+          break;
+        }
+        case 'createSnapshot': {
+          const created = w.store.create('volumesnapshots', {
+            apiVersion: 'snapshot.storage.k8s.io/v1',
+            kind: 'VolumeSnapshot',
+            metadata: { name: action.snapshot, namespace: NAMESPACE },
+            spec: { volumeSnapshotClassName: snapshotClassName(action.policy), source: { persistentVolumeClaimName: action.claim } },
+          } as never);
+          trackedSnapshots.push({ name: action.snapshot, policy: action.policy, uid: created.metadata.uid, deleted: false });
           break;
         }
         case 'createPod':
@@ -166,11 +184,12 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
 
     /** What would show progress: the storage objects and the volumes. Events are left out. */
     const fingerprint = () => {
-      const rvs = (['persistentvolumeclaims', 'persistentvolumes', 'volumeattachments', 'pods'] as const).map((r) =>
+      const rvs = (['persistentvolumeclaims', 'persistentvolumes', 'volumeattachments', 'pods', 'volumesnapshots', 'volumesnapshotcontents'] as const).map((r) =>
         w.store.list(r).items.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).join(','),
       );
       const volumes = w.sim.volumes().map((v) => `${v.id}:${v.state}:${v.attachments.map((a) => `${a.instanceId}/${a.state}`).join('+')}`);
-      return [...rvs, ...volumes].join('|');
+      const snapshots = w.sim.snapshots().map((v) => `${v.id}:${v.state}`);
+      return [...rvs, ...volumes, ...snapshots].join('|');
     };
     /**
      * Steps until nothing is unsettled, `budgetMs` of simulated time has passed, or nothing
@@ -181,7 +200,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       let last = '';
       let since = w.clock.now();
       for (let i = 0; i < MAX_CONVERGE_STEPS && w.clock.now() < until; i++) {
-        if (unsettled(w, tracked, final).length === 0) return;
+        if (unsettled(w, tracked, final, trackedSnapshots).length === 0) return;
         const now = fingerprint();
         if (now !== last) {
           last = now;
@@ -209,7 +228,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     // Checkpoint: the live state must converge.
     log('checkpoint');
     await converge(options.liveBudgetMs ?? 240_000, false);
-    const atCheckpoint = unsettled(w, tracked, false).map((p) => `at checkpoint (step ${step}): ${p}`);
+    const atCheckpoint = unsettled(w, tracked, false, trackedSnapshots).map((p) => `at checkpoint (step ${step}): ${p}`);
     // Teardown: pods, then (after a gap) claims.
     log('teardown');
     for (const pod of w.store.list('pods', { namespace: NAMESPACE }).items) ignoreNotFound(() => w.store.delete('pods', pod.metadata.name, NAMESPACE));
@@ -220,10 +239,14 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       c.deleted = true;
       ignoreNotFound(() => w.store.delete('persistentvolumeclaims', c.name, NAMESPACE));
     }
+    for (const v of trackedSnapshots) {
+      v.deleted = true;
+      ignoreNotFound(() => w.store.delete('volumesnapshots', v.name, NAMESPACE));
+    }
     await w.settle();
     await converge(options.finalBudgetMs ?? 360_000, true);
     for (let extra = 0; extra < 2; extra++) await forwarderStep(1000, 5000);
-    const atEnd = convergenceProblems(w, tracked, true).map((p) => `at end (step ${step}): ${p}`);
+    const atEnd = convergenceProblems(w, tracked, true, trackedSnapshots).map((p) => `at end (step ${step}): ${p}`);
 
     const verdict = finalVerdict(w, tracked, oracle, [...atCheckpoint, ...atEnd]);
     const stats = forwarder.stats;

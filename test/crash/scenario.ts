@@ -8,12 +8,14 @@
  * bound). After the active steps the live state must converge (checkpoint), then everything
  * is deleted and the end state must converge (teardown).
  */
-import { MUTATIONS, type Mutation } from './ec2-transport.js';
+import { DATA_MUTATIONS, MUTATIONS, type Mutation } from './ec2-transport.js';
 import type { Rng } from './rng.js';
-import { CLASSES, type ClassSpec } from './world.js';
+import { CLASSES, SNAPSHOT_POLICIES, type ClassSpec, type SnapshotPolicy } from './world.js';
 
 export type UserAction =
   | { kind: 'createClaim'; claim: string }
+  /** A VolumeSnapshot of a claim; deleted at teardown. */
+  | { kind: 'createSnapshot'; snapshot: string; claim: string; policy: SnapshotPolicy }
   | { kind: 'createPod'; pod: string; claim: string }
   | { kind: 'deletePod'; pod: string }
   /** `race`: the claim's item is built before the delete and sent together with its claim-deleted item. */
@@ -43,10 +45,19 @@ export type CrashPlan =
 export interface ClaimPlan {
   name: string;
   class: ClassSpec;
+  /** A restore (from a VolumeSnapshot) or a clone (of a claim). */
+  source?: { kind: 'VolumeSnapshot' | 'PersistentVolumeClaim'; name: string };
+}
+
+export interface SnapshotPlan {
+  name: string;
+  claim: string;
+  policy: SnapshotPolicy;
 }
 
 export interface Scenario {
   claims: ClaimPlan[];
+  snapshots: SnapshotPlan[];
   /** Steps with user actions, before the checkpoint. */
   activeSteps: number;
   /** User actions by step, in order. */
@@ -103,6 +114,34 @@ export function generateScenario(rng: Rng): Scenario {
     }
   }
 
+  // Snapshots, restores and clones: a source claim of an Immediate CSI class, never deleted
+  // early, snapshotted and restored from, and cloned. Their snapshots go at teardown.
+  const snapshots: SnapshotPlan[] = [];
+  if (rng.chance(0.5)) {
+    const spec = rng.pick(CLASSES.filter((c) => c.binding === 'Immediate' && !c.inTree));
+    const source = 'd0';
+    claims.push({ name: source, class: spec });
+    const created = rng.int(0, 2);
+    at(created).push({ kind: 'createClaim', claim: source });
+    if (rng.chance(0.75)) {
+      const snapshot: SnapshotPlan = { name: 's0', claim: source, policy: rng.pick(SNAPSHOT_POLICIES) };
+      snapshots.push(snapshot);
+      const snapAt = created + rng.int(0, 3);
+      at(snapAt).push({ kind: 'createSnapshot', snapshot: snapshot.name, claim: source, policy: snapshot.policy });
+      if (rng.chance(0.8)) {
+        const restore: ClaimPlan = { name: 'r0', class: rng.pick(CLASSES.filter((c) => c.binding === 'Immediate' && !c.inTree)), source: { kind: 'VolumeSnapshot', name: snapshot.name } };
+        claims.push(restore);
+        at(snapAt + rng.int(0, 3)).push({ kind: 'createClaim', claim: restore.name });
+      }
+    }
+    if (rng.chance(0.6)) {
+      const clone: ClaimPlan = { name: 'k0', class: spec, source: { kind: 'PersistentVolumeClaim', name: source } };
+      claims.push(clone);
+      at(created + rng.int(0, 4)).push({ kind: 'createClaim', claim: clone.name });
+    }
+  }
+  const hasData = claims.some((c) => c.source) || snapshots.length > 0;
+
   const crashes: CrashPlan[] = [];
   const points = rng.weighted([
     [1, 2],
@@ -124,8 +163,12 @@ export function generateScenario(rng: Rng): Scenario {
       case 'lostEc2':
         crashes.push({
           kind,
-          // Attaches and detaches only happen for claims with pods.
-          action: rng.pick(withPods ? MUTATIONS : MUTATIONS.filter((m) => m === 'CreateVolume' || m === 'DeleteVolume')),
+          // Attaches and detaches only happen for claims with pods; snapshots and copies with data plans.
+          action: rng.pick(
+            MUTATIONS.filter(
+              (m) => (withPods || !['AttachVolume', 'DetachVolume'].includes(m)) && (hasData || !DATA_MUTATIONS.includes(m)),
+            ),
+          ),
           nth: rng.weighted([[1, 6], [2, 3], [3, 1]] as const),
         });
         break;
@@ -160,7 +203,7 @@ export function generateScenario(rng: Rng): Scenario {
   }
 
   const midFlight = actions.map((list) => list.length > 0 && rng.chance(0.3));
-  return { claims, activeSteps, actions, midFlight, crashes, teardownGap: rng.int(0, 2) };
+  return { claims, snapshots, activeSteps, actions, midFlight, crashes, teardownGap: rng.int(0, 2) };
 }
 
 export function describeCrash(plan: CrashPlan): string {
@@ -180,7 +223,10 @@ export function describeCrash(plan: CrashPlan): string {
 
 /** `3~[…]`: the actions of step 3 happen while requests are in flight. */
 export function describeScenario(s: Scenario): string {
-  const claims = s.claims.map((c) => `${c.name}:${c.class.name}`).join(' ');
+  const claims = [
+    ...s.claims.map((c) => `${c.name}:${c.class.name}${c.source ? `<${c.source.kind === 'VolumeSnapshot' ? 'snapshot' : 'clone'} ${c.source.name}` : ''}`),
+    ...s.snapshots.map((v) => `${v.name}:snapshot of ${v.claim} (${v.policy})`),
+  ].join(' ');
   const actions = s.actions
     .map((list, step) => (list.length ? `${step}${s.midFlight[step] ? '~' : ''}[${list.map(describeAction).join(',')}]` : ''))
     .filter(Boolean)
@@ -192,6 +238,8 @@ export function describeAction(a: UserAction): string {
   switch (a.kind) {
     case 'createClaim':
       return `+${a.claim}`;
+    case 'createSnapshot':
+      return `+${a.snapshot}`;
     case 'createPod':
       return `+${a.pod}`;
     case 'deletePod':

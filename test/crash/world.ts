@@ -50,6 +50,10 @@ export const CLASSES: readonly ClassSpec[] = [
   { name: 'intree-immediate-retain', binding: 'Immediate', policy: 'Retain', inTree: true },
 ];
 
+export const SNAPSHOT_POLICIES = ['Delete', 'Retain'] as const;
+export type SnapshotPolicy = (typeof SNAPSHOT_POLICIES)[number];
+export const snapshotClassName = (policy: SnapshotPolicy) => `snap-${policy.toLowerCase()}`;
+
 export interface World {
   clusterId: string;
   clock: ManualClock;
@@ -71,7 +75,12 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
   const { clusterId } = options;
   // A fixed start: nothing in a run depends on the wall clock but the gateway's deadline.
   const clock = new ManualClock(CLOCK_START);
-  const sim = new Ec2Simulator({ seed: options.seed, region: REGION, zones: ZONES, throttling: false }, clock);
+  // Snapshots complete in tens of seconds here (EC2: minutes for a first snapshot), so that a
+  // run's restores converge within its time budget.
+  const sim = new Ec2Simulator(
+    { seed: options.seed, region: REGION, zones: ZONES, throttling: false, latency: { snapshot: { kind: 'lognormal', medianMs: 8_000, p99Ms: 30_000, maxMs: 45_000 } } },
+    clock,
+  );
   const nodes: LocalNode[] = ZONES.map((zone, z) => {
     const name = `ip-10-0-${z + 1}-10.ec2.internal`;
     const instance = sim.runInstance({
@@ -98,6 +107,15 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
     seed('csinodes', csiNodeObject(node));
   }
   seed('csidrivers', csiDriverObject);
+  for (const policy of SNAPSHOT_POLICIES) {
+    seed('volumesnapshotclasses', {
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshotClass',
+      metadata: { name: snapshotClassName(policy) },
+      driver: DRIVER,
+      deletionPolicy: policy,
+    } as never);
+  }
   for (const spec of CLASSES) {
     seed('storageclasses', {
       apiVersion: 'storage.k8s.io/v1',

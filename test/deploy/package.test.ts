@@ -21,6 +21,7 @@ const STAGE = 'test';
 const REGISTRY_ARN = 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/volhook/test/clusters/*';
 const VOLUME_ARN = 'arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:volume/*';
 const INSTANCE_ARN = 'arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:instance/*';
+const SNAPSHOT_ARN = 'arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:snapshot/*';
 
 interface Resource {
   Type: string;
@@ -125,12 +126,17 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect([...ec2].sort()).toEqual(
       [
         'ec2:AttachVolume',
+        'ec2:CopyVolumes',
+        'ec2:CreateSnapshot',
         'ec2:CreateTags',
         'ec2:CreateVolume',
+        'ec2:DeleteSnapshot',
         'ec2:DeleteVolume',
         'ec2:DescribeAvailabilityZones',
         'ec2:DescribeInstances',
+        'ec2:DescribeSnapshots',
         'ec2:DescribeVolumes',
+        'ec2:EnableFastSnapshotRestores',
         'ec2:DescribeVolumesModifications',
         'ec2:DetachVolume',
         'ec2:ModifyVolume',
@@ -160,20 +166,46 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     }
   });
 
-  it('IAM: CreateVolume only with request tag ebs.csi.aws.com/cluster=true', () => {
-    const statementsFor = grants('ec2:CreateVolume');
+  it.each(['ec2:CreateVolume', 'ec2:CopyVolumes'])('IAM: %s only with request tag ebs.csi.aws.com/cluster=true; from a snapshot only of a tagged one', (action) => {
+    const statementsFor = grants(action);
     expect(statementsFor.length).toBeGreaterThan(0);
     for (const s of statementsFor) {
       expect(s.Condition?.StringEquals?.['aws:RequestTag/ebs.csi.aws.com/cluster']).toBe('true');
-      expect(list(s.Resource).map(arn)).toEqual([VOLUME_ARN]);
+      const resources = list(s.Resource).map(arn);
+      if (resources.includes(SNAPSHOT_ARN)) {
+        expect(action).toBe('ec2:CreateVolume');
+        expect(s.Condition?.StringEquals?.['aws:ResourceTag/ebs.csi.aws.com/cluster']).toBe('true');
+        expect(resources).toEqual([SNAPSHOT_ARN]);
+      } else {
+        expect(resources).toEqual([VOLUME_ARN]);
+      }
     }
   });
 
-  it('IAM: CreateTags only as part of CreateVolume/CreateSnapshot', () => {
+  it('IAM: CreateSnapshot only of tagged volumes and with request tag ebs.csi.aws.com/cluster=true on the snapshot', () => {
+    const statementsFor = grants('ec2:CreateSnapshot');
+    expect(statementsFor.map((s) => list(s.Resource).map(arn)).sort()).toEqual([[SNAPSHOT_ARN], [VOLUME_ARN]]);
+    for (const s of statementsFor) {
+      const onSnapshots = list(s.Resource).map(arn).includes(SNAPSHOT_ARN);
+      const key = onSnapshots ? 'aws:RequestTag/ebs.csi.aws.com/cluster' : 'aws:ResourceTag/ebs.csi.aws.com/cluster';
+      expect(s.Condition?.StringEquals?.[key]).toBe('true');
+    }
+  });
+
+  it.each(['ec2:DeleteSnapshot', 'ec2:EnableFastSnapshotRestores'])('IAM: %s only on snapshots tagged ebs.csi.aws.com/cluster=true', (action) => {
+    const statementsFor = grants(action);
+    expect(statementsFor.length).toBeGreaterThan(0);
+    for (const s of statementsFor) {
+      expect(s.Condition?.StringEquals?.['aws:ResourceTag/ebs.csi.aws.com/cluster']).toBe('true');
+      expect(list(s.Resource).map(arn)).toEqual([SNAPSHOT_ARN]);
+    }
+  });
+
+  it('IAM: CreateTags only as part of CreateVolume/CreateSnapshot/CopyVolumes', () => {
     const statementsFor = grants('ec2:CreateTags');
     expect(statementsFor.length).toBeGreaterThan(0);
     for (const s of statementsFor) {
-      expect(list(s.Condition?.StringEquals?.['ec2:CreateAction']).sort()).toEqual(['CreateSnapshot', 'CreateVolume']);
+      expect(list(s.Condition?.StringEquals?.['ec2:CreateAction']).sort()).toEqual(['CopyVolumes', 'CreateSnapshot', 'CreateVolume']);
       expect(Object.keys(s.Condition ?? {})).toEqual(['StringEquals']);
     }
   });

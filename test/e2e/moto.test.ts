@@ -1,11 +1,17 @@
 /**
  * Scenarios 1, 4 and 6 again, with moto's EC2 server in place of the simulator. moto ignores
  * ClientToken and skips transitional states, so this shows that one disk per claim does not
- * rest on the token, and that nothing depends on the simulator's quirks.
+ * rest on the token, and that nothing depends on the simulator's quirks. Snapshots too: moto
+ * makes a snapshot `completed` at once (no `pending`), and answers DescribeSnapshots filtered
+ * by tag and `OwnerIds: self` as EC2 does.
  */
+import { DescribeSnapshotsCommand } from '@aws-sdk/client-ec2';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { volumeById } from './support/ec2.js';
+import { claim, readVolume } from './support/kube.js';
 import { startMoto, type Moto } from './support/moto.js';
-import { manyClaims, provisionForPod, reclaimPolicies, type ScenarioContext } from './support/scenarios.js';
+import { manyClaims, provisionForPod, reclaimPolicies, waitClaimBound, type ScenarioContext } from './support/scenarios.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
@@ -48,5 +54,49 @@ describe('with moto as EC2', () => {
       );
       await stack.restartForwarder();
     });
+  }, 150_000);
+
+  it('snapshot, restore and delete -> one EBS snapshot for the content, a volume restored from it, the snapshot gone with its Delete VolumeSnapshot', async () => {
+    const ns = 'moto-snap';
+    await stack.kube.core.createNamespace({ body: { metadata: { name: ns } } });
+    await stack.kube.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim(ns, 'data', { storageClassName: IMMEDIATE_CLASS }) });
+    await waitClaimBound(ctx, ns, 'data');
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'local', server: stack.urls.kube, skipTLSVerify: true }],
+      users: [{ name: 'local' }],
+      contexts: [{ name: 'local', cluster: 'local', user: 'local' }],
+      currentContext: 'local',
+    });
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const group = 'snapshot.storage.k8s.io';
+    const version = 'v1';
+    await custom.createClusterCustomObject({ group, version, plural: 'volumesnapshotclasses', body: { apiVersion: `${group}/${version}`, kind: 'VolumeSnapshotClass', metadata: { name: 'moto-delete' }, driver: 'ebs.csi.aws.com', deletionPolicy: 'Delete' } });
+    await custom.createNamespacedCustomObject({
+      group, version, namespace: ns, plural: 'volumesnapshots',
+      body: { apiVersion: `${group}/${version}`, kind: 'VolumeSnapshot', metadata: { name: 'nightly', namespace: ns }, spec: { volumeSnapshotClassName: 'moto-delete', source: { persistentVolumeClaimName: 'data' } } },
+    });
+    type Vs = { status?: { readyToUse?: boolean; boundVolumeSnapshotContentName?: string } };
+    const vs = await waitFor(
+      () => custom.getNamespacedCustomObject({ group, version, namespace: ns, plural: 'volumesnapshots', name: 'nightly' }) as Promise<Vs>,
+      (s) => s.status?.readyToUse === true,
+      { what: 'VolumeSnapshot nightly readyToUse on moto', timeoutMs: 60_000 },
+    );
+    const contentName = vs.status!.boundVolumeSnapshotContentName!;
+    const content = (await custom.getClusterCustomObject({ group, version, plural: 'volumesnapshotcontents', name: contentName })) as { status?: { snapshotHandle?: string } };
+    const handle = content.status!.snapshotHandle!;
+    const named = async () =>
+      (await stack.ec2.send(new DescribeSnapshotsCommand({ OwnerIds: ['self'], Filters: [{ Name: 'tag:CSIVolumeSnapshotName', Values: [contentName] }] }))).Snapshots ?? [];
+    expect((await named()).map((s) => s.SnapshotId)).toEqual([handle]);
+
+    const restore = claim(ns, 'restored', { storageClassName: IMMEDIATE_CLASS });
+    restore.spec!.dataSource = { apiGroup: group, kind: 'VolumeSnapshot', name: 'nightly' };
+    await stack.kube.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: restore });
+    const bound = await waitClaimBound(ctx, ns, 'restored');
+    const pv = await readVolume(stack.kube, bound.spec!.volumeName!);
+    expect((await volumeById(stack.ec2, pv.spec!.csi!.volumeHandle))?.SnapshotId).toBe(handle);
+
+    await custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural: 'volumesnapshots', name: 'nightly' });
+    await waitFor(named, (all) => all.length === 0, { what: `EBS snapshot ${handle} deleted on moto`, timeoutMs: 60_000 });
   }, 150_000);
 });

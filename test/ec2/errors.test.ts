@@ -27,7 +27,10 @@ const codes: Array<[code: string, kind: Ec2ErrorKind, status?: number]> = [
   ['IdempotentParameterMismatch', 'idempotentMismatch'],
   ['VolumeLimitExceeded', 'volumeLimit'],
   ['UnauthorizedOperation', 'unauthorized', 403],
-  ['InvalidSnapshot.NotFound', 'other'],
+  ['InvalidSnapshot.NotFound', 'notFound'],
+  ['InvalidSnapshotID.Malformed', 'notFound'],
+  ['InvalidSnapshot.InUse', 'inUse'],
+  ['SnapshotLimitExceeded', 'other'],
   ['SomethingNew', 'other'],
   ['SomethingNewOnTheServer', 'transient', 502],
 ];

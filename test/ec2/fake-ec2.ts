@@ -1,15 +1,23 @@
 import {
   AttachVolumeCommand,
+  CopyVolumesCommand,
+  CreateSnapshotCommand,
   CreateTagsCommand,
   CreateVolumeCommand,
+  DeleteSnapshotCommand,
   DeleteVolumeCommand,
   DescribeAvailabilityZonesCommand,
+  DescribeSnapshotsCommand,
   DescribeInstancesCommand,
   DescribeVolumesCommand,
   DetachVolumeCommand,
   EC2Client,
   EC2ServiceException,
   type AttachVolumeCommandInput,
+  type CopyVolumesCommandInput,
+  type CreateSnapshotCommandInput,
+  type DescribeSnapshotsCommandInput,
+  type Snapshot,
   type AvailabilityZone,
   type CreateVolumeCommandInput,
   type DescribeInstancesCommandInput,
@@ -45,6 +53,8 @@ export class FakeEc2 {
   readonly mock = mockClient(EC2Client);
   readonly volumes = new Map<string, Volume>();
   readonly instances = new Map<string, Instance>();
+  /** Snapshots: `pending` when made, `completed` after the next DescribeSnapshots. */
+  readonly snapshots = new Map<string, Snapshot>();
   /** The Region's zones; names map to IDs out of order, as in a real account. */
   readonly zones: AvailabilityZone[] = [
     { ZoneName: 'us-east-1a', ZoneId: 'use1-az6', State: 'available', ZoneType: 'availability-zone', RegionName: 'us-east-1' },
@@ -65,13 +75,17 @@ export class FakeEc2 {
     this.mock.on(DeleteVolumeCommand).callsFake(({ VolumeId }: { VolumeId: string }) => this.deleteVolume(VolumeId));
     this.mock.on(DescribeAvailabilityZonesCommand).callsFake(() => ({ AvailabilityZones: structuredClone(this.zones) }));
     this.mock.on(CreateTagsCommand).rejects(new Error('volhook never calls CreateTags'));
+    this.mock.on(CreateSnapshotCommand).callsFake((input: CreateSnapshotCommandInput) => this.createSnapshot(input));
+    this.mock.on(DescribeSnapshotsCommand).callsFake((input: DescribeSnapshotsCommandInput) => this.describeSnapshots(input));
+    this.mock.on(DeleteSnapshotCommand).callsFake(({ SnapshotId }: { SnapshotId: string }) => this.deleteSnapshot(SnapshotId));
+    this.mock.on(CopyVolumesCommand).callsFake((input: CopyVolumesCommandInput) => this.copyVolumes(input));
   }
 
   restore(): void {
     this.mock.restore();
   }
 
-  nextId(prefix: 'vol' | 'i'): string {
+  nextId(prefix: 'vol' | 'i' | 'snap'): string {
     return `${prefix}-${(++this.serial).toString(16).padStart(17, '0')}`;
   }
 
@@ -180,9 +194,79 @@ export class FakeEc2 {
       MultiAttachEnabled: input.MultiAttachEnabled ?? false,
       State: 'creating',
       Tags: input.TagSpecifications?.flatMap((s) => s.Tags ?? []) ?? [],
+      ...(input.SnapshotId !== undefined && { SnapshotId: this.restorable(input.SnapshotId, input.Size).SnapshotId }),
     });
     if (ClientToken) this.tokens.set(ClientToken, { volumeId: id, params: key });
     return structuredClone(this.volumes.get(id)!);
+  }
+
+  /** The snapshot a volume may be created from: it exists, is completed and not larger. */
+  private restorable(snapshotId: string, size: number | undefined): Snapshot {
+    const snapshot = this.snapshots.get(snapshotId);
+    if (!snapshot) throw ec2Error('InvalidSnapshot.NotFound', `The snapshot '${snapshotId}' does not exist.`);
+    if (snapshot.State !== 'completed') throw ec2Error('IncorrectState', `Snapshot is in invalid state - pending`);
+    if (size !== undefined && size < (snapshot.VolumeSize ?? 0)) throw ec2Error('InvalidParameterValue', `size ${size} is smaller than the snapshot`);
+    return snapshot;
+  }
+
+  private createSnapshot(input: CreateSnapshotCommandInput): Snapshot {
+    const volume = this.volumes.get(input.VolumeId ?? '');
+    if (!volume) throw ec2Error('InvalidVolume.NotFound', `The volume '${input.VolumeId}' does not exist.`);
+    const id = this.nextId('snap');
+    const snapshot: Snapshot = {
+      SnapshotId: id,
+      VolumeId: volume.VolumeId,
+      VolumeSize: volume.Size,
+      State: 'pending',
+      Progress: '0%',
+      StartTime: new Date(),
+      Encrypted: volume.Encrypted ?? false,
+      Tags: input.TagSpecifications?.flatMap((s) => s.Tags ?? []) ?? [],
+    };
+    this.snapshots.set(id, snapshot);
+    return structuredClone(snapshot);
+  }
+
+  private describeSnapshots(input: DescribeSnapshotsCommandInput) {
+    const matching = [...this.snapshots.values()]
+      .filter((snap) =>
+        (input.Filters ?? []).every((f) => {
+          if (f.Name === 'snapshot-id') return f.Values?.includes(snap.SnapshotId ?? '') ?? false;
+          if (f.Name?.startsWith('tag:')) return (snap.Tags ?? []).some((t) => t.Key === f.Name!.slice(4) && (f.Values ?? []).includes(t.Value ?? ''));
+          throw ec2Error('InvalidParameterValue', `The filter '${f.Name}' is invalid`);
+        }),
+      )
+      .map((snap) => structuredClone(snap));
+    for (const snap of this.snapshots.values()) Object.assign(snap, { State: 'completed', Progress: '100%' });
+    return this.page(matching, input.MaxResults, input.NextToken, (Snapshots, NextToken) => ({ Snapshots, NextToken }));
+  }
+
+  private deleteSnapshot(snapshotId: string) {
+    if (!this.snapshots.delete(snapshotId)) throw ec2Error('InvalidSnapshot.NotFound', `The snapshot '${snapshotId}' does not exist.`);
+    return {};
+  }
+
+  private copyVolumes(input: CopyVolumesCommandInput) {
+    const { ClientToken, ...params } = input;
+    const key = JSON.stringify(params);
+    const earlier = ClientToken ? this.tokens.get(ClientToken) : undefined;
+    if (earlier) {
+      if (earlier.params !== key) throw ec2Error('IdempotentParameterMismatch', 'The client token is already in use');
+      const volume = this.volumes.get(earlier.volumeId);
+      if (volume) return { Volumes: [structuredClone(volume)] };
+    }
+    const source = this.volumes.get(input.SourceVolumeId ?? '');
+    if (!source) throw ec2Error('InvalidVolume.NotFound', `The volume '${input.SourceVolumeId}' does not exist.`);
+    const id = this.addVolume({
+      AvailabilityZone: source.AvailabilityZone,
+      Size: input.Size ?? source.Size,
+      VolumeType: input.VolumeType ?? source.VolumeType,
+      Encrypted: source.Encrypted ?? false,
+      State: 'creating',
+      Tags: input.TagSpecifications?.flatMap((s) => s.Tags ?? []) ?? [],
+    });
+    if (ClientToken) this.tokens.set(ClientToken, { volumeId: id, params: key });
+    return { Volumes: [structuredClone(this.volumes.get(id)!)] };
   }
 
   private attachVolume({ VolumeId, InstanceId, Device }: AttachVolumeCommandInput) {

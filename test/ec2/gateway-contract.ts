@@ -188,5 +188,54 @@ export function describeGatewayContract(name: string, makeWorld: () => Promise<G
       expect(err).toBeInstanceOf(Ec2Error);
       expect((err as Ec2Error).kind).toBe('inUse');
     });
+
+    /** Polls with a fresh gateway until the snapshot is `completed` (or gone, when `gone`). */
+    const snapshotSettled = async (snapshotId: string, gone = false) => {
+      const until = Date.now() + (world.settleTimeoutMs ?? 5_000);
+      for (;;) {
+        const snapshot = await world.gateway(cluster).getSnapshot(snapshotId);
+        if (gone ? snapshot === undefined : snapshot?.state === 'completed') return snapshot;
+        if (Date.now() > until) throw new Error(`snapshot ${snapshotId} did not settle: ${JSON.stringify(snapshot)}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const snapshotRequest = (volumeId: string, name = `snapcontent-${randomUUID()}`) => ({ name, volumeId, tags: { team: 'shop' } });
+
+    it('createSnapshot -> found by its name for this cluster only, by ID, tagged; again with the name -> the same snapshot', async () => {
+      const { volumeId } = await gw.createDisk(request());
+      await available(volumeId);
+      const req = snapshotRequest(volumeId);
+      const made = await gw.createSnapshot(req);
+      expect(made).toMatchObject({ volumeId, sizeGiB: 4, tags: { CSIVolumeSnapshotName: req.name, team: 'shop', 'kubernetes.io/cluster/c1': 'owned', 'ebs.csi.aws.com/cluster': 'true' } });
+      expect((await world.gateway(cluster).findSnapshotsByName(req.name)).map((x) => x.snapshotId)).toEqual([made.snapshotId]);
+      expect(await world.gateway('c2').findSnapshotsByName(req.name)).toEqual([]);
+      expect((await world.gateway(cluster).getSnapshot(made.snapshotId))?.volumeId).toBe(volumeId);
+      expect((await world.gateway(cluster).createSnapshot(req)).snapshotId).toBe(made.snapshotId);
+      expect(await world.gateway(cluster).getSnapshot('snap-0123456789abcdef0')).toBeUndefined();
+    });
+
+    it('a completed snapshot -> createDisk from it names it; deleteSnapshot twice -> gone, no error', async () => {
+      const { volumeId } = await gw.createDisk(request());
+      await available(volumeId);
+      const snap = await gw.createSnapshot(snapshotRequest(volumeId));
+      await snapshotSettled(snap.snapshotId);
+      const restored = await world.gateway(cluster).createDisk({ ...request(), sizeGiB: 6, snapshotId: snap.snapshotId });
+      expect(restored.snapshotId).toBe(snap.snapshotId);
+      await world.gateway(cluster).deleteSnapshot(snap.snapshotId);
+      await world.gateway(cluster).deleteSnapshot(snap.snapshotId);
+      await snapshotSettled(snap.snapshotId, true);
+    });
+
+    it('copyDisk -> a volume in the source zone, tagged with its name; again -> the same copy', async () => {
+      const { volumeId } = await gw.createDisk(request());
+      await available(volumeId);
+      const copyName = `pvc-${randomUUID()}`;
+      const copy = { name: copyName, sourceVolumeId: volumeId, sizeGiB: 4, type: 'gp3', tags: { 'kubernetes.io/created-for/pv/name': copyName } };
+      const first = await gw.copyDisk(copy);
+      expect(first.volumeId).not.toBe(volumeId);
+      expect(first).toMatchObject({ zone: world.instance.zone, tags: { CSIVolumeName: copyName } });
+      expect((await world.gateway(cluster).copyDisk(copy)).volumeId).toBe(first.volumeId);
+      expect((await world.gateway(cluster).findDiskByName(copyName))?.volumeId).toBe(first.volumeId);
+    });
   });
 }

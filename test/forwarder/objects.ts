@@ -7,7 +7,7 @@ import type {
   V1StorageClass,
   V1VolumeAttachment,
 } from '@kubernetes/client-node';
-import { clusterZones, type ClusterView } from '../../lib/forwarder/items.js';
+import { clusterZones, type ClusterView, type SnapshotClassObject, type SnapshotContentObject, type VolumeSnapshotObject } from '../../lib/forwarder/items.js';
 
 export const DRIVER = 'ebs.csi.aws.com';
 
@@ -83,6 +83,10 @@ export function viewOf(objects: {
   csiNodes?: V1CSINode[];
   volumes?: V1PersistentVolume[];
   attachments?: V1VolumeAttachment[];
+  claims?: V1PersistentVolumeClaim[];
+  snapshots?: VolumeSnapshotObject[];
+  contents?: SnapshotContentObject[];
+  snapshotClasses?: SnapshotClassObject[];
 }): ClusterView {
   const byName = <T extends { metadata?: { name?: string } }>(list: T[] = []) => (name: string) => list.find((o) => o.metadata?.name === name);
   return {
@@ -93,5 +97,9 @@ export function viewOf(objects: {
     attachmentsOf: (pvName) =>
       (objects.attachments ?? []).filter((va) => va.spec.source.persistentVolumeName === pvName).map((va) => va.metadata!.name!),
     zones: () => clusterZones(objects.nodes ?? []),
+    claim: (namespace, name) => (objects.claims ?? []).find((o) => o.metadata?.name === name && o.metadata?.namespace === namespace),
+    volumeSnapshot: (namespace, name) => (objects.snapshots ?? []).find((o) => o.metadata?.name === name && o.metadata?.namespace === namespace),
+    snapshotContent: byName(objects.contents),
+    snapshotClass: byName(objects.snapshotClasses),
   };
 }

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { Annotations, Finalizers, type Write } from '../../lib/contract/index.js';
+import { Annotations, Finalizers, SnapshotAnnotations, SnapshotFinalizers, type Write } from '../../lib/contract/index.js';
 import { parseConfig, startForwarder, type Forwarder } from '../../lib/forwarder/index.js';
 import { silentLogger } from '../../lib/forwarder/logger.js';
 import { applyWrites } from '../../lib/kube/index.js';
@@ -145,13 +145,34 @@ beforeAll(async () => {
     { op: 'removeFinalizer', target: { kind: 'PersistentVolume', name: 'pvc-rbac' }, finalizer: Finalizers.provisioner },
     { op: 'deletePersistentVolume', name: 'pvc-rbac', uid: pv.metadata.uid },
   ]);
+  // The sidecar's writes on a snapshot content.
+  const content = kube.store.create('volumesnapshotcontents' as never, {
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshotContent',
+    metadata: { name: 'snapcontent-rbac' },
+    spec: {
+      driver: 'ebs.csi.aws.com',
+      deletionPolicy: 'Delete',
+      source: { volumeHandle: 'vol-0123456789abcdef0' },
+      volumeSnapshotClassName: 'ebs',
+      volumeSnapshotRef: { kind: 'VolumeSnapshot', apiVersion: 'snapshot.storage.k8s.io/v1', namespace: 'default', name: 'rbac' },
+    },
+  } as never) as { metadata: { uid: string } };
+  const contentRef = { kind: 'VolumeSnapshotContent' as const, name: 'snapcontent-rbac', uid: content.metadata.uid };
+  await applyWrites(kube.clients, [
+    { op: 'setAnnotation', target: contentRef, key: SnapshotAnnotations.beingCreated, value: 'yes' },
+    { op: 'addFinalizer', target: contentRef, finalizer: SnapshotFinalizers.contentBound },
+    { op: 'updateVolumeSnapshotContentStatus', name: 'snapcontent-rbac', uid: content.metadata.uid, status: { snapshotHandle: 'snap-0123456789abcdef0', readyToUse: false, restoreSize: 2 ** 30, creationTime: 1_767_225_600_000_000_000 } },
+    { op: 'removeAnnotation', target: contentRef, key: SnapshotAnnotations.beingCreated },
+    { op: 'removeFinalizer', target: contentRef, finalizer: SnapshotFinalizers.contentBound },
+  ]);
   // A renewal (PUT) of the Lease.
   const leasePuts = () => kube.requests.filter((r) => r.method === 'PUT' && r.url.includes('/leases/')).length;
   await eventually(() => leasePuts() > 0, 5_000, 'a renewal');
   // The server logs a watch when it ends it (not when the client leaves): close the server,
-  // which ends the six watches; then a server on the same port and store answers the rest.
+  // which ends the nine watches; then a server on the same port and store answers the rest.
   await kube.close();
-  await eventually(() => kube.requests.filter((r) => r.url.includes('watch=true')).length >= 6, 5_000, 'watches logged');
+  await eventually(() => kube.requests.filter((r) => r.url.includes('watch=true')).length >= 9, 5_000, 'watches logged');
   const renewals = leasePuts();
   const again = await startKubeApiServer({ store: kube.store, port: Number(new URL(kube.url).port), host: '127.0.0.1', onRequest: (line) => kube.requests.push(line) });
   await forwarder.stop(); // releases the Lease: one more PUT

@@ -29,6 +29,9 @@ function contextOf(objects: Partial<{ [R in Resource]: WatchedObjects[R][] }>, r
       storageclasses: cache(objects.storageclasses),
       nodes: cache(objects.nodes),
       csinodes: cache(objects.csinodes),
+      volumesnapshotcontents: cache(objects.volumesnapshotcontents),
+      volumesnapshotclasses: cache(objects.volumesnapshotclasses),
+      volumesnapshots: cache(objects.volumesnapshots),
     },
   };
 }

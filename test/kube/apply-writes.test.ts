@@ -120,7 +120,7 @@ describe('addFinalizer / removeFinalizer', () => {
         return Reflect.get(target, prop, receiver) as unknown;
       },
     }) as CoreV1Api;
-    await applyWrites({ core, storage: kube.clients.storage }, [
+    await applyWrites({ ...kube.clients, core }, [
       { op: 'addFinalizer', target: { kind: 'PersistentVolume', name: 'pvc-race' }, finalizer: Finalizers.provisioner },
     ]);
     expect(interfered).toBe(3); // two lost races, then a clean read and patch

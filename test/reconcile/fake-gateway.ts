@@ -5,18 +5,23 @@
  * EC2's timing: tests choose the state a new volume or attachment starts in, and
  * `settle()` moves every transition on, as time passing in EC2 would.
  */
-import { identityTags, TagKeys } from '../../lib/contract/tags.js';
+import { identityTags, snapshotIdentityTags, TagKeys } from '../../lib/contract/tags.js';
+import { oldestFirst } from '../../lib/ec2/snapshots.js';
 import {
   Ec2Error,
   isGone,
   lookupRank,
   type AttachmentState,
+  type CopyDiskRequest,
   type CreateDiskRequest,
+  type CreateSnapshotRequest,
   type Disk,
   type DiskState,
   type Ec2ErrorKind,
   type Ec2Gateway,
   type Instance,
+  type Snapshot,
+  type SnapshotState,
   type Zone,
 } from '../../lib/ec2/types.js';
 
@@ -26,7 +31,7 @@ export interface Call {
   args: unknown[];
 }
 
-const MUTATIONS: readonly Verb[] = ['createDisk', 'attachDisk', 'detachDisk', 'deleteDisk'];
+const MUTATIONS: readonly Verb[] = ['createDisk', 'attachDisk', 'detachDisk', 'deleteDisk', 'createSnapshot', 'deleteSnapshot', 'copyDisk', 'enableFastSnapshotRestores'];
 
 
 /**
@@ -44,6 +49,7 @@ export const FAKE_ZONES: readonly Zone[] = [
 interface FakeEc2 {
   volumes: Map<string, Disk>;
   instances: Map<string, Instance>;
+  snapshots: Map<string, Snapshot>;
   nextId: number;
   zones: Zone[];
 }
@@ -51,7 +57,12 @@ interface FakeEc2 {
 export class FakeGateway implements Ec2Gateway {
   readonly volumes: Map<string, Disk>;
   readonly instances: Map<string, Instance>;
+  readonly snapshots: Map<string, Snapshot>;
+  /** Zones with fast snapshot restore enabled, per snapshot. */
+  readonly fastRestores = new Map<string, string[]>();
   readonly calls: Call[] = [];
+  /** The state CreateSnapshot leaves a new snapshot in. */
+  snapshotState: SnapshotState = 'pending';
   /** The state CreateVolume leaves a new volume in. */
   createdState: DiskState = 'creating';
   /** The state AttachVolume reports. */
@@ -61,11 +72,12 @@ export class FakeGateway implements Ec2Gateway {
 
   constructor(
     readonly clusterId = 'alpha',
-    ec2: FakeEc2 = { volumes: new Map(), instances: new Map(), nextId: 1, zones: FAKE_ZONES.map((z) => ({ ...z })) },
+    ec2: FakeEc2 = { volumes: new Map(), instances: new Map(), snapshots: new Map(), nextId: 1, zones: FAKE_ZONES.map((z) => ({ ...z })) },
   ) {
     this.#ec2 = ec2;
     this.volumes = ec2.volumes;
     this.instances = ec2.instances;
+    this.snapshots = ec2.snapshots;
   }
 
   /** A gateway of another cluster over the same EC2 (its own calls, scripts and start states). */
@@ -79,6 +91,7 @@ export class FakeGateway implements Ec2Gateway {
    * deleting → deleted.
    */
   settle(): this {
+    for (const snapshot of this.snapshots.values()) if (snapshot.state === 'pending') Object.assign(snapshot, { state: 'completed', progress: '100%' });
     for (const disk of this.volumes.values()) {
       if (disk.state === 'creating') disk.state = 'available';
       if (disk.state === 'deleting') disk.state = 'deleted';
@@ -115,6 +128,20 @@ export class FakeGateway implements Ec2Gateway {
     };
     this.volumes.set(disk.volumeId, disk);
     return disk;
+  }
+
+  addSnapshot(snapshot: Partial<Snapshot> & Pick<Snapshot, 'snapshotId'>): Snapshot {
+    const record: Snapshot = {
+      volumeId: 'vol-00000000000000001',
+      sizeGiB: 10,
+      state: 'completed',
+      startTime: new Date(Date.UTC(2026, 0, 1)).toISOString(),
+      encrypted: false,
+      tags: { [TagKeys.cluster(this.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true' },
+      ...snapshot,
+    };
+    this.snapshots.set(record.snapshotId, record);
+    return record;
   }
 
   addInstance(instance: Partial<Instance> & Pick<Instance, 'instanceId'>): Instance {
@@ -156,8 +183,12 @@ export class FakeGateway implements Ec2Gateway {
     const existing = this.#byName(request.name);
     // A dead volume's token is spent: the gateway creates the next generation.
     if (existing && !isGone(existing)) return structuredClone(existing);
+    const source = request.snapshotId === undefined ? undefined : this.snapshots.get(request.snapshotId);
+    if (request.snapshotId !== undefined && !source) throw ec2Error('notFound', 'InvalidSnapshot.NotFound', `The snapshot '${request.snapshotId}' does not exist.`);
+    if (source && source.sizeGiB > request.sizeGiB) throw ec2Error('invalidParameter', 'InvalidParameterValue', `size ${request.sizeGiB} is less than the snapshot's ${source.sizeGiB}`);
     const disk: Disk = {
       volumeId: `vol-${String(this.#ec2.nextId++).padStart(17, '0')}`,
+      ...(request.snapshotId !== undefined && { snapshotId: request.snapshotId }),
       zone: request.zone,
       sizeGiB: request.sizeGiB,
       state: this.createdState,
@@ -223,6 +254,80 @@ export class FakeGateway implements Ec2Gateway {
   async zones(): Promise<Zone[]> {
     this.#enter('zones');
     return structuredClone(this.#ec2.zones);
+  }
+
+  /** As the gateway: the name is looked up first, as CreateSnapshot has no token. */
+  async createSnapshot(request: CreateSnapshotRequest): Promise<Snapshot> {
+    this.#enter('createSnapshot', request);
+    const [existing] = this.#snapshotsByName(request.name);
+    if (existing) return structuredClone(existing);
+    const volume = this.volumes.get(request.volumeId);
+    if (!volume || isGone(volume)) throw ec2Error('notFound', 'InvalidVolume.NotFound', `The volume '${request.volumeId}' does not exist.`);
+    const id = this.#ec2.nextId++;
+    const snapshot: Snapshot = {
+      snapshotId: `snap-${String(id).padStart(17, '0')}`,
+      volumeId: request.volumeId,
+      sizeGiB: volume.sizeGiB,
+      state: this.snapshotState,
+      startTime: new Date(Date.UTC(2026, 0, 1) + id * 1000).toISOString(),
+      encrypted: volume.encrypted,
+      tags: { ...request.tags, ...snapshotIdentityTags(this.clusterId, request.name) },
+    };
+    this.snapshots.set(snapshot.snapshotId, snapshot);
+    return structuredClone(snapshot);
+  }
+
+  #snapshotsByName(name: string): Snapshot[] {
+    return [...this.snapshots.values()]
+      .filter((s) => s.tags[TagKeys.csiVolumeSnapshotName] === name && s.tags[TagKeys.cluster(this.clusterId)] === 'owned')
+      .sort(oldestFirst);
+  }
+
+  async findSnapshotsByName(name: string): Promise<Snapshot[]> {
+    this.#enter('findSnapshotsByName', name);
+    return structuredClone(this.#snapshotsByName(name));
+  }
+
+  async getSnapshot(snapshotId: string): Promise<Snapshot | undefined> {
+    this.#enter('getSnapshot', snapshotId);
+    const snapshot = this.snapshots.get(snapshotId);
+    return snapshot && structuredClone(snapshot);
+  }
+
+  async deleteSnapshot(snapshotId: string): Promise<void> {
+    this.#enter('deleteSnapshot', snapshotId);
+    this.snapshots.delete(snapshotId);
+    this.fastRestores.delete(snapshotId);
+  }
+
+  async enableFastSnapshotRestores(snapshotId: string, zones: string[]): Promise<void> {
+    this.#enter('enableFastSnapshotRestores', snapshotId, zones);
+    if (!this.snapshots.has(snapshotId)) throw ec2Error('notFound', 'InvalidSnapshot.NotFound', `The snapshot '${snapshotId}' does not exist.`);
+    this.fastRestores.set(snapshotId, [...new Set([...(this.fastRestores.get(snapshotId) ?? []), ...zones])]);
+  }
+
+  async copyDisk(request: CopyDiskRequest): Promise<Disk> {
+    this.#enter('copyDisk', request);
+    const existing = this.#byName(request.name);
+    if (existing && !isGone(existing)) return structuredClone(existing);
+    const source = this.volumes.get(request.sourceVolumeId);
+    if (!source || isGone(source)) throw ec2Error('notFound', 'InvalidVolume.NotFound', `The volume '${request.sourceVolumeId}' does not exist.`);
+    const disk: Disk = {
+      volumeId: `vol-${String(this.#ec2.nextId++).padStart(17, '0')}`,
+      zone: source.zone,
+      sizeGiB: request.sizeGiB,
+      state: this.createdState,
+      type: request.type,
+      ...(request.iops !== undefined && { iops: request.iops }),
+      ...(request.throughput !== undefined && { throughput: request.throughput }),
+      encrypted: source.encrypted,
+      ...(source.kmsKeyId !== undefined && { kmsKeyId: source.kmsKeyId }),
+      multiAttach: request.multiAttach ?? false,
+      tags: { ...request.tags, ...identityTags(this.clusterId, request.name) },
+      attachments: [],
+    };
+    this.volumes.set(disk.volumeId, disk);
+    return structuredClone(disk);
   }
 
   async deleteDisk(volumeId: string): Promise<void> {

@@ -194,19 +194,19 @@ describe('provision: waiting and idempotency', () => {
 describe('provision: refused before any EC2 call', () => {
   it.each([
     ['claim with a selector', { pvc: { spec: { selector: { matchLabels: { app: 'db' } } } } }, 'SelectorNotSupported', 'claim Selector is not supported'],
-    ['restore from a VolumeSnapshot', { pvc: { spec: { dataSource: { kind: 'VolumeSnapshot', name: 'snap-1', apiGroup: 'snapshot.storage.k8s.io' } } } },
-      'DataSourceNotSupported', 'snapshot.storage.k8s.io/VolumeSnapshot "snap-1" is not supported yet'],
-    ['clone of a claim (dataSource PersistentVolumeClaim)', { pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source' } } } },
-      'DataSourceNotSupported', 'data source PersistentVolumeClaim "source" is not supported yet'],
-    ['clone of a claim, apiGroup null (as the API server writes the core group)', { pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source', apiGroup: null } } } },
-      'DataSourceNotSupported', 'PersistentVolumeClaim "source"'],
+    ['restore from a VolumeSnapshot that does not exist', { pvc: { spec: { dataSource: { kind: 'VolumeSnapshot', name: 'snap-1', apiGroup: 'snapshot.storage.k8s.io' } } }, source: { kind: 'VolumeSnapshot', snapshot: null, content: null } },
+      'SnapshotNotFound', 'snapshot.storage.k8s.io/VolumeSnapshot "snap-1" does not exist in namespace shop'],
+    ['clone of a claim that does not exist', { pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source' } } }, source: { kind: 'PersistentVolumeClaim', claim: null, pv: null } },
+      'SourceNotFound', 'PersistentVolumeClaim "source" does not exist in namespace shop'],
+    ['a VolumeSnapshot of another API group', { pvc: { spec: { dataSource: { kind: 'VolumeSnapshot', name: 'snap-1', apiGroup: 'example.com' } } } },
+      'DataSourceNotSupported', 'example.com/VolumeSnapshot "snap-1"'],
     ['dataSourceRef to a VolumeSnapshot in another namespace', { pvc: { spec: { dataSourceRef: { kind: 'VolumeSnapshot', name: 'nightly', apiGroup: 'snapshot.storage.k8s.io', namespace: 'backups' } } } },
       'DataSourceNotSupported', 'snapshot.storage.k8s.io/VolumeSnapshot "backups/nightly"'],
     ['dataSourceRef to a populator (any other kind)', { pvc: { spec: { dataSourceRef: { kind: 'VolumePopulator', name: 'seed', apiGroup: 'example.com' } } } },
       'DataSourceNotSupported', 'example.com/VolumePopulator "seed"'],
-    ['both dataSource and dataSourceRef (as the API server mirrors them)',
-      { pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source' }, dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'source' } } } },
-      'DataSourceNotSupported', 'PersistentVolumeClaim "source"'],
+    ['both dataSource and dataSourceRef (as the API server mirrors them): the ref decides',
+      { pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source' }, dataSourceRef: { kind: 'Widget', name: 'source', apiGroup: 'example.com' } } } },
+      'DataSourceNotSupported', 'example.com/Widget "source"'],
     ['iops not a number', { storageClass: { parameters: { iops: 'lots' } } }, 'InvalidParameter', 'iops'],
     ['unknown parameter', { storageClass: { parameters: { colour: 'blue' } } }, 'InvalidParameter', 'colour'],
     ['ReadWriteMany on gp3', { pvc: { spec: { accessModes: ['ReadWriteMany'] } } }, 'InvalidParameter', 'ReadWriteMany'],
@@ -224,14 +224,13 @@ describe('provision: refused before any EC2 call', () => {
     expect(ec2.calls).toEqual([]);
   });
 
-  it('a new clone claim, not yet protected -> Warning naming the kind, no protection finalizer, zero gateway calls', async () => {
+  it('a new clone claim whose item carries no source facts, not yet protected -> requeue, no protection finalizer, zero gateway calls', async () => {
     const { ec2, ctx } = setup();
     const fresh = claimItem({
       pvc: { metadata: { finalizers: ['kubernetes.io/pvc-protection'] }, spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source' } } },
     });
     const result = await reconcileOne(ctx, fresh);
-    expect(result).toMatchObject({ outcome: 'failed', reason: 'DataSourceNotSupported' });
-    expect(events(result)).toEqual([expect.objectContaining({ type: 'Warning', reason: 'ProvisioningFailed', message: expect.stringContaining('PersistentVolumeClaim "source"') })]);
+    expect(result).toMatchObject({ outcome: 'requeue', message: expect.stringContaining('PersistentVolumeClaim "source"') });
     expect(result.writes.some((w) => w.op === 'addFinalizer')).toBe(false);
     expect(ec2.calls).toEqual([]);
   });
@@ -601,11 +600,15 @@ describe('provision: topology keys, zone IDs and Outposts', () => {
     expect(ec2.calls).toEqual([]);
   });
 
-  it('a clone claim on a zone-ID class -> refused for the data source, zero gateway calls (not even the zones)', async () => {
+  it('a clone claim on a zone-ID class whose source is gone -> refused naming it, zero gateway calls (not even the zones)', async () => {
     const { ec2, ctx } = setup();
-    const item = claimItem({ pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source' } } }, storageClass: topologies([ZONE_ID, ['use1-az4']]) });
+    const item = claimItem({
+      pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'source' } } },
+      source: { kind: 'PersistentVolumeClaim', claim: null, pv: null },
+      storageClass: topologies([ZONE_ID, ['use1-az4']]),
+    });
     const result = await reconcileOne(ctx, item);
-    expect(result).toMatchObject({ outcome: 'failed', reason: 'DataSourceNotSupported' });
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'SourceNotFound' });
     expect(ec2.calls).toEqual([]);
   });
 });

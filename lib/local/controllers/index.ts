@@ -1,7 +1,7 @@
 /**
  * The controllers a real cluster runs, for the local stack: the PV controller, a minimal
- * scheduler, the attach/detach controller and a simulated kubelet, each a level-triggered
- * loop over the in-process `ObjectStore`.
+ * scheduler, the attach/detach controller, a simulated kubelet and the common snapshot
+ * controller, each a level-triggered loop over the in-process `ObjectStore`.
  */
 import type { ObjectStore } from '../kube/types.js';
 import { startAttachDetachController } from './attach-detach-controller.js';
@@ -11,9 +11,10 @@ import { startKubelet } from './kubelet.js';
 import type { ControllerOptions } from './options.js';
 import { startPvController } from './pv-controller.js';
 import { startScheduler } from './scheduler.js';
+import { startSnapshotController } from './snapshot-controller.js';
 
 /**
- * Starts all four controllers over one store, sharing one watch-fed cache per resource;
+ * Starts all five controllers over one store, sharing one watch-fed cache per resource;
  * `stop()` stops them all and waits for the syncs in progress.
  */
 export function startControllers(store: ObjectStore, options?: ControllerOptions): RunningController {
@@ -23,6 +24,7 @@ export function startControllers(store: ObjectStore, options?: ControllerOptions
     startScheduler(store, options, informers),
     startAttachDetachController(store, options, informers),
     startKubelet(store, options, informers),
+    startSnapshotController(store, options, informers),
   ];
   return {
     async stop() {
@@ -32,7 +34,13 @@ export function startControllers(store: ObjectStore, options?: ControllerOptions
   };
 }
 
-export { startAttachDetachController, startKubelet, startPvController, startScheduler };
+export { startAttachDetachController, startKubelet, startPvController, startScheduler, startSnapshotController };
+export { syncSnapshot } from './snapshot-sync.js';
+export { syncContent } from './snapshot-content-sync.js';
+export type { ContentWorld } from './snapshot-content-sync.js';
+export type { SnapshotWorld } from './snapshot-lookups.js';
+export type { SnapshotStep, SnapshotWrite } from './snapshot-step.js';
+export * from './snapshot-objects.js';
 export type { ControllerOptions, RunningController };
 export { Informers } from './informers.js';
 export { parseQuantity, tryParseQuantity } from './quantity.js';

@@ -1,9 +1,11 @@
 import {
   attachmentXml,
+  fastRestoreXml,
   instanceStateXml,
   instanceXml,
   modificationXml,
   reservationsXml,
+  snapshotXml,
   volumeXml,
   zoneXml,
 } from './shapes.js';
@@ -16,7 +18,9 @@ import { findModifications, modifyVolume } from './modifications.js';
 import { paginate } from './pagination.js';
 import { readFilters, readTags, type QueryParams } from './query.js';
 import { checkTags, mergeTags, removeTags } from './tags.js';
-import { createVolume, deleteVolume, findVolumes } from './volumes.js';
+import { enableFastRestores, findFastRestores } from './fast-restores.js';
+import { createSnapshot, deleteSnapshot, findSnapshots } from './snapshots.js';
+import { copyVolume, createVolume, deleteVolume, findVolumes } from './volumes.js';
 import type { World } from './world.js';
 import type { XmlObject } from './xml.js';
 import type { ZoneInfo } from './config.js';
@@ -68,11 +72,89 @@ export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
       snapshotId: p.str('SnapshotId'),
       encrypted: p.bool('Encrypted'),
       kmsKeyId: p.str('KmsKeyId'),
+      volumeInitializationRate: p.int('VolumeInitializationRate'),
       tags: tagSpecifications(p, ['volume']).get('volume') ?? [],
       clientToken: p.str('ClientToken'),
       fingerprint: fingerprint(p),
     });
     return volumeXml(volume);
+  },
+
+  CopyVolumes(world, p) {
+    const volume = copyVolume(world, {
+      sourceVolumeId: p.required('SourceVolumeId'),
+      size: p.int('Size'),
+      type: p.str('VolumeType'),
+      iops: p.int('Iops'),
+      throughput: p.int('Throughput'),
+      multiAttach: p.bool('MultiAttachEnabled'),
+      encrypted: p.bool('Encrypted'),
+      kmsKeyId: p.str('KmsKeyId'),
+      tags: tagSpecifications(p, ['volume']).get('volume') ?? [],
+      clientToken: p.str('ClientToken'),
+      fingerprint: fingerprint(p),
+    });
+    return { volumeSet: [volumeXml(volume)] };
+  },
+
+  CreateSnapshot(world, p) {
+    for (const name of ['OutpostArn', 'Location']) {
+      if (p.has(name)) throw ec2Errors.invalidValue(`The parameter ${name} is not supported by this simulator (no Outposts or Local Zones).`);
+    }
+    const snapshot = createSnapshot(world, {
+      volumeId: p.required('VolumeId'),
+      description: p.str('Description'),
+      tags: tagSpecifications(p, ['snapshot']).get('snapshot') ?? [],
+    });
+    return snapshotXml(snapshot, world.now(), world.env.accountId);
+  },
+
+  DeleteSnapshot(world, p) {
+    deleteSnapshot(world, p.required('SnapshotId'));
+    return { return: true };
+  },
+
+  DescribeSnapshots(world, p) {
+    if (p.list('RestorableBy').length > 0) {
+      throw ec2Errors.invalidValue('The parameter RestorableBy is not supported by this simulator (snapshots are never shared).');
+    }
+    const ids = p.list('SnapshotId');
+    const all = findSnapshots(world, ids, p.list('Owner'), readFilters(p));
+    const { page, nextToken } = paginate(all, {
+      ids,
+      idsParameter: 'snapshotSet',
+      maxResults: p.int('MaxResults'),
+      nextToken: p.str('NextToken'),
+      min: 5,
+      max: 1000,
+    });
+    const now = world.now();
+    return { snapshotSet: page.map((s) => snapshotXml(s, now, world.env.accountId)), nextToken };
+  },
+
+  EnableFastSnapshotRestores(world, p) {
+    const { successful, unsuccessful } = enableFastRestores(world, p.list('SourceSnapshotId'), p.list('AvailabilityZone'), p.list('AvailabilityZoneId'));
+    const zoneId = (name: string) => world.zone(name)?.id;
+    return {
+      successful: successful.map((f) => fastRestoreXml(f, zoneId(f.zone), world.env.accountId)),
+      unsuccessful: unsuccessful.map((u) => ({
+        snapshotId: u.snapshotId,
+        fastSnapshotRestoreStateErrorSet: u.errors.map((e) => ({ availabilityZone: e.zone, error: { code: e.code, message: e.message } })),
+      })),
+    };
+  },
+
+  DescribeFastSnapshotRestores(world, p) {
+    const all = findFastRestores(world, readFilters(p));
+    const { page, nextToken } = paginate(all, {
+      ids: [],
+      idsParameter: 'fastSnapshotRestoreSet',
+      maxResults: p.int('MaxResults'),
+      nextToken: p.str('NextToken'),
+      min: 1,
+      max: 200,
+    });
+    return { fastSnapshotRestoreSet: page.map((f) => fastRestoreXml(f, world.zone(f.zone)?.id, world.env.accountId)), nextToken };
   },
 
   DeleteVolume(world, p) {
@@ -225,6 +307,7 @@ export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
 
 function taggable(world: World, id: string): { tags: Tag[] } {
   if (id.startsWith('vol-')) return world.getVolume(id);
+  if (id.startsWith('snap-')) return world.getSnapshot(id);
   if (id.startsWith('i-')) return world.getInstance(id);
   throw new Ec2Error('InvalidID', `The ID '${id}' is not valid`);
 }

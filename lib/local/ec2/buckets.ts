@@ -15,6 +15,8 @@ const each = (capacity: number, refillPerSecond: number): BucketSpec => ({ capac
  */
 export const DEFAULT_BUCKETS: Readonly<Record<string, BucketSpec>> = {
   CreateVolume: each(100, 5),
+  // A copy is a new volume: it draws from a bucket of its own, sized as CreateVolume's.
+  CopyVolumes: each(100, 5),
   DeleteVolume: each(100, 5),
   CreateSnapshot: each(100, 5),
   DeleteSnapshot: each(100, 5),
@@ -29,8 +31,12 @@ export const DEFAULT_BUCKETS: Readonly<Record<string, BucketSpec>> = {
   DescribeInstances: each(100, 20),
   DescribeAvailabilityZones: each(100, 20),
   DescribeVolumesModifications: each(100, 20),
+  DescribeSnapshots: each(100, 20),
+  DescribeFastSnapshotRestores: each(100, 20),
+  EnableFastSnapshotRestores: each(50, 5),
   'DescribeVolumes:unfiltered': each(50, 10),
   'DescribeInstances:unfiltered': each(50, 10),
+  'DescribeSnapshots:unfiltered': each(50, 10),
 };
 
 const DESCRIBE = each(100, 20);
@@ -43,11 +49,14 @@ export function bucketSpecFor(
   return overrides[name] ?? DEFAULT_BUCKETS[name] ?? (name.startsWith('Describe') ? DESCRIBE : MUTATING);
 }
 
+/** The describes EC2 lists among its "unfiltered and unpaginated" actions, which have a bucket of their own. */
+const SPLIT_DESCRIBES = new Set(['DescribeVolumes', 'DescribeInstances', 'DescribeSnapshots']);
+
 /** Which bucket a call draws from: unfiltered, unpaginated describes have their own. */
 export function bucketName(action: string, paramNames: readonly string[]): string {
-  if (action !== 'DescribeVolumes' && action !== 'DescribeInstances') return action;
+  if (!SPLIT_DESCRIBES.has(action)) return action;
   const narrowed = paramNames.some((k) =>
-    /^(Filter|VolumeId|InstanceId)\.|^(MaxResults|NextToken)$/.test(k),
+    /^(Filter|VolumeId|InstanceId|SnapshotId|Owner|RestorableBy)\.|^(MaxResults|NextToken)$/.test(k),
   );
   return narrowed ? action : `${action}:unfiltered`;
 }

@@ -26,6 +26,12 @@ export interface LatencyTable {
   instanceStart: LatencySpec;
   /** TerminateInstances: `shutting-down` to `terminated`. */
   instanceTerminate: LatencySpec;
+  /** CreateSnapshot: `pending` to `completed`. */
+  snapshot: LatencySpec;
+  /** Fast snapshot restore: `enabling` to `optimizing` (counted from the snapshot's completion). */
+  fsrEnable: LatencySpec;
+  /** Fast snapshot restore: `optimizing` to `enabled`, per TiB of the snapshot (at least one TiB's worth). */
+  fsrOptimizePerTiB: LatencySpec;
 }
 
 export const DEFAULT_LATENCY: Readonly<LatencyTable> = {
@@ -37,6 +43,13 @@ export const DEFAULT_LATENCY: Readonly<LatencyTable> = {
   optimize: { kind: 'uniform', minMs: 5000, maxMs: 30000 },
   instanceStart: { kind: 'uniform', minMs: 5000, maxMs: 15000 },
   instanceTerminate: { kind: 'uniform', minMs: 5000, maxMs: 10000 },
+  // A snapshot stays `pending` until every written block is in S3: AWS says "several hours" for
+  // large first snapshots; the small, mostly empty volumes of a test cluster take a minute or
+  // a few. Median 90 s, p99 10 min, cut at 1 h.
+  snapshot: { kind: 'lognormal', medianMs: 90_000, p99Ms: 600_000, maxMs: 3_600_000 },
+  fsrEnable: { kind: 'uniform', minMs: 30_000, maxMs: 120_000 },
+  // "60 minutes per TiB to optimize" (EBS user guide, fast snapshot restore).
+  fsrOptimizePerTiB: { kind: 'fixed', ms: 3_600_000 },
 };
 
 /**
@@ -70,6 +83,17 @@ export interface CreateFaultRule {
   /** Chance the rule fires on a match; default 1. */
   rate?: number;
   outcome: 'error' | 'vanish';
+}
+
+/** What becomes of a new snapshot that matches: it ends in `error` instead of `completed`. */
+export interface SnapshotFaultRule {
+  /** Matches when the source volume has this tag (any value unless one is given). */
+  volumeTag?: { key: string; value?: string };
+  /** Matches when the snapshot is created with this tag. */
+  tag?: { key: string; value?: string };
+  /** Chance the rule fires on a match; default 1. */
+  rate?: number;
+  outcome: 'error';
 }
 
 /** An attachment that never leaves `attaching`. */
@@ -111,6 +135,7 @@ export interface Ec2SimulatorOptions {
   faults?: FaultConfig;
   createFaults?: CreateFaultRule[];
   attachFaults?: AttachFaultRule[];
+  snapshotFaults?: SnapshotFaultRule[];
   /** Seed of the PRNG behind latencies and faults. */
   seed?: number;
   /** Directory for `ec2-state.json`; state is loaded at start and written on change. */
@@ -129,6 +154,7 @@ export interface Ec2RuntimeConfig {
   faults?: FaultConfig;
   createFaults?: CreateFaultRule[];
   attachFaults?: AttachFaultRule[];
+  snapshotFaults?: SnapshotFaultRule[];
   latency?: Partial<LatencyTable>;
   seed?: number;
   modifyCooldownMs?: number;

@@ -47,6 +47,10 @@ export const ec2Errors = {
   instanceMalformed: (id: string) =>
     new Ec2Error('InvalidInstanceID.Malformed', `Invalid id: "${id}" (expecting "i-...")`),
   incorrectState: (message: string) => new Ec2Error('IncorrectState', message),
+  snapshotNotFound: (id: string) =>
+    new Ec2Error('InvalidSnapshot.NotFound', `The snapshot '${id}' does not exist.`),
+  snapshotMalformed: (id: string) =>
+    new Ec2Error('InvalidSnapshotID.Malformed', `Invalid id: "${id}" (expecting "snap-...")`),
   dryRun: () =>
     new Ec2Error('DryRunOperation', 'Request would have succeeded, but DryRun flag is set.'),
 };

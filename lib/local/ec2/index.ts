@@ -11,6 +11,7 @@ export {
   type FaultConfig,
   type CreateFaultRule,
   type AttachFaultRule,
+  type SnapshotFaultRule,
   type ThrottlingConfig,
   type LatencyTable,
   type ZoneInfo,
@@ -18,5 +19,16 @@ export {
 export type { LatencySpec } from './random.js';
 export type { Ec2SimStats, ActionStats } from './stats.js';
 export type { RunInstancesRequest } from './instances.js';
-export type { Volume, Instance, Attachment, Tag, VolumeModification, WorldState } from './model.js';
+export type {
+  Volume,
+  Instance,
+  Attachment,
+  Tag,
+  VolumeModification,
+  WorldState,
+  Snapshot,
+  SnapshotState,
+  FastSnapshotRestore,
+  FastSnapshotRestoreState,
+} from './model.js';
 export { VOLUME_LIMITS } from './volume-rules.js';

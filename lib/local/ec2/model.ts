@@ -47,6 +47,52 @@ export interface Volume {
   createTime: number;
   tags: Tag[];
   attachments: Attachment[];
+  /** The snapshot it was restored from (CreateVolume with SnapshotId). */
+  snapshotId?: string;
+  /** The volume it is a copy of (CopyVolumes). */
+  sourceVolumeId?: string;
+  /** Created from a snapshot with fast snapshot restore `enabled` in its zone. */
+  fastRestored?: boolean;
+  /** CreateVolume's VolumeInitializationRate, MiB/s. */
+  volumeInitializationRate?: number;
+}
+
+export type SnapshotState = 'pending' | 'completed' | 'error';
+
+export interface Snapshot {
+  id: string;
+  /** Creation order: stable pagination. */
+  seq: number;
+  volumeId: string;
+  /** The source volume's size when the snapshot began, GiB. */
+  volumeSize: number;
+  state: SnapshotState;
+  startTime: number;
+  /** When the pending snapshot is due to end (drives `progress`). */
+  dueTime: number;
+  completionTime?: number;
+  description: string;
+  encrypted: boolean;
+  kmsKeyId?: string;
+  tags: Tag[];
+  statusMessage?: string;
+  /** DeleteSnapshot while pending: EC2 removes it once it completes. */
+  deleteRequested?: boolean;
+}
+
+export type FastSnapshotRestoreState = 'enabling' | 'optimizing' | 'enabled' | 'disabling' | 'disabled';
+
+/** Fast snapshot restore of one snapshot in one zone. */
+export interface FastSnapshotRestore {
+  snapshotId: string;
+  zone: string;
+  /** Order of enabling: stable pagination. */
+  seq: number;
+  state: FastSnapshotRestoreState;
+  stateTransitionReason: string;
+  enablingTime: number;
+  optimizingTime?: number;
+  enabledTime?: number;
 }
 
 export interface Instance {
@@ -89,6 +135,9 @@ export type ScheduledEvent = { at: number; seq: number } & (
   | { kind: 'instance-running'; instanceId: string }
   | { kind: 'instance-terminated'; instanceId: string }
   | { kind: 'instance-purged'; instanceId: string }
+  | { kind: 'snapshot-completed'; snapshotId: string; outcome: 'completed' | 'error' }
+  | { kind: 'fsr-optimizing'; snapshotId: string; zone: string; epoch: number }
+  | { kind: 'fsr-enabled'; snapshotId: string; zone: string; epoch: number }
 );
 
 export interface ClientTokenRecord {
@@ -108,4 +157,7 @@ export interface WorldState {
   modifications: VolumeModification[];
   clientTokens: Record<string, ClientTokenRecord>;
   events: ScheduledEvent[];
+  /** Absent in state files written before snapshots existed. */
+  snapshots?: Snapshot[];
+  fastSnapshotRestores?: FastSnapshotRestore[];
 }

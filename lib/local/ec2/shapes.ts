@@ -1,5 +1,6 @@
 import { INSTANCE_STATE_CODES, privateDnsName } from './instances.js';
-import type { Attachment, Instance, Tag, Volume, VolumeModification } from './model.js';
+import type { Attachment, FastSnapshotRestore, Instance, Snapshot, Tag, Volume, VolumeModification } from './model.js';
+import { snapshotProgress } from './snapshots.js';
 import type { XmlObject } from './xml.js';
 import type { ZoneInfo } from './config.js';
 import type { World } from './world.js';
@@ -24,7 +25,7 @@ export function volumeXml(v: Volume): XmlObject {
   return {
     volumeId: v.id,
     size: v.size,
-    snapshotId: '',
+    snapshotId: v.snapshotId ?? '',
     availabilityZone: v.zone,
     status: v.state,
     createTime: new Date(v.createTime),
@@ -36,6 +37,42 @@ export function volumeXml(v: Volume): XmlObject {
     encrypted: v.encrypted,
     kmsKeyId: v.kmsKeyId,
     multiAttachEnabled: v.multiAttach,
+    sourceVolumeId: v.sourceVolumeId,
+    fastRestored: v.snapshotId ? (v.fastRestored ?? false) : undefined,
+    volumeInitializationRate: v.volumeInitializationRate,
+  };
+}
+
+export function snapshotXml(s: Snapshot, now: number, ownerId: string): XmlObject {
+  return {
+    snapshotId: s.id,
+    volumeId: s.volumeId,
+    status: s.state,
+    statusMessage: s.statusMessage,
+    startTime: new Date(s.startTime),
+    progress: snapshotProgress(s, now),
+    ownerId,
+    description: s.description,
+    volumeSize: s.volumeSize,
+    encrypted: s.encrypted,
+    kmsKeyId: s.kmsKeyId,
+    tagSet: s.tags.length > 0 ? tagSet(s.tags) : undefined,
+    storageTier: 'standard',
+    completionTime: s.completionTime === undefined ? undefined : new Date(s.completionTime),
+  };
+}
+
+export function fastRestoreXml(f: FastSnapshotRestore, zoneId: string | undefined, ownerId: string): XmlObject {
+  return {
+    snapshotId: f.snapshotId,
+    availabilityZone: f.zone,
+    availabilityZoneId: zoneId,
+    state: f.state,
+    stateTransitionReason: f.stateTransitionReason,
+    ownerId,
+    enablingTime: new Date(f.enablingTime),
+    optimizingTime: f.optimizingTime === undefined ? undefined : new Date(f.optimizingTime),
+    enabledTime: f.enabledTime === undefined ? undefined : new Date(f.enabledTime),
   };
 }
 

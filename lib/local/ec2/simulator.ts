@@ -14,7 +14,7 @@ import {
 import { Ec2Error, ec2Errors, statusForCode } from './errors.js';
 import { decideFaults } from './faults.js';
 import { runInstances, terminateInstances, type RunInstancesRequest } from './instances.js';
-import type { Instance, Volume, WorldState } from './model.js';
+import type { FastSnapshotRestore, Instance, Snapshot, Volume, WorldState } from './model.js';
 import { StateFile } from './persistence.js';
 import { QueryParams } from './query.js';
 import { seededRandom } from './random.js';
@@ -41,6 +41,7 @@ export interface Ec2EffectiveConfig {
   faults: FaultConfig;
   createFaults: Ec2SimulatorOptions['createFaults'];
   attachFaults: Ec2SimulatorOptions['attachFaults'];
+  snapshotFaults: Ec2SimulatorOptions['snapshotFaults'];
   latency: typeof DEFAULT_LATENCY;
   seed: number;
   modifyCooldownMs: number;
@@ -78,6 +79,7 @@ export class Ec2Simulator {
       latency: { ...DEFAULT_LATENCY, ...options.latency },
       createFaults: options.createFaults ?? [...DEFAULT_CREATE_FAULTS],
       attachFaults: options.attachFaults ?? [],
+      snapshotFaults: options.snapshotFaults ?? [],
       attachmentSlots: options.attachmentSlots ?? 28,
       modifyCooldownMs: options.modifyCooldownMs ?? SIX_HOURS,
     });
@@ -173,6 +175,22 @@ export class Ec2Simulator {
     return v && structuredClone(v);
   }
 
+  snapshots(): Snapshot[] {
+    this.world.advance();
+    return structuredClone([...this.world.snapshots.values()]);
+  }
+
+  snapshot(id: string): Snapshot | undefined {
+    this.world.advance();
+    const s = this.world.snapshots.get(id);
+    return s && structuredClone(s);
+  }
+
+  fastSnapshotRestores(): FastSnapshotRestore[] {
+    this.world.advance();
+    return structuredClone([...this.world.fastRestores.values()]);
+  }
+
   instances(): Instance[] {
     this.world.advance();
     return structuredClone([...this.world.instances.values()]);
@@ -237,6 +255,7 @@ export class Ec2Simulator {
     if (cfg.faults !== undefined) this.setFaults(cfg.faults);
     if (cfg.createFaults !== undefined) env.createFaults = structuredClone(cfg.createFaults);
     if (cfg.attachFaults !== undefined) env.attachFaults = structuredClone(cfg.attachFaults);
+    if (cfg.snapshotFaults !== undefined) env.snapshotFaults = structuredClone(cfg.snapshotFaults);
     if (cfg.latency !== undefined) env.latency = { ...env.latency, ...cfg.latency };
     if (cfg.modifyCooldownMs !== undefined) env.modifyCooldownMs = cfg.modifyCooldownMs;
     if (cfg.seed !== undefined) {
@@ -256,6 +275,7 @@ export class Ec2Simulator {
       faults: this.faults,
       createFaults: env.createFaults,
       attachFaults: env.attachFaults,
+      snapshotFaults: env.snapshotFaults,
       latency: env.latency,
       seed: this.seed,
       modifyCooldownMs: env.modifyCooldownMs,

@@ -2,6 +2,8 @@ import { Ec2Error, ec2Errors } from './errors.js';
 import { compileFilters, type FilterTable } from './filters.js';
 import type { Tag, Volume } from './model.js';
 import type { QueryFilter } from './query.js';
+import { fastRestored } from './fast-restores.js';
+import { restorableSnapshot } from './snapshots.js';
 import { resolveCreateSpec, type VolumeSpecRequest } from './volume-rules.js';
 import type { World } from './world.js';
 
@@ -12,10 +14,47 @@ export interface CreateVolumeRequest extends VolumeSpecRequest {
   snapshotId?: string;
   encrypted?: boolean;
   kmsKeyId?: string;
+  /** MiB/s, 100–300, only with a snapshot. */
+  volumeInitializationRate?: number;
   tags: Tag[];
   clientToken?: string;
   /** Canonical form of every parameter but the token, to tell a retry from a reuse. */
   fingerprint: string;
+}
+
+/** Answers a repeated token: the same volume as it is now, `deleted` once gone; other parameters are refused. */
+function replayToken(world: World, key: string | undefined, shown: string | undefined, fingerprint: string): Volume | undefined {
+  if (key === undefined || shown === undefined) return undefined;
+  if (shown.length > 64) {
+    throw ec2Errors.invalidValue(`Value (${shown}) for parameter clientToken is invalid. Length exceeds 64.`);
+  }
+  const seen = world.clientTokens.get(key);
+  if (!seen) return undefined;
+  if (seen.fingerprint !== fingerprint) {
+    throw new Ec2Error('IdempotentParameterMismatch', `Client token '${shown}' was already used with different request parameters.`);
+  }
+  return world.volumes.get(seen.volumeId) ?? { ...structuredClone(seen.original), state: 'deleted', attachments: [] };
+}
+
+function rememberToken(world: World, key: string | undefined, volume: Volume, fingerprint: string): void {
+  if (key === undefined) return;
+  world.clientTokens.set(key, { volumeId: volume.id, fingerprint, at: world.now(), original: structuredClone(volume) });
+}
+
+/** Encryption of a new volume: an encrypted source (snapshot or volume) always gives an encrypted one. */
+function encryptionOf(
+  world: World,
+  req: { encrypted?: boolean; kmsKeyId?: string },
+  source?: { encrypted: boolean; kmsKeyId?: string },
+): { encrypted: boolean; kmsKeyId?: string } {
+  if (req.kmsKeyId !== undefined && req.encrypted !== true) {
+    throw new Ec2Error('InvalidParameterDependency', 'The parameter KmsKeyId requires the parameter Encrypted to be set.');
+  }
+  const { accountId, region } = world.env;
+  if (req.kmsKeyId !== undefined) return { encrypted: true, kmsKeyId: kmsKeyArn(req.kmsKeyId, region, accountId) };
+  if (source?.encrypted) return { encrypted: true, kmsKeyId: source.kmsKeyId };
+  if (req.encrypted) return { encrypted: true, kmsKeyId: kmsKeyArn('aws/ebs', region, accountId) };
+  return { encrypted: false };
 }
 
 /**
@@ -25,56 +64,94 @@ export interface CreateVolumeRequest extends VolumeSpecRequest {
  * other parameters it is refused.
  */
 export function createVolume(world: World, req: CreateVolumeRequest): Volume {
-  if (req.clientToken !== undefined) {
-    if (req.clientToken.length > 64) {
-      throw ec2Errors.invalidValue(`Value (${req.clientToken}) for parameter clientToken is invalid. Length exceeds 64.`);
-    }
-    const seen = world.clientTokens.get(req.clientToken);
-    if (seen) {
-      if (seen.fingerprint !== req.fingerprint) {
-        throw new Ec2Error(
-          'IdempotentParameterMismatch',
-          `Client token '${req.clientToken}' was already used with different request parameters.`,
-        );
-      }
-      return world.volumes.get(seen.volumeId) ?? { ...structuredClone(seen.original), state: 'deleted', attachments: [] };
-    }
-  }
+  const replay = replayToken(world, req.clientToken, req.clientToken, req.fingerprint);
+  if (replay) return replay;
   const zone = resolveZone(world, req);
-  if (req.snapshotId !== undefined) {
-    throw new Ec2Error('InvalidSnapshot.NotFound', `The snapshot '${req.snapshotId}' does not exist.`);
+  const snapshot = req.snapshotId === undefined ? undefined : restorableSnapshot(world, req.snapshotId);
+  if (req.volumeInitializationRate !== undefined) {
+    if (!snapshot) {
+      throw ec2Errors.combination('The parameter VolumeInitializationRate is supported only for volumes created from snapshots.');
+    }
+    if (req.volumeInitializationRate < 100 || req.volumeInitializationRate > 300) {
+      throw ec2Errors.invalidValue(`Value (${req.volumeInitializationRate}) for parameter VolumeInitializationRate is invalid. Valid range: 100 - 300 MiB/s.`);
+    }
   }
-  if (req.size === undefined) throw ec2Errors.missing('size');
-  const spec = resolveCreateSpec({ ...req, size: req.size });
-  if (req.kmsKeyId !== undefined && req.encrypted !== true) {
-    throw new Ec2Error(
-      'InvalidParameterDependency',
-      'The parameter KmsKeyId requires the parameter Encrypted to be set.',
+  const size = req.size ?? snapshot?.volumeSize;
+  if (size === undefined) throw ec2Errors.missing('size');
+  if (snapshot && size < snapshot.volumeSize) {
+    throw ec2Errors.invalidValue(
+      `Volume of size ${size}GB is smaller than snapshot '${snapshot.id}', expect size >= ${snapshot.volumeSize}GB`,
     );
   }
-  const { accountId, region } = world.env;
+  const spec = resolveCreateSpec({ ...req, size });
   const volume: Volume = {
     id: world.newId('vol'),
     seq: world.nextSeq(),
     zone,
     ...spec,
-    encrypted: req.encrypted === true,
-    kmsKeyId: req.encrypted ? kmsKeyArn(req.kmsKeyId ?? 'aws/ebs', region, accountId) : undefined,
+    ...encryptionOf(world, req, snapshot),
     state: 'creating',
     createTime: world.now(),
     tags: req.tags,
     attachments: [],
+    ...(snapshot
+      ? {
+          snapshotId: snapshot.id,
+          fastRestored: req.volumeInitializationRate === undefined && fastRestored(world, snapshot.id, zone),
+          volumeInitializationRate: req.volumeInitializationRate,
+        }
+      : {}),
   };
   world.volumes.set(volume.id, volume);
   world.schedule({ kind: 'volume-created', volumeId: volume.id, outcome: createOutcome(world, req) }, world.latency('create'));
-  if (req.clientToken !== undefined) {
-    world.clientTokens.set(req.clientToken, {
-      volumeId: volume.id,
-      fingerprint: req.fingerprint,
-      at: world.now(),
-      original: structuredClone(volume),
-    });
+  rememberToken(world, req.clientToken, volume, req.fingerprint);
+  world.changed();
+  return volume;
+}
+
+export interface CopyVolumeRequest extends VolumeSpecRequest {
+  sourceVolumeId: string;
+  encrypted?: boolean;
+  kmsKeyId?: string;
+  tags: Tag[];
+  clientToken?: string;
+  fingerprint: string;
+}
+
+/**
+ * CopyVolumes: a new volume in the source's zone, `creating` then `available` like
+ * CreateVolume, with its own tags (none are copied), `sourceVolumeId` set, size at least the
+ * source's (the default), type gp2 unless given, encrypted whenever the source is. The source
+ * must be `available` or `in-use`. Tokens are kept apart from CreateVolume's.
+ */
+export function copyVolume(world: World, req: CopyVolumeRequest): Volume {
+  const tokenKey = req.clientToken === undefined ? undefined : `CopyVolumes ${req.clientToken}`;
+  const replay = replayToken(world, tokenKey, req.clientToken, req.fingerprint);
+  if (replay) return replay;
+  const source = world.getVolume(req.sourceVolumeId);
+  if (source.state !== 'available' && source.state !== 'in-use') {
+    throw ec2Errors.incorrectState(`The volume '${source.id}' is not in a valid state for this operation: ${source.state}.`);
   }
+  const size = req.size ?? source.size;
+  if (size < source.size) {
+    throw ec2Errors.invalidValue(`The size of the volume copy (${size}GiB) must be equal to or greater than the size of the source volume (${source.size}GiB).`);
+  }
+  const spec = resolveCreateSpec({ ...req, size });
+  const volume: Volume = {
+    id: world.newId('vol'),
+    seq: world.nextSeq(),
+    zone: source.zone,
+    ...spec,
+    ...encryptionOf(world, req, source),
+    state: 'creating',
+    createTime: world.now(),
+    tags: req.tags,
+    attachments: [],
+    sourceVolumeId: source.id,
+  };
+  world.volumes.set(volume.id, volume);
+  world.schedule({ kind: 'volume-created', volumeId: volume.id, outcome: createOutcome(world, req) }, world.latency('create'));
+  rememberToken(world, tokenKey, volume, req.fingerprint);
   world.changed();
   return volume;
 }
@@ -101,7 +178,7 @@ function kmsKeyArn(key: string, region: string, accountId: string): string {
   return `arn:aws:kms:${region}:${accountId}:key/${key}`;
 }
 
-function createOutcome(world: World, req: CreateVolumeRequest): 'available' | 'error' | 'vanish' {
+function createOutcome(world: World, req: { kmsKeyId?: string; tags: Tag[] }): 'available' | 'error' | 'vanish' {
   for (const rule of world.env.createFaults) {
     if (rule.kmsKeyIdContains !== undefined && !(req.kmsKeyId ?? '').includes(rule.kmsKeyIdContains)) continue;
     if (rule.tag && !req.tags.some((t) => t.key === rule.tag?.key && (rule.tag.value === undefined || t.value === rule.tag.value))) {
@@ -140,6 +217,8 @@ const volumeFilters: FilterTable<Volume> = {
     'attachment.device': (v) => v.attachments.map((a) => a.device),
     'attachment.delete-on-termination': (v) => v.attachments.map((a) => String(a.deleteOnTermination)),
     'attachment.attach-time': (v) => v.attachments.map((a) => new Date(a.attachTime).toISOString()),
+    'snapshot-id': (v) => (v.snapshotId ? [v.snapshotId] : []),
+    'fast-restored': (v) => [String(v.fastRestored ?? false)],
   },
   tags: (v) => v.tags,
 };

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from './clock.js';
-import type { AttachFaultRule, CreateFaultRule, LatencyTable, ZoneInfo } from './config.js';
+import type { AttachFaultRule, CreateFaultRule, LatencyTable, SnapshotFaultRule, ZoneInfo } from './config.js';
 import { ec2Errors } from './errors.js';
 import type {
   Attachment,
   ClientTokenRecord,
+  FastSnapshotRestore,
   Instance,
   ScheduledEvent,
+  Snapshot,
   Volume,
   VolumeModification,
   WorldState,
@@ -24,6 +26,7 @@ export interface WorldEnv {
   latency: LatencyTable;
   createFaults: CreateFaultRule[];
   attachFaults: AttachFaultRule[];
+  snapshotFaults: SnapshotFaultRule[];
   attachmentSlots: number;
   modifyCooldownMs: number;
 }
@@ -44,6 +47,9 @@ export class World {
   readonly instances = new Map<string, Instance>();
   readonly modifications = new Map<string, VolumeModification>();
   readonly clientTokens = new Map<string, ClientTokenRecord>();
+  readonly snapshots = new Map<string, Snapshot>();
+  /** Keyed `<snapshot id> <zone>`. */
+  readonly fastRestores = new Map<string, FastSnapshotRestore>();
   private events: ScheduledEvent[] = [];
   private seq = 0;
   private listeners: (() => void)[] = [];
@@ -63,10 +69,10 @@ export class World {
     return ++this.seq;
   }
 
-  newId(prefix: 'vol' | 'i' | 'r'): string {
+  newId(prefix: 'vol' | 'i' | 'r' | 'snap'): string {
     for (;;) {
       const id = `${prefix}-${randomBytes(9).toString('hex').slice(0, 17)}`;
-      if (!this.volumes.has(id) && !this.instances.has(id)) return id;
+      if (!this.volumes.has(id) && !this.instances.has(id) && !this.snapshots.has(id)) return id;
     }
   }
 
@@ -123,6 +129,19 @@ export class World {
     return v;
   }
 
+  getSnapshot(id: string): Snapshot {
+    if (!/^snap-[0-9a-f]+$/.test(id)) throw ec2Errors.snapshotMalformed(id);
+    const snap = this.snapshots.get(id);
+    if (!snap) throw ec2Errors.snapshotNotFound(id);
+    return snap;
+  }
+
+  /** Removes a snapshot and the fast snapshot restores that go with it. */
+  dropSnapshot(id: string): void {
+    this.snapshots.delete(id);
+    for (const [key, f] of this.fastRestores) if (f.snapshotId === id) this.fastRestores.delete(key);
+  }
+
   getInstance(id: string): Instance {
     if (!/^i-[0-9a-f]+$/.test(id)) throw ec2Errors.instanceMalformed(id);
     const i = this.instances.get(id);
@@ -150,6 +169,8 @@ export class World {
       modifications: [...this.modifications.values()],
       clientTokens: Object.fromEntries(this.clientTokens),
       events: this.events,
+      snapshots: [...this.snapshots.values()],
+      fastSnapshotRestores: [...this.fastRestores.values()],
     });
   }
 
@@ -161,6 +182,8 @@ export class World {
     for (const i of s.instances) this.instances.set(i.id, i);
     for (const m of s.modifications) this.modifications.set(m.volumeId, m);
     for (const [k, t] of Object.entries(s.clientTokens)) this.clientTokens.set(k, t);
+    for (const snap of s.snapshots ?? []) this.snapshots.set(snap.id, snap);
+    for (const f of s.fastSnapshotRestores ?? []) this.fastRestores.set(`${f.snapshotId} ${f.zone}`, f);
     this.events = s.events.sort((a, b) => a.at - b.at || a.seq - b.seq);
   }
 
@@ -169,6 +192,8 @@ export class World {
     this.instances.clear();
     this.modifications.clear();
     this.clientTokens.clear();
+    this.snapshots.clear();
+    this.fastRestores.clear();
     this.events = [];
   }
 
@@ -247,6 +272,45 @@ export class World {
           else if (volume.attachments.length === 0 && volume.state === 'in-use') volume.state = 'available';
         }
         this.schedule({ kind: 'instance-purged', instanceId: i.id }, this.wall(TERMINATED_VISIBLE_MS), e.at);
+        return;
+      }
+      case 'snapshot-completed': {
+        const snap = this.snapshots.get(e.snapshotId);
+        if (!snap || snap.state !== 'pending') return;
+        if (snap.deleteRequested) {
+          this.dropSnapshot(snap.id);
+          return;
+        }
+        snap.state = e.outcome;
+        snap.completionTime = e.at;
+        if (e.outcome === 'error') {
+          snap.statusMessage = 'Snapshot creation failed.';
+          for (const [key, f] of this.fastRestores) if (f.snapshotId === snap.id) this.fastRestores.delete(key);
+          return;
+        }
+        for (const f of this.fastRestores.values()) {
+          if (f.snapshotId !== snap.id || f.state !== 'enabling') continue;
+          this.schedule({ kind: 'fsr-optimizing', snapshotId: snap.id, zone: f.zone, epoch: f.seq }, this.latency('fsrEnable'), e.at);
+        }
+        return;
+      }
+      case 'fsr-optimizing': {
+        const f = this.fastRestores.get(`${e.snapshotId} ${e.zone}`);
+        const snap = this.snapshots.get(e.snapshotId);
+        if (!f || !snap || f.seq !== e.epoch || f.state !== 'enabling') return;
+        f.state = 'optimizing';
+        f.stateTransitionReason = 'Client.UserInitiated - Lifecycle state transition';
+        f.optimizingTime = e.at;
+        const perTiB = this.latency('fsrOptimizePerTiB');
+        this.schedule({ kind: 'fsr-enabled', snapshotId: e.snapshotId, zone: e.zone, epoch: e.epoch }, perTiB * Math.max(1, snap.volumeSize / 1024), e.at);
+        return;
+      }
+      case 'fsr-enabled': {
+        const f = this.fastRestores.get(`${e.snapshotId} ${e.zone}`);
+        if (!f || f.seq !== e.epoch || f.state !== 'optimizing') return;
+        f.state = 'enabled';
+        f.stateTransitionReason = 'Client.UserInitiated - Lifecycle state transition';
+        f.enabledTime = e.at;
         return;
       }
       case 'instance-purged': {

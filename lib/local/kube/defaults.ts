@@ -5,9 +5,15 @@
 import { ensureObject, isObject, type JsonObject } from './json.js';
 import type { KubeObject, ResourceName } from './types.js';
 
-/** Status a create may not set (the registry's PrepareForCreate); undefined = keep the client's. */
-export function statusOnCreate(resource: ResourceName, now: string): JsonObject | undefined {
+/**
+ * Status a create may not set (the registry's PrepareForCreate); undefined = keep the client's,
+ * null = none at all (custom resources with a status subresource drop it on create).
+ */
+export function statusOnCreate(resource: ResourceName, now: string): JsonObject | null | undefined {
   switch (resource) {
+    case 'volumesnapshots':
+    case 'volumesnapshotcontents':
+      return null;
     case 'persistentvolumeclaims':
       return { phase: 'Pending' };
     case 'persistentvolumes':

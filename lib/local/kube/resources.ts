@@ -19,6 +19,11 @@ export interface ResourceInfo {
   fields: string[];
   /** Discovery categories; pods are in `all`, so `kubectl get all` works. */
   categories: string[];
+  /**
+   * Accepts strategic merge patches. Custom resources do not (the API server answers 415),
+   * so kubectl and client libraries send them JSON merge patches.
+   */
+  strategicMerge: boolean;
 }
 
 function info(
@@ -26,7 +31,7 @@ function info(
   group: string,
   kind: string,
   namespaced: boolean,
-  extra: Partial<Pick<ResourceInfo, 'shortNames' | 'status' | 'returnsDeletedObject' | 'fields' | 'categories'>> = {},
+  extra: Partial<Pick<ResourceInfo, 'shortNames' | 'status' | 'returnsDeletedObject' | 'fields' | 'categories' | 'strategicMerge'>> = {},
 ): ResourceInfo {
   return {
     resource,
@@ -41,7 +46,18 @@ function info(
     returnsDeletedObject: extra.returnsDeletedObject ?? true,
     fields: extra.fields ?? [],
     categories: extra.categories ?? [],
+    strategicMerge: extra.strategicMerge ?? true,
   };
+}
+
+/**
+ * The CSI snapshot API (kubernetes-csi/external-snapshotter v8 CRDs, `snapshot.storage.k8s.io/v1`).
+ * Custom resources: no strategic merge, status dropped on create, the object returned on delete.
+ */
+export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
+
+function crd(resource: ResourceName, kind: string, namespaced: boolean, shortNames: string[], status: boolean): ResourceInfo {
+  return info(resource, SNAPSHOT_GROUP, kind, namespaced, { shortNames, status, strategicMerge: false });
 }
 
 const EVENT_FIELDS = [
@@ -82,6 +98,9 @@ export const RESOURCES: Record<ResourceName, ResourceInfo> = {
   csidrivers: info('csidrivers', 'storage.k8s.io', 'CSIDriver', false),
   // Leader election's lock (the forwarder's replicas): namespaced, no status, no subresources.
   leases: info('leases', 'coordination.k8s.io', 'Lease', true),
+  volumesnapshots: crd('volumesnapshots', 'VolumeSnapshot', true, ['vs'], true),
+  volumesnapshotcontents: crd('volumesnapshotcontents', 'VolumeSnapshotContent', false, ['vsc', 'vscs'], true),
+  volumesnapshotclasses: crd('volumesnapshotclasses', 'VolumeSnapshotClass', false, ['vsclass', 'vsclasses'], false),
 };
 
 export const RESOURCE_NAMES = Object.keys(RESOURCES) as ResourceName[];

@@ -135,7 +135,8 @@ class MemoryStore implements LocalObjectStore {
     meta.creationTimestamp = now;
     for (const field of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'selfLink', 'managedFields'] as const) delete meta[field];
     const status = statusOnCreate(resource, now);
-    if (status) object.status = status;
+    if (status === null) delete object.status;
+    else if (status) object.status = status;
     applyDefaults(resource, object);
     if (resource === 'events') defaultEventTimes(object, now);
     if (resource === 'persistentvolumeclaims') {
@@ -175,6 +176,12 @@ class MemoryStore implements LocalObjectStore {
   ): KubeObject {
     const info = resourceInfo(resource);
     if (options.subresource === 'status' && !info.status) throw new KubeApiError('NotFound', 'the server could not find the requested resource');
+    if (type === 'strategic' && !info.strategicMerge) {
+      throw new KubeApiError(
+        'UnsupportedMediaType',
+        'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+      );
+    }
     const existing = this.find(info, name, namespace);
     if (!existing) throw notFound(info, name);
     const apply = type === 'json' ? applyJsonPatch : type === 'merge' ? applyMergePatch : applyStrategicMergePatch;

@@ -65,7 +65,39 @@ function isDefaultClass(o: KubeObject): boolean {
   return a['storageclass.kubernetes.io/is-default-class'] === 'true' || a['storageclass.beta.kubernetes.io/is-default-class'] === 'true';
 }
 
+/** A CRD printer column of type boolean/integer shows `<none>`-less empty cells when unset. */
+const optional = (value: unknown): string | number | boolean => (value === undefined || value === null ? '' : (value as string | number | boolean));
+
 const COLUMNS: Partial<Record<ResourceName, Column[]>> = {
+  // additionalPrinterColumns of the external-snapshotter v8 CRDs.
+  volumesnapshots: [
+    name,
+    { name: 'ReadyToUse', type: 'boolean', cell: (o) => optional(obj(o.status).readyToUse) },
+    { name: 'SourcePVC', cell: (o) => str(obj(obj(o.spec).source).persistentVolumeClaimName) },
+    { name: 'SourceSnapshotContent', cell: (o) => str(obj(obj(o.spec).source).volumeSnapshotContentName) },
+    { name: 'RestoreSize', cell: (o) => str(obj(o.status).restoreSize) },
+    { name: 'SnapshotClass', cell: (o) => str(obj(o.spec).volumeSnapshotClassName) },
+    { name: 'SnapshotContent', cell: (o) => str(obj(o.status).boundVolumeSnapshotContentName) },
+    { name: 'CreationTime', type: 'date', cell: (o, now) => (typeof obj(o.status).creationTime === 'string' ? since(obj(o.status).creationTime, now) : '') },
+    age,
+  ],
+  volumesnapshotcontents: [
+    name,
+    { name: 'ReadyToUse', type: 'boolean', cell: (o) => optional(obj(o.status).readyToUse) },
+    { name: 'RestoreSize', type: 'integer', format: 'int64', cell: (o) => optional(obj(o.status).restoreSize) },
+    { name: 'DeletionPolicy', cell: (o) => str(obj(o.spec).deletionPolicy) },
+    { name: 'Driver', cell: (o) => str(obj(o.spec).driver) },
+    { name: 'VolumeSnapshotClass', cell: (o) => str(obj(o.spec).volumeSnapshotClassName) },
+    { name: 'VolumeSnapshot', cell: (o) => str(obj(obj(o.spec).volumeSnapshotRef).name) },
+    { name: 'VolumeSnapshotNamespace', cell: (o) => str(obj(obj(o.spec).volumeSnapshotRef).namespace) },
+    age,
+  ],
+  volumesnapshotclasses: [
+    name,
+    { name: 'Driver', cell: (o) => str(o.driver) },
+    { name: 'DeletionPolicy', cell: (o) => str(o.deletionPolicy) },
+    age,
+  ],
   persistentvolumeclaims: [
     name,
     { name: 'Status', cell: phase },

@@ -42,7 +42,10 @@ export type ResourceName =
   | 'volumeattachments'
   | 'csinodes'
   | 'csidrivers'
-  | 'leases';
+  | 'leases'
+  | 'volumesnapshots'
+  | 'volumesnapshotcontents'
+  | 'volumesnapshotclasses';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export interface WatchEvent {

@@ -44,9 +44,82 @@ function oneOf(field: string, value: unknown, allowed: string[]): FieldError[] {
     : [{ field, type: 'NotSupported', value, detail: `supported values: ${allowed.map((a) => `"${a}"`).join(', ')}` }];
 }
 
+const required = (field: string, value: unknown): FieldError[] =>
+  value === undefined || value === null || value === '' ? [{ field, type: 'Required', detail: '' }] : [];
+
+/** The CRDs' `x-kubernetes-validations` rule "exactly one of a and b must be set". */
+function exactlyOne(field: string, source: JsonObject, a: string, b: string): FieldError[] {
+  const count = [a, b].filter((k) => source[k] !== undefined && source[k] !== null).length;
+  return count === 1 ? [] : [{ field, type: 'Invalid', value: 'object', detail: `exactly one of ${a} and ${b} must be set` }];
+}
+
+function validateSnapshotKinds(info: ResourceInfo, object: KubeObject): FieldError[] {
+  const spec = obj(object.spec);
+  switch (info.resource) {
+    case 'volumesnapshots': {
+      if (!isObject(object.spec)) return [{ field: 'spec', type: 'Required', detail: '' }];
+      if (!isObject(spec.source)) return [{ field: 'spec.source', type: 'Required', detail: '' }];
+      const errors = exactlyOne('spec.source', spec.source, 'volumeSnapshotContentName', 'persistentVolumeClaimName');
+      if (spec.volumeSnapshotClassName === '') {
+        errors.push({ field: 'spec.volumeSnapshotClassName', type: 'Invalid', value: '', detail: 'volumeSnapshotClassName must not be the empty string when set' });
+      }
+      return errors;
+    }
+    case 'volumesnapshotcontents': {
+      if (!isObject(object.spec)) return [{ field: 'spec', type: 'Required', detail: '' }];
+      const errors = [
+        ...required('spec.deletionPolicy', spec.deletionPolicy),
+        ...oneOf('spec.deletionPolicy', spec.deletionPolicy, ['Delete', 'Retain']),
+        ...required('spec.driver', spec.driver),
+        ...(isObject(spec.source) ? exactlyOne('spec.source', spec.source, 'volumeHandle', 'snapshotHandle') : required('spec.source', undefined)),
+        ...oneOf('spec.sourceVolumeMode', spec.sourceVolumeMode, ['Block', 'Filesystem']),
+      ];
+      if (!isObject(spec.volumeSnapshotRef)) errors.push(...required('spec.volumeSnapshotRef', undefined));
+      else if (!text(spec.volumeSnapshotRef.name) || !text(spec.volumeSnapshotRef.namespace)) {
+        errors.push({ field: 'spec.volumeSnapshotRef', type: 'Invalid', value: 'object', detail: 'both spec.volumeSnapshotRef.name and spec.volumeSnapshotRef.namespace must be set' });
+      }
+      return errors;
+    }
+    case 'volumesnapshotclasses':
+      return [
+        ...required('driver', object.driver),
+        ...required('deletionPolicy', object.deletionPolicy),
+        ...oneOf('deletionPolicy', object.deletionPolicy, ['Delete', 'Retain']),
+      ];
+    default:
+      return [];
+  }
+}
+
+/** The CRDs' immutability rules (`self == oldSelf`, "required once set"). */
+function snapshotImmutable(info: ResourceInfo, next: KubeObject, previous: KubeObject): FieldError[] {
+  const source = obj(obj(next.spec).source);
+  const old = obj(obj(previous.spec).source);
+  const keys =
+    info.resource === 'volumesnapshots'
+      ? ['persistentVolumeClaimName', 'volumeSnapshotContentName']
+      : info.resource === 'volumesnapshotcontents'
+        ? ['volumeHandle', 'snapshotHandle']
+        : [];
+  const errors: FieldError[] = keys
+    .filter((k) => old[k] !== undefined && !deepEqual(source[k], old[k]))
+    .map((k) => ({ field: `spec.source.${k}`, type: 'Invalid', value: source[k] ?? null, detail: source[k] === undefined ? `${k} is required once set` : `${k} is immutable` }));
+  if (info.resource === 'volumesnapshotcontents') {
+    const mode = obj(previous.spec).sourceVolumeMode;
+    if (mode !== undefined && !deepEqual(obj(next.spec).sourceVolumeMode, mode)) {
+      errors.push({ field: 'spec.sourceVolumeMode', type: 'Invalid', value: obj(next.spec).sourceVolumeMode ?? null, detail: 'sourceVolumeMode is immutable' });
+    }
+  }
+  return errors;
+}
+
 function validateSpec(info: ResourceInfo, object: KubeObject): FieldError[] {
   const spec = obj(object.spec);
   switch (info.resource) {
+    case 'volumesnapshots':
+    case 'volumesnapshotcontents':
+    case 'volumesnapshotclasses':
+      return validateSnapshotKinds(info, object);
     case 'persistentvolumeclaims': {
       const errors = validateAccessModes('spec.accessModes', spec.accessModes);
       if (obj(obj(spec.resources).requests).storage === undefined) errors.push({ field: 'spec.resources[storage]', type: 'Required', detail: '' });
@@ -140,6 +213,9 @@ function immutableErrors(info: ResourceInfo, next: KubeObject, previous: KubeObj
         .map((f) => ({ field: f, type: 'Forbidden' as const, detail: `updates to ${f} are forbidden.` }));
     case 'volumeattachments':
       return deepEqual(spec, old) ? [] : [{ field: 'spec', type: 'Invalid', value: spec, detail: 'field is immutable' }];
+    case 'volumesnapshots':
+    case 'volumesnapshotcontents':
+      return snapshotImmutable(info, next, previous);
     default:
       return [];
   }

@@ -12,7 +12,6 @@ import { printValue, Props, truth, typeName, type ParamType, type TemplateData, 
 const MISSING = Symbol('missing');
 type Final = Value | typeof MISSING;
 
-const PROPS_FIELDS: ReadonlySet<string> = new Set(['PVCName', 'PVCNamespace', 'PVName']);
 
 /** Runs a parsed template over the data; throws TemplateError naming the failing action. */
 export function execute(nodes: readonly Node[], data: TemplateData): string {
@@ -124,9 +123,9 @@ class State {
   }
 
   private field(receiver: Value, name: string, text: string, hasArgs: boolean): Value {
-    if (receiver instanceof Props && PROPS_FIELDS.has(name)) {
+    if (receiver instanceof Props && receiver.has(name)) {
       if (hasArgs) throw new ExecError(`at <${text}>: ${name} has arguments but cannot be invoked as function`);
-      return receiver.data[name as keyof TemplateData];
+      return receiver.get(name);
     }
     throw new ExecError(`at <${text}>: can't evaluate field ${name} in type ${typeName(receiver)}`);
   }

@@ -115,7 +115,7 @@ function lt(a: Value, b: Value): boolean {
 
 function len(v: Value): number {
   if (typeof v === 'string') return byteLength(v);
-  throw new ExecError(`len of type ${v instanceof Props ? 'template.PVProps' : typeName(v)}`);
+  throw new ExecError(`len of type ${v instanceof Props ? v.goType : typeName(v)}`);
 }
 
 function slice(item: Value, ...indexes: Value[]): string {

@@ -4,16 +4,39 @@
  * bool.
  */
 
-/** The driver's `template.PVProps`: the template's data, `.` at the start. */
-export interface TemplateData {
+/** The driver's `template.PVProps`: a volume's tag template data, `.` at the start. */
+export interface PvTemplateData {
   PVCName: string;
   PVCNamespace: string;
   PVName: string;
 }
 
+/** The driver's `template.VolumeSnapshotProps`: a snapshot's tag template data (VolumeSnapshotClass). */
+export interface SnapshotTemplateData {
+  VolumeSnapshotName: string;
+  VolumeSnapshotNamespace: string;
+  VolumeSnapshotContentName: string;
+}
+
+/** The template's data: its fields, in the Go struct's order (as `%v` prints them). */
+export type TemplateData = PvTemplateData | SnapshotTemplateData;
+
 /** The data as a template value: a distinct object, so `typeof` tells it from the others. */
 export class Props {
   constructor(readonly data: TemplateData) {}
+
+  /** The Go type's name: `template.PVProps` or `template.VolumeSnapshotProps`. */
+  get goType(): string {
+    return 'PVName' in this.data ? 'template.PVProps' : 'template.VolumeSnapshotProps';
+  }
+
+  has(field: string): boolean {
+    return Object.hasOwn(this.data, field);
+  }
+
+  get(field: string): string {
+    return (this.data as unknown as Record<string, string>)[field] ?? '';
+  }
 }
 
 /** A template value: a Go string, int (a safe integer here), bool, or the `*PVProps` data. */
@@ -24,7 +47,7 @@ export type ParamType = 'string' | 'int' | 'bool' | 'any';
 
 /** The Go type name, as Go's error messages print it. */
 export function typeName(value: Value): string {
-  if (value instanceof Props) return '*template.PVProps';
+  if (value instanceof Props) return `*${value.goType}`;
   if (typeof value === 'number') return 'int';
   if (typeof value === 'boolean') return 'bool';
   return 'string';
@@ -52,7 +75,7 @@ export function formatValue(value: Value): string {
 }
 
 function structText({ data }: Props): string {
-  return `{${data.PVCName} ${data.PVCNamespace} ${data.PVName}}`;
+  return `{${Object.values(data).join(' ')}}`;
 }
 
 const encoder = new TextEncoder();

@@ -67,4 +67,31 @@ describe('AWS CLI v1 against the simulator', () => {
     expect(again.code).not.toBe(0);
     expect(again.stderr).toContain('InvalidVolume.NotFound');
   });
+
+  it('create-snapshot -> describe-snapshots by tag (completed) -> create-volume from it -> copy-volumes -> delete-snapshot', async () => {
+    const created = await aws('create-volume', '--availability-zone', 'us-east-1b', '--size', '6', '--volume-type', 'gp3');
+    const vol = created.json as { VolumeId: string };
+
+    const snap = await aws(
+      'create-snapshot',
+      '--volume-id', vol.VolumeId,
+      '--tag-specifications', 'ResourceType=snapshot,Tags=[{Key=CSIVolumeSnapshotName,Value=snapcontent-cli}]',
+    );
+    expect(snap.stderr).toBe('');
+    const s = snap.json as { SnapshotId: string; State: string; VolumeSize: number };
+    expect(s).toMatchObject({ State: 'pending', VolumeSize: 6 });
+
+    const listed = await aws('describe-snapshots', '--owner-ids', 'self', '--filters', 'Name=tag:CSIVolumeSnapshotName,Values=snapcontent-cli');
+    expect(listed.json).toMatchObject({ Snapshots: [{ SnapshotId: s.SnapshotId, State: 'completed', Progress: '100%' }] });
+
+    const restored = await aws('create-volume', '--availability-zone', 'us-east-1b', '--snapshot-id', s.SnapshotId);
+    expect(restored.json).toMatchObject({ SnapshotId: s.SnapshotId, Size: 6 });
+
+    const copied = await aws('copy-volumes', '--source-volume-id', vol.VolumeId, '--volume-type', 'gp3');
+    expect(copied.json).toMatchObject({ Volumes: [{ SourceVolumeId: vol.VolumeId, AvailabilityZone: 'us-east-1b', Size: 6, VolumeType: 'gp3' }] });
+
+    expect((await aws('delete-snapshot', '--snapshot-id', s.SnapshotId)).code).toBe(0);
+    const again = await aws('delete-snapshot', '--snapshot-id', s.SnapshotId);
+    expect(again.stderr).toContain('InvalidSnapshot.NotFound');
+  });
 });

@@ -1,0 +1,145 @@
+import { Ec2Error, ec2Errors } from './errors.js';
+import { compileFilters, type FilterTable } from './filters.js';
+import type { Snapshot, Tag, Volume } from './model.js';
+import type { QueryFilter } from './query.js';
+import type { World } from './world.js';
+
+/** Pending snapshots one volume may have: five, one for st1 and sc1 (EBS user guide). */
+const CONCURRENT_LIMIT: Readonly<Record<string, number>> = { st1: 1, sc1: 1 };
+const DEFAULT_CONCURRENT_LIMIT = 5;
+/** "Wait at least 15 seconds between concurrent volume snapshots." */
+const PER_VOLUME_INTERVAL_MS = 15_000;
+const MAX_DESCRIPTION = 255;
+
+export interface CreateSnapshotRequest {
+  volumeId: string;
+  description?: string;
+  tags: Tag[];
+}
+
+/**
+ * CreateSnapshot: `pending` at once, `completed` after the `snapshot` latency (or `error`,
+ * when a snapshot fault rule matches). It has no ClientToken: every call makes a new snapshot.
+ * The snapshot carries the volume's size and encryption.
+ */
+export function createSnapshot(world: World, req: CreateSnapshotRequest): Snapshot {
+  const volume = world.getVolume(req.volumeId);
+  if ((req.description ?? '').length > MAX_DESCRIPTION) {
+    throw ec2Errors.invalidValue(`Value for parameter description is invalid. Length exceeds ${MAX_DESCRIPTION}.`);
+  }
+  if (volume.state !== 'available' && volume.state !== 'in-use') {
+    throw ec2Errors.incorrectState(`The volume '${volume.id}' is not in a valid state for this operation: ${volume.state}.`);
+  }
+  const now = world.now();
+  const pending = [...world.snapshots.values()].filter((s) => s.volumeId === volume.id && s.state === 'pending');
+  if (pending.length >= (CONCURRENT_LIMIT[volume.type] ?? DEFAULT_CONCURRENT_LIMIT)) {
+    throw new Ec2Error(
+      'ConcurrentSnapshotLimitExceeded',
+      `Maximum allowed in-progress snapshots for a single volume exceeded (volume '${volume.id}').`,
+    );
+  }
+  if (pending.some((s) => now - s.startTime < world.wall(PER_VOLUME_INTERVAL_MS))) {
+    throw new Ec2Error(
+      'SnapshotCreationPerVolumeRateExceeded',
+      'The rate limit for creating concurrent snapshots of an EBS volume has been exceeded. Wait at least 15 seconds between concurrent volume snapshots.',
+    );
+  }
+  const delay = world.latency('snapshot');
+  const snapshot: Snapshot = {
+    id: world.newId('snap'),
+    seq: world.nextSeq(),
+    volumeId: volume.id,
+    volumeSize: volume.size,
+    state: 'pending',
+    startTime: now,
+    dueTime: now + delay,
+    description: req.description ?? '',
+    encrypted: volume.encrypted,
+    kmsKeyId: volume.kmsKeyId,
+    tags: req.tags,
+  };
+  world.snapshots.set(snapshot.id, snapshot);
+  world.schedule({ kind: 'snapshot-completed', snapshotId: snapshot.id, outcome: snapshotOutcome(world, volume, req.tags) }, delay);
+  world.changed();
+  return snapshot;
+}
+
+function hasTag(tags: readonly Tag[], rule: { key: string; value?: string } | undefined): boolean {
+  return !rule || tags.some((t) => t.key === rule.key && (rule.value === undefined || t.value === rule.value));
+}
+
+function snapshotOutcome(world: World, volume: Volume, tags: readonly Tag[]): 'completed' | 'error' {
+  for (const rule of world.env.snapshotFaults) {
+    if (!hasTag(volume.tags, rule.volumeTag) || !hasTag(tags, rule.tag)) continue;
+    if (rule.rate === undefined || world.env.rng.next() < rule.rate) return rule.outcome;
+  }
+  return 'completed';
+}
+
+/**
+ * DeleteSnapshot. A finished snapshot goes at once; a pending one may be deleted too, but
+ * "the snapshot must complete before the deletion takes effect" (EBS user guide), so it
+ * stays listed as `pending` until then, and a repeated delete succeeds again. A snapshot
+ * that is gone answers InvalidSnapshot.NotFound. (No AMIs or snapshot locks here, so no
+ * InvalidSnapshot.InUse.)
+ */
+export function deleteSnapshot(world: World, snapshotId: string): void {
+  const snap = world.getSnapshot(snapshotId);
+  if (snap.state === 'pending') snap.deleteRequested = true;
+  else world.dropSnapshot(snap.id);
+  world.changed();
+}
+
+/** `NN%`, as EC2 reports it: from the time elapsed, 100% once finished. */
+export function snapshotProgress(snap: Snapshot, now: number): string {
+  if (snap.state !== 'pending') return snap.state === 'completed' ? '100%' : '0%';
+  const span = snap.dueTime - snap.startTime;
+  const done = span <= 0 ? 99 : Math.floor(((now - snap.startTime) / span) * 100);
+  return `${Math.max(0, Math.min(99, done))}%`;
+}
+
+/** The snapshot CreateVolume may restore: finished, and not on its way out. */
+export function restorableSnapshot(world: World, snapshotId: string): Snapshot {
+  const snap = world.getSnapshot(snapshotId);
+  if (snap.state !== 'completed') throw ec2Errors.incorrectState(`Snapshot is in invalid state - ${snap.state}`);
+  return snap;
+}
+
+function snapshotFilters(world: World): FilterTable<Snapshot> {
+  const { accountId } = world.env;
+  return {
+    fields: {
+      description: (s) => [s.description],
+      encrypted: (s) => [String(s.encrypted)],
+      'owner-alias': () => [],
+      'owner-id': () => [accountId],
+      progress: (s) => [snapshotProgress(s, world.now())],
+      'snapshot-id': (s) => [s.id],
+      'start-time': (s) => [new Date(s.startTime).toISOString()],
+      status: (s) => [s.state],
+      'storage-tier': () => ['standard'],
+      'transfer-type': () => [],
+      'volume-id': (s) => [s.volumeId],
+      'volume-size': (s) => [String(s.volumeSize)],
+    },
+    tags: (s) => s.tags,
+  };
+}
+
+/**
+ * The snapshots DescribeSnapshots would list, in creation order, before pagination. Every
+ * snapshot here belongs to the simulated account: `Owner` `self` or its ID keeps them, any
+ * other owner (`amazon`, another account) has none.
+ */
+export function findSnapshots(
+  world: World,
+  ids: readonly string[],
+  owners: readonly string[],
+  filters: readonly QueryFilter[],
+): Snapshot[] {
+  const keep = compileFilters(filters, snapshotFilters(world));
+  const base = ids.length > 0 ? ids.map((id) => world.getSnapshot(id)) : [...world.snapshots.values()];
+  const ours = owners.length === 0 || owners.some((o) => o === 'self' || o === world.env.accountId);
+  if (!ours) return [];
+  return [...new Set(base)].sort((a, b) => a.seq - b.seq).filter(keep);
+}

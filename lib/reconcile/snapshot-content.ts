@@ -1,0 +1,301 @@
+/**
+ * A VolumeSnapshotContent of our driver: the csi-snapshotter sidecar's job
+ * (external-snapshotter `pkg/sidecar-controller`), against EC2.
+ *
+ * - Dynamic (`spec.source.volumeHandle`): the being-created annotation is written (and seen
+ *   applied) before CreateSnapshot — write before act, so the content is not deleted while a
+ *   snapshot may still land. CreateSnapshot has no ClientToken: the snapshot is looked up by its
+ *   name tag (`CSIVolumeSnapshotName` = the content's name, owned by this cluster) before
+ *   creating and on every retry, so a lost answer never makes a second one. Two requests that
+ *   created at once both see both snapshots: the oldest is the content's, and the request that
+ *   made a younger one deletes it at once (it was never recorded anywhere). The status is then
+ *   written as the sidecar writes it, and the annotation removed.
+ * - Pre-provisioned (`spec.source.snapshotHandle`): the snapshot must exist and be this
+ *   cluster's, else the content is refused with the reason.
+ * - Deletion (the sidecar's `shouldDelete`): Delete → DeleteSnapshot of the content's snapshots
+ *   that this cluster owns (never another's), then the status is cleared and the bound
+ *   finalizer removed; Retain → the finalizer only, EC2 untouched.
+ */
+import {
+  isContentBeingDeleted,
+  isOurContent,
+  isReservedTagKey,
+  SnapshotAnnotations,
+  SnapshotFinalizers,
+  TagKeys,
+  type VolumeSnapshotContent,
+  type VolumeSnapshotContentItem,
+  type Write,
+} from '../contract/index.js';
+import { isGone, type Disk, type Ec2Error, type Snapshot } from '../ec2/types.js';
+import { ParameterError, snapshotSpecFor, type SnapshotSpec } from '../storageclass/index.js';
+import type { Scope } from './context.js';
+import { converge } from './converge.js';
+import { exclusively } from './in-flight.js';
+import { contentEvent, EventReasons } from './events.js';
+import { Requeue } from './outcomes.js';
+import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
+import { isOwnedDisk } from './tags.js';
+import { contentRef, dropAnnotation, dropFinalizer, ensureAnnotation, kubeTime } from './writes.js';
+
+type CreateAction = Extract<Ec2Action, { verb: 'createSnapshot' | 'deleteSnapshot' | 'enableFastSnapshotRestores' }>;
+type DeleteAction = Extract<Ec2Action, { verb: 'deleteSnapshot' }>;
+
+const GiB = 2 ** 30;
+
+/** Whether the cluster created this snapshot: tag `kubernetes.io/cluster/<id>=owned`. */
+export function isOwnedSnapshot(snapshot: Snapshot, clusterId: string): boolean {
+  return snapshot.tags[TagKeys.cluster(clusterId)] === 'owned';
+}
+
+/**
+ * The status fields the sidecar writes for a snapshot: `creationTime` in nanoseconds (to the
+ * second, which a JSON number holds exactly), `restoreSize` in bytes, `readyToUse` once EC2
+ * says `completed`.
+ */
+export function snapshotStatus(snapshot: Snapshot) {
+  return {
+    snapshotHandle: snapshot.snapshotId,
+    creationTime: Math.floor(Date.parse(snapshot.startTime) / 1000) * 1e9,
+    restoreSize: snapshot.sizeGiB * GiB,
+    readyToUse: snapshot.state === 'completed',
+  };
+}
+
+function statusWrite(content: VolumeSnapshotContent, status: Extract<Write, { op: 'updateVolumeSnapshotContentStatus' }>['status']): Write {
+  return { op: 'updateVolumeSnapshotContentStatus', name: content.metadata.name, uid: content.metadata.uid, status };
+}
+
+interface Names {
+  clusterId: string;
+  now: Date;
+}
+
+/** Pure: the content refused, its status and an Event saying why; the being-created mark goes (a final answer). */
+function refuse(content: VolumeSnapshotContent, reason: string, message: string, names: Names, eventReason: string = EventReasons.snapshotCreationFailed): Settled {
+  const writes: Write[] = [];
+  if (content.status?.error?.message !== message) {
+    writes.push(statusWrite(content, { error: { time: kubeTime(names.now), message }, readyToUse: false }));
+    writes.push(contentEvent(content, 'Warning', eventReason, message));
+  }
+  writes.push(...dropAnnotation(content, contentRef(content), SnapshotAnnotations.beingCreated));
+  return failed(reason, message, Requeue.failedSlow, writes);
+}
+
+/** Pure: the status for `snapshot`, the being-created mark removed; done once ready. */
+function record(content: VolumeSnapshotContent, snapshot: Snapshot): Settled {
+  const status = snapshotStatus(snapshot);
+  const current = content.status ?? {};
+  const unchanged =
+    current.snapshotHandle === status.snapshotHandle &&
+    current.readyToUse === status.readyToUse &&
+    current.creationTime === status.creationTime &&
+    current.restoreSize === status.restoreSize &&
+    !current.error;
+  const writes: Write[] = [
+    ...(unchanged ? [] : [statusWrite(content, { ...status, ...(status.readyToUse && current.error ? { error: null } : {}) })]),
+    ...dropAnnotation(content, contentRef(content), SnapshotAnnotations.beingCreated),
+  ];
+  if (status.readyToUse) return done(writes);
+  return requeue(Requeue.snapshotPending, `snapshot ${snapshot.snapshotId} is ${snapshot.state}${snapshot.progress ? ` (${snapshot.progress})` : ''}`, writes);
+}
+
+export interface CreateObserved {
+  /** The snapshots tagged with the content's name, oldest first. */
+  snapshots: Snapshot[];
+  /** The source volume; undefined when EC2 has none. */
+  volume: Disk | undefined;
+  /** A snapshot this request created (so never recorded anywhere yet). */
+  created?: string;
+  fastRestoreEnabled?: boolean;
+}
+
+/** Pure: the next step for a dynamic content with no snapshot recorded. */
+export function decideCreate(content: VolumeSnapshotContent, spec: SnapshotSpec, request: { name: string; volumeId: string; tags: Record<string, string> }, observed: CreateObserved, names: Names): Plan<CreateAction> {
+  const [winner] = observed.snapshots;
+  if (!winner) {
+    const { volume } = observed;
+    if (!volume || isGone(volume)) return refuse(content, 'VolumeNotFound', `failed to take snapshot of the volume ${request.volumeId}: the volume does not exist`, names);
+    if (!isOwnedDisk(volume, names.clusterId)) {
+      return refuse(content, 'NotOwned', `failed to take snapshot of the volume ${request.volumeId}: it is not owned by cluster "${names.clusterId}"`, names);
+    }
+    return act({ verb: 'createSnapshot', request });
+  }
+  // A younger duplicate this request made while another request made the oldest: delete it.
+  if (observed.created && observed.created !== winner.snapshotId) return act({ verb: 'deleteSnapshot', snapshotId: observed.created });
+  if (winner.volumeId !== request.volumeId) {
+    return refuse(content, 'AlreadyExists', `snapshot ${request.name} already exists for a different volume (${winner.volumeId})`, names);
+  }
+  if (winner.state === 'error') {
+    return refuse(content, 'SnapshotFailed', `snapshot ${winner.snapshotId} of volume ${request.volumeId} failed${winner.stateMessage ? `: ${winner.stateMessage}` : ''}`, names);
+  }
+  if (spec.fastSnapshotRestoreZones.length > 0 && !observed.fastRestoreEnabled) {
+    return act({ verb: 'enableFastSnapshotRestores', snapshotId: winner.snapshotId, zones: spec.fastSnapshotRestoreZones });
+  }
+  return record(content, winner);
+}
+
+export interface DeleteObserved {
+  /** Snapshots of the content that still exist and this cluster owns. */
+  owned: Snapshot[];
+  /** A recorded snapshot another cluster owns (or nobody): never deleted. */
+  foreign: Snapshot | undefined;
+}
+
+/** Pure: the next step for a content whose snapshot is to be deleted (Delete policy). */
+export function decideDelete(content: VolumeSnapshotContent, { owned, foreign }: DeleteObserved, names: Names): Plan<DeleteAction> {
+  if (foreign) {
+    const message = `snapshot ${foreign.snapshotId} is not owned by cluster "${names.clusterId}"; not deleting it`;
+    return failed('NotOwned', message, Requeue.failedSlow, [contentEvent(content, 'Warning', EventReasons.snapshotDeleteError, message)]);
+  }
+  const [next] = owned;
+  if (next) return act({ verb: 'deleteSnapshot', snapshotId: next.snapshotId });
+  const ref = contentRef(content);
+  const status = content.status;
+  const recorded = status && (status.snapshotHandle || status.readyToUse !== undefined || status.creationTime || status.restoreSize);
+  // As the sidecar: the status cleared first, then the finalizer that held the content.
+  return done([
+    ...(recorded ? [statusWrite(content, { snapshotHandle: null, readyToUse: null, creationTime: null, restoreSize: null })] : []),
+    ...dropFinalizer(content, ref, SnapshotFinalizers.contentBound),
+  ]);
+}
+
+export async function reconcileSnapshotContent(item: VolumeSnapshotContentItem, scope: Scope): Promise<Settled> {
+  const { content } = item;
+  if (!isOurContent(content, scope.driverName)) return done();
+  const names: Names = { clusterId: scope.clusterId, now: scope.now() };
+  if (isContentBeingDeleted(content)) return reconcileDeletion(content, scope, names);
+  const annotations = content.metadata.annotations ?? {};
+  // Deleted without the common controller's mark: not the sidecar's to act on, unless a
+  // CreateSnapshot may still land (then it is found and recorded first).
+  if (content.metadata.deletionTimestamp && !(SnapshotAnnotations.beingCreated in annotations)) return done();
+  if (content.status?.readyToUse === true) return done();
+  const { source } = content.spec;
+  if (source.snapshotHandle) return reconcilePreProvisioned(content, source.snapshotHandle, scope, names);
+  if (!source.volumeHandle) return refuse(content, 'InvalidContent', 'the content names neither spec.source.volumeHandle nor spec.source.snapshotHandle', names);
+  // The sidecar does not try again once it recorded a final error.
+  if (content.status?.error?.message && !content.status.snapshotHandle) {
+    // The mark goes with a final answer; should its removal have been lost, it goes now.
+    const writes = dropAnnotation(content, contentRef(content), SnapshotAnnotations.beingCreated);
+    return failed('SnapshotCreationFailed', content.status.error.message, Requeue.failedSlow, writes);
+  }
+  return reconcileDynamic(item, source.volumeHandle, scope, names);
+}
+
+async function reconcileDynamic(item: VolumeSnapshotContentItem, volumeId: string, scope: Scope, names: Names): Promise<Settled> {
+  const { content, snapshotClass } = item;
+  const className = content.spec.volumeSnapshotClassName;
+  if (!className) return refuse(content, 'NoSnapshotClass', `failed to take snapshot ${content.metadata.name} without a snapshot class`, names);
+  if (!snapshotClass || snapshotClass.metadata.name !== className) {
+    return requeue(Requeue.waitForCluster, `VolumeSnapshotClass "${className}" of the content is not known (yet)`);
+  }
+  if (snapshotClass.driver !== scope.driverName) {
+    return refuse(content, 'InvalidSnapshotClass', `VolumeSnapshotClass "${className}" is for driver "${snapshotClass.driver}", not "${scope.driverName}"`, names);
+  }
+  let spec: SnapshotSpec;
+  try {
+    spec = snapshotSpecFor({
+      parameters: snapshotClass.parameters,
+      volumeSnapshotName: content.spec.volumeSnapshotRef.name ?? '',
+      volumeSnapshotNamespace: content.spec.volumeSnapshotRef.namespace ?? '',
+      volumeSnapshotContentName: content.metadata.name,
+    });
+  } catch (error) {
+    if (error instanceof ParameterError) return refuse(content, 'InvalidParameter', `invalid parameter ${error.message}`, names);
+    throw error;
+  }
+  if (spec.fastSnapshotRestoreZones.length > 0) {
+    const known = new Set((await scope.ec2.zones()).map((z) => z.name));
+    const unknown = spec.fastSnapshotRestoreZones.find((zone) => !known.has(zone));
+    if (unknown) return refuse(content, 'InvalidParameter', `Availability zone ${unknown} is not supported for fast snapshot restore`, names);
+  }
+  const ref = contentRef(content);
+  if (!(SnapshotAnnotations.beingCreated in (content.metadata.annotations ?? {}))) {
+    // Write before act: no CreateSnapshot until the content cannot be deleted unseen.
+    return requeue(Requeue.recorded, `marking content ${content.metadata.name} before creating its snapshot`, ensureAnnotation(content, ref, SnapshotAnnotations.beingCreated, 'yes'));
+  }
+  const name = content.metadata.name;
+  const request = { name, volumeId, tags: snapshotTags(spec.tags, scope.registration.extraTags) };
+  const inProgress = () => requeue(Requeue.inTransition, `CreateSnapshot for ${name} is already in progress`);
+  return exclusively(`${scope.clusterId}/${name}`, () => converge<CreateObserved, CreateAction>({
+    observe: async () => {
+      const [snapshots, volume] = await Promise.all([scope.ec2.findSnapshotsByName(name), scope.ec2.getDisk(volumeId)]);
+      return { snapshots, volume };
+    },
+    decide: (observed) => decideCreate(content, spec, request, observed, names),
+    perform: async (action, observed) => {
+      switch (action.verb) {
+        case 'createSnapshot': {
+          const created = await scope.ec2.createSnapshot(action.request);
+          const snapshots = await scope.ec2.findSnapshotsByName(name);
+          const all = snapshots.some((s) => s.snapshotId === created.snapshotId) ? snapshots : [...snapshots, created];
+          // Created just now only when it was not there before this request looked.
+          const fresh = !observed.snapshots.some((s) => s.snapshotId === created.snapshotId);
+          return { ...observed, snapshots: all, ...(fresh && { created: created.snapshotId }) };
+        }
+        case 'deleteSnapshot': {
+          await scope.ec2.deleteSnapshot(action.snapshotId);
+          const { created: _, ...rest } = observed;
+          return { ...rest, snapshots: observed.snapshots.filter((s) => s.snapshotId !== action.snapshotId) };
+        }
+        case 'enableFastSnapshotRestores':
+          await scope.ec2.enableFastSnapshotRestores(action.snapshotId, action.zones);
+          return { ...observed, fastRestoreEnabled: true };
+      }
+    },
+    refused: (action, error, verdict) => refusedCreate(content, action, error, verdict, names),
+  }), inProgress);
+}
+
+/** Pure: EC2 refused a step (a transient error never gets here: it is a requeue). */
+function refusedCreate(content: VolumeSnapshotContent, action: CreateAction, _error: Ec2Error, verdict: Verdict, names: Names): Settled {
+  if (verdict.outcome !== 'failed') return { writes: [], verdict };
+  if (action.verb === 'deleteSnapshot') return { writes: [], verdict };
+  const what = action.verb === 'createSnapshot' ? 'failed to take snapshot of the volume' : 'failed to enable fast snapshot restores for';
+  const target = action.verb === 'createSnapshot' ? action.request.volumeId : action.snapshotId;
+  return refuse(content, verdict.reason, `${what} ${target}: ${verdict.message}`, names);
+}
+
+async function reconcilePreProvisioned(content: VolumeSnapshotContent, snapshotId: string, scope: Scope, names: Names): Promise<Settled> {
+  const check = EventReasons.snapshotContentCheckFailed;
+  const snapshot = await scope.ec2.getSnapshot(snapshotId);
+  if (!snapshot) return refuse(content, 'SnapshotNotFound', `snapshot ${snapshotId} does not exist`, names, check);
+  if (!isOwnedSnapshot(snapshot, scope.clusterId)) {
+    return refuse(content, 'NotOwned', `snapshot ${snapshotId} is not owned by cluster "${scope.clusterId}" (tag ${TagKeys.cluster(scope.clusterId)}=owned); volhook uses only its cluster's snapshots`, names, check);
+  }
+  if (snapshot.state === 'error') return refuse(content, 'SnapshotFailed', `snapshot ${snapshotId} failed${snapshot.stateMessage ? `: ${snapshot.stateMessage}` : ''}`, names, check);
+  return record(content, snapshot);
+}
+
+async function reconcileDeletion(content: VolumeSnapshotContent, scope: Scope, names: Names): Promise<Settled> {
+  const ref = contentRef(content);
+  if (content.spec.deletionPolicy !== 'Delete') return done(dropFinalizer(content, ref, SnapshotFinalizers.contentBound));
+  const recorded = content.status?.snapshotHandle ?? undefined;
+  const dynamic = !!content.spec.source.volumeHandle && !content.spec.source.snapshotHandle;
+  const observe = async (): Promise<DeleteObserved> => {
+    const [byId, byName] = await Promise.all([
+      recorded ? scope.ec2.getSnapshot(recorded) : Promise.resolve(undefined),
+      // A dynamic content's snapshot is found by its name too: one a lost answer never recorded.
+      dynamic ? scope.ec2.findSnapshotsByName(content.metadata.name) : Promise.resolve([]),
+    ]);
+    const foreign = byId && !isOwnedSnapshot(byId, scope.clusterId) ? byId : undefined;
+    const owned = [...(byId && !foreign ? [byId] : []), ...byName.filter((s) => s.snapshotId !== byId?.snapshotId)];
+    return { owned, foreign };
+  };
+  return converge<DeleteObserved, DeleteAction>({
+    observe,
+    decide: (observed) => decideDelete(content, observed, names),
+    perform: async (action, observed) => {
+      await scope.ec2.deleteSnapshot(action.snapshotId);
+      return { ...observed, owned: observed.owned.filter((s) => s.snapshotId !== action.snapshotId) };
+    },
+    refused: (_action, _error, verdict) =>
+      verdict.outcome === 'done' ? { writes: [], verdict } : { writes: [contentEvent(content, 'Warning', EventReasons.snapshotDeleteError, `Failed to delete snapshot: ${verdict.message}`)], verdict },
+  });
+}
+
+/** The class's and the registration's tags, reserved keys dropped from the registration's (the class's are refused earlier). */
+function snapshotTags(classTags: Record<string, string>, extraTags: Record<string, string>): Record<string, string> {
+  const extra = Object.fromEntries(Object.entries(extraTags).filter(([key]) => !isReservedTagKey(key)));
+  return { ...extra, ...classTags };
+}

@@ -1,0 +1,194 @@
+/**
+ * Snapshots, restore and clone end to end over the local stack (real HTTP: Kubernetes API with
+ * the snapshot CRDs, the local common snapshot controller, forwarder, backend, EC2 simulator),
+ * driven with kubectl and YAML as a user would. The data is notional (the local kubelet writes
+ * nothing), so what is checked is the EC2 side: the snapshot, the volume made from it, the copy.
+ */
+import { DescribeSnapshotsCommand, type Snapshot } from '@aws-sdk/client-ec2';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tagsOf, TagKeys, volumeById } from './support/ec2.js';
+import { eventsFor, readClaim, readVolume } from './support/kube.js';
+import { waitClaimBound, type ScenarioContext } from './support/scenarios.js';
+import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
+import { waitFor } from './support/wait.js';
+
+const run = promisify(execFile);
+
+let stack: E2eStack;
+let ctx: ScenarioContext;
+let home: string;
+
+beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), 'volhook-snapshots-'));
+  ({ stack, ctx } = await startScenarioStack({ immediateClass: true, ec2: { timeScale: 400 } }));
+}, 60_000);
+afterAll(async () => {
+  await stack?.stop();
+  if (home) await rm(home, { recursive: true, force: true });
+});
+
+async function kubectl(...args: string[]): Promise<string> {
+  try {
+    const { stdout } = await run('kubectl', ['--server', stack.urls.kube, ...args], { env: { PATH: process.env.PATH ?? '', HOME: home }, timeout: 30_000 });
+    return stdout;
+  } catch (err) {
+    const e = err as { stderr?: string };
+    throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? String(err)}`);
+  }
+}
+
+async function apply(name: string, yaml: string): Promise<string> {
+  const file = join(home, `${name}.yaml`);
+  await writeFile(file, yaml);
+  return kubectl('create', '-f', file);
+}
+
+const getJson = async <T>(...args: string[]): Promise<T> => JSON.parse(await kubectl('get', ...args, '-o', 'json')) as T;
+
+/** This cluster's EBS snapshots, as any EC2 client sees them. */
+async function clusterSnapshots(): Promise<Snapshot[]> {
+  const { Snapshots } = await stack.ec2.send(new DescribeSnapshotsCommand({ OwnerIds: ['self'], Filters: [{ Name: `tag:kubernetes.io/cluster/${stack.clusterId}`, Values: ['owned'] }] }));
+  return Snapshots ?? [];
+}
+
+const calls = (action: string) => stack.simulator!.getStats().actions[action]?.calls ?? 0;
+
+const claimYaml = (ns: string, name: string, size: string, source = '') => `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: { name: ${name}, namespace: ${ns} }
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ${IMMEDIATE_CLASS}
+  resources: { requests: { storage: ${size} } }
+${source}`;
+
+const classYaml = (name: string, policy: 'Delete' | 'Retain') => `apiVersion: snapshot.storage.k8s.io/v1
+kind: VolumeSnapshotClass
+metadata: { name: ${name} }
+driver: ebs.csi.aws.com
+deletionPolicy: ${policy}
+parameters:
+  tagSpecification_1: "backup={{ .VolumeSnapshotNamespace }}/{{ .VolumeSnapshotName }}"
+`;
+
+const snapshotYaml = (ns: string, name: string, className: string, claim: string) => `apiVersion: snapshot.storage.k8s.io/v1
+kind: VolumeSnapshot
+metadata: { name: ${name}, namespace: ${ns} }
+spec:
+  volumeSnapshotClassName: ${className}
+  source: { persistentVolumeClaimName: ${claim} }
+`;
+
+interface VolumeSnapshotJson {
+  status?: { readyToUse?: boolean; boundVolumeSnapshotContentName?: string };
+}
+interface ContentJson {
+  status?: { snapshotHandle?: string; readyToUse?: boolean; restoreSize?: number; creationTime?: number };
+}
+
+async function snapshotReady(ns: string, name: string): Promise<{ content: string; handle: string }> {
+  const vs = await waitFor(
+    () => getJson<VolumeSnapshotJson>('volumesnapshot', name, '-n', ns),
+    (s) => s.status?.readyToUse === true && !!s.status.boundVolumeSnapshotContentName,
+    { what: `VolumeSnapshot ${ns}/${name} readyToUse`, timeoutMs: 90_000 },
+  );
+  const contentName = vs.status!.boundVolumeSnapshotContentName!;
+  const content = await getJson<ContentJson>('volumesnapshotcontent', contentName);
+  expect(content.status).toMatchObject({ readyToUse: true, snapshotHandle: expect.stringMatching(/^snap-/) });
+  return { content: contentName, handle: content.status!.snapshotHandle! };
+}
+
+describe('snapshots over the local stack', () => {
+  it('VolumeSnapshot -> content readyToUse, one EBS snapshot tagged for the cluster; restored claim Bound from it; Delete policy -> the EBS snapshot goes with the VolumeSnapshot', async () => {
+    const ns = 'snap-delete';
+    await kubectl('create', 'namespace', ns);
+    await apply('source', claimYaml(ns, 'data', '4Gi'));
+    await waitClaimBound(ctx, ns, 'data');
+    await apply('class-delete', classYaml('ebs-delete', 'Delete'));
+    await apply('snapshot', snapshotYaml(ns, 'nightly', 'ebs-delete', 'data'));
+
+    const { content, handle } = await snapshotReady(ns, 'nightly');
+    const ours = (await clusterSnapshots()).filter((s) => tagsOf(s as never)['CSIVolumeSnapshotName'] === content);
+    expect(ours.map((s) => s.SnapshotId)).toEqual([handle]);
+    expect(tagsOf(ours[0] as never)).toMatchObject({ 'ebs.csi.aws.com/cluster': 'true', backup: `${ns}/nightly` });
+    expect(calls('CreateSnapshot')).toBeGreaterThanOrEqual(1);
+    expect(await kubectl('get', 'volumesnapshot', '-n', ns)).toContain('nightly');
+
+    await apply('restored', claimYaml(ns, 'restored', '6Gi', `  dataSource: { apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: nightly }\n`));
+    const restored = await waitClaimBound(ctx, ns, 'restored');
+    const pv = await readVolume(stack.kube, restored.spec!.volumeName!);
+    const volume = await volumeById(stack.ec2, pv.spec!.csi!.volumeHandle);
+    expect(volume?.SnapshotId).toBe(handle);
+    expect(volume?.Size).toBeGreaterThanOrEqual(ours[0]!.VolumeSize!);
+    expect(volume?.Size).toBe(6);
+    expect(tagsOf(volume)[TagKeys.pvcName]).toBe('restored');
+
+    await kubectl('delete', 'volumesnapshot', 'nightly', '-n', ns, '--wait=false');
+    await waitFor(clusterSnapshots, (all) => !all.some((s) => s.SnapshotId === handle), { what: `EBS snapshot ${handle} deleted`, timeoutMs: 60_000 });
+    await waitFor(
+      () => kubectl('get', 'volumesnapshotcontent', '--ignore-not-found', '-o', 'name'),
+      (out) => !out.includes(content),
+      { what: `content ${content} gone` },
+    );
+  }, 180_000);
+
+  it('Retain policy -> the VolumeSnapshot deleted, the EBS snapshot stays', async () => {
+    const ns = 'snap-retain';
+    await kubectl('create', 'namespace', ns);
+    await apply('retain-source', claimYaml(ns, 'data', '4Gi'));
+    await waitClaimBound(ctx, ns, 'data');
+    await apply('class-retain', classYaml('ebs-retain', 'Retain'));
+    await apply('retain-snapshot', snapshotYaml(ns, 'keep', 'ebs-retain', 'data'));
+    const { handle } = await snapshotReady(ns, 'keep');
+    const deletes = calls('DeleteSnapshot');
+
+    await kubectl('delete', 'volumesnapshot', 'keep', '-n', ns, '--wait=false');
+    await waitFor(() => kubectl('get', 'volumesnapshot', '-n', ns, '--ignore-not-found', '-o', 'name'), (out) => !out.includes('keep'), { what: 'VolumeSnapshot keep gone' });
+    await sleep(2_000);
+    expect((await clusterSnapshots()).some((s) => s.SnapshotId === handle)).toBe(true);
+    expect(calls('DeleteSnapshot')).toBe(deletes);
+  }, 180_000);
+
+  it('clone: a claim with dataSource of a bound claim -> CopyVolumes once, the copy in the source zone, Bound', async () => {
+    const ns = 'clone-ok';
+    await kubectl('create', 'namespace', ns);
+    await apply('clone-source', claimYaml(ns, 'original', '4Gi'));
+    const source = await waitClaimBound(ctx, ns, 'original');
+    const sourcePv = await readVolume(stack.kube, source.spec!.volumeName!);
+    const sourceVolume = await volumeById(stack.ec2, sourcePv.spec!.csi!.volumeHandle);
+    const copies = calls('CopyVolumes');
+    const blanks = calls('CreateVolume');
+
+    await apply('clone', claimYaml(ns, 'copy', '4Gi', `  dataSource: { kind: PersistentVolumeClaim, name: original }\n`));
+    const copy = await waitClaimBound(ctx, ns, 'copy');
+    const pv = await readVolume(stack.kube, copy.spec!.volumeName!);
+    const volume = await volumeById(stack.ec2, pv.spec!.csi!.volumeHandle);
+    expect(volume?.AvailabilityZone).toBe(sourceVolume?.AvailabilityZone);
+    expect(pv.spec?.nodeAffinity?.required?.nodeSelectorTerms?.[0]?.matchExpressions?.[0]?.values).toEqual([sourceVolume?.AvailabilityZone]);
+    expect(volume?.VolumeId).not.toBe(sourceVolume?.VolumeId);
+    expect(calls('CopyVolumes') - copies).toBe(1);
+    expect(calls('CreateVolume')).toBe(blanks); // never a blank disk for the copy
+  }, 180_000);
+
+  it('a dataSourceRef to an unknown kind -> Pending, Warning naming it, no EC2 call', async () => {
+    const ns = 'unknown-source';
+    await kubectl('create', 'namespace', ns);
+    const before = { create: calls('CreateVolume'), copy: calls('CopyVolumes') };
+    await apply('populated', claimYaml(ns, 'seeded', '4Gi', `  dataSourceRef: { apiGroup: populator.example.com, kind: Seed, name: golden }\n`));
+    const events = await waitFor(
+      () => eventsFor(stack.kube, ns, 'PersistentVolumeClaim', 'seeded'),
+      (es) => es.some((e) => e.type === 'Warning' && e.reason === 'ProvisioningFailed'),
+      { what: 'Warning ProvisioningFailed on seeded' },
+    );
+    expect(events.find((e) => e.reason === 'ProvisioningFailed')?.message).toContain('populator.example.com/Seed "golden"');
+    await sleep(2_000);
+    expect((await readClaim(stack.kube, ns, 'seeded')).status?.phase).toBe('Pending');
+    expect({ create: calls('CreateVolume'), copy: calls('CopyVolumes') }).toEqual(before);
+  }, 120_000);
+});
