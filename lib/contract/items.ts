@@ -9,6 +9,7 @@ import {
   PersistentVolumeSchema,
   StorageClassSchema,
   VolumeAttachmentSchema,
+  VolumeAttributesClassSchema,
 } from './kube-objects.js';
 
 export const PersistentVolumeClaimItemSchema = z.object({
@@ -30,6 +31,13 @@ export const PersistentVolumeClaimItemSchema = z.object({
    * deleted is deleted only on a live `pvExists: false`: a lagging cache must never decide it.
    */
   pvCheckedLive: z.boolean().default(false),
+  /**
+   * The VolumeAttributesClass named by `spec.volumeAttributesClassName`; null when it does not
+   * exist (confirmed by a live read), absent when the claim names none.
+   */
+  volumeAttributesClass: VolumeAttributesClassSchema.nullable().optional(),
+  /** A bound claim: its PV (`spec.volumeName`); null when that PV is not known. Absent while unbound. */
+  pv: PersistentVolumeSchema.nullable().optional(),
 });
 
 export const PersistentVolumeClaimDeletedItemSchema = z.object({

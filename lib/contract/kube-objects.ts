@@ -32,6 +32,47 @@ export const LabelSelectorSchema = z.looseObject({
     .optional(),
 });
 
+/** A claim's condition (`Resizing`, `FileSystemResizePending`, `ModifyingVolume`…). */
+export const PersistentVolumeClaimConditionSchema = z.looseObject({
+  type: z.string().min(1),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  lastProbeTime: z.string().nullish(),
+  lastTransitionTime: z.string().nullish(),
+});
+export type PersistentVolumeClaimCondition = z.infer<typeof PersistentVolumeClaimConditionSchema>;
+
+/** `status.modifyVolumeStatus`: the VolumeAttributesClass change under way (KEP-3751). */
+export const ModifyVolumeStatusSchema = z.looseObject({
+  targetVolumeAttributesClassName: z.string().optional(),
+  status: z.enum(['Pending', 'InProgress', 'Infeasible']),
+});
+export type ModifyVolumeStatus = z.infer<typeof ModifyVolumeStatusSchema>;
+
+/**
+ * A claim's status, with the fields of resizing (KEP-1790: `allocatedResources`,
+ * `allocatedResourceStatuses`) and of VolumeAttributesClass changes (KEP-3751).
+ */
+export const PersistentVolumeClaimStatusSchema = z.looseObject({
+  phase: z.string().optional(),
+  capacity: StringMap.nullish(),
+  allocatedResources: StringMap.nullish(),
+  allocatedResourceStatuses: StringMap.nullish(),
+  conditions: z.array(PersistentVolumeClaimConditionSchema).nullish(),
+  modifyVolumeStatus: ModifyVolumeStatusSchema.nullish(),
+  currentVolumeAttributesClassName: z.string().nullish(),
+});
+export type PersistentVolumeClaimStatus = z.infer<typeof PersistentVolumeClaimStatusSchema>;
+
+/** `storage.k8s.io/v1` VolumeAttributesClass: mutable parameters of a volume, for one driver. */
+export const VolumeAttributesClassSchema = z.looseObject({
+  metadata: z.looseObject({ name: z.string().min(1) }),
+  driverName: z.string().min(1),
+  parameters: StringMap.optional(),
+});
+export type VolumeAttributesClass = z.infer<typeof VolumeAttributesClassSchema>;
+
 export const AccessModeSchema = z.enum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod']);
 export const VolumeModeSchema = z.enum(['Filesystem', 'Block']);
 export const ReclaimPolicySchema = z.enum(['Delete', 'Retain', 'Recycle']);
@@ -53,8 +94,10 @@ export const PersistentVolumeClaimSchema = z.looseObject({
     dataSourceRef: z
       .looseObject({ kind: z.string(), name: z.string(), apiGroup: z.string().nullish(), namespace: z.string().nullish() })
       .nullish(),
+    /** The VolumeAttributesClass the claim asks for (KEP-3751): its parameters override the class's. */
+    volumeAttributesClassName: z.string().nullish(),
   }),
-  status: z.looseObject({ phase: z.string().optional() }).optional(),
+  status: PersistentVolumeClaimStatusSchema.optional(),
 });
 export type PersistentVolumeClaim = z.infer<typeof PersistentVolumeClaimSchema>;
 
@@ -124,6 +167,8 @@ export const PersistentVolumeSpecSchema = z.looseObject({
   csi: CsiPersistentVolumeSourceSchema.optional(),
   awsElasticBlockStore: AwsElasticBlockStoreSourceSchema.optional(),
   nodeAffinity: NodeAffinitySchema.optional(),
+  /** The VolumeAttributesClass the volume was created with or last modified to. */
+  volumeAttributesClassName: z.string().optional(),
 });
 
 /** A PV as read from a cluster (it has a uid) — what items carry. */

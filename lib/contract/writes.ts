@@ -3,7 +3,15 @@
  * applying it twice leaves the cluster as applying it once, so a replayed response is safe.
  */
 import { z } from 'zod';
-import { NewInTreePersistentVolumeSchema, NewPersistentVolumeSchema, VolumeAttachmentStatusSchema } from './kube-objects.js';
+import {
+  ModifyVolumeStatusSchema,
+  NewInTreePersistentVolumeSchema,
+  NewPersistentVolumeSchema,
+  PersistentVolumeClaimConditionSchema,
+  VolumeAttachmentStatusSchema,
+} from './kube-objects.js';
+
+const StringMap = z.record(z.string(), z.string());
 
 export const ObjectRefSchema = z.object({
   kind: z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment']),
@@ -61,6 +69,44 @@ export const SetAnnotationWriteSchema = z.object({
   value: z.string(),
 });
 
+/**
+ * What external-resizer changes on a PV: `spec.capacity.storage` once the disk has grown (only
+ * ever up: a smaller value than the PV has is not applied), and `spec.volumeAttributesClassName`
+ * once a VolumeAttributesClass change is done. On this incarnation of the PV only (uid), by a
+ * patch guarded by the resourceVersion it was computed from.
+ */
+export const PatchPersistentVolumeWriteSchema = z.object({
+  op: z.literal('patchPersistentVolume'),
+  name: z.string().min(1),
+  uid: z.string().min(1),
+  capacity: z.string().min(1).optional(),
+  volumeAttributesClassName: z.string().min(1).optional(),
+});
+
+/**
+ * A claim's status fields, as external-resizer patches them through the `/status` subresource:
+ * each field given replaces the claim's, `null` removes it. Applied only to the version of the
+ * claim the backend decided from (`uid` and `resourceVersion` tested in the patch): a claim
+ * that changed since is left as it is — the change brings it back to the backend, which
+ * decides again from what it is now.
+ */
+export const PatchPersistentVolumeClaimStatusWriteSchema = z.object({
+  op: z.literal('patchPersistentVolumeClaimStatus'),
+  namespace: z.string().min(1),
+  name: z.string().min(1),
+  uid: z.string().min(1),
+  resourceVersion: z.string().min(1),
+  status: z.strictObject({
+    capacity: StringMap.optional(),
+    allocatedResources: StringMap.nullable().optional(),
+    allocatedResourceStatuses: StringMap.nullable().optional(),
+    conditions: z.array(PersistentVolumeClaimConditionSchema).nullable().optional(),
+    modifyVolumeStatus: ModifyVolumeStatusSchema.nullable().optional(),
+    currentVolumeAttributesClassName: z.string().nullable().optional(),
+  }),
+});
+export type PersistentVolumeClaimStatusPatch = z.infer<typeof PatchPersistentVolumeClaimStatusWriteSchema>['status'];
+
 export const EventInvolvedObjectSchema = z.object({
   kind: z.enum(['PersistentVolumeClaim', 'PersistentVolume', 'VolumeAttachment']),
   apiVersion: z.string(),
@@ -87,6 +133,8 @@ export const WriteSchema = z.discriminatedUnion('op', [
   UpdateVolumeAttachmentStatusWriteSchema,
   RemovePvcAnnotationWriteSchema,
   SetAnnotationWriteSchema,
+  PatchPersistentVolumeWriteSchema,
+  PatchPersistentVolumeClaimStatusWriteSchema,
   CreateEventWriteSchema,
 ]);
 export type Write = z.infer<typeof WriteSchema>;

@@ -13,7 +13,7 @@ import { ChangeFilter, type EventType } from './changes.js';
 import { parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
 import { Dependents } from './dependents.js';
 import { watchResource, type WatchedResource } from './informers.js';
-import { itemSource, livePvRead } from './item-source.js';
+import { itemSource, liveClassRead, livePvRead } from './item-source.js';
 import type { DeletedClaim } from './items.js';
 import { createJsonLogger, type Logger } from './logger.js';
 import { createMetrics, type ForwarderMetrics } from './metrics.js';
@@ -137,7 +137,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     secret,
     fetch: fetchFn,
     signal: shutdown.signal,
-    buildItem: itemSource({ ctx, ownership, readPv: livePvRead(clients, logger) }),
+    buildItem: itemSource({ ctx, ownership, readPv: livePvRead(clients, logger), readClass: liveClassRead(clients, logger) }),
   });
   const pump = createPump({ queue, send: (batch) => sendBatch(batch.keys, batch.payloads), ready, logger });
 

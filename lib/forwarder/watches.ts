@@ -21,6 +21,7 @@ export interface WatchedObjects {
   storageclasses: k8s.V1StorageClass;
   nodes: k8s.V1Node;
   csinodes: k8s.V1CSINode;
+  volumeattributesclasses: k8s.V1VolumeAttributesClass;
 }
 export type Resource = keyof WatchedObjects;
 
@@ -77,6 +78,10 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
       if (type !== 'delete' && isOurVolume(pv, ctx.ownership)) yield { key: ItemKeys.volume(name) };
       // Its attachments carry the PV as context (attach is refused while it is being deleted).
       if (!ctx.ready()) return;
+      // Its bound claim carries it too: a resize is judged against the PV's capacity.
+      const ref = pv.spec?.claimRef;
+      const claim = ref?.name && ref.namespace ? ctx.caches.persistentvolumeclaims.get(ref.name, ref.namespace) : undefined;
+      if (claim && claim.spec?.volumeName === name) yield* claimOffers([claim], ctx);
       const attachments = ctx.dependents.attachmentsOf(name).map((vaName) => ctx.caches.volumeattachments.get(vaName));
       yield* attachmentOffers(attachments, ctx);
     },
@@ -122,6 +127,16 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
       }
     },
   },
+  volumeattributesclasses: {
+    path: '/apis/storage.k8s.io/v1/volumeattributesclasses',
+    list: (clients) => clients.storage.listVolumeAttributesClass(),
+    news: withoutVolhookWrites,
+    *keys(_type, vac, ctx) {
+      if (!ctx.ready()) return; // before sync every claim is offered anyway
+      const name = vac.metadata?.name;
+      yield* claimOffers(ctx.caches.persistentvolumeclaims.list().filter((pvc) => pvc.spec?.volumeAttributesClassName === name), ctx);
+    },
+  },
   csinodes: {
     path: '/apis/storage.k8s.io/v1/csinodes',
     list: (clients) => clients.storage.listCSINode(),
@@ -137,7 +152,7 @@ export const RESOURCES = Object.keys(WATCHES) as Resource[];
 
 function* claimOffers(claims: Iterable<k8s.V1PersistentVolumeClaim>, ctx: WatchContext): Generator<Offer> {
   for (const pvc of claims) {
-    if (isOurClaim(pvc, ctx.ownership)) yield { key: ItemKeys.claim(pvc.metadata?.namespace ?? '', pvc.metadata?.name ?? '') };
+    if (isOurClaim(pvc, ctx.ownership, (name) => ctx.caches.persistentvolumes.get(name))) yield { key: ItemKeys.claim(pvc.metadata?.namespace ?? '', pvc.metadata?.name ?? '') };
   }
 }
 

@@ -11,6 +11,7 @@ import type { KubeClients } from './clients.js';
 import { describeError, isApiError } from './errors.js';
 import { EventCorrelator, recordEvent } from './events.js';
 import { escapePointerToken, finalizerPatch, type JsonPatchOp, type ObservedMeta } from './json-patch.js';
+import { patchClaimStatus, patchVolume } from './resize-writes.js';
 
 export interface ApplyWritesOptions {
   /** Event `source.component` / `reportingComponent`. Default `volhook`. */
@@ -84,6 +85,10 @@ async function applyWrite(context: Context, write: Write): Promise<void> {
       return removePvcAnnotation(context, write);
     case 'setAnnotation':
       return setAnnotation(context, write);
+    case 'patchPersistentVolume':
+      return patchVolume(context.clients, write, context.retries);
+    case 'patchPersistentVolumeClaimStatus':
+      return patchClaimStatus(context.clients, write);
     case 'createEvent':
       return recordEvent(core, write, { component: context.component, correlator: context.correlator });
   }
@@ -232,6 +237,10 @@ function describeTarget(write: Write): string {
       return `PersistentVolumeClaim/${write.namespace}/${write.name} ${write.annotation}`;
     case 'setAnnotation':
       return `${write.target.kind}/${write.target.name} ${write.key}`;
+    case 'patchPersistentVolume':
+      return `PersistentVolume/${write.name}`;
+    case 'patchPersistentVolumeClaimStatus':
+      return `PersistentVolumeClaim/${write.namespace}/${write.name} status`;
     case 'createEvent':
       return `Event ${write.reason} on ${write.involvedObject.kind}/${write.involvedObject.name}`;
   }

@@ -11,6 +11,15 @@ export const EventReasons = {
   volumeFailedDelete: 'VolumeFailedDelete',
   /** volhook's own: the disk of a claim that no longer needs it was deleted, and why. */
   volumeDeleted: 'VolumeDeleted',
+  // external-resizer's (pkg/util/events.go).
+  resizing: 'Resizing',
+  volumeResizeFailed: 'VolumeResizeFailed',
+  volumeResizeSuccessful: 'VolumeResizeSuccessful',
+  fileSystemResizeRequired: 'FileSystemResizeRequired',
+  volumeModify: 'VolumeModify',
+  volumeModifyFailed: 'VolumeModifyFailed',
+  volumeModifySuccessful: 'VolumeModifySuccessful',
+  volumeModifyCanceled: 'VolumeModifyCanceled',
 } as const;
 
 type EventType = 'Normal' | 'Warning';

@@ -18,6 +18,8 @@ export const Requeue = {
   detaching: 2,
   /** IncorrectState and the like: the volume is between states. */
   inTransition: 5,
+  /** A modification's `modifying` phase takes seconds to minutes. */
+  modifying: 5,
   /** Waiting on Kubernetes (a StorageClass, a VolumeAttachment to go away). */
   waitForCluster: 10,
   /** Anything unexpected: a bug or an outage, not the object's fault. */
@@ -37,6 +39,10 @@ const EC2_ACTION: Record<Ec2Verb, string> = {
   findDiskByName: 'DescribeVolumes',
   getDisk: 'DescribeVolumes',
   getInstance: 'DescribeInstances',
+  modifyDisk: 'ModifyVolume',
+  getModification: 'DescribeVolumesModifications',
+  tagDisk: 'CreateTags',
+  untagDisk: 'DeleteTags',
 };
 
 /**
@@ -89,6 +95,9 @@ export function verdictForEc2Error(error: Ec2Error, verb?: Ec2Verb): Verdict {
       return fail('IdempotentParameterMismatch');
     case 'volumeLimit':
       return fail('VolumeLimitExceeded');
+    case 'modificationRate':
+      // The reconciler that modifies knows when the cool-down ends and requeues for then.
+      return fail('VolumeModificationRateExceeded');
     case 'other':
       return fail(error.code || 'Ec2Error');
   }

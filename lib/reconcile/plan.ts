@@ -4,7 +4,7 @@
  * that ends the reconcile. Writes accompany both.
  */
 import type { Write } from '../contract/index.js';
-import type { CreateDiskRequest } from '../ec2/types.js';
+import type { CreateDiskRequest, DiskChange } from '../ec2/types.js';
 
 /** How a reconcile ends; becomes the Result's outcome and its fields. */
 export type Verdict =
@@ -18,9 +18,12 @@ export type Ec2Action =
   | { verb: 'deleteDisk'; volumeId: string }
   /** `attempt` counts the device names EC2 already refused as in use for this attach. */
   | { verb: 'attachDisk'; volumeId: string; instanceId: string; attempt: number }
-  | { verb: 'detachDisk'; volumeId: string; instanceId: string };
+  | { verb: 'detachDisk'; volumeId: string; instanceId: string }
+  | { verb: 'modifyDisk'; volumeId: string; change: DiskChange }
+  | { verb: 'tagDisk'; volumeId: string; tags: Record<string, string> }
+  | { verb: 'untagDisk'; volumeId: string; keys: string[] };
 
-export type Ec2Verb = Ec2Action['verb'] | 'findDiskByName' | 'getDisk' | 'getInstance';
+export type Ec2Verb = Ec2Action['verb'] | 'findDiskByName' | 'getDisk' | 'getInstance' | 'getModification';
 
 /** A reconcile's end: its verdict and every write decided on the way. */
 export interface Settled {

@@ -13,7 +13,7 @@ import {
 } from '../contract/index.js';
 import type { CreateDiskRequest, Zone } from '../ec2/types.js';
 import { awsRegionFromZones, provisioningClass, TranslationError, type ProvisioningClass } from '../migration/index.js';
-import { ParameterError, volumeSpecFor, type VolumeSpec } from '../storageclass/index.js';
+import { ParameterError, readVolumeAttributes, volumeSpecFor, type VolumeSpec } from '../storageclass/index.js';
 import type { ReconcileContext } from './context.js';
 import { EventReasons, pvcEvent } from './events.js';
 import { Requeue } from './outcomes.js';
@@ -89,10 +89,27 @@ export function prepareProvision(
   if (placement.kind === 'unsupported') return refuse(placement.reason, placement.message);
 
   const pvName = pvNameForClaim(pvc.metadata.uid);
+  const vacName = pvc.spec.volumeAttributesClassName;
+  let parameters = storageClass.parameters;
+  if (vacName) {
+    const vac = item.volumeAttributesClass;
+    if (!vac || vac.metadata.name !== vacName) {
+      return refuse('VolumeAttributesClassNotFound', `VolumeAttributesClass "${vacName}" does not exist`, Requeue.waitForCluster);
+    }
+    if (vac.driverName !== ctx.provisionerName) {
+      return refuse('InvalidVolumeAttributesClass', `VolumeAttributesClass "${vacName}" is for driver "${vac.driverName}", not ${ctx.provisionerName}`);
+    }
+    try {
+      parameters = withVolumeAttributes(storageClass.parameters, vac.parameters, { PVCName: pvc.metadata.name, PVCNamespace: pvc.metadata.namespace, PVName: pvName });
+    } catch (error) {
+      if (error instanceof ParameterError) return refuse('InvalidParameter', `invalid parameter of VolumeAttributesClass "${vacName}": ${error.message}`);
+      throw error;
+    }
+  }
   let spec: VolumeSpec;
   try {
     spec = volumeSpecFor({
-      parameters: storageClass.parameters,
+      parameters,
       requestStorage: pvc.spec.resources.requests.storage,
       volumeMode: pvc.spec.volumeMode ?? 'Filesystem',
       accessModes: pvc.spec.accessModes,
@@ -197,4 +214,31 @@ export function dataSourceOf(pvc: PersistentVolumeClaim): string | undefined {
 /** Warning ProvisioningFailed, worded as external-provisioner words it. */
 export function provisioningFailed(pvc: PersistentVolumeClaim, className: string, message: string) {
   return pvcEvent(pvc, 'Warning', EventReasons.provisioningFailed, `failed to provision volume with StorageClass "${className}": ${message}`);
+}
+
+/**
+ * The class's parameters with a VolumeAttributesClass's over them, as the EBS CSI driver takes
+ * CreateVolume's mutable parameters: its type, IOPS and throughput win (its IOPS replace the
+ * class's `iopsPerGB` too), its tags are added (tag deletions mean nothing for a new volume).
+ *
+ * @throws ParameterError naming the VolumeAttributesClass key at fault.
+ */
+export function withVolumeAttributes(
+  classParameters: Record<string, string> | undefined,
+  vacParameters: Record<string, string> | undefined,
+  values: { PVCName: string; PVCNamespace: string; PVName: string },
+): Record<string, string> {
+  const attributes = readVolumeAttributes(vacParameters, values);
+  const overridden = new Set<string>([
+    ...(attributes.type !== undefined ? ['type'] : []),
+    ...(attributes.iops !== undefined ? ['iops', 'iopspergb'] : []),
+    ...(attributes.throughput !== undefined ? ['throughput'] : []),
+  ]);
+  const merged = Object.fromEntries(Object.entries(classParameters ?? {}).filter(([key]) => !overridden.has(key.toLowerCase())));
+  if (attributes.type !== undefined) merged.type = attributes.type;
+  if (attributes.iops !== undefined) merged.iops = String(attributes.iops);
+  if (attributes.throughput !== undefined) merged.throughput = String(attributes.throughput);
+  // Already evaluated; a "=" in a value stays in it (the class's split is at the first "=").
+  Object.entries(attributes.tagsToAdd).forEach(([key, value], n) => (merged[`tagSpecification_vac_${n + 1}`] = `${key}=${value}`));
+  return merged;
 }

@@ -19,6 +19,7 @@ import { CREATE_FRESHNESS_SECONDS, reconcileClaimRelease } from './claim-deleted
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { deleting } from './disk-state.js';
+import { reconcileModify } from './modify.js';
 import { EventReasons, pvcEvent } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
@@ -108,7 +109,13 @@ export async function reconcileProvision(item: PersistentVolumeClaimItem, scope:
   if (claimReleasesDisk(pvc)) return reconcileClaimRelease(item, scope);
   const isProtected = isProtectedClaim(pvc);
   if (pvc.metadata.deletionTimestamp) return done();
-  if (pvc.spec.volumeName || item.pvExists) {
+  if (pvc.spec.volumeName) {
+    // The protection's job is done; it goes first, alone: the claim's status writes of a
+    // resize are guarded by the claim's resourceVersion, which this write changes.
+    if (isProtected) return requeue(Requeue.recorded, 'claim is bound: dropping its provisioning protection', [removeFinalizer(pvcRef(pvc), Finalizers.claimProtection)]);
+    return reconcileModify(item, scope);
+  }
+  if (item.pvExists) {
     return done(isProtected ? [removeFinalizer(pvcRef(pvc), Finalizers.claimProtection)] : []);
   }
   const first = prepareProvision(item, scope);

@@ -93,6 +93,8 @@ function buildCsiPersistentVolume(input: PersistentVolumeInput): NewPersistentVo
         ...(volumeMode !== 'Block' && spec.fsType !== undefined && { fsType: spec.fsType }),
         ...(hasAttributes && { volumeAttributes: { ...spec.volumeAttributes } }),
       },
+      // external-provisioner's: the class the volume was created with (KEP-3751).
+      ...(pvc.spec.volumeAttributesClassName && { volumeAttributesClassName: pvc.spec.volumeAttributesClassName }),
       nodeAffinity: {
         required: {
           nodeSelectorTerms: [{ matchExpressions: [{ key: TopologyKeys.wellKnownZone, operator: 'In', values: [disk.zone] }] }],

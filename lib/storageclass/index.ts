@@ -18,3 +18,4 @@ export { PARAMETER_KEYS, IGNORED_PARAMETER_KEYS, TAG_SPECIFICATION_PREFIX } from
 export { DRIVER_TAG_KEYS } from './driver-tags.js';
 export { BLOCK_ATTACH_UNTIL_INITIALIZED_ATTRIBUTE } from './initialization.js';
 export { evaluateTemplate, TemplateError, type TemplateData } from './template/index.js';
+export { readVolumeAttributes, infeasibility, VAC_PARAMETER_KEYS, type VolumeAttributes, type Performance } from './volume-attributes.js';

@@ -25,7 +25,7 @@
  * each. The model never lags behind the API server: its view is the store itself, a cache
  * that is never stale.
  */
-import type { V1CSINode, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass, V1VolumeAttachment } from '@kubernetes/client-node';
+import type { V1CSINode, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass, V1VolumeAttachment, V1VolumeAttributesClass } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { ItemSchema, pvNameForClaim, ReconcileResponseSchema, sign, type ItemInput, type Result, type Write } from '../../lib/contract/index.js';
 import { matchResults } from '../../lib/forwarder/backend-client.js';
@@ -58,7 +58,7 @@ const ERROR_BACKOFF_MS = 1_000;
 const MAX_ROUNDS = 4;
 
 /** The store holds plain JSON; client-node's types describe the same objects (dates as strings). */
-type Resource = 'persistentvolumeclaims' | 'persistentvolumes' | 'volumeattachments' | 'storageclasses' | 'nodes' | 'csinodes';
+type Resource = 'persistentvolumeclaims' | 'persistentvolumes' | 'volumeattachments' | 'storageclasses' | 'nodes' | 'csinodes' | 'volumeattributesclasses';
 
 interface Candidate {
   key: string;
@@ -120,6 +120,7 @@ export class ForwarderModel {
       node: (name) => this.get<V1Node>('nodes', name),
       csiNode: (name) => this.get<V1CSINode>('csinodes', name),
       pv: (name) => this.get<V1PersistentVolume>('persistentvolumes', name),
+      volumeAttributesClass: (name) => this.get<V1VolumeAttributesClass>('volumeattributesclasses', name),
       attachmentsOf: (pvName) =>
         this.list<V1VolumeAttachment>('volumeattachments')
           .filter((va) => va.spec?.source?.persistentVolumeName === pvName)

@@ -99,14 +99,34 @@ beforeAll(async () => {
     { op: 'removePvcAnnotation', namespace: 'default', name: 'rbac', uid: pvc.metadata.uid, annotation: Annotations.selectedNode },
     event,
     event,
+    { op: 'patchPersistentVolume', name: 'pvc-rbac', uid: pv.metadata.uid, capacity: '40Gi', volumeAttributesClassName: 'fast' },
     { op: 'removeFinalizer', target: { kind: 'PersistentVolume', name: 'pvc-rbac' }, finalizer: Finalizers.provisioner },
     { op: 'deletePersistentVolume', name: 'pvc-rbac', uid: pv.metadata.uid },
   ]);
+  // The claim's status is written only on the version it was decided from.
+  await applyWrites(kube.clients, [
+    {
+      op: 'patchPersistentVolumeClaimStatus',
+      name: 'rbac',
+      namespace: 'default',
+      uid: pvc.metadata.uid,
+      resourceVersion: kube.store.get('persistentvolumeclaims', 'rbac', 'default')!.metadata.resourceVersion!,
+      status: { allocatedResources: { storage: '40Gi' }, allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } },
+    },
+  ]);
+  expect(kube.store.get('persistentvolumeclaims', 'rbac', 'default')!.status).toMatchObject({ allocatedResources: { storage: '40Gi' } });
+  // A bound claim of ours asking for a VolumeAttributesClass the cache does not hold: the
+  // forwarder confirms it is missing with a live read before sending it.
+  kube.store.create('persistentvolumeclaims', {
+    ...pvcObject('rbac-bound', 'default', { [Annotations.storageProvisioner]: 'ebs.csi.aws.com' }),
+    spec: { ...pvcObject('rbac-bound').spec, volumeName: 'pvc-elsewhere', volumeAttributesClassName: 'missing' },
+  });
+  await eventually(() => fake.items.some((i) => i.kind === 'PersistentVolumeClaim' && i.pvc.metadata.name === 'rbac-bound'), 5_000, 'bound claim sent');
   // The server logs a watch when it ends it (not when the client leaves): close the server
-  // first, which ends the six watches, then stop the forwarder.
+  // first, which ends the seven watches, then stop the forwarder.
   await kube.close();
   await forwarder.stop();
-  await eventually(() => kube.requests.filter((r) => r.url.includes('watch=true')).length >= 6, 5_000, 'watches logged');
+  await eventually(() => kube.requests.filter((r) => r.url.includes('watch=true')).length >= 7, 5_000, 'watches logged');
 });
 
 afterAll(async () => {

@@ -80,6 +80,7 @@ export const RESOURCES: Record<ResourceName, ResourceInfo> = {
   volumeattachments: info('volumeattachments', 'storage.k8s.io', 'VolumeAttachment', false, { status: true }),
   csinodes: info('csinodes', 'storage.k8s.io', 'CSINode', false),
   csidrivers: info('csidrivers', 'storage.k8s.io', 'CSIDriver', false),
+  volumeattributesclasses: info('volumeattributesclasses', 'storage.k8s.io', 'VolumeAttributesClass', false, { shortNames: ['vac'] }),
 };
 
 export const RESOURCE_NAMES = Object.keys(RESOURCES) as ResourceName[];

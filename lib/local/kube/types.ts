@@ -41,7 +41,8 @@ export type ResourceName =
   | 'storageclasses'
   | 'volumeattachments'
   | 'csinodes'
-  | 'csidrivers';
+  | 'csidrivers'
+  | 'volumeattributesclasses';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export interface WatchEvent {

@@ -73,6 +73,8 @@ function validateSpec(info: ResourceInfo, object: KubeObject): FieldError[] {
       errors.push(...oneOf('reclaimPolicy', object.reclaimPolicy, ['Delete', 'Retain']));
       return [...errors, ...oneOf('volumeBindingMode', object.volumeBindingMode, ['Immediate', 'WaitForFirstConsumer'])];
     }
+    case 'volumeattributesclasses':
+      return text(object.driverName) ? [] : [{ field: 'driverName', type: 'Required', detail: '' }];
     case 'volumeattachments': {
       const errors: FieldError[] = [];
       if (!text(spec.attacher)) errors.push({ field: 'spec.attacher', type: 'Required', detail: '' });
@@ -127,6 +129,10 @@ function immutableErrors(info: ResourceInfo, next: KubeObject, previous: KubeObj
         .map((f) => ({ field: f, type: 'Forbidden' as const, detail: `updates to ${f} are forbidden.` }));
     case 'volumeattachments':
       return deepEqual(spec, old) ? [] : [{ field: 'spec', type: 'Invalid', value: spec, detail: 'field is immutable' }];
+    case 'volumeattributesclasses':
+      return (['driverName', 'parameters'] as const)
+        .filter((f) => !deepEqual(next[f], previous[f]))
+        .map((f) => ({ field: f, type: 'Forbidden' as const, detail: 'field is immutable' }));
     default:
       return [];
   }
