@@ -123,7 +123,9 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
       const watch = WATCHES[resource] as Watch<KubernetesObject>;
       if (!watch.resync) continue;
       for (const object of informers[resource].cache.list()) {
-        for (const offered of watch.resync(object, ctx)) offer(offered);
+        // A key still queued is not lost: its own answer said when to look again (a claim
+        // waiting out EC2's 6-hour wait between modifications must not be sent every resync).
+        for (const offered of watch.resync(object, ctx)) if (!queue.has(offered.key)) offer(offered);
       }
     }
   }

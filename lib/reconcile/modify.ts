@@ -205,7 +205,9 @@ function completed(job: ModifyJob, disk: Disk, ctx: ModifyContext): Settled {
       pvcEvent(pvc, 'Normal', EventReasons.volumeModifySuccessful, `external resizer modified volume ${pvc.metadata.name} with vac ${job.modify.className} successfully`),
     );
   }
-  return done([...pvPatch, ...claimStatusWrites(pvc, resize, modify, ctx.now), ...writes]);
+  // The Events before the claim's status: once the status says NodeResizePending, the node
+  // may finish at once, and its Event must not come before ours.
+  return done([...pvPatch, ...writes, ...claimStatusWrites(pvc, resize, modify, ctx.now)]);
 }
 
 /** Pure: what EC2 refusing ModifyVolume, CreateTags or DeleteTags means for the claim. */

@@ -8,6 +8,7 @@
 import {
   Annotations,
   claimReleasesDisk,
+  claimWantsVolumeChange,
   Finalizers,
   isClaimFor,
   isProtectedClaim,
@@ -112,7 +113,12 @@ export async function reconcileProvision(item: PersistentVolumeClaimItem, scope:
   if (pvc.spec.volumeName) {
     // The protection's job is done; it goes first, alone: the claim's status writes of a
     // resize are guarded by the claim's resourceVersion, which this write changes.
-    if (isProtected) return requeue(Requeue.recorded, 'claim is bound: dropping its provisioning protection', [removeFinalizer(pvcRef(pvc), Finalizers.claimProtection)]);
+    if (isProtected) {
+      const drop = [removeFinalizer(pvcRef(pvc), Finalizers.claimProtection)];
+      return claimWantsVolumeChange(pvc, item.pv?.spec.capacity.storage)
+        ? requeue(Requeue.recorded, 'claim is bound: dropping its provisioning protection before changing its volume', drop)
+        : done(drop);
+    }
     return reconcileModify(item, scope);
   }
   if (item.pvExists) {
