@@ -11,9 +11,9 @@ import {
   type StorageClass,
   type Write,
 } from '../contract/index.js';
-import type { CreateDiskRequest, Zone } from '../ec2/types.js';
+import type { CreateDiskRequest, Disk, Zone } from '../ec2/types.js';
 import { awsRegionFromZones, provisioningClass, TranslationError, type ProvisioningClass } from '../migration/index.js';
-import { ParameterError, readVolumeAttributes, volumeSpecFor, type VolumeSpec } from '../storageclass/index.js';
+import { ParameterError, readVolumeAttributes, volumeSpecFor, type VolumeAttributes, type VolumeSpec } from '../storageclass/index.js';
 import type { ReconcileContext } from './context.js';
 import { EventReasons, pvcEvent } from './events.js';
 import { Requeue } from './outcomes.js';
@@ -32,6 +32,8 @@ export interface ProvisionJob {
   migratedFrom?: string;
   pvName: string;
   spec: VolumeSpec;
+  /** The claim's VolumeAttributesClass, as the disk must be to be said to have it. */
+  volumeAttributes?: { className: string; attributes: VolumeAttributes };
   /** With WaitForFirstConsumer, the selected-node annotation goes when the zone is full. */
   waitForFirstConsumer: boolean;
   request: CreateDiskRequest;
@@ -91,6 +93,7 @@ export function prepareProvision(
   const pvName = pvNameForClaim(pvc.metadata.uid);
   const vacName = pvc.spec.volumeAttributesClassName;
   let parameters = storageClass.parameters;
+  let volumeAttributes: ProvisionJob['volumeAttributes'];
   if (vacName) {
     const vac = item.volumeAttributesClass;
     if (!vac || vac.metadata.name !== vacName) {
@@ -100,7 +103,9 @@ export function prepareProvision(
       return refuse('InvalidVolumeAttributesClass', `VolumeAttributesClass "${vacName}" is for driver "${vac.driverName}", not ${ctx.provisionerName}`);
     }
     try {
-      parameters = withVolumeAttributes(storageClass.parameters, vac.parameters, { PVCName: pvc.metadata.name, PVCNamespace: pvc.metadata.namespace, PVName: pvName });
+      const values = { PVCName: pvc.metadata.name, PVCNamespace: pvc.metadata.namespace, PVName: pvName };
+      parameters = withVolumeAttributes(storageClass.parameters, vac.parameters, values);
+      volumeAttributes = { className: vacName, attributes: readVolumeAttributes(vac.parameters, values) };
     } catch (error) {
       if (error instanceof ParameterError) return refuse('InvalidParameter', `invalid parameter of VolumeAttributesClass "${vacName}": ${error.message}`);
       throw error;
@@ -183,7 +188,9 @@ export function prepareProvision(
       extraTags: registration.extraTags,
     }),
   };
-  return { job: { pvc, storageClass, className, ...(migratedFrom && { migratedFrom }), pvName, spec, waitForFirstConsumer, request } };
+  return {
+    job: { pvc, storageClass, className, ...(migratedFrom && { migratedFrom }), pvName, spec, ...(volumeAttributes && { volumeAttributes }), waitForFirstConsumer, request },
+  };
 }
 
 /**
@@ -241,4 +248,20 @@ export function withVolumeAttributes(
   // Already evaluated; a "=" in a value stays in it (the class's split is at the first "=").
   Object.entries(attributes.tagsToAdd).forEach(([key, value], n) => (merged[`tagSpecification_vac_${n + 1}`] = `${key}=${value}`));
   return merged;
+}
+
+/**
+ * Whether the disk is as a VolumeAttributesClass asks: its type, IOPS and throughput where the
+ * class names them, its tags added and removed. A disk made before the claim named the class
+ * (the claim changed while its volume was being created) is not: its PV does not name the
+ * class, and the class is applied to the bound claim's volume as a change.
+ */
+export function diskHasAttributes(disk: Disk, attributes: VolumeAttributes): boolean {
+  return (
+    (attributes.type === undefined || disk.type === attributes.type) &&
+    (attributes.iops === undefined || disk.iops === attributes.iops) &&
+    (attributes.throughput === undefined || disk.throughput === attributes.throughput) &&
+    Object.entries(attributes.tagsToAdd).every(([key, value]) => disk.tags[key] === value) &&
+    attributes.tagsToDelete.every((key) => !(key in disk.tags))
+  );
 }

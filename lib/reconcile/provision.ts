@@ -24,7 +24,7 @@ import { reconcileModify } from './modify.js';
 import { EventReasons, pvcEvent } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
-import { prepareProvision, provisioningFailed, type ProvisionJob } from './provision-job.js';
+import { diskHasAttributes, prepareProvision, provisioningFailed, type ProvisionJob } from './provision-job.js';
 import { buildPersistentVolume } from './pv-builder.js';
 import { addFinalizer, createPersistentVolume, pvcRef, removeFinalizer, removePvcAnnotation } from './writes.js';
 
@@ -60,6 +60,7 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed }: Prov
         disk,
         spec: job.spec,
         ...(job.migratedFrom && { migratedFrom: job.migratedFrom }),
+        ...(job.volumeAttributes && diskHasAttributes(disk, job.volumeAttributes.attributes) && { volumeAttributesClassName: job.volumeAttributes.className }),
       });
       // The PV is written first: once it exists, its reclaim policy owns the disk and the
       // claim's protection has done its job.

@@ -173,7 +173,7 @@ export class ForwarderModel {
 
   /** A claim the forwarder offers (the real filter: after issue 8 it also keeps protected claims). */
   private offersClaim(pvc: V1PersistentVolumeClaim): boolean {
-    return isOurClaim(pvc, ownership);
+    return isOurClaim(pvc, ownership, (name) => this.get<V1PersistentVolume>('persistentvolumes', name));
   }
 
   /** A live GET of the PV, as the real forwarder's `readPv`. */

@@ -40,6 +40,14 @@ export interface ClassSpec {
   inTree?: boolean;
 }
 
+/** EC2's wait between two modifications of a volume, shortened so that a run sees it end. */
+export const MODIFY_COOLDOWN_MS = 30_000;
+
+/** The VolumeAttributesClass claims move to: gp3 at its baseline IOPS and 200 MiB/s (fits any size). */
+export const FAST_CLASS = 'fast';
+/** One that only adds a tag: CreateTags, no ModifyVolume. */
+export const TAGGED_CLASS = 'tagged';
+
 /** Every combination of binding mode and reclaim policy, and two in-tree classes under migration. */
 export const CLASSES: readonly ClassSpec[] = [
   { name: 'wffc-delete', binding: 'WaitForFirstConsumer', policy: 'Delete' },
@@ -71,7 +79,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
   const { clusterId } = options;
   // A fixed start: nothing in a run depends on the wall clock but the gateway's deadline.
   const clock = new ManualClock(CLOCK_START);
-  const sim = new Ec2Simulator({ seed: options.seed, region: REGION, zones: ZONES, throttling: false }, clock);
+  const sim = new Ec2Simulator({ seed: options.seed, region: REGION, zones: ZONES, throttling: false, modifyCooldownMs: MODIFY_COOLDOWN_MS }, clock);
   const nodes: LocalNode[] = ZONES.map((zone, z) => {
     const name = `ip-10-0-${z + 1}-10.ec2.internal`;
     const instance = sim.runInstance({
@@ -111,6 +119,9 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
     } as never);
   }
 
+  seed('volumeattributesclasses', { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttributesClass', metadata: { name: FAST_CLASS }, driverName: DRIVER, parameters: { type: 'gp3', iops: '3000', throughput: '200' } } as never);
+  seed('volumeattributesclasses', { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttributesClass', metadata: { name: TAGGED_CLASS }, driverName: DRIVER, parameters: { tagSpecification_1: 'team=crash' } } as never);
+
   const kube = await startKubeApiServer({ store, port: 0, host: '127.0.0.1' });
   const controllers = startControllers(store, {
     // A long resync: every change the controllers act on comes as a watch event, and a
@@ -143,6 +154,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
     now: () => clock.now(),
     gatewayFor: (registration, deadline) =>
       createEc2Gateway({ client: ec2, clusterId: registration.clusterId, deadline, batchWindowMs: 0 }),
+    modifyCooldownMs: () => MODIFY_COOLDOWN_MS,
   });
 
   async function settle(): Promise<void> {

@@ -107,8 +107,14 @@ function immutableErrors(info: ResourceInfo, next: KubeObject, previous: KubeObj
   const old = obj(previous.spec);
   switch (info.resource) {
     case 'persistentvolumeclaims': {
-      // The PV controller may set volumeName (and a class) once; a size may grow. Nothing else.
+      // The PV controller may set volumeName (and a class) once; a bound claim's size may
+      // change; the VolumeAttributesClass may change. Nothing else.
+      const bound = text(old.volumeName);
+      const requests = bound ? obj(old.resources).requests : obj(spec.resources).requests;
       const mutable: JsonObject = { ...spec, resources: { ...obj(spec.resources), requests: obj(old.resources).requests }, volumeAttributesClassName: old.volumeAttributesClassName };
+      if (!bound && !deepEqual(requests, obj(old.resources).requests)) {
+        return [{ field: 'spec', type: 'Forbidden', detail: 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims' }];
+      }
       if (!text(old.volumeName)) mutable.volumeName = old.volumeName;
       if (old.storageClassName === undefined || old.storageClassName === null) mutable.storageClassName = old.storageClassName;
       return deepEqual(mutable, old)
