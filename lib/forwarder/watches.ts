@@ -7,7 +7,7 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import { claimClassName, isClaimFor, ItemKeys, type Ownership } from '../contract/index.js';
-import type { KubeClients } from '../kube/index.js';
+import { isApiError, type KubeClients } from '../kube/index.js';
 import { attachmentNews, claimNews, volumeNews, withoutVolhookWrites, type EventType } from './changes.js';
 import { csiNodeNews, nodeNews, type Dependents } from './dependents.js';
 import { isOurAttachment, isOurClaim, isOurVolume, isSettledAttachment, isSettledVolume } from './filter.js';
@@ -129,7 +129,16 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   volumeattributesclasses: {
     path: '/apis/storage.k8s.io/v1/volumeattributesclasses',
-    list: (clients) => clients.storage.listVolumeAttributesClass(),
+    // A cluster before Kubernetes 1.34 serves no storage.k8s.io/v1 VolumeAttributesClass: then
+    // there are none, and the forwarder must still become ready (its watch retries quietly).
+    list: async (clients) => {
+      try {
+        return await clients.storage.listVolumeAttributesClass();
+      } catch (err) {
+        if (!isApiError(err, 404)) throw err;
+        return { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttributesClassList', metadata: {}, items: [] };
+      }
+    },
     news: withoutVolhookWrites,
     *keys(_type, vac, ctx) {
       if (!ctx.ready()) return; // before sync every claim is offered anyway
