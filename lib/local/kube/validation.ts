@@ -109,7 +109,8 @@ function immutableErrors(info: ResourceInfo, next: KubeObject, previous: KubeObj
     case 'persistentvolumeclaims': {
       // The PV controller may set volumeName (and a class) once; a bound claim's size may
       // change; the VolumeAttributesClass may change. Nothing else.
-      const bound = text(old.volumeName);
+      // Bound: named its volume before, or names it in this very update (the binding).
+      const bound = text(old.volumeName) || text(spec.volumeName);
       const requests = bound ? obj(old.resources).requests : obj(spec.resources).requests;
       const mutable: JsonObject = { ...spec, resources: { ...obj(spec.resources), requests: obj(old.resources).requests }, volumeAttributesClassName: old.volumeAttributesClassName };
       if (!bound && !deepEqual(requests, obj(old.resources).requests)) {
