@@ -5,7 +5,6 @@
  * so a converged claim is not written again (every write is a watch event).
  */
 import type {
-  ModifyVolumeStatus,
   PersistentVolumeClaim,
   PersistentVolumeClaimCondition,
   PersistentVolumeClaimStatusPatch,
@@ -199,9 +198,4 @@ function normalise(value: unknown): unknown {
     return entries.length === 0 ? null : Object.fromEntries(entries);
   }
   return value;
-}
-
-/** The `modifyVolumeStatus` of a claim, if any. */
-export function modifyVolumeStatusOf(pvc: PersistentVolumeClaim): ModifyVolumeStatus | undefined {
-  return pvc.status?.modifyVolumeStatus ?? undefined;
 }

@@ -26,7 +26,7 @@ import {
   type VolumeAttributes,
 } from '../storageclass/index.js';
 import { ceilGiB } from '../storageclass/quantity.js';
-import { claimStatusWrites, ResizeStatus, type ModifyPhase, type ResizePhase } from './claim-status.js';
+import { claimStatusWrites, ResizeStatus, type ModifyPhase } from './claim-status.js';
 import type { ReconcileContext } from './context.js';
 import { EventReasons, pvcEvent } from './events.js';
 import { Requeue } from './outcomes.js';
@@ -140,6 +140,8 @@ function prepareAttributes(
   const now = ctx.now();
   const target = pvc.spec.volumeAttributesClassName ?? '';
   if (target === '') {
+    // A resize goes first; the class's rollback is looked at once it is done.
+    if (job.resize || job.resizeRecorded) return {};
     // Back to no class: nothing to undo in EBS; the claim stops saying a change is under way.
     const canceled = pvc.status?.conditions?.some((c) => c.type === 'ModifyingVolume');
     const writes = [
@@ -237,5 +239,3 @@ export function gibOf(quantity: string | undefined): number | undefined {
   const bytes = bytesOf(quantity);
   return bytes === undefined || bytes < 0n ? undefined : Number(ceilGiB(bytes));
 }
-
-export type { ResizePhase, ModifyPhase };
