@@ -49,6 +49,11 @@ export interface AppDependencies {
    */
   onError?(clusterId: string, itemKey: string, error: unknown, stage: ErrorStage): void;
   maxBodyBytes?: number;
+  /**
+   * EC2's minimum time between two modifications of one volume (default 6 hours). The local
+   * stack passes its simulator's figure, which its time scale shortens.
+   */
+  modifyCooldownMs?: () => number;
 }
 
 /** Where an error the operator must see happened: in a reconciler, or applying its writes. */
@@ -130,6 +135,7 @@ export function createApp(deps: AppDependencies): Hono {
         now: () => new Date(now()),
         signedAt: new Date(message.timestamp * 1000),
         reportError: (itemKey, error) => onError(clusterId, itemKey, error, 'reconcile'),
+        ...(deps.modifyCooldownMs !== undefined && { modifyCooldownMs: deps.modifyCooldownMs() }),
       };
       let results = await reconcileItems(parsed.data.items, ctx);
       if (registration.writeBack === 'direct') results = await applyDirectly(deps, registration, results, (key, err) => onError(clusterId, key, err, 'writeBack'));

@@ -20,6 +20,8 @@ export interface BackendOptions {
   onResult?: AppDependencies['onResult'];
   onError?: AppDependencies['onError'];
   now?: AppDependencies['now'];
+  /** EC2's minimum time between two modifications of a volume, read per request (default 6 hours). */
+  modifyCooldownMs?: () => number;
 }
 
 export function createBackendApp(options: BackendOptions) {
@@ -50,5 +52,6 @@ export function createBackendApp(options: BackendOptions) {
     onResult: options.onResult,
     onError: options.onError,
     now: options.now,
+    modifyCooldownMs: options.modifyCooldownMs,
   });
 }

@@ -2,6 +2,7 @@
  * Rules about claims that the forwarder (over client-node objects) and the backend (over the
  * contract's zod types) must apply alike. They take the narrowest shape both satisfy.
  */
+import { ceilGiB, parseQuantity } from '../storageclass/quantity.js';
 import { Annotations, Finalizers, pvNameForClaim } from './wellknown.js';
 
 export interface ClaimLike {
@@ -11,7 +12,17 @@ export interface ClaimLike {
     finalizers?: string[];
     deletionTimestamp?: unknown;
   };
-  spec?: { volumeName?: string | null; storageClassName?: string | null };
+  spec?: {
+    volumeName?: string | null;
+    storageClassName?: string | null;
+    volumeAttributesClassName?: string | null;
+    resources?: { requests?: { storage?: unknown } | null } | null;
+  };
+  status?: {
+    currentVolumeAttributesClassName?: string | null;
+    modifyVolumeStatus?: unknown;
+    allocatedResourceStatuses?: Record<string, string> | null;
+  } | null;
 }
 
 /** The claim's StorageClass name: the old beta annotation wins over `spec.storageClassName`. */
@@ -50,4 +61,27 @@ export function claimReleasesDisk(pvc: ClaimLike): boolean {
   if (pvc.metadata?.deletionTimestamp) return true;
   const volumeName = pvc.spec?.volumeName;
   return !!volumeName && volumeName !== pvNameForClaim(pvc.metadata?.uid ?? '');
+}
+
+/**
+ * A bound claim asks something of its volume: another VolumeAttributesClass than it has (or
+ * a change of class is under way), a resize is under way, or its request and its PV's
+ * capacity (`pvCapacity`, when known) differ in whole GiB — bigger to grow, smaller to be
+ * refused with an Event. Bound claims for which this is false are not sent: a volume that is
+ * as its claim wants costs nothing.
+ */
+export function claimWantsVolumeChange(pvc: ClaimLike, pvCapacity: string | undefined): boolean {
+  const status = pvc.status ?? {};
+  if ((pvc.spec?.volumeAttributesClassName ?? '') !== (status.currentVolumeAttributesClassName ?? '')) return true;
+  if (status.modifyVolumeStatus) return true;
+  const resize = status.allocatedResourceStatuses?.storage;
+  if (resize === 'ControllerResizeInProgress' || resize === 'ControllerResizeInfeasible') return true;
+  if (pvCapacity === undefined) return false;
+  const requested = pvc.spec?.resources?.requests?.storage;
+  try {
+    return ceilGiB(parseQuantity(String(requested))) !== ceilGiB(parseQuantity(pvCapacity));
+  } catch {
+    // A request that is no quantity: the backend refuses it with an Event.
+    return true;
+  }
 }

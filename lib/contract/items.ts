@@ -9,6 +9,7 @@ import {
   PersistentVolumeSchema,
   StorageClassSchema,
   VolumeAttachmentSchema,
+  VolumeAttributesClassSchema,
 } from './kube-objects.js';
 import { VolumeSnapshotClassSchema, VolumeSnapshotContentSchema, VolumeSnapshotSchema } from './snapshots.js';
 
@@ -52,6 +53,13 @@ export const PersistentVolumeClaimItemSchema = z.object({
   pvCheckedLive: z._default(z.boolean(), false),
   /** The claim's VolumeSnapshot or PersistentVolumeClaim data source, with what a restore or clone needs. */
   source: z.optional(ClaimSourceSchema),
+  /**
+   * The VolumeAttributesClass named by `spec.volumeAttributesClassName`; null when it does not
+   * exist (confirmed by a live read), absent when the claim names none.
+   */
+  volumeAttributesClass: z.optional(z.nullable(VolumeAttributesClassSchema)),
+  /** A bound claim: its PV (`spec.volumeName`); null when that PV is not known. Absent while unbound. */
+  pv: z.optional(z.nullable(PersistentVolumeSchema)),
 });
 
 export const PersistentVolumeClaimDeletedItemSchema = z.object({

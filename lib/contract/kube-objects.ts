@@ -31,6 +31,47 @@ export const LabelSelectorSchema = z.looseObject({
   matchExpressions: z.optional(z.array(z.looseObject({ key: z.string(), operator: z.string(), values: z.optional(z.array(z.string())) }))),
 });
 
+/** A claim's condition (`Resizing`, `FileSystemResizePending`, `ModifyingVolume`…). */
+export const PersistentVolumeClaimConditionSchema = z.looseObject({
+  type: z.string().check(z.minLength(1)),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.optional(z.string()),
+  message: z.optional(z.string()),
+  lastProbeTime: z.nullish(z.string()),
+  lastTransitionTime: z.nullish(z.string()),
+});
+export type PersistentVolumeClaimCondition = z.infer<typeof PersistentVolumeClaimConditionSchema>;
+
+/** `status.modifyVolumeStatus`: the VolumeAttributesClass change under way (KEP-3751). */
+export const ModifyVolumeStatusSchema = z.looseObject({
+  targetVolumeAttributesClassName: z.optional(z.string()),
+  status: z.enum(['Pending', 'InProgress', 'Infeasible']),
+});
+export type ModifyVolumeStatus = z.infer<typeof ModifyVolumeStatusSchema>;
+
+/**
+ * A claim's status, with the fields of resizing (KEP-1790: `allocatedResources`,
+ * `allocatedResourceStatuses`) and of VolumeAttributesClass changes (KEP-3751).
+ */
+export const PersistentVolumeClaimStatusSchema = z.looseObject({
+  phase: z.optional(z.string()),
+  capacity: z.nullish(StringMap),
+  allocatedResources: z.nullish(StringMap),
+  allocatedResourceStatuses: z.nullish(StringMap),
+  conditions: z.nullish(z.array(PersistentVolumeClaimConditionSchema)),
+  modifyVolumeStatus: z.nullish(ModifyVolumeStatusSchema),
+  currentVolumeAttributesClassName: z.nullish(z.string()),
+});
+export type PersistentVolumeClaimStatus = z.infer<typeof PersistentVolumeClaimStatusSchema>;
+
+/** `storage.k8s.io/v1` VolumeAttributesClass: mutable parameters of a volume, for one driver. */
+export const VolumeAttributesClassSchema = z.looseObject({
+  metadata: z.looseObject({ name: z.string().check(z.minLength(1)) }),
+  driverName: z.string().check(z.minLength(1)),
+  parameters: z.optional(StringMap),
+});
+export type VolumeAttributesClass = z.infer<typeof VolumeAttributesClassSchema>;
+
 export const AccessModeSchema = z.enum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod']);
 export const VolumeModeSchema = z.enum(['Filesystem', 'Block']);
 export const ReclaimPolicySchema = z.enum(['Delete', 'Retain', 'Recycle']);
@@ -52,8 +93,10 @@ export const PersistentVolumeClaimSchema = z.looseObject({
     dataSourceRef: z.nullish(
       z.looseObject({ kind: z.string(), name: z.string(), apiGroup: z.nullish(z.string()), namespace: z.nullish(z.string()) }),
     ),
+    /** The VolumeAttributesClass the claim asks for (KEP-3751): its parameters override the class's. */
+    volumeAttributesClassName: z.nullish(z.string()),
   }),
-  status: z.optional(z.looseObject({ phase: z.optional(z.string()) })),
+  status: z.optional(PersistentVolumeClaimStatusSchema),
 });
 export type PersistentVolumeClaim = z.infer<typeof PersistentVolumeClaimSchema>;
 
@@ -123,6 +166,8 @@ export const PersistentVolumeSpecSchema = z.looseObject({
   csi: z.optional(CsiPersistentVolumeSourceSchema),
   awsElasticBlockStore: z.optional(AwsElasticBlockStoreSourceSchema),
   nodeAffinity: z.optional(NodeAffinitySchema),
+  /** The VolumeAttributesClass the volume was created with or last modified to. */
+  volumeAttributesClassName: z.optional(z.string()),
 });
 
 /** A PV as read from a cluster (it has a uid) — what items carry. */

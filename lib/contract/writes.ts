@@ -3,7 +3,15 @@
  * applying it twice leaves the cluster as applying it once, so a replayed response is safe.
  */
 import * as z from 'zod/mini';
-import { NewInTreePersistentVolumeSchema, NewPersistentVolumeSchema, VolumeAttachmentStatusSchema } from './kube-objects.js';
+import {
+  ModifyVolumeStatusSchema,
+  NewInTreePersistentVolumeSchema,
+  NewPersistentVolumeSchema,
+  PersistentVolumeClaimConditionSchema,
+  VolumeAttachmentStatusSchema,
+} from './kube-objects.js';
+
+const StringMap = z.record(z.string(), z.string());
 
 /** The kinds a write may name. VolumeSnapshotContent is `snapshot.storage.k8s.io/v1`, cluster-scoped. */
 export const WriteKindSchema = z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment', 'VolumeSnapshotContent']);
@@ -90,6 +98,44 @@ export const UpdateVolumeSnapshotContentStatusWriteSchema = z.object({
   }),
 });
 
+/**
+ * What external-resizer changes on a PV: `spec.capacity.storage` once the disk has grown (only
+ * ever up: a smaller value than the PV has is not applied), and `spec.volumeAttributesClassName`
+ * once a VolumeAttributesClass change is done. On this incarnation of the PV only (uid), by a
+ * patch guarded by the resourceVersion it was computed from.
+ */
+export const PatchPersistentVolumeWriteSchema = z.object({
+  op: z.literal('patchPersistentVolume'),
+  name: z.string().check(z.minLength(1)),
+  uid: z.string().check(z.minLength(1)),
+  capacity: z.optional(z.string().check(z.minLength(1))),
+  volumeAttributesClassName: z.optional(z.string().check(z.minLength(1))),
+});
+
+/**
+ * A claim's status fields, as external-resizer patches them through the `/status` subresource:
+ * each field given replaces the claim's, `null` removes it. Applied only to the version of the
+ * claim the backend decided from (`uid` and `resourceVersion` tested in the patch): a claim
+ * that changed since is left as it is — the change brings it back to the backend, which
+ * decides again from what it is now.
+ */
+export const PatchPersistentVolumeClaimStatusWriteSchema = z.object({
+  op: z.literal('patchPersistentVolumeClaimStatus'),
+  namespace: z.string().check(z.minLength(1)),
+  name: z.string().check(z.minLength(1)),
+  uid: z.string().check(z.minLength(1)),
+  resourceVersion: z.string().check(z.minLength(1)),
+  status: z.strictObject({
+    capacity: z.optional(StringMap),
+    allocatedResources: z.optional(z.nullable(StringMap)),
+    allocatedResourceStatuses: z.optional(z.nullable(StringMap)),
+    conditions: z.optional(z.nullable(z.array(PersistentVolumeClaimConditionSchema))),
+    modifyVolumeStatus: z.optional(z.nullable(ModifyVolumeStatusSchema)),
+    currentVolumeAttributesClassName: z.optional(z.nullable(z.string())),
+  }),
+});
+export type PersistentVolumeClaimStatusPatch = z.infer<typeof PatchPersistentVolumeClaimStatusWriteSchema>['status'];
+
 export const EventInvolvedObjectSchema = z.object({
   kind: WriteKindSchema,
   apiVersion: z.string(),
@@ -118,6 +164,8 @@ export const WriteSchema = z.discriminatedUnion('op', [
   SetAnnotationWriteSchema,
   RemoveAnnotationWriteSchema,
   UpdateVolumeSnapshotContentStatusWriteSchema,
+  PatchPersistentVolumeWriteSchema,
+  PatchPersistentVolumeClaimStatusWriteSchema,
   CreateEventWriteSchema,
 ]);
 export type Write = z.infer<typeof WriteSchema>;

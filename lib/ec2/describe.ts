@@ -1,6 +1,8 @@
 import {
   DescribeInstancesCommand,
   DescribeVolumesCommand,
+  DescribeVolumesModificationsCommand,
+  type VolumeModification,
   type EC2Client,
   type Filter,
   type Instance,
@@ -98,6 +100,33 @@ export async function describeInstancesByIds(ctx: Ec2Context, ids: readonly stri
     instances.filter((i) => i.State?.Name !== 'terminated'),
     (i) => i.InstanceId,
   );
+}
+
+/**
+ * The latest modification of each volume, by a `volume-id` filter: by `VolumeIds`, EC2 refuses
+ * the whole batch when one volume was never modified (InvalidVolumeModification.NotFound); a
+ * filter leaves such volumes out. EC2 answers the most recent modification of each volume; should
+ * it list more, the latest start wins.
+ */
+export async function describeModificationsByVolumeIds(ctx: Ec2Context, ids: readonly string[]): Promise<Map<string, VolumeModification>> {
+  const modifications = await eachChunk(wellFormed(ids, VOLUME_ID), (Values) =>
+    paginate(async (NextToken) => {
+      const out = await callEc2('DescribeVolumesModifications', ctx.deadline, (o) =>
+        ctx.client.send(
+          new DescribeVolumesModificationsCommand({ Filters: [{ Name: 'volume-id', Values }], MaxResults: PAGE_SIZE, NextToken }),
+          o,
+        ),
+      );
+      return { items: out.VolumesModifications ?? [], next: out.NextToken };
+    }),
+  );
+  const latest = new Map<string, VolumeModification>();
+  for (const m of modifications) {
+    if (!m.VolumeId) continue;
+    const current = latest.get(m.VolumeId);
+    if (!current || (m.StartTime?.getTime() ?? 0) >= (current.StartTime?.getTime() ?? 0)) latest.set(m.VolumeId, m);
+  }
+  return latest;
 }
 
 /**

@@ -35,11 +35,13 @@ const isServerFault = (e: ErrorFacts) => (e.status !== undefined && e.status >= 
 const isNetwork = (e: ErrorFacts) => NETWORK_CODES.has(e.code);
 const isDeviceInUse = (e: ErrorFacts) => e.code === 'InvalidParameterValue' && /attachment point .* is already in use/i.test(e.message);
 const isInvalidParameter = (e: ErrorFacts) => ['InvalidParameterValue', 'InvalidParameterCombination', 'InvalidParameter', 'MissingParameter', 'UnknownVolumeType'].includes(e.code);
-const isNotFound = (e: ErrorFacts) => ['InvalidVolume.NotFound', 'InvalidInstanceID.NotFound', 'InvalidAttachment.NotFound', 'InvalidSnapshot.NotFound'].includes(e.code);
+const isNotFound = (e: ErrorFacts) =>
+  ['InvalidVolume.NotFound', 'InvalidInstanceID.NotFound', 'InvalidAttachment.NotFound', 'InvalidSnapshot.NotFound', 'InvalidVolumeModification.NotFound'].includes(e.code);
 const isMalformedId = (e: ErrorFacts) => ['InvalidVolumeID.Malformed', 'InvalidInstanceID.Malformed', 'InvalidSnapshotID.Malformed'].includes(e.code);
 /** VolumeInUse; for a snapshot, InvalidSnapshot.InUse (an AMI or a pending copy uses it). */
 const isVolumeInUse = (e: ErrorFacts) => e.code === 'VolumeInUse' || e.code === 'InvalidSnapshot.InUse';
-const isIncorrectState = (e: ErrorFacts) => e.code === 'IncorrectState' || e.code === 'IncorrectInstanceState';
+const isIncorrectState = (e: ErrorFacts) => ['IncorrectState', 'IncorrectInstanceState', 'IncorrectModificationState'].includes(e.code);
+const isModificationRate = (e: ErrorFacts) => e.code === 'VolumeModificationRateExceeded';
 const isCapacity = (e: ErrorFacts) => e.code === 'InsufficientVolumeCapacity';
 const isAttachmentLimit = (e: ErrorFacts) => e.code === 'AttachmentLimitExceeded';
 const isZoneMismatch = (e: ErrorFacts) => e.code === 'InvalidVolume.ZoneMismatch';
@@ -69,6 +71,7 @@ const RULES: ReadonlyArray<readonly [(e: ErrorFacts) => boolean, Ec2ErrorKind]> 
   [isIdempotentMismatch, 'idempotentMismatch'],
   [isVolumeLimit, 'volumeLimit'],
   [isUnauthorized, 'unauthorized'],
+  [isModificationRate, 'modificationRate'],
   [isServerFault, 'transient'],
 ];
 

@@ -2,11 +2,14 @@ import {
   AttachVolumeCommand,
   CopyVolumesCommand,
   CreateSnapshotCommand,
+  CreateTagsCommand,
   CreateVolumeCommand,
   DeleteSnapshotCommand,
+  DeleteTagsCommand,
   DeleteVolumeCommand,
   DetachVolumeCommand,
   EnableFastSnapshotRestoresCommand,
+  ModifyVolumeCommand,
   type EC2Client,
   type VolumeType,
 } from '@aws-sdk/client-ec2';
@@ -15,6 +18,7 @@ import { identityTags, snapshotIdentityTags } from '../contract/tags.js';
 import { callEc2 } from './call.js';
 import {
   describeInstancesByIds,
+  describeModificationsByVolumeIds,
   describeVolumesByIds,
   describeVolumesByNames,
   FILTER_VALUES_PER_CALL,
@@ -22,10 +26,20 @@ import {
   VOLUME_IDS_PER_CALL,
   type Ec2Context,
 } from './describe.js';
-import { tagList, toDisk, toInstance, toSnapshot } from './mapping.js';
+import { tagList, toDisk, toInstance, toModification, toSnapshot } from './mapping.js';
 import { describeSnapshotById, describeSnapshotsByName, malformedSnapshotName } from './snapshots.js';
 import { clientTokenFor } from './token.js';
-import { Ec2Error, isGone, type CopyDiskRequest, type CreateDiskRequest, type Disk, type Ec2Gateway, type Instance } from './types.js';
+import {
+  Ec2Error,
+  isGone,
+  type CopyDiskRequest,
+  type CreateDiskRequest,
+  type Disk,
+  type DiskChange,
+  type DiskModification,
+  type Ec2Gateway,
+  type Instance,
+} from './types.js';
 import { cachedZones, ZONES_TTL_MS } from './zones.js';
 
 export interface Ec2GatewayOptions {
@@ -86,6 +100,14 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
       return ids.map((id) => mapDefined(found.get(id), toInstance));
     },
     { cache: false, maxBatchSize: INSTANCE_IDS_PER_CALL, batchScheduleFn },
+  );
+
+  const modificationsById = new DataLoader<string, DiskModification | undefined>(
+    async (ids) => {
+      const found = await describeModificationsByVolumeIds(ctx, ids);
+      return ids.map((id) => mapDefined(found.get(id), toModification));
+    },
+    { cache: false, maxBatchSize: FILTER_VALUES_PER_CALL, batchScheduleFn },
   );
 
   const findDiskByName = (name: string) => disksByName.load(name);
@@ -258,6 +280,46 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
       }
     },
 
+    getModification: (volumeId) => modificationsById.load(volumeId),
+
+    async modifyDisk(volumeId: string, change: DiskChange): Promise<DiskModification> {
+      try {
+        const out = await call('ModifyVolume', (o) =>
+          options.client.send(
+            new ModifyVolumeCommand({
+              VolumeId: volumeId,
+              Size: change.sizeGiB,
+              VolumeType: change.type as VolumeType | undefined,
+              Iops: change.iops,
+              Throughput: change.throughput,
+            }),
+            o,
+          ),
+        );
+        return toModification({ VolumeId: volumeId, ...out.VolumeModification });
+      } catch (err) {
+        // A retry of a call whose answer was lost: EC2 refuses it as a second modification,
+        // and the first is the one we asked for.
+        if (isEc2Error(err, 'incorrectState', 'modificationRate')) {
+          const latest = await modificationsById.load(volumeId);
+          if (latest && latest.state !== 'failed' && isModificationFor(latest, change)) return latest;
+        }
+        throw err;
+      }
+    },
+
+    async tagDisk(volumeId, tags) {
+      if (Object.keys(tags).length === 0) return;
+      await call('CreateTags', (o) => options.client.send(new CreateTagsCommand({ Resources: [volumeId], Tags: tagList(tags) }), o));
+    },
+
+    async untagDisk(volumeId, keys) {
+      if (keys.length === 0) return;
+      await call('DeleteTags', (o) =>
+        options.client.send(new DeleteTagsCommand({ Resources: [volumeId], Tags: keys.map((Key) => ({ Key })) }), o),
+      );
+    },
+
     async deleteDisk(volumeId) {
       try {
         await call('DeleteVolume', (o) => options.client.send(new DeleteVolumeCommand({ VolumeId: volumeId }), o));
@@ -275,6 +337,16 @@ function isWellFormedName(name: string): boolean {
 
 function malformedName(name: string): Ec2Error {
   return new Ec2Error('invalidParameter', 'InvalidParameterValue', `volume name ${JSON.stringify(name)} is not a valid EBS tag value`, 'DescribeVolumes');
+}
+
+/** Whether `m` moves the volume to what `change` asks (every field it names). */
+function isModificationFor(m: DiskModification, change: DiskChange): boolean {
+  return (
+    (change.sizeGiB === undefined || m.target.sizeGiB === change.sizeGiB) &&
+    (change.type === undefined || m.target.type === change.type) &&
+    (change.iops === undefined || m.target.iops === change.iops) &&
+    (change.throughput === undefined || m.target.throughput === change.throughput)
+  );
 }
 
 function isEc2Error(err: unknown, ...kinds: Ec2Error['kind'][]): err is Ec2Error {

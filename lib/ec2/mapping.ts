@@ -1,5 +1,5 @@
-import type { Instance as Ec2Instance, Snapshot as Ec2Snapshot, Tag, Volume } from '@aws-sdk/client-ec2';
-import type { AttachmentState, Disk, DiskState, Instance, Snapshot, SnapshotState } from './types.js';
+import type { Instance as Ec2Instance, Snapshot as Ec2Snapshot, Tag, Volume, VolumeModification } from '@aws-sdk/client-ec2';
+import type { AttachmentState, Disk, DiskModification, DiskState, Instance, ModificationState, Snapshot, SnapshotState } from './types.js';
 
 /** EC2 tags as a plain record; tags without a key are dropped. */
 export function tagRecord(tags: Tag[] | undefined): Record<string, string> {
@@ -63,5 +63,21 @@ export function toSnapshot(snapshot: Ec2Snapshot): Snapshot {
     ...(snapshot.StateMessage ? { stateMessage: snapshot.StateMessage } : {}),
     encrypted: snapshot.Encrypted ?? false,
     tags: tagRecord(snapshot.Tags),
+  };
+}
+
+/** An SDK VolumeModification (ModifyVolume, DescribeVolumesModifications) as volhook's DiskModification. */
+export function toModification(m: VolumeModification): DiskModification {
+  return {
+    volumeId: m.VolumeId ?? '',
+    state: (m.ModificationState ?? 'modifying') as ModificationState,
+    startTime: (m.StartTime ?? new Date(0)).toISOString(),
+    target: {
+      ...(m.TargetSize !== undefined ? { sizeGiB: m.TargetSize } : {}),
+      ...(m.TargetVolumeType !== undefined ? { type: m.TargetVolumeType } : {}),
+      ...(m.TargetIops !== undefined ? { iops: m.TargetIops } : {}),
+      ...(m.TargetThroughput !== undefined ? { throughput: m.TargetThroughput } : {}),
+    },
+    ...(m.StatusMessage ? { statusMessage: m.StatusMessage } : {}),
   };
 }

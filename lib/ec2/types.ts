@@ -124,6 +124,33 @@ export interface CopyDiskRequest {
   tags: Record<string, string>;
 }
 
+/** EC2 allows one modification of a volume per 6 hours, counted from the start of the last. */
+export const MODIFY_COOLDOWN_MS = 6 * 60 * 60 * 1000;
+
+export type ModificationState = 'modifying' | 'optimizing' | 'completed' | 'failed';
+
+/** What ModifyVolume changes; only the fields given change. */
+export interface DiskChange {
+  sizeGiB?: number;
+  type?: string;
+  iops?: number;
+  throughput?: number;
+}
+
+/** The latest modification of a volume (DescribeVolumesModifications). */
+export interface DiskModification {
+  volumeId: string;
+  /**
+   * `modifying`: the volume still has its old size and performance; from `optimizing` on it
+   * reports the new ones (the size is usable); `failed`: it kept the old ones.
+   */
+  state: ModificationState;
+  /** ISO 8601: the next modification of the volume may start 6 hours after this. */
+  startTime: string;
+  target: { sizeGiB?: number; type?: string; iops?: number; throughput?: number };
+  statusMessage?: string;
+}
+
 export interface Ec2Gateway {
   /**
    * Idempotent: returns the volume tagged `CSIVolumeName=<name>` for this cluster if there is
@@ -170,6 +197,18 @@ export interface Ec2Gateway {
    * there is one, else CopyVolumes of the source under ClientToken = sha256(`<clusterId>/<name>`).
    */
   copyDisk(request: CopyDiskRequest): Promise<Disk>;
+  /**
+   * ModifyVolume. When EC2 answers that the volume is already being modified, or was modified
+   * too recently, and its latest modification is this very change (our earlier call whose
+   * answer was lost), that modification is the answer.
+   */
+  modifyDisk(volumeId: string, change: DiskChange): Promise<DiskModification>;
+  /** The volume's latest modification, undefined if it was never modified. Batched. */
+  getModification(volumeId: string): Promise<DiskModification | undefined>;
+  /** CreateTags on the volume (adds or overwrites). */
+  tagDisk(volumeId: string, tags: Record<string, string>): Promise<void>;
+  /** DeleteTags of these keys on the volume (whatever their values). */
+  untagDisk(volumeId: string, keys: string[]): Promise<void>;
 }
 
 /**
@@ -201,6 +240,8 @@ export type Ec2ErrorKind =
   | 'volumeLimit'
   /** UnauthorizedOperation: the backend's role lacks a permission. */
   | 'unauthorized'
+  /** VolumeModificationRateExceeded: the volume was modified less than 6 hours ago. */
+  | 'modificationRate'
   /** Anything else EC2 says. */
   | 'other';
 

@@ -53,9 +53,23 @@ export function withoutVolhookWrites(object: k8s.KubernetesObject, ownership: Pi
   };
 }
 
-/** What of a claim is news: all but volhook's protection finalizer. */
+/**
+ * The claim status fields volhook writes as external-resizer (`capacity` of a Block volume
+ * too, but the kubelet writes it for a filesystem, so it stays news).
+ */
+const VOLHOOK_CLAIM_STATUS: readonly string[] = [
+  'allocatedResources',
+  'allocatedResourceStatuses',
+  'conditions',
+  'modifyVolumeStatus',
+  'currentVolumeAttributesClassName',
+];
+
+/** What of a claim is news: all but volhook's protection finalizer and the status fields volhook writes. */
 export function claimNews(pvc: k8s.V1PersistentVolumeClaim, ownership: Pick<Ownership, 'driver'>): unknown {
-  return withoutVolhookWrites(pvc, ownership);
+  const news = withoutVolhookWrites(pvc, ownership) as { status?: Record<string, unknown> };
+  if (!news.status) return news;
+  return { ...news, status: Object.fromEntries(Object.entries(news.status).filter(([field]) => !VOLHOOK_CLAIM_STATUS.includes(field))) };
 }
 
 /** What of a PV is news: all but the provisioner and attacher finalizers. */

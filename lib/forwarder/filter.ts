@@ -3,17 +3,23 @@
  * in the cluster (other provisioners' claims, in-tree volumes) is left alone.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
-import { Finalizers, isClaimFor, isProtectedClaim, reclaimPolicy, type Ownership } from '../contract/index.js';
+import { claimWantsVolumeChange, Finalizers, isClaimFor, isProtectedClaim, reclaimPolicy, type Ownership } from '../contract/index.js';
 
 export type { Ownership };
 
 /**
  * A claim that is ours (the contract's `isClaimFor`: our provisioner's annotation, or migrated
- * to our driver), and either not bound yet or still
- * carrying volhook's provisioning protection (which only the backend may take off).
+ * to our driver), and either not bound yet, or still carrying volhook's provisioning
+ * protection (which only the backend may take off), or bound and asking its volume to grow or
+ * change class (`pvOf` finds its PV in the cache).
  */
-export function isOurClaim(pvc: V1PersistentVolumeClaim, ownership: Ownership): boolean {
-  return isClaimFor(pvc, ownership.provisioner) && (!pvc.spec?.volumeName || isProtectedClaim(pvc));
+export function isOurClaim(pvc: V1PersistentVolumeClaim, ownership: Ownership, pvOf?: (name: string) => V1PersistentVolume | undefined): boolean {
+  if (!isClaimFor(pvc, ownership.provisioner)) return false;
+  const volumeName = pvc.spec?.volumeName;
+  if (!volumeName || isProtectedClaim(pvc)) return true;
+  // Bound: only when it asks something of its volume (a resize, another VolumeAttributesClass).
+  const capacity = pvOf?.(volumeName)?.spec?.capacity?.storage;
+  return claimWantsVolumeChange(pvc, capacity === undefined ? undefined : String(capacity));
 }
 
 /** A volume we provisioned, or one naming our driver (statically provisioned): the contract's rule. */

@@ -20,7 +20,7 @@ import { ChangeFilter, type EventType } from './changes.js';
 import { leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
 import { Dependents } from './dependents.js';
 import { watchResource, type WatchedResource } from './informers.js';
-import { itemSource, livePvRead } from './item-source.js';
+import { itemSource, liveClassRead, livePvRead } from './item-source.js';
 import type { DeletedClaim } from './items.js';
 import { httpFetch } from './http-fetch.js';
 import { leaseApi, startLeaderElection, type LeaderElector, type LeaseApi } from './leader-election.js';
@@ -143,7 +143,9 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
       const watch = WATCHES[resource] as Watch<KubernetesObject>;
       if (!watch.resync) continue;
       for (const object of informers[resource].cache.list()) {
-        for (const offered of watch.resync(object, ctx)) offer(offered);
+        // A key still queued is not lost: its own answer said when to look again (a claim
+        // waiting out EC2's 6-hour wait between modifications must not be sent every resync).
+        for (const offered of watch.resync(object, ctx)) if (!queue.has(offered.key)) offer(offered);
       }
     }
   }
@@ -159,7 +161,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     get signal() {
       return term.signal;
     },
-    buildItem: itemSource({ ctx, ownership, readPv: livePvRead(clients, logger) }),
+    buildItem: itemSource({ ctx, ownership, readPv: livePvRead(clients, logger), readClass: liveClassRead(clients, logger) }),
   });
   const pump = createPump({ queue, send: (batch) => sendBatch(batch.keys, batch.payloads), ready: () => ready() && leading(), logger });
 

@@ -14,9 +14,11 @@ import {
   buildSnapshotContentItem,
   buildVolumeItem,
   parseItemKey,
+  withLiveClassCheck,
   withLivePvCheck,
   type ClusterView,
   type DeletedClaim,
+  type LiveClassRead,
   type LivePvRead,
 } from './items.js';
 import type { Logger } from './logger.js';
@@ -29,6 +31,7 @@ export function cacheView({ caches, dependents }: Pick<WatchContext, 'caches' | 
     node: (name) => caches.nodes.get(name),
     csiNode: (name) => caches.csinodes.get(name),
     pv: (name) => caches.persistentvolumes.get(name),
+    volumeAttributesClass: (name) => caches.volumeattributesclasses.get(name),
     attachmentsOf: (pvName) => dependents.attachmentsOf(pvName),
     zones: () => [...dependents.zones],
     claim: (namespace, name) => caches.persistentvolumeclaims.get(name, namespace),
@@ -52,12 +55,31 @@ export function livePvRead(clients: KubeClients, logger: Logger): LivePvRead {
   };
 }
 
+/** Reads a VolumeAttributesClass live; a failed read is logged and answers undefined. */
+export function liveClassRead(clients: KubeClients, logger: Logger): LiveClassRead {
+  return async (name) => {
+    try {
+      return await clients.storage.readVolumeAttributesClass({ name });
+    } catch (err) {
+      if (isApiError(err, 404)) return null;
+      logger.warn('live read of a VolumeAttributesClass failed; the claim waits for its next turn', { name, err: err instanceof Error ? err.message : String(err) });
+      return undefined;
+    }
+  };
+}
+
 /**
  * The item for `key` from the caches now; undefined when its object is gone or not ours.
  * Items that may delete a disk get the PV's absence confirmed live.
  */
-export function itemSource(options: { ctx: Pick<WatchContext, 'caches' | 'dependents'>; ownership: Ownership; readPv: LivePvRead }) {
-  const { ctx, ownership, readPv } = options;
+export function itemSource(options: {
+  ctx: Pick<WatchContext, 'caches' | 'dependents'>;
+  ownership: Ownership;
+  readPv: LivePvRead;
+  /** Confirms a VolumeAttributesClass the cache lacks; without it, the cache's word goes. */
+  readClass?: LiveClassRead;
+}) {
+  const { ctx, ownership, readPv, readClass } = options;
   const { caches } = ctx;
   const view = cacheView(ctx);
   return async function buildItem(key: string, payload: DeletedClaim | undefined): Promise<ItemInput | undefined> {
@@ -65,8 +87,10 @@ export function itemSource(options: { ctx: Pick<WatchContext, 'caches' | 'depend
     switch (parsed?.kind) {
       case 'PersistentVolumeClaim': {
         const pvc = caches.persistentvolumeclaims.get(parsed.name, parsed.namespace);
-        if (!pvc || !isOurClaim(pvc, ownership)) return undefined;
-        const item = buildClaimItem(pvc, view, ownership.driver);
+        if (!pvc || !isOurClaim(pvc, ownership, view.pv)) return undefined;
+        const built = buildClaimItem(pvc, view, ownership.driver);
+        const item = readClass ? await withLiveClassCheck(built, readClass) : built;
+        if (!item) return undefined;
         return claimReleasesDisk(pvc) ? withLivePvCheck(item, pvNameForClaim(pvc.metadata?.uid ?? ''), readPv) : item;
       }
       case 'PersistentVolumeClaimDeleted':

@@ -14,6 +14,7 @@ import type {
   V1PersistentVolumeClaim,
   V1StorageClass,
   V1VolumeAttachment,
+  V1VolumeAttributesClass,
 } from '@kubernetes/client-node';
 import {
   Annotations,
@@ -54,6 +55,7 @@ export interface ClusterView {
   node(name: string): V1Node | undefined;
   csiNode(name: string): V1CSINode | undefined;
   pv(name: string): V1PersistentVolume | undefined;
+  volumeAttributesClass(name: string): V1VolumeAttributesClass | undefined;
   /** Names of the VolumeAttachments whose `spec.source.persistentVolumeName` is `pvName`. */
   attachmentsOf(pvName: string): string[];
   /** The zones of the cluster's nodes (see `clusterZones`), for Immediate claims. */
@@ -128,6 +130,16 @@ export function buildClaimItem(pvc: V1PersistentVolumeClaim, view: ClusterView, 
   if (storageClass?.volumeBindingMode !== 'WaitForFirstConsumer') {
     item.clusterZones = [...view.zones()];
   }
+  const vacName = pvc.spec?.volumeAttributesClassName;
+  if (vacName) {
+    const vac = view.volumeAttributesClass(vacName);
+    item.volumeAttributesClass = vac ? (plain(vac) as never) : null;
+  }
+  const volumeName = pvc.spec?.volumeName;
+  if (volumeName) {
+    const pv = view.pv(volumeName);
+    item.pv = pv ? (plain(pv) as never) : null;
+  }
   const source = claimSource(pvc, view);
   if (source) item.source = source;
   return item;
@@ -166,6 +178,23 @@ export function buildSnapshotContentItem(content: SnapshotContentObject, view: C
     content: plain(content) as never,
     snapshotClass: snapshotClass ? (plain(snapshotClass) as never) : null,
   };
+}
+
+/** Reads a VolumeAttributesClass live; null when it does not exist, undefined when the read failed. */
+export type LiveClassRead = (name: string) => Promise<V1VolumeAttributesClass | null | undefined>;
+
+/**
+ * The item with a VolumeAttributesClass the cache does not hold confirmed absent by a live
+ * read (a class created a moment ago may not be in the cache yet): the backend marks the
+ * claim's change Pending only on a live "does not exist". Undefined when the read failed: the
+ * item waits for the next offer rather than go with a guess.
+ */
+export async function withLiveClassCheck<T extends ClaimItemInput>(item: T, readClass: LiveClassRead): Promise<T | undefined> {
+  const name = item.pvc.spec.volumeAttributesClassName;
+  if (!name || item.volumeAttributesClass !== null) return item;
+  const vac = await readClass(name);
+  if (vac === undefined) return undefined;
+  return { ...item, volumeAttributesClass: vac ? (plain(vac) as never) : null };
 }
 
 export function buildClaimDeletedItem(claim: DeletedClaim, view: ClusterView): ClaimDeletedItemInput {

@@ -8,7 +8,7 @@
  *   `kubectl.kubernetes.io/last-applied-configuration` annotation (a copy of the whole
  *   object), and the bookkeeping neither the forwarder nor the backend reads
  *   (`creationTimestamp`, `generation`, `selfLink`, a PV's `status.lastPhaseTransitionTime`).
- * - claims, volumes, attachments, classes, snapshot objects: the rest is kept. Items carry these objects to the
+ * - claims, volumes, attachments, classes (storage, volume attributes), snapshot objects: the rest is kept. Items carry these objects to the
  *   backend, whose schemas (lib/contract) let unknown fields through: a field dropped here is
  *   one the backend can no longer read, so only fields nothing reads are in `UNREAD`.
  * - Nodes: items carry only a node's name, labels and providerID (`nodeInfo`); a kubelet's
@@ -74,6 +74,7 @@ export const TRANSFORMS: { readonly [R in Resource]: (object: WatchedObjects[R])
   persistentvolumes: compact,
   volumeattachments: compact,
   storageclasses: compact,
+  volumeattributesclasses: compact,
   volumesnapshotcontents: compact,
   volumesnapshotclasses: compact,
   volumesnapshots: compact,

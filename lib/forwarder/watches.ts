@@ -21,6 +21,7 @@ export interface WatchedObjects {
   storageclasses: k8s.V1StorageClass;
   nodes: k8s.V1Node;
   csinodes: k8s.V1CSINode;
+  volumeattributesclasses: k8s.V1VolumeAttributesClass;
   volumesnapshotcontents: SnapshotContentObject;
   volumesnapshotclasses: SnapshotClassObject;
   volumesnapshots: VolumeSnapshotObject;
@@ -89,9 +90,14 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
       if (type !== 'delete' && isOurVolume(pv, ctx.ownership)) yield { key: ItemKeys.volume(name) };
       // Its attachments carry the PV as context (attach is refused while it is being deleted).
       if (!ctx.ready()) return;
-      // So do the clones of its claim.
       const ref = pv.spec?.claimRef;
-      if (ref?.namespace && ref.name) yield* claimOffers(dependentClaims(ctx, ref.namespace, 'PersistentVolumeClaim', '', ref.name), ctx);
+      if (ref?.namespace && ref.name) {
+        // Its bound claim carries it too: a resize is judged against the PV's capacity.
+        const claim = ctx.caches.persistentvolumeclaims.get(ref.name, ref.namespace);
+        if (claim && claim.spec?.volumeName === name) yield* claimOffers([claim], ctx);
+        // So do the clones of its claim.
+        yield* claimOffers(dependentClaims(ctx, ref.namespace, 'PersistentVolumeClaim', '', ref.name), ctx);
+      }
       const attachments = ctx.dependents.attachmentsOf(name).map((vaName) => ctx.caches.volumeattachments.get(vaName));
       yield* attachmentOffers(attachments, ctx);
     },
@@ -135,6 +141,25 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
         const immediate = persistentvolumeclaims.list().filter((pvc) => storageclasses.get(claimClassName(pvc) ?? '')?.volumeBindingMode !== 'WaitForFirstConsumer');
         yield* claimOffers(immediate, ctx);
       }
+    },
+  },
+  volumeattributesclasses: {
+    path: '/apis/storage.k8s.io/v1/volumeattributesclasses',
+    // A cluster before Kubernetes 1.34 serves no storage.k8s.io/v1 VolumeAttributesClass: then
+    // there are none, and the forwarder must still become ready (its watch retries quietly).
+    list: async (clients, page) => {
+      try {
+        return await clients.storage.listVolumeAttributesClass(page);
+      } catch (err) {
+        if (!isApiError(err, 404)) throw err;
+        return { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttributesClassList', metadata: {}, items: [] };
+      }
+    },
+    news: withoutVolhookWrites,
+    *keys(_type, vac, ctx) {
+      if (!ctx.ready()) return; // before sync every claim is offered anyway
+      const name = vac.metadata?.name;
+      yield* claimOffers(ctx.caches.persistentvolumeclaims.list().filter((pvc) => pvc.spec?.volumeAttributesClassName === name), ctx);
     },
   },
   csinodes: {
@@ -211,7 +236,7 @@ export const RESOURCES = Object.keys(WATCHES) as Resource[];
 
 function* claimOffers(claims: Iterable<k8s.V1PersistentVolumeClaim>, ctx: WatchContext): Generator<Offer> {
   for (const pvc of claims) {
-    if (isOurClaim(pvc, ctx.ownership)) yield { key: ItemKeys.claim(pvc.metadata?.namespace ?? '', pvc.metadata?.name ?? '') };
+    if (isOurClaim(pvc, ctx.ownership, (name) => ctx.caches.persistentvolumes.get(name))) yield { key: ItemKeys.claim(pvc.metadata?.namespace ?? '', pvc.metadata?.name ?? '') };
   }
 }
 

@@ -11,6 +11,7 @@ import type { KubeClients } from './clients.js';
 import { describeError, isApiError } from './errors.js';
 import { EventCorrelator, recordEvent } from './events.js';
 import { escapePointerToken, finalizerPatch, type JsonPatchOp, type ObservedMeta } from './json-patch.js';
+import { patchClaimStatus, patchVolume } from './resize-writes.js';
 
 export interface ApplyWritesOptions {
   /** Event `source.component` / `reportingComponent`. Default `volhook`. */
@@ -88,6 +89,10 @@ async function applyWrite(context: Context, write: Write): Promise<void> {
       return removeAnnotation(context, write);
     case 'updateVolumeSnapshotContentStatus':
       return updateSnapshotContentStatus(context, write);
+    case 'patchPersistentVolume':
+      return patchVolume(context.clients, write, context.retries);
+    case 'patchPersistentVolumeClaimStatus':
+      return patchClaimStatus(context.clients, write);
     case 'createEvent':
       return recordEvent(core, write, { component: context.component, correlator: context.correlator });
   }
@@ -290,6 +295,10 @@ function describeTarget(write: Write): string {
       return `${write.target.kind}/${write.target.name} ${write.key}`;
     case 'updateVolumeSnapshotContentStatus':
       return `VolumeSnapshotContent/${write.name}`;
+    case 'patchPersistentVolume':
+      return `PersistentVolume/${write.name}`;
+    case 'patchPersistentVolumeClaimStatus':
+      return `PersistentVolumeClaim/${write.namespace}/${write.name} status`;
     case 'createEvent':
       return `Event ${write.reason} on ${write.involvedObject.kind}/${write.involvedObject.name}`;
   }

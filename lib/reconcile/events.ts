@@ -17,6 +17,15 @@ export const EventReasons = {
   snapshotDeleteError: 'SnapshotDeleteError',
   /** volhook's own, on a claim restored from a snapshot that is not ready yet. */
   snapshotNotReady: 'SnapshotNotReady',
+  // external-resizer's (pkg/util/events.go).
+  resizing: 'Resizing',
+  volumeResizeFailed: 'VolumeResizeFailed',
+  volumeResizeSuccessful: 'VolumeResizeSuccessful',
+  fileSystemResizeRequired: 'FileSystemResizeRequired',
+  volumeModify: 'VolumeModify',
+  volumeModifyFailed: 'VolumeModifyFailed',
+  volumeModifySuccessful: 'VolumeModifySuccessful',
+  volumeModifyCanceled: 'VolumeModifyCanceled',
 } as const;
 
 type EventType = 'Normal' | 'Warning';

@@ -20,6 +20,8 @@ export const Requeue = {
   inTransition: 5,
   /** A snapshot is `pending` for minutes (EC2 copies the changed blocks to S3). */
   snapshotPending: 15,
+  /** A modification's `modifying` phase takes seconds to minutes. */
+  modifying: 5,
   /** Waiting on Kubernetes (a StorageClass, a VolumeAttachment to go away). */
   waitForCluster: 10,
   /** Anything unexpected: a bug or an outage, not the object's fault. */
@@ -45,6 +47,10 @@ const EC2_ACTION: Record<Ec2Verb, string> = {
   enableFastSnapshotRestores: 'EnableFastSnapshotRestores',
   findSnapshotsByName: 'DescribeSnapshots',
   getSnapshot: 'DescribeSnapshots',
+  modifyDisk: 'ModifyVolume',
+  getModification: 'DescribeVolumesModifications',
+  tagDisk: 'CreateTags',
+  untagDisk: 'DeleteTags',
 };
 
 /**
@@ -97,6 +103,9 @@ export function verdictForEc2Error(error: Ec2Error, verb?: Ec2Verb): Verdict {
       return fail('IdempotentParameterMismatch');
     case 'volumeLimit':
       return fail('VolumeLimitExceeded');
+    case 'modificationRate':
+      // The reconciler that modifies knows when the cool-down ends and requeues for then.
+      return fail('VolumeModificationRateExceeded');
     case 'other':
       return fail(error.code || 'Ec2Error');
   }

@@ -4,7 +4,7 @@
  * that ends the reconcile. Writes accompany both.
  */
 import type { Write } from '../contract/index.js';
-import type { CopyDiskRequest, CreateDiskRequest, CreateSnapshotRequest } from '../ec2/types.js';
+import type { CopyDiskRequest, CreateDiskRequest, CreateSnapshotRequest, DiskChange } from '../ec2/types.js';
 
 /** How a reconcile ends; becomes the Result's outcome and its fields. */
 export type Verdict =
@@ -22,9 +22,19 @@ export type Ec2Action =
   | { verb: 'copyDisk'; request: CopyDiskRequest }
   | { verb: 'createSnapshot'; request: CreateSnapshotRequest }
   | { verb: 'deleteSnapshot'; snapshotId: string }
-  | { verb: 'enableFastSnapshotRestores'; snapshotId: string; zones: string[] };
+  | { verb: 'enableFastSnapshotRestores'; snapshotId: string; zones: string[] }
+  | { verb: 'modifyDisk'; volumeId: string; change: DiskChange }
+  | { verb: 'tagDisk'; volumeId: string; tags: Record<string, string> }
+  | { verb: 'untagDisk'; volumeId: string; keys: string[] };
 
-export type Ec2Verb = Ec2Action['verb'] | 'findDiskByName' | 'getDisk' | 'getInstance' | 'findSnapshotsByName' | 'getSnapshot';
+export type Ec2Verb =
+  | Ec2Action['verb']
+  | 'findDiskByName'
+  | 'getDisk'
+  | 'getInstance'
+  | 'findSnapshotsByName'
+  | 'getSnapshot'
+  | 'getModification';
 
 /** A reconcile's end: its verdict and every write decided on the way. */
 export interface Settled {

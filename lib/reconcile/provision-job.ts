@@ -11,9 +11,9 @@ import {
   type StorageClass,
   type Write,
 } from '../contract/index.js';
-import type { CopyDiskRequest, CreateDiskRequest, Zone } from '../ec2/types.js';
+import type { CopyDiskRequest, CreateDiskRequest, Disk, Zone } from '../ec2/types.js';
 import { awsRegionFromZones, provisioningClass, TranslationError, type ProvisioningClass } from '../migration/index.js';
-import { ParameterError, volumeSpecFor, type VolumeSpec } from '../storageclass/index.js';
+import { ParameterError, readVolumeAttributes, volumeSpecFor, type VolumeAttributes, type VolumeSpec } from '../storageclass/index.js';
 import type { ReconcileContext } from './context.js';
 import { classifyReference, resolveSource, sourceReference, type SourceKind, type VolumeSource } from './data-source.js';
 import { EventReasons, pvcEvent } from './events.js';
@@ -33,6 +33,8 @@ export interface ProvisionJob {
   migratedFrom?: string;
   pvName: string;
   spec: VolumeSpec;
+  /** The claim's VolumeAttributesClass, as the disk must be to be said to have it. */
+  volumeAttributes?: { className: string; attributes: VolumeAttributes };
   /** With WaitForFirstConsumer, the selected-node annotation goes when the zone is full. */
   waitForFirstConsumer: boolean;
   request: CreateDiskRequest;
@@ -97,10 +99,30 @@ export function prepareProvision(
   if (placement.kind === 'unsupported') return refuse(placement.reason, placement.message);
 
   const pvName = pvNameForClaim(pvc.metadata.uid);
+  const vacName = pvc.spec.volumeAttributesClassName;
+  let parameters = storageClass.parameters;
+  let volumeAttributes: ProvisionJob['volumeAttributes'];
+  if (vacName) {
+    const vac = item.volumeAttributesClass;
+    if (!vac || vac.metadata.name !== vacName) {
+      return refuse('VolumeAttributesClassNotFound', `VolumeAttributesClass "${vacName}" does not exist`, Requeue.waitForCluster);
+    }
+    if (vac.driverName !== ctx.provisionerName) {
+      return refuse('InvalidVolumeAttributesClass', `VolumeAttributesClass "${vacName}" is for driver "${vac.driverName}", not ${ctx.provisionerName}`);
+    }
+    try {
+      const values = { PVCName: pvc.metadata.name, PVCNamespace: pvc.metadata.namespace, PVName: pvName };
+      parameters = withVolumeAttributes(storageClass.parameters, vac.parameters, values);
+      volumeAttributes = { className: vacName, attributes: readVolumeAttributes(vac.parameters, values) };
+    } catch (error) {
+      if (error instanceof ParameterError) return refuse('InvalidParameter', `invalid parameter of VolumeAttributesClass "${vacName}": ${error.message}`);
+      throw error;
+    }
+  }
   let spec: VolumeSpec;
   try {
     spec = volumeSpecFor({
-      parameters: storageClass.parameters,
+      parameters,
       requestStorage: pvc.spec.resources.requests.storage,
       volumeMode: pvc.spec.volumeMode ?? 'Filesystem',
       accessModes: pvc.spec.accessModes,
@@ -206,6 +228,7 @@ export function prepareProvision(
       ...(migratedFrom && { migratedFrom }),
       pvName,
       spec,
+      ...(volumeAttributes && { volumeAttributes }),
       waitForFirstConsumer,
       request,
       ...(source && { source }),
@@ -242,4 +265,47 @@ export function dataSourceOf(pvc: PersistentVolumeClaim): string | undefined {
 /** Warning ProvisioningFailed, worded as external-provisioner words it. */
 export function provisioningFailed(pvc: PersistentVolumeClaim, className: string, message: string) {
   return pvcEvent(pvc, 'Warning', EventReasons.provisioningFailed, `failed to provision volume with StorageClass "${className}": ${message}`);
+}
+
+/**
+ * The class's parameters with a VolumeAttributesClass's over them, as the EBS CSI driver takes
+ * CreateVolume's mutable parameters: its type, IOPS and throughput win (its IOPS replace the
+ * class's `iopsPerGB` too), its tags are added (tag deletions mean nothing for a new volume).
+ *
+ * @throws ParameterError naming the VolumeAttributesClass key at fault.
+ */
+export function withVolumeAttributes(
+  classParameters: Record<string, string> | undefined,
+  vacParameters: Record<string, string> | undefined,
+  values: { PVCName: string; PVCNamespace: string; PVName: string },
+): Record<string, string> {
+  const attributes = readVolumeAttributes(vacParameters, values);
+  const overridden = new Set<string>([
+    ...(attributes.type !== undefined ? ['type'] : []),
+    ...(attributes.iops !== undefined ? ['iops', 'iopspergb'] : []),
+    ...(attributes.throughput !== undefined ? ['throughput'] : []),
+  ]);
+  const merged = Object.fromEntries(Object.entries(classParameters ?? {}).filter(([key]) => !overridden.has(key.toLowerCase())));
+  if (attributes.type !== undefined) merged.type = attributes.type;
+  if (attributes.iops !== undefined) merged.iops = String(attributes.iops);
+  if (attributes.throughput !== undefined) merged.throughput = String(attributes.throughput);
+  // Already evaluated; a "=" in a value stays in it (the class's split is at the first "=").
+  Object.entries(attributes.tagsToAdd).forEach(([key, value], n) => (merged[`tagSpecification_vac_${n + 1}`] = `${key}=${value}`));
+  return merged;
+}
+
+/**
+ * Whether the disk is as a VolumeAttributesClass asks: its type, IOPS and throughput where the
+ * class names them, its tags added and removed. A disk made before the claim named the class
+ * (the claim changed while its volume was being created) is not: its PV does not name the
+ * class, and the class is applied to the bound claim's volume as a change.
+ */
+export function diskHasAttributes(disk: Disk, attributes: VolumeAttributes): boolean {
+  return (
+    (attributes.type === undefined || disk.type === attributes.type) &&
+    (attributes.iops === undefined || disk.iops === attributes.iops) &&
+    (attributes.throughput === undefined || disk.throughput === attributes.throughput) &&
+    Object.entries(attributes.tagsToAdd).every(([key, value]) => disk.tags[key] === value) &&
+    attributes.tagsToDelete.every((key) => !(key in disk.tags))
+  );
 }

@@ -8,6 +8,7 @@
 import {
   Annotations,
   claimReleasesDisk,
+  claimWantsVolumeChange,
   Finalizers,
   isClaimFor,
   isProtectedClaim,
@@ -19,10 +20,11 @@ import { CREATE_FRESHNESS_SECONDS, reconcileClaimRelease } from './claim-deleted
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { deleting } from './disk-state.js';
+import { reconcileModify } from './modify.js';
 import { EventReasons, pvcEvent } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
-import { prepareProvision, provisioningFailed, type ProvisionJob } from './provision-job.js';
+import { diskHasAttributes, prepareProvision, provisioningFailed, type ProvisionJob } from './provision-job.js';
 import { buildPersistentVolume } from './pv-builder.js';
 import { isOwnedSnapshot } from './snapshot-content.js';
 import { addFinalizer, createPersistentVolume, pvcRef, removeFinalizer, removePvcAnnotation } from './writes.js';
@@ -92,6 +94,7 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapsh
         disk,
         spec: job.spec,
         ...(job.migratedFrom && { migratedFrom: job.migratedFrom }),
+        ...(job.volumeAttributes && diskHasAttributes(disk, job.volumeAttributes.attributes) && { volumeAttributesClassName: job.volumeAttributes.className }),
       });
       // The PV is written first: once it exists, its reclaim policy owns the disk and the
       // claim's protection has done its job.
@@ -144,7 +147,18 @@ export async function reconcileProvision(item: PersistentVolumeClaimItem, scope:
   if (claimReleasesDisk(pvc)) return reconcileClaimRelease(item, scope);
   const isProtected = isProtectedClaim(pvc);
   if (pvc.metadata.deletionTimestamp) return done();
-  if (pvc.spec.volumeName || item.pvExists) {
+  if (pvc.spec.volumeName) {
+    // The protection's job is done; it goes first, alone: the claim's status writes of a
+    // resize are guarded by the claim's resourceVersion, which this write changes.
+    if (isProtected) {
+      const drop = [removeFinalizer(pvcRef(pvc), Finalizers.claimProtection)];
+      return claimWantsVolumeChange(pvc, item.pv?.spec.capacity.storage)
+        ? requeue(Requeue.recorded, 'claim is bound: dropping its provisioning protection before changing its volume', drop)
+        : done(drop);
+    }
+    return reconcileModify(item, scope);
+  }
+  if (item.pvExists) {
     return done(isProtected ? [removeFinalizer(pvcRef(pvc), Finalizers.claimProtection)] : []);
   }
   const first = prepareProvision(item, scope);

@@ -25,6 +25,8 @@ export interface PersistentVolumeInput {
   driverName: string;
   /** The in-tree plugin whose class the claim has (CSI migration): the PV is written in-tree. */
   migratedFrom?: string;
+  /** The VolumeAttributesClass the disk was made to (KEP-3751: the PV names it). */
+  volumeAttributesClassName?: string;
 }
 
 /**
@@ -93,6 +95,8 @@ function buildCsiPersistentVolume(input: PersistentVolumeInput): NewPersistentVo
         ...(volumeMode !== 'Block' && spec.fsType !== undefined && { fsType: spec.fsType }),
         ...(hasAttributes && { volumeAttributes: { ...spec.volumeAttributes } }),
       },
+      // external-provisioner's: the class the volume was created with (KEP-3751).
+      ...(input.volumeAttributesClassName && { volumeAttributesClassName: input.volumeAttributesClassName }),
       nodeAffinity: {
         required: {
           nodeSelectorTerms: [{ matchExpressions: [{ key: TopologyKeys.wellKnownZone, operator: 'In', values: [disk.zone] }] }],

@@ -19,3 +19,4 @@ export { DRIVER_TAG_KEYS } from './driver-tags.js';
 export { BLOCK_ATTACH_UNTIL_INITIALIZED_ATTRIBUTE } from './initialization.js';
 export { evaluateTemplate, TemplateError, type TemplateData } from './template/index.js';
 export { snapshotSpecFor, type SnapshotSpec, type SnapshotSpecInput } from './snapshot-class.js';
+export { readVolumeAttributes, infeasibility, VAC_PARAMETER_KEYS, type VolumeAttributes, type Performance } from './volume-attributes.js';

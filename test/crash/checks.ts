@@ -18,6 +18,10 @@ export interface TrackedClaim {
   uid?: string;
   /** The scenario deleted it. */
   deleted: boolean;
+  /** The scenario grew its request to 8Gi. */
+  resized?: boolean;
+  /** The VolumeAttributesClass the scenario moved it to. */
+  volumeAttributesClass?: string;
 }
 
 export interface TrackedSnapshot {
@@ -52,7 +56,13 @@ export function zeroCounts(): Counts {
 
 interface Claim extends KubeObject {
   spec: { volumeName?: string };
-  status?: { phase?: string };
+  status?: {
+    phase?: string;
+    capacity?: { storage?: string };
+    allocatedResourceStatuses?: Record<string, string>;
+    modifyVolumeStatus?: unknown;
+    currentVolumeAttributesClassName?: string;
+  };
 }
 interface Pod extends KubeObject {
   spec?: { nodeName?: string; volumes?: { persistentVolumeClaim?: { claimName?: string } }[] };
@@ -60,6 +70,7 @@ interface Pod extends KubeObject {
 }
 export interface Pv extends KubeObject {
   spec: {
+    capacity?: { storage?: string };
     csi?: { volumeHandle?: string };
     awsElasticBlockStore?: { volumeID?: string };
     persistentVolumeReclaimPolicy?: string;
@@ -179,6 +190,7 @@ export function convergenceProblems(world: World, tracked: readonly TrackedClaim
       const shouldBind = c.class.binding === 'Immediate' || Boolean(pvc.metadata.annotations?.[SELECTED_NODE]) || livePodsUsing(c.name).length > 0;
       const phase = pvc.status?.phase ?? 'Pending';
       if (shouldBind && phase !== 'Bound') problems.push(`claim ${c.name} (${c.class.name}) is ${phase}, not Bound`);
+      if (phase === 'Bound') problems.push(...dayTwoProblems(c, pvc, s, livePodsUsing(c.name)));
       continue;
     }
     if (pvc) {
@@ -249,6 +261,32 @@ export function convergenceProblems(world: World, tracked: readonly TrackedClaim
   return problems;
 }
 
+/** A bound claim that grew or changed class: its PV, disk and status must say so. */
+function dayTwoProblems(c: TrackedClaim, pvc: Claim, s: Snapshot, pods: Pod[]): string[] {
+  const problems: string[] = [];
+  const pv = s.pvs.find((p) => p.metadata.name === pvc.spec.volumeName);
+  const disk = pv && s.volumes.find((v) => v.id === diskIdOf(pv));
+  const label = `claim ${c.name} (${c.class.name})`;
+  if (!pv || !disk) return [];
+  if (c.resized) {
+    if (pv.spec.capacity?.storage !== '8Gi') problems.push(`${label}: resized to 8Gi, its PV has ${pv.spec.capacity?.storage}`);
+    if (disk.size !== 8) problems.push(`${label}: resized to 8Gi, its disk ${disk.id} has ${disk.size} GiB`);
+    const status = pvc.status?.allocatedResourceStatuses?.storage;
+    if (status === 'ControllerResizeInProgress' || status === 'ControllerResizeInfeasible') problems.push(`${label}: resize still ${status}`);
+    if (pods.some((p) => p.status?.phase === 'Running') && pvc.status?.capacity?.storage !== '8Gi') {
+      problems.push(`${label}: mounted by a Running pod, but its capacity is ${pvc.status?.capacity?.storage}, not 8Gi`);
+    }
+  }
+  if (c.volumeAttributesClass) {
+    if (pvc.status?.currentVolumeAttributesClassName !== c.volumeAttributesClass || pvc.status?.modifyVolumeStatus) {
+      problems.push(`${label}: asked for class ${c.volumeAttributesClass}, status says ${pvc.status?.currentVolumeAttributesClassName ?? 'none'} (${JSON.stringify(pvc.status?.modifyVolumeStatus ?? null)})`);
+    }
+    if (c.volumeAttributesClass === 'fast' && (disk.type !== 'gp3' || disk.throughput !== 200)) problems.push(`${label}: class fast, disk ${disk.id} is ${disk.type} at ${disk.throughput} MiB/s`);
+    if (c.volumeAttributesClass === 'tagged' && tag(disk, 'team') !== 'crash') problems.push(`${label}: class tagged, disk ${disk.id} lacks tag team=crash`);
+  }
+  return problems;
+}
+
 /** Convergence problems plus attachments no VolumeAttachment names: empty once all is settled. */
 export function unsettled(world: World, tracked: readonly TrackedClaim[], final: boolean, snapshots: readonly TrackedSnapshot[] = []): string[] {
   return [...convergenceProblems(world, tracked, final, snapshots), ...attachedWithoutVa(world, snapshot(world), tracked)];
@@ -301,6 +339,14 @@ export function finalVerdict(world: World, tracked: readonly TrackedClaim[], ora
   }
   for (const [name, ids] of oracle.createdSnapshots) {
     if (ids.size > 1) note('duplicate', `${ids.size} EBS snapshots created for ${name}: ${[...ids].join(', ')}`);
+  }
+  for (const [name, n] of oracle.modified) {
+    const c = tracked.find((t) => t.uid && `pvc-${t.uid}` === name);
+    const wanted = (c?.resized ? 1 : 0) + (c?.volumeAttributesClass === 'fast' ? 1 : 0);
+    if (n > wanted) note('duplicate', `${n} ModifyVolume of ${c ? `${c.name}'s disk` : `disk ${name}`} for ${wanted} desired change(s)`);
+  }
+  for (const [volumeId, n] of oracle.tagged) {
+    if (n > 1) note('duplicate', `${n} CreateTags of disk ${volumeId} for one class change`);
   }
   for (const [name, ids] of oracle.created) {
     if (ids.size > 1) {

@@ -8,7 +8,7 @@
 import type { Ec2Response, Ec2Simulator, Volume } from '../../lib/local/ec2/index.js';
 
 /** The EC2 actions that change something. */
-export const MUTATIONS = ['CreateVolume', 'AttachVolume', 'DetachVolume', 'DeleteVolume', 'CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes'] as const;
+export const MUTATIONS = ['CreateVolume', 'AttachVolume', 'DetachVolume', 'DeleteVolume', 'ModifyVolume', 'CreateTags', 'CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes'] as const;
 /** The mutations of snapshots, restores and clones (a restore is a CreateVolume). */
 export const DATA_MUTATIONS: readonly Mutation[] = ['CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes'];
 export type Mutation = (typeof MUTATIONS)[number];

@@ -25,7 +25,7 @@
  * each. The model never lags behind the API server: its view is the store itself, a cache
  * that is never stale.
  */
-import type { V1CSINode, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass, V1VolumeAttachment } from '@kubernetes/client-node';
+import type { V1CSINode, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass, V1VolumeAttachment, V1VolumeAttributesClass } from '@kubernetes/client-node';
 import * as z from 'zod';
 import { ItemSchema, pvNameForClaim, ReconcileResponseSchema, sign, type ItemInput, type Result, type Write } from '../../lib/contract/index.js';
 import { matchResults } from '../../lib/forwarder/backend-client.js';
@@ -68,6 +68,7 @@ type Resource =
   | 'storageclasses'
   | 'nodes'
   | 'csinodes'
+  | 'volumeattributesclasses'
   | 'volumesnapshots'
   | 'volumesnapshotcontents'
   | 'volumesnapshotclasses';
@@ -132,6 +133,7 @@ export class ForwarderModel {
       node: (name) => this.get<V1Node>('nodes', name),
       csiNode: (name) => this.get<V1CSINode>('csinodes', name),
       pv: (name) => this.get<V1PersistentVolume>('persistentvolumes', name),
+      volumeAttributesClass: (name) => this.get<V1VolumeAttributesClass>('volumeattributesclasses', name),
       attachmentsOf: (pvName) =>
         this.list<V1VolumeAttachment>('volumeattachments')
           .filter((va) => va.spec?.source?.persistentVolumeName === pvName)
@@ -188,7 +190,7 @@ export class ForwarderModel {
 
   /** A claim the forwarder offers (the real filter: after issue 8 it also keeps protected claims). */
   private offersClaim(pvc: V1PersistentVolumeClaim): boolean {
-    return isOurClaim(pvc, ownership);
+    return isOurClaim(pvc, ownership, (name) => this.get<V1PersistentVolume>('persistentvolumes', name));
   }
 
   /** A live GET of the PV, as the real forwarder's `readPv`. */

@@ -29,6 +29,10 @@ export class Oracle {
   readonly createdSnapshots = new Map<string, Set<string>>();
   readonly wronglyDeleted: string[] = [];
   readonly wronglyDetached: string[] = [];
+  /** `CSIVolumeName` (pvc-<claim uid>) → ModifyVolume calls EC2 carried out on its volume. */
+  readonly modified = new Map<string, number>();
+  /** Volume ID → CreateTags calls EC2 carried out on it (only class changes tag a volume after create). */
+  readonly tagged = new Map<string, number>();
   world?: World;
 
   constructor(
@@ -88,6 +92,18 @@ export class Oracle {
         subject = `${this.describe(volumeId ?? '?')} from ${node}`;
         const wrong = this.judgeDetach(world, volumeId ?? '', node);
         if (wrong) this.wronglyDetached.push(`DetachVolume ${subject}: ${wrong}`);
+        break;
+      }
+      case 'ModifyVolume': {
+        const name = call.volumeBefore?.tags.find((t) => t.key === 'CSIVolumeName')?.value ?? volumeId ?? '?';
+        this.modified.set(name, (this.modified.get(name) ?? 0) + 1);
+        subject = this.describe(volumeId ?? '?');
+        break;
+      }
+      case 'CreateTags': {
+        const id = params.get('ResourceId.1') ?? '?';
+        this.tagged.set(id, (this.tagged.get(id) ?? 0) + 1);
+        subject = this.describe(id);
         break;
       }
       case 'AttachVolume': {

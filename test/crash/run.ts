@@ -19,6 +19,7 @@ import { Oracle } from './oracle.js';
 import { Rng } from './rng.js';
 import { describeAction, describeScenario, generateScenario, type UserAction } from './scenario.js';
 import { createWorld, snapshotClassName, type World } from './world.js';
+import type { KubeObject } from '../../lib/local/kube/index.js';
 
 export interface RunOptions {
   /** Simulated time allowed for the live state to converge at the checkpoint. Default 4 min. */
@@ -150,6 +151,27 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
         case 'deletePod':
           ignoreNotFound(() => w.store.delete('pods', action.pod, NAMESPACE));
           break;
+        case 'resizeClaim':
+        case 'changeClass': {
+          const c = tracked.find((t) => t.name === action.claim) as TrackedClaim;
+          const pvc = w.store.get('persistentvolumeclaims', action.claim, NAMESPACE) as
+            | (KubeObject & { spec: { resources: { requests: { storage: string } }; volumeAttributesClassName?: string } })
+            | undefined;
+          if (!pvc || pvc.metadata.deletionTimestamp || c.deleted) break;
+          if (action.kind === 'resizeClaim') pvc.spec.resources.requests.storage = '8Gi';
+          else pvc.spec.volumeAttributesClassName = action.className;
+          try {
+            w.store.update('persistentvolumeclaims', pvc);
+          } catch (err) {
+            // The API server refuses a new size for a claim not bound yet, as Kubernetes does.
+            if ((err as { code?: number }).code !== 422) throw err;
+            log(`user ${describeAction(action)} refused: ${(err as Error).message}`);
+            break;
+          }
+          if (action.kind === 'resizeClaim') c.resized = true;
+          else c.volumeAttributesClass = action.className;
+          break;
+        }
         case 'deleteClaim': {
           (tracked.find((t) => t.name === action.claim) as TrackedClaim).deleted = true;
           const plan = action.race ? crashes.claimRace(action.claim) : undefined;

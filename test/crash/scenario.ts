@@ -10,7 +10,7 @@
  */
 import { DATA_MUTATIONS, MUTATIONS, type Mutation } from './ec2-transport.js';
 import type { Rng } from './rng.js';
-import { CLASSES, SNAPSHOT_POLICIES, type ClassSpec, type SnapshotPolicy } from './world.js';
+import { CLASSES, FAST_CLASS, SNAPSHOT_POLICIES, TAGGED_CLASS, type ClassSpec, type SnapshotPolicy } from './world.js';
 
 export type UserAction =
   | { kind: 'createClaim'; claim: string }
@@ -19,7 +19,11 @@ export type UserAction =
   | { kind: 'createPod'; pod: string; claim: string }
   | { kind: 'deletePod'; pod: string }
   /** `race`: the claim's item is built before the delete and sent together with its claim-deleted item. */
-  | { kind: 'deleteClaim'; claim: string; race: boolean };
+  | { kind: 'deleteClaim'; claim: string; race: boolean }
+  /** The claim's request grows from 4Gi to 8Gi. */
+  | { kind: 'resizeClaim'; claim: string }
+  /** The claim asks for another VolumeAttributesClass. */
+  | { kind: 'changeClass'; claim: string; className: string };
 
 export type CrashPlan =
   /** The nth successful call of `action` acts in EC2, and its answer is lost. */
@@ -107,6 +111,9 @@ export function generateScenario(rng: Rng): Scenario {
         podAt = deleteAt + rng.int(0, 2);
       }
     }
+    // Day two: the volume grows, or moves to another VolumeAttributesClass, or both.
+    if (rng.chance(0.35)) at(created + rng.int(1, 5)).push({ kind: 'resizeClaim', claim: name });
+    if (rng.chance(0.3)) at(created + rng.int(1, 6)).push({ kind: 'changeClass', claim: name, className: rng.chance(0.7) ? FAST_CLASS : TAGGED_CLASS });
     if (rng.chance(0.3)) {
       const del: Extract<UserAction, { kind: 'deleteClaim' }> = { kind: 'deleteClaim', claim: name, race: false };
       at(created + rng.int(0, 4)).push(del);
@@ -149,7 +156,19 @@ export function generateScenario(rng: Rng): Scenario {
     [3, 4],
     [4, 4],
   ] as const);
-  const withPods = [...actions.flat()].some((a) => a.kind === 'createPod');
+  const flat = actions.flat();
+  const withPods = flat.some((a) => a.kind === 'createPod');
+  // Which mutations this lifecycle makes: attaches only with pods, modifications only with
+  // day-two changes, snapshots and copies only with data plans.
+  const mutations = MUTATIONS.filter(
+    (m) =>
+      m === 'CreateVolume' ||
+      m === 'DeleteVolume' ||
+      (withPods && (m === 'AttachVolume' || m === 'DetachVolume')) ||
+      (m === 'ModifyVolume' && flat.some((a) => a.kind === 'resizeClaim' || (a.kind === 'changeClass' && a.className === FAST_CLASS))) ||
+      (m === 'CreateTags' && flat.some((a) => a.kind === 'changeClass' && a.className === TAGGED_CLASS)) ||
+      (hasData && DATA_MUTATIONS.includes(m)),
+  );
   const horizon = activeSteps + 4;
   for (let p = 0; p < points; p++) {
     const kind = rng.weighted([
@@ -163,12 +182,8 @@ export function generateScenario(rng: Rng): Scenario {
       case 'lostEc2':
         crashes.push({
           kind,
-          // Attaches and detaches only happen for claims with pods; snapshots and copies with data plans.
-          action: rng.pick(
-            MUTATIONS.filter(
-              (m) => (withPods || !['AttachVolume', 'DetachVolume'].includes(m)) && (hasData || !DATA_MUTATIONS.includes(m)),
-            ),
-          ),
+          // A lifecycle with day-two changes loses a ModifyVolume answer more often than not.
+          action: mutations.includes('ModifyVolume') && rng.chance(0.5) ? 'ModifyVolume' : rng.pick(mutations),
           nth: rng.weighted([[1, 6], [2, 3], [3, 1]] as const),
         });
         break;
@@ -246,5 +261,9 @@ export function describeAction(a: UserAction): string {
       return `-${a.pod}`;
     case 'deleteClaim':
       return `-${a.claim}${a.race ? '(race)' : ''}`;
+    case 'resizeClaim':
+      return `${a.claim}→8Gi`;
+    case 'changeClass':
+      return `${a.claim}→${a.className}`;
   }
 }

@@ -40,6 +40,14 @@ export interface ClassSpec {
   inTree?: boolean;
 }
 
+/** EC2's wait between two modifications of a volume, shortened so that a run sees it end. */
+export const MODIFY_COOLDOWN_MS = 30_000;
+
+/** The VolumeAttributesClass claims move to: gp3 at its baseline IOPS and 200 MiB/s (fits any size). */
+export const FAST_CLASS = 'fast';
+/** One that only adds a tag: CreateTags, no ModifyVolume. */
+export const TAGGED_CLASS = 'tagged';
+
 /** Every combination of binding mode and reclaim policy, and two in-tree classes under migration. */
 export const CLASSES: readonly ClassSpec[] = [
   { name: 'wffc-delete', binding: 'WaitForFirstConsumer', policy: 'Delete' },
@@ -78,7 +86,14 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
   // Snapshots complete in tens of seconds here (EC2: minutes for a first snapshot), so that a
   // run's restores converge within its time budget.
   const sim = new Ec2Simulator(
-    { seed: options.seed, region: REGION, zones: ZONES, throttling: false, latency: { snapshot: { kind: 'lognormal', medianMs: 8_000, p99Ms: 30_000, maxMs: 45_000 } } },
+    {
+      seed: options.seed,
+      region: REGION,
+      zones: ZONES,
+      throttling: false,
+      latency: { snapshot: { kind: 'lognormal', medianMs: 8_000, p99Ms: 30_000, maxMs: 45_000 } },
+      modifyCooldownMs: MODIFY_COOLDOWN_MS,
+    },
     clock,
   );
   const nodes: LocalNode[] = ZONES.map((zone, z) => {
@@ -129,6 +144,9 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
     } as never);
   }
 
+  seed('volumeattributesclasses', { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttributesClass', metadata: { name: FAST_CLASS }, driverName: DRIVER, parameters: { type: 'gp3', iops: '3000', throughput: '200' } } as never);
+  seed('volumeattributesclasses', { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttributesClass', metadata: { name: TAGGED_CLASS }, driverName: DRIVER, parameters: { tagSpecification_1: 'team=crash' } } as never);
+
   const kube = await startKubeApiServer({ store, port: 0, host: '127.0.0.1' });
   const controllers = startControllers(store, {
     // A long resync: every change the controllers act on comes as a watch event, and a
@@ -161,6 +179,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
     now: () => clock.now(),
     gatewayFor: (registration, deadline) =>
       createEc2Gateway({ client: ec2, clusterId: registration.clusterId, deadline, batchWindowMs: 0 }),
+    modifyCooldownMs: () => MODIFY_COOLDOWN_MS,
   });
 
   async function settle(): Promise<void> {

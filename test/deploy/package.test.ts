@@ -131,6 +131,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
         'ec2:CreateTags',
         'ec2:CreateVolume',
         'ec2:DeleteSnapshot',
+        'ec2:DeleteTags',
         'ec2:DeleteVolume',
         'ec2:DescribeAvailabilityZones',
         'ec2:DescribeInstances',
@@ -201,12 +202,25 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     }
   });
 
-  it('IAM: CreateTags only as part of CreateVolume/CreateSnapshot/CopyVolumes', () => {
+  it('IAM: CreateTags as part of CreateVolume/CreateSnapshot/CopyVolumes, or on volumes tagged ebs.csi.aws.com/cluster=true without the ownership keys', () => {
     const statementsFor = grants('ec2:CreateTags');
-    expect(statementsFor.length).toBeGreaterThan(0);
-    for (const s of statementsFor) {
+    expect(statementsFor.length).toBe(2);
+    const atCreate = statementsFor.filter((s) => s.Condition?.StringEquals?.['ec2:CreateAction'] !== undefined);
+    expect(atCreate).toHaveLength(1);
+    for (const s of atCreate) {
       expect(list(s.Condition?.StringEquals?.['ec2:CreateAction']).sort()).toEqual(['CopyVolumes', 'CreateSnapshot', 'CreateVolume']);
       expect(Object.keys(s.Condition ?? {})).toEqual(['StringEquals']);
+    }
+  });
+
+  it.each(['ec2:CreateTags', 'ec2:DeleteTags'])('IAM: %s on existing volumes only when tagged ebs.csi.aws.com/cluster=true, never kubernetes.io*, ebs.csi.aws.com/* or CSIVolumeName', (action) => {
+    const retag = grants(action).filter((s) => s.Condition?.StringEquals?.['ec2:CreateAction'] === undefined);
+    expect(retag).toHaveLength(1);
+    for (const s of retag) {
+      expect(list(s.Resource).map(arn)).toEqual([VOLUME_ARN]);
+      expect(s.Condition?.StringEquals?.['aws:ResourceTag/ebs.csi.aws.com/cluster']).toBe('true');
+      const denied = list(s.Condition?.['ForAllValues:StringNotLike']?.['aws:TagKeys'] as string[] | undefined);
+      expect(denied).toEqual(expect.arrayContaining(['kubernetes.io*', 'ebs.csi.aws.com/*', 'CSIVolumeName']));
     }
   });
 

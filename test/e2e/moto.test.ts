@@ -9,9 +9,10 @@ import { DescribeSnapshotsCommand } from '@aws-sdk/client-ec2';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { volumeById } from './support/ec2.js';
-import { claim, readVolume } from './support/kube.js';
+import { claim, createClaim, createNamespace, createPod, createStorageClass, DRIVER, readVolume } from './support/kube.js';
 import { startMoto, type Moto } from './support/moto.js';
-import { manyClaims, provisionForPod, reclaimPolicies, waitClaimBound, type ScenarioContext } from './support/scenarios.js';
+import { claimEvents, reasons, waitClaim } from './support/resize.js';
+import { manyClaims, provisionForPod, reclaimPolicies, waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
@@ -99,4 +100,35 @@ describe('with moto as EC2', () => {
     await custom.deleteNamespacedCustomObject({ group, version, namespace: ns, plural: 'volumesnapshots', name: 'nightly' });
     await waitFor(named, (all) => all.length === 0, { what: `EBS snapshot ${handle} deleted on moto`, timeoutMs: 60_000 });
   }, 150_000);
+
+  it('Filesystem claim with a pod, 4Gi -> 8Gi -> one ModifyVolume, disk 8 GiB, PV 8Gi, claim capacity 8Gi after the node grew it', async () => {
+    // moto finishes a modification at once (no modifying/optimizing) and keeps no 6-hour wait.
+    const ns = 'grow';
+    await createNamespace(stack.kube, ns);
+    await createStorageClass(stack.kube, {
+      metadata: { name: 'gp3-expand' },
+      provisioner: DRIVER,
+      parameters: { type: 'gp3' },
+      volumeBindingMode: 'WaitForFirstConsumer',
+      allowVolumeExpansion: true,
+    });
+    await createClaim(stack.kube, ns, 'data', { storageClassName: 'gp3-expand', size: '4Gi' });
+    await createPod(stack.kube, ns, 'app', ['data']);
+    await waitPodRunning(ctx, ns, 'app');
+    const pvc = await waitClaimBound(ctx, ns, 'data');
+    const pvName = pvc.spec?.volumeName ?? '';
+    const volumeId = (await readVolume(stack.kube, pvName)).spec?.csi?.volumeHandle ?? '';
+
+    await stack.kube.core.patchNamespacedPersistentVolumeClaim(
+      { name: 'data', namespace: ns, body: [{ op: 'replace', path: '/spec/resources/requests/storage', value: '8Gi' }] },
+    );
+
+    await waitClaim(stack.kube, ns, 'data', 'capacity 8Gi', (c) => c.status?.capacity?.storage === '8Gi' && !c.status?.allocatedResourceStatuses?.storage);
+    expect((await volumeById(stack.ec2, volumeId))?.Size).toBe(8);
+    expect((await readVolume(stack.kube, pvName)).spec?.capacity?.storage).toBe('8Gi');
+    const resize = reasons(await claimEvents(stack.kube, ns, 'data')).filter((r) => ['Resizing', 'FileSystemResizeRequired', 'FileSystemResizeSuccessful', 'VolumeResizeFailed'].includes(r));
+    expect(resize).toEqual(['Resizing', 'FileSystemResizeRequired', 'FileSystemResizeSuccessful']);
+    const modified = ctx.results.filter((r) => r.key === `PersistentVolumeClaim/${ns}/data` && r.outcome === 'requeue' && /ModifyVolume of vol-\w+ sent/.test(r.message ?? ''));
+    expect(modified).toHaveLength(1);
+  }, 120_000);
 });

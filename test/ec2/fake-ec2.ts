@@ -74,7 +74,8 @@ export class FakeEc2 {
     this.mock.on(DetachVolumeCommand).callsFake((input: DetachVolumeCommandInput) => this.detachVolume(input));
     this.mock.on(DeleteVolumeCommand).callsFake(({ VolumeId }: { VolumeId: string }) => this.deleteVolume(VolumeId));
     this.mock.on(DescribeAvailabilityZonesCommand).callsFake(() => ({ AvailabilityZones: structuredClone(this.zones) }));
-    this.mock.on(CreateTagsCommand).rejects(new Error('volhook never calls CreateTags'));
+    // Only a VolumeAttributesClass change tags an existing volume; test/ec2/modify.test.ts scripts those.
+    this.mock.on(CreateTagsCommand).rejects(new Error('CreateTags is not scripted in this fake'));
     this.mock.on(CreateSnapshotCommand).callsFake((input: CreateSnapshotCommandInput) => this.createSnapshot(input));
     this.mock.on(DescribeSnapshotsCommand).callsFake((input: DescribeSnapshotsCommandInput) => this.describeSnapshots(input));
     this.mock.on(DeleteSnapshotCommand).callsFake(({ SnapshotId }: { SnapshotId: string }) => this.deleteSnapshot(SnapshotId));

@@ -2,6 +2,7 @@
 import type {
   V1CSINode,
   V1Node,
+  V1VolumeAttributesClass,
   V1PersistentVolume,
   V1PersistentVolumeClaim,
   V1StorageClass,
@@ -87,6 +88,7 @@ export function viewOf(objects: {
   snapshots?: VolumeSnapshotObject[];
   contents?: SnapshotContentObject[];
   snapshotClasses?: SnapshotClassObject[];
+  volumeAttributesClasses?: V1VolumeAttributesClass[];
 }): ClusterView {
   const byName = <T extends { metadata?: { name?: string } }>(list: T[] = []) => (name: string) => list.find((o) => o.metadata?.name === name);
   return {
@@ -94,6 +96,7 @@ export function viewOf(objects: {
     node: byName(objects.nodes),
     csiNode: byName(objects.csiNodes),
     pv: byName(objects.volumes),
+    volumeAttributesClass: byName(objects.volumeAttributesClasses),
     attachmentsOf: (pvName) =>
       (objects.attachments ?? []).filter((va) => va.spec.source.persistentVolumeName === pvName).map((va) => va.metadata!.name!),
     zones: () => clusterZones(objects.nodes ?? []),

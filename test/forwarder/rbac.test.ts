@@ -142,9 +142,29 @@ beforeAll(async () => {
     { op: 'removePvcAnnotation', namespace: 'default', name: 'rbac', uid: pvc.metadata.uid, annotation: Annotations.selectedNode },
     event,
     event,
+    { op: 'patchPersistentVolume', name: 'pvc-rbac', uid: pv.metadata.uid, capacity: '40Gi', volumeAttributesClassName: 'fast' },
     { op: 'removeFinalizer', target: { kind: 'PersistentVolume', name: 'pvc-rbac' }, finalizer: Finalizers.provisioner },
     { op: 'deletePersistentVolume', name: 'pvc-rbac', uid: pv.metadata.uid },
   ]);
+  // The claim's status is written only on the version it was decided from.
+  await applyWrites(kube.clients, [
+    {
+      op: 'patchPersistentVolumeClaimStatus',
+      name: 'rbac',
+      namespace: 'default',
+      uid: pvc.metadata.uid,
+      resourceVersion: kube.store.get('persistentvolumeclaims', 'rbac', 'default')!.metadata.resourceVersion!,
+      status: { allocatedResources: { storage: '40Gi' }, allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } },
+    },
+  ]);
+  expect(kube.store.get('persistentvolumeclaims', 'rbac', 'default')!.status).toMatchObject({ allocatedResources: { storage: '40Gi' } });
+  // A bound claim of ours asking for a VolumeAttributesClass the cache does not hold: the
+  // forwarder confirms it is missing with a live read before sending it.
+  kube.store.create('persistentvolumeclaims', {
+    ...pvcObject('rbac-bound', 'default', { [Annotations.storageProvisioner]: 'ebs.csi.aws.com' }),
+    spec: { ...pvcObject('rbac-bound').spec, volumeName: 'pvc-elsewhere', volumeAttributesClassName: 'missing' },
+  });
+  await eventually(() => fake.items.some((i) => i.kind === 'PersistentVolumeClaim' && i.pvc.metadata.name === 'rbac-bound'), 5_000, 'bound claim sent');
   // The sidecar's writes on a snapshot content.
   const content = kube.store.create('volumesnapshotcontents' as never, {
     apiVersion: 'snapshot.storage.k8s.io/v1',
@@ -170,9 +190,9 @@ beforeAll(async () => {
   const leasePuts = () => kube.requests.filter((r) => r.method === 'PUT' && r.url.includes('/leases/')).length;
   await eventually(() => leasePuts() > 0, 5_000, 'a renewal');
   // The server logs a watch when it ends it (not when the client leaves): close the server,
-  // which ends the nine watches; then a server on the same port and store answers the rest.
+  // which ends the ten watches; then a server on the same port and store answers the rest.
   await kube.close();
-  await eventually(() => kube.requests.filter((r) => r.url.includes('watch=true')).length >= 9, 5_000, 'watches logged');
+  await eventually(() => kube.requests.filter((r) => r.url.includes('watch=true')).length >= 10, 5_000, 'watches logged');
   const renewals = leasePuts();
   const again = await startKubeApiServer({ store: kube.store, port: Number(new URL(kube.url).port), host: '127.0.0.1', onRequest: (line) => kube.requests.push(line) });
   await forwarder.stop(); // releases the Lease: one more PUT

@@ -29,6 +29,7 @@ function contextOf(objects: Partial<{ [R in Resource]: WatchedObjects[R][] }>, r
       storageclasses: cache(objects.storageclasses),
       nodes: cache(objects.nodes),
       csinodes: cache(objects.csinodes),
+      volumeattributesclasses: cache(objects.volumeattributesclasses),
       volumesnapshotcontents: cache(objects.volumesnapshotcontents),
       volumesnapshotclasses: cache(objects.volumesnapshotclasses),
       volumesnapshots: cache(objects.volumesnapshots),

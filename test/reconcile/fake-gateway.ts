@@ -16,6 +16,8 @@ import {
   type CreateDiskRequest,
   type CreateSnapshotRequest,
   type Disk,
+  type DiskChange,
+  type DiskModification,
   type DiskState,
   type Ec2ErrorKind,
   type Ec2Gateway,
@@ -31,8 +33,22 @@ export interface Call {
   args: unknown[];
 }
 
-const MUTATIONS: readonly Verb[] = ['createDisk', 'attachDisk', 'detachDisk', 'deleteDisk', 'createSnapshot', 'deleteSnapshot', 'copyDisk', 'enableFastSnapshotRestores'];
+const MUTATIONS: readonly Verb[] = [
+  'createDisk',
+  'attachDisk',
+  'detachDisk',
+  'deleteDisk',
+  'createSnapshot',
+  'deleteSnapshot',
+  'copyDisk',
+  'enableFastSnapshotRestores',
+  'modifyDisk',
+  'tagDisk',
+  'untagDisk',
+];
 
+/** EC2's minimum time between two modifications of one volume. */
+export const FAKE_MODIFY_COOLDOWN_MS = 6 * 60 * 60 * 1000;
 
 /**
  * The fake Region's zones. Names map to IDs out of order, as in a real account (where `a` is
@@ -50,6 +66,7 @@ interface FakeEc2 {
   volumes: Map<string, Disk>;
   instances: Map<string, Instance>;
   snapshots: Map<string, Snapshot>;
+  modifications: Map<string, DiskModification>;
   nextId: number;
   zones: Zone[];
 }
@@ -67,17 +84,29 @@ export class FakeGateway implements Ec2Gateway {
   createdState: DiskState = 'creating';
   /** The state AttachVolume reports. */
   attachState: AttachmentState = 'attaching';
+  /** The latest modification of each volume. */
+  readonly modifications: Map<string, DiskModification>;
+  /** The clock modifications start on and their cool-down is measured on (epoch ms). */
+  now: () => number = () => Date.now();
   readonly #ec2: FakeEc2;
   readonly #scripted = new Map<Verb, Error[]>();
 
   constructor(
     readonly clusterId = 'alpha',
-    ec2: FakeEc2 = { volumes: new Map(), instances: new Map(), snapshots: new Map(), nextId: 1, zones: FAKE_ZONES.map((z) => ({ ...z })) },
+    ec2: FakeEc2 = {
+      volumes: new Map(),
+      instances: new Map(),
+      snapshots: new Map(),
+      modifications: new Map(),
+      nextId: 1,
+      zones: FAKE_ZONES.map((z) => ({ ...z })),
+    },
   ) {
     this.#ec2 = ec2;
     this.volumes = ec2.volumes;
     this.instances = ec2.instances;
     this.snapshots = ec2.snapshots;
+    this.modifications = ec2.modifications;
   }
 
   /** A gateway of another cluster over the same EC2 (its own calls, scripts and start states). */
@@ -102,6 +131,18 @@ export class FakeGateway implements Ec2Gateway {
       }
       disk.attachments = disk.attachments.filter((a) => !leaving.includes(a)).map((a) => (a.state === 'attaching' ? { ...a, state: 'attached' } : a));
       if (disk.state === 'in-use' && disk.attachments.length === 0) disk.state = 'available';
+    }
+    // modifying → optimizing (the volume reports its new size and performance) → completed.
+    for (const m of this.modifications.values()) {
+      if (m.state === 'optimizing') m.state = 'completed';
+      if (m.state !== 'modifying') continue;
+      m.state = 'optimizing';
+      const disk = this.volumes.get(m.volumeId);
+      if (!disk) continue;
+      if (m.target.sizeGiB !== undefined) disk.sizeGiB = m.target.sizeGiB;
+      if (m.target.type !== undefined) disk.type = m.target.type;
+      if (m.target.iops !== undefined) disk.iops = m.target.iops;
+      if (m.target.throughput !== undefined) disk.throughput = m.target.throughput;
     }
     return this;
   }
@@ -328,6 +369,50 @@ export class FakeGateway implements Ec2Gateway {
     };
     this.volumes.set(disk.volumeId, disk);
     return structuredClone(disk);
+  }
+
+  async modifyDisk(volumeId: string, change: DiskChange): Promise<DiskModification> {
+    this.#enter('modifyDisk', volumeId, change);
+    const disk = this.volumes.get(volumeId);
+    if (!disk || isGone(disk)) throw ec2Error('notFound', 'InvalidVolume.NotFound', `The volume '${volumeId}' does not exist.`);
+    const last = this.modifications.get(volumeId);
+    if (last && (last.state === 'modifying' || last.state === 'optimizing')) {
+      throw ec2Error('incorrectState', 'IncorrectModificationState', `Volume '${volumeId}' is already being modified.`);
+    }
+    if (last && this.now() - Date.parse(last.startTime) < FAKE_MODIFY_COOLDOWN_MS) {
+      throw ec2Error(
+        'modificationRate',
+        'VolumeModificationRateExceeded',
+        "You've reached the maximum modification rate per volume limit. Wait at least 6 hours between modifications per EBS volume.",
+      );
+    }
+    if (change.sizeGiB !== undefined && change.sizeGiB < disk.sizeGiB) {
+      throw ec2Error('invalidParameter', 'InvalidParameterValue', 'New size cannot be smaller than existing size.');
+    }
+    const target = { sizeGiB: change.sizeGiB ?? disk.sizeGiB, type: change.type ?? disk.type, ...(change.iops !== undefined ? { iops: change.iops } : disk.iops !== undefined ? { iops: disk.iops } : {}), ...(change.throughput !== undefined ? { throughput: change.throughput } : disk.throughput !== undefined ? { throughput: disk.throughput } : {}) };
+    const modification: DiskModification = { volumeId, state: 'modifying', startTime: new Date(this.now()).toISOString(), target };
+    this.modifications.set(volumeId, modification);
+    return structuredClone(modification);
+  }
+
+  async getModification(volumeId: string): Promise<DiskModification | undefined> {
+    this.#enter('getModification', volumeId);
+    const m = this.modifications.get(volumeId);
+    return m && structuredClone(m);
+  }
+
+  async tagDisk(volumeId: string, tags: Record<string, string>): Promise<void> {
+    this.#enter('tagDisk', volumeId, tags);
+    const disk = this.volumes.get(volumeId);
+    if (!disk) throw ec2Error('notFound', 'InvalidVolume.NotFound', `The volume '${volumeId}' does not exist.`);
+    Object.assign(disk.tags, tags);
+  }
+
+  async untagDisk(volumeId: string, keys: string[]): Promise<void> {
+    this.#enter('untagDisk', volumeId, keys);
+    const disk = this.volumes.get(volumeId);
+    if (!disk) throw ec2Error('notFound', 'InvalidVolume.NotFound', `The volume '${volumeId}' does not exist.`);
+    for (const key of keys) delete disk.tags[key];
   }
 
   async deleteDisk(volumeId: string): Promise<void> {

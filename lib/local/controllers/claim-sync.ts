@@ -244,11 +244,16 @@ function bind(claim: PersistentVolumeClaim, original: PersistentVolume): Persist
     if (annotation(claim, ANN.boundByController) === undefined) setAnnotation(claim, ANN.boundByController, 'yes');
   }
   if (annotation(claim, ANN.bindCompleted) === undefined) setAnnotation(claim, ANN.bindCompleted, 'yes');
+  const becomingBound = claim.status?.phase !== 'Bound';
   claim.status = {
     ...claim.status,
     phase: 'Bound',
     accessModes: volume.spec.accessModes,
-    capacity: volume.spec.capacity,
+    // Only as the claim becomes Bound: later a PV larger than the claim's capacity means a
+    // resize whose filesystem the node has not grown yet, and the kubelet sets the capacity.
+    ...(becomingBound || !claim.status?.capacity ? { capacity: volume.spec.capacity } : {}),
+    // The class the volume has, as the claim becomes Bound (KEP-3751); external-resizer keeps it after.
+    ...(becomingBound && volume.spec.volumeAttributesClassName ? { currentVolumeAttributesClassName: volume.spec.volumeAttributesClassName } : {}),
   };
   return changed(original, volume) ? volume : undefined;
 }

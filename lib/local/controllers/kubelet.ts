@@ -15,6 +15,8 @@ import type { PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment } f
 import { resolveOptions } from './options.js';
 import type { ControllerOptions } from './options.js';
 import { awaitsStart, podStartup } from './pod-startup.js';
+import { EventRecorder } from './events.js';
+import { awaitsNodeExpansion, nodeExpansion } from './node-expansion.js';
 
 /** @param shared informers to share with other controllers; by default it makes its own. */
 export function startKubelet(store: ObjectStore, options?: ControllerOptions, shared?: Informers): RunningController {
@@ -57,7 +59,7 @@ export function startKubelet(store: ObjectStore, options?: ControllerOptions, sh
     if (status) store.updateStatus('pods', { ...pod, status });
   }
 
-  return runController(
+  const pods = runController(
     informers,
     {
       name: 'kubelet',
@@ -87,6 +89,50 @@ export function startKubelet(store: ObjectStore, options?: ControllerOptions, sh
           .map(objectKey),
       sync,
     },
-    { ...opts, ownsInformers: !shared },
+    { ...opts, ownsInformers: false },
   );
+
+  // The node plugin's NodeExpandVolume: a grown disk's filesystem, once a Running pod mounts it.
+  const recorder = new EventRecorder(store, 'kubelet');
+  const claimKeyOf = (namespace: string | undefined, name: string) => objectKey({ metadata: { namespace, name } } as PersistentVolumeClaim);
+  const expansion = runController(
+    informers,
+    {
+      name: 'kubelet-volume-expansion',
+      watches: {
+        persistentvolumeclaims: ({ type, object }: WatchEvent) =>
+          type !== 'DELETED' && awaitsNodeExpansion(object as PersistentVolumeClaim) ? [objectKey(object)] : [],
+        pods: ({ object }: WatchEvent) => podClaimNames(object as Pod).map((claim) => claimKeyOf(object.metadata.namespace, claim)),
+        persistentvolumes: ({ object }: WatchEvent) => {
+          const ref = (object as PersistentVolume).spec.claimRef;
+          return ref?.name ? [claimKeyOf(ref.namespace ?? undefined, ref.name)] : [];
+        },
+      },
+      keys: () => informers.list<PersistentVolumeClaim>('persistentvolumeclaims').filter(awaitsNodeExpansion).map(objectKey),
+      sync(key: string) {
+        const { namespace, name } = splitKey(key);
+        const claim = informers.get<PersistentVolumeClaim>('persistentvolumeclaims', name, namespace);
+        if (!claim) return;
+        const volume = claim.spec.volumeName ? informers.get<PersistentVolume>('persistentvolumes', claim.spec.volumeName) : undefined;
+        const podsOfNamespace = informers.list<Pod>('pods').filter((pod) => pod.metadata.namespace === namespace);
+        const status = nodeExpansion({ claim, volume, pods: podsOfNamespace });
+        if (!status) return;
+        const updated = store.updateStatus('persistentvolumeclaims', { ...claim, status });
+        const node = podsOfNamespace.find((pod) => podClaimNames(pod).includes(name))?.spec?.nodeName ?? '';
+        recorder.record({
+          object: updated,
+          type: 'Normal',
+          reason: 'FileSystemResizeSuccessful',
+          message: `MountVolume.NodeExpandVolume succeeded for volume "${claim.spec.volumeName}" ${node}`.trim(),
+        });
+      },
+    },
+    { ...opts, ownsInformers: false },
+  );
+  return {
+    async stop() {
+      await Promise.all([pods.stop(), expansion.stop()]);
+      if (!shared) informers.stop();
+    },
+  };
 }

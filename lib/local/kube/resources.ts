@@ -101,6 +101,7 @@ export const RESOURCES: Record<ResourceName, ResourceInfo> = {
   volumesnapshots: crd('volumesnapshots', 'VolumeSnapshot', true, ['vs'], true),
   volumesnapshotcontents: crd('volumesnapshotcontents', 'VolumeSnapshotContent', false, ['vsc', 'vscs'], true),
   volumesnapshotclasses: crd('volumesnapshotclasses', 'VolumeSnapshotClass', false, ['vsclass', 'vsclasses'], false),
+  volumeattributesclasses: info('volumeattributesclasses', 'storage.k8s.io', 'VolumeAttributesClass', false, { shortNames: ['vac'] }),
 };
 
 export const RESOURCE_NAMES = Object.keys(RESOURCES) as ResourceName[];

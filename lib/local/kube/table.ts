@@ -165,6 +165,7 @@ const COLUMNS: Partial<Record<ResourceName, Column[]>> = {
     { name: 'Message', cell: (o) => str(o.message) },
   ],
   csinodes: [name, { name: 'Drivers', type: 'integer', cell: (o) => (Array.isArray(obj(o.spec).drivers) ? (obj(o.spec).drivers as unknown[]).length : 0) }, age],
+  volumeattributesclasses: [name, { name: 'DriverName', cell: (o) => str(o.driverName) }, age],
   csidrivers: [
     name,
     { name: 'AttachRequired', type: 'boolean', cell: (o) => obj(o.spec).attachRequired === true },

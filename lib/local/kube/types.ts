@@ -45,7 +45,8 @@ export type ResourceName =
   | 'leases'
   | 'volumesnapshots'
   | 'volumesnapshotcontents'
-  | 'volumesnapshotclasses';
+  | 'volumesnapshotclasses'
+  | 'volumeattributesclasses';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export interface WatchEvent {

@@ -146,6 +146,8 @@ function validateSpec(info: ResourceInfo, object: KubeObject): FieldError[] {
       errors.push(...oneOf('reclaimPolicy', object.reclaimPolicy, ['Delete', 'Retain']));
       return [...errors, ...oneOf('volumeBindingMode', object.volumeBindingMode, ['Immediate', 'WaitForFirstConsumer'])];
     }
+    case 'volumeattributesclasses':
+      return text(object.driverName) ? [] : [{ field: 'driverName', type: 'Required', detail: '' }];
     case 'volumeattachments': {
       const errors: FieldError[] = [];
       if (!text(spec.attacher)) errors.push({ field: 'spec.attacher', type: 'Required', detail: '' });
@@ -191,8 +193,15 @@ function immutableErrors(info: ResourceInfo, next: KubeObject, previous: KubeObj
   const old = obj(previous.spec);
   switch (info.resource) {
     case 'persistentvolumeclaims': {
-      // The PV controller may set volumeName (and a class) once; a size may grow. Nothing else.
+      // The PV controller may set volumeName (and a class) once; a bound claim's size may
+      // change; the VolumeAttributesClass may change. Nothing else.
+      // Bound: named its volume before, or names it in this very update (the binding).
+      const bound = text(old.volumeName) || text(spec.volumeName);
+      const requests = bound ? obj(old.resources).requests : obj(spec.resources).requests;
       const mutable: JsonObject = { ...spec, resources: { ...obj(spec.resources), requests: obj(old.resources).requests }, volumeAttributesClassName: old.volumeAttributesClassName };
+      if (!bound && !deepEqual(requests, obj(old.resources).requests)) {
+        return [{ field: 'spec', type: 'Forbidden', detail: 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims' }];
+      }
       if (!text(old.volumeName)) mutable.volumeName = old.volumeName;
       if (old.storageClassName === undefined || old.storageClassName === null) mutable.storageClassName = old.storageClassName;
       return deepEqual(mutable, old)
@@ -216,6 +225,10 @@ function immutableErrors(info: ResourceInfo, next: KubeObject, previous: KubeObj
     case 'volumesnapshots':
     case 'volumesnapshotcontents':
       return snapshotImmutable(info, next, previous);
+    case 'volumeattributesclasses':
+      return (['driverName', 'parameters'] as const)
+        .filter((f) => !deepEqual(next[f], previous[f]))
+        .map((f) => ({ field: f, type: 'Forbidden' as const, detail: 'field is immutable' }));
     default:
       return [];
   }

@@ -126,7 +126,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ]);
     // One process, so seen webhook ids are kept in memory (they outlive backend restarts).
     const replay = createMemoryReplayStore();
-    const app = createBackendApp({ registry, replay, ec2Endpoint: ec2Url, ec2Credentials: credentials, onResult: options.onResult });
+    // EC2's 6-hour wait between modifications of a volume, as the simulator's time scale has it.
+    const modifyCooldownMs = simulator ? () => (simulator as Ec2Simulator).config().modifyCooldownMs / (simulator as Ec2Simulator).config().timeScale : undefined;
+    const app = createBackendApp({
+      registry,
+      replay,
+      ec2Endpoint: ec2Url,
+      ec2Credentials: credentials,
+      onResult: options.onResult,
+      ...(modifyCooldownMs && { modifyCooldownMs }),
+    });
     const backend = await startBackendServer(app, host, ports.backend);
     cleanups.push(() => backend.stop());
 

@@ -1,0 +1,257 @@
+/**
+ * Volume expansion and VolumeAttributesClass changes end to end over the local stack (real
+ * HTTP: Kubernetes API, forwarder, backend, EC2 simulator), driven with kubectl and YAML as a
+ * user would. The simulator runs 1,000× fast, so EC2's 6-hour wait between two modifications
+ * of a volume lasts 21.6 s here.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Ec2SimStats } from '../../lib/local/ec2/index.js';
+import { tagsOf, volumeById } from './support/ec2.js';
+import { readVolume } from './support/kube.js';
+import { claimEvents, claimYaml, classYaml, kubectlFor, podYaml, reasons, vacYaml, waitClaim, waitEvent, type Kubectl } from './support/resize.js';
+import { waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
+import { startScenarioStack, type E2eStack } from './support/stack.js';
+import { waitFor } from './support/wait.js';
+
+const TIME_SCALE = 1000;
+const COOLDOWN_MS = (6 * 60 * 60 * 1000) / TIME_SCALE;
+
+let stack: E2eStack;
+let ctx: ScenarioContext;
+let kubectl: Kubectl;
+
+beforeAll(async () => {
+  ({ stack, ctx } = await startScenarioStack({ ec2: { timeScale: TIME_SCALE } }));
+  kubectl = await kubectlFor(stack.urls.kube);
+  await kubectl.create(classYaml('expand-wffc', { binding: 'WaitForFirstConsumer', expand: true }));
+  await kubectl.create(classYaml('expand', { expand: true }));
+  await kubectl.create(classYaml('fixed', {}));
+  await kubectl.create(classYaml('magnetic', { type: 'standard', expand: true }));
+  await kubectl.create(vacYaml('gp3-3000', { type: 'gp3', iops: '3000', throughput: '125' }));
+  await kubectl.create(vacYaml('gp3-6000', { type: 'gp3', iops: '6000', throughput: '250' }));
+  await kubectl.create(vacYaml('team-tag', { tagSpecification_1: 'team=storage' }));
+  await kubectl.create(vacYaml('io2-too-many', { type: 'io2', iops: '50000' }));
+  await kubectl.create(vacYaml('gp2-throughput', { type: 'gp2', throughput: '200' }));
+}, 60_000);
+afterAll(async () => {
+  await stack?.stop();
+  await kubectl?.close();
+});
+
+const stats = (): Ec2SimStats => stack.simulator!.getStats();
+const okCalls = (s: Ec2SimStats, action: string) => s.actions[action]?.ok ?? 0;
+const errorsOf = (s: Ec2SimStats, action: string) => s.actions[action]?.errors ?? {};
+/** EC2 calls made between two stats snapshots, by action (only those that changed). */
+function callsBetween(before: Ec2SimStats, after: Ec2SimStats): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [action, s] of Object.entries(after.actions)) {
+    const n = s.calls - (before.actions[action]?.calls ?? 0);
+    if (n > 0) out[action] = n;
+  }
+  return out;
+}
+
+async function volumeOf(ns: string, claim: string) {
+  const pvc = await waitClaimBound(ctx, ns, claim);
+  const pv = await readVolume(stack.kube, pvc.spec?.volumeName ?? '');
+  return { pvc, pv, volumeId: pv.spec?.csi?.volumeHandle ?? '' };
+}
+
+describe('volume expansion over the local stack', () => {
+  it('Filesystem claim with a pod, 4Gi -> 8Gi: one ModifyVolume, EC2 8 GiB, PV 8Gi, claim capacity 8Gi after the node grew the filesystem, Events in order', async () => {
+    const ns = 'fs';
+    await kubectl('create', 'namespace', ns);
+    await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'expand-wffc', size: '4Gi' }));
+    await kubectl.create(podYaml(ns, 'app', 'data'));
+    await waitPodRunning(ctx, ns, 'app');
+    const { volumeId, pv } = await volumeOf(ns, 'data');
+    const before = stats();
+
+    await kubectl.patch('pvc', ns, 'data', { spec: { resources: { requests: { storage: '8Gi' } } } });
+
+    const done = await waitClaim(stack.kube, ns, 'data', 'capacity 8Gi, no resize status left', (c) => c.status?.capacity?.storage === '8Gi' && !c.status?.allocatedResourceStatuses?.storage);
+    expect(done.status?.allocatedResources?.storage).toBe('8Gi');
+    expect(done.status?.conditions ?? []).toEqual([]);
+    expect((await volumeById(stack.ec2, volumeId))?.Size).toBe(8);
+    expect((await readVolume(stack.kube, pv.metadata?.name ?? '')).spec?.capacity?.storage).toBe('8Gi');
+    expect(okCalls(stats(), 'ModifyVolume') - okCalls(before, 'ModifyVolume')).toBe(1);
+    const events = await claimEvents(stack.kube, ns, 'data');
+    const resize = reasons(events).filter((r) => ['Resizing', 'FileSystemResizeRequired', 'FileSystemResizeSuccessful', 'VolumeResizeFailed'].includes(r));
+    expect(resize).toEqual(['Resizing', 'FileSystemResizeRequired', 'FileSystemResizeSuccessful']);
+    expect(events.find((e) => e.reason === 'Resizing')?.message).toBe(`External resizer is resizing volume ${pv.metadata?.name}`);
+  }, 120_000);
+
+  it('Block claim, 4Gi -> 6Gi: capacity set by the controller side, no node expansion', async () => {
+    const ns = 'block';
+    await kubectl('create', 'namespace', ns);
+    await kubectl.create(claimYaml(ns, 'raw', { storageClassName: 'expand', size: '4Gi', volumeMode: 'Block' }));
+    const { volumeId } = await volumeOf(ns, 'raw');
+
+    await kubectl.patch('pvc', ns, 'raw', { spec: { resources: { requests: { storage: '6Gi' } } } });
+
+    const done = await waitClaim(stack.kube, ns, 'raw', 'capacity 6Gi', (c) => c.status?.capacity?.storage === '6Gi');
+    expect(done.status?.allocatedResourceStatuses ?? {}).toEqual({});
+    expect((await volumeById(stack.ec2, volumeId))?.Size).toBe(6);
+    const resize = reasons(await claimEvents(stack.kube, ns, 'raw')).filter((r) => /Resiz/.test(r));
+    expect(resize).toEqual(['Resizing', 'VolumeResizeSuccessful']);
+  }, 120_000);
+});
+
+describe('VolumeAttributesClass over the local stack', () => {
+  it('claim created with gp3-3000, changed to gp3-6000 -> one ModifyVolume with IOPS and throughput, EC2 6000/250, claim reports the new class', async () => {
+    const ns = 'vac';
+    await kubectl('create', 'namespace', ns);
+    await kubectl.create(claimYaml(ns, 'db', { storageClassName: 'expand', size: '20Gi', vac: 'gp3-3000' }));
+    const { pvc, pv, volumeId } = await volumeOf(ns, 'db');
+    expect(pv.spec?.volumeAttributesClassName).toBe('gp3-3000');
+    expect(pvc.status?.currentVolumeAttributesClassName).toBe('gp3-3000');
+    const created = await volumeById(stack.ec2, volumeId);
+    expect([created?.Iops, created?.Throughput]).toEqual([3000, 125]);
+    const before = stats();
+
+    await kubectl.patch('pvc', ns, 'db', { spec: { volumeAttributesClassName: 'gp3-6000' } });
+
+    const done = await waitClaim(stack.kube, ns, 'db', 'current class gp3-6000', (c) => c.status?.currentVolumeAttributesClassName === 'gp3-6000');
+    expect(done.status?.modifyVolumeStatus).toBeUndefined();
+    const modified = await volumeById(stack.ec2, volumeId);
+    expect([modified?.Iops, modified?.Throughput, modified?.Size]).toEqual([6000, 250, 20]);
+    expect(okCalls(stats(), 'ModifyVolume') - okCalls(before, 'ModifyVolume')).toBe(1);
+    expect((await readVolume(stack.kube, pv.metadata?.name ?? '')).spec?.volumeAttributesClassName).toBe('gp3-6000');
+    expect(reasons(await claimEvents(stack.kube, ns, 'db')).filter((r) => r.startsWith('VolumeModify'))).toEqual(['VolumeModify', 'VolumeModifySuccessful']);
+  }, 120_000);
+
+  it('a class that only adds a tag -> CreateTags, no ModifyVolume, the tag on the disk and the class on the claim', async () => {
+    const ns = 'vac-tag';
+    await kubectl('create', 'namespace', ns);
+    await kubectl.create(claimYaml(ns, 'logs', { storageClassName: 'expand', size: '4Gi' }));
+    const { volumeId } = await volumeOf(ns, 'logs');
+    const before = stats();
+
+    await kubectl.patch('pvc', ns, 'logs', { spec: { volumeAttributesClassName: 'team-tag' } });
+
+    await waitClaim(stack.kube, ns, 'logs', 'current class team-tag', (c) => c.status?.currentVolumeAttributesClassName === 'team-tag');
+    expect(tagsOf(await volumeById(stack.ec2, volumeId)).team).toBe('storage');
+    const calls = callsBetween(before, stats());
+    expect(calls.ModifyVolume ?? 0).toBe(0);
+    expect(calls.CreateTags).toBe(1);
+  }, 120_000);
+
+  it('resized, then moved to another class within the 6 hours -> waits with the cool-down on the claim and an Event, then one more ModifyVolume, no error loop', async () => {
+    const ns = 'cool';
+    await kubectl('create', 'namespace', ns);
+    await kubectl.create(claimYaml(ns, 'db', { storageClassName: 'expand', size: '20Gi', vac: 'gp3-3000', volumeMode: 'Block' }));
+    const { volumeId } = await volumeOf(ns, 'db');
+    const before = stats();
+
+    await kubectl.patch('pvc', ns, 'db', { spec: { resources: { requests: { storage: '24Gi' } } } });
+    await waitClaim(stack.kube, ns, 'db', 'capacity 24Gi', (c) => c.status?.capacity?.storage === '24Gi');
+    const resizedAt = Date.now();
+    await kubectl.patch('pvc', ns, 'db', { spec: { volumeAttributesClassName: 'gp3-6000' } });
+
+    const waiting = await waitClaim(stack.kube, ns, 'db', 'modify waiting on the cool-down', (c) =>
+      (c.status?.conditions ?? []).some((cond) => cond.type === 'ModifyVolumeError' && cond.reason === 'VolumeModificationRateExceeded'),
+    );
+    expect(waiting.status?.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: 'gp3-6000', status: 'InProgress' });
+    const event = await waitEvent(stack.kube, ns, 'db', 'VolumeModifyFailed');
+    expect(event.type).toBe('Warning');
+    expect(event.message).toMatch(/one modification of volume vol-\w+ every .*waits until/);
+
+    const done = await waitClaim(stack.kube, ns, 'db', 'current class gp3-6000', (c) => c.status?.currentVolumeAttributesClassName === 'gp3-6000', COOLDOWN_MS + 60_000);
+    expect(Date.now() - resizedAt).toBeGreaterThanOrEqual(COOLDOWN_MS - 5_000);
+    expect(done.status?.conditions ?? []).toEqual([]);
+    const modified = await volumeById(stack.ec2, volumeId);
+    expect([modified?.Size, modified?.Iops, modified?.Throughput]).toEqual([24, 6000, 250]);
+    const after = stats();
+    expect(okCalls(after, 'ModifyVolume') - okCalls(before, 'ModifyVolume')).toBe(2);
+    // The wait is known, so EC2 is not asked again before it ends: at most one refusal.
+    const refusals = (errorsOf(after, 'ModifyVolume').VolumeModificationRateExceeded ?? 0) - (errorsOf(before, 'ModifyVolume').VolumeModificationRateExceeded ?? 0);
+    expect(refusals).toBeLessThanOrEqual(1);
+    const calls = callsBetween(before, after);
+    console.log(`resize then class change within the cool-down: EC2 calls ${JSON.stringify(calls)}`);
+    expect(calls.DescribeVolumesModifications ?? 0).toBeLessThanOrEqual(12);
+  }, COOLDOWN_MS + 120_000);
+});
+
+describe('refusals: a Warning Event naming the reason, no EC2 call', () => {
+  /** Runs `change` and waits for `reason` on the claim; the EC2 calls made meanwhile. */
+  async function refused(ns: string, claim: string, change: () => Promise<unknown>, reason: string, message: RegExp) {
+    const before = stats();
+    await change();
+    const event = await waitEvent(stack.kube, ns, claim, reason);
+    expect(event.type).toBe('Warning');
+    expect(event.message).toMatch(message);
+    const calls = callsBetween(before, stats());
+    for (const action of ['ModifyVolume', 'DescribeVolumesModifications', 'CreateTags', 'DeleteTags', 'DescribeVolumes']) expect(calls[action] ?? 0, action).toBe(0);
+  }
+
+  it('shrinking 4Gi -> 2Gi -> VolumeResizeFailed "shrinking … not supported"', async () => {
+    const ns = 'shrink';
+    await kubectl('create', 'namespace', ns);
+    await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'expand', size: '4Gi' }));
+    await volumeOf(ns, 'data');
+    await refused(ns, 'data', () => kubectl.patch('pvc', ns, 'data', { spec: { resources: { requests: { storage: '2Gi' } } } }), 'VolumeResizeFailed', /shrinking volume pvc-\S+ from 4Gi to 2Gi is not supported/);
+  }, 90_000);
+
+  it('a class without allowVolumeExpansion -> VolumeResizeFailed naming allowVolumeExpansion', async () => {
+    const ns = 'fixed';
+    await kubectl('create', 'namespace', ns);
+    await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'fixed', size: '4Gi' }));
+    await volumeOf(ns, 'data');
+    await refused(ns, 'data', () => kubectl.patch('pvc', ns, 'data', { spec: { resources: { requests: { storage: '8Gi' } } } }), 'VolumeResizeFailed', /StorageClass "fixed" does not set allowVolumeExpansion: true/);
+  }, 90_000);
+
+  it('a size over the type maximum (standard, 2000Gi) -> VolumeResizeFailed, claim ControllerResizeInfeasible', async () => {
+    const ns = 'too-big';
+    await kubectl('create', 'namespace', ns);
+    await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'magnetic', size: '4Gi' }));
+    await volumeOf(ns, 'data');
+    await refused(ns, 'data', () => kubectl.patch('pvc', ns, 'data', { spec: { resources: { requests: { storage: '2000Gi' } } } }), 'VolumeResizeFailed', /a standard volume is at most 1024 GiB/);
+    const pvc = await waitClaim(stack.kube, ns, 'data', 'ControllerResizeInfeasible', (c) => c.status?.allocatedResourceStatuses?.storage === 'ControllerResizeInfeasible');
+    expect(pvc.status?.conditions?.find((c) => c.type === 'ControllerResizeError')?.message).toMatch(/at most 1024 GiB/);
+  }, 90_000);
+
+  it('a claim bound to another driver\'s PV -> VolumeResizeFailed "not an EBS volume of ebs.csi.aws.com"', async () => {
+    const ns = 'foreign';
+    await kubectl('create', 'namespace', ns);
+    await kubectl.create(`apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: foreign-efs
+spec:
+  capacity: { storage: 4Gi }
+  accessModes: [ReadWriteOnce]
+  storageClassName: expand
+  persistentVolumeReclaimPolicy: Retain
+  claimRef: { namespace: ${ns}, name: data }
+  csi: { driver: efs.csi.aws.com, volumeHandle: fs-0123456789abcdef0 }
+`);
+    await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'expand', size: '4Gi', annotations: { 'volume.kubernetes.io/storage-provisioner': 'ebs.csi.aws.com' } }));
+    await waitClaimBound(ctx, ns, 'data');
+    await refused(ns, 'data', () => kubectl.patch('pvc', ns, 'data', { spec: { resources: { requests: { storage: '8Gi' } } } }), 'VolumeResizeFailed', /foreign-efs", which is not an EBS volume of ebs\.csi\.aws\.com/);
+  }, 90_000);
+
+  it.each([
+    ['io2-too-many', /50000 IOPS is more than 1000 IOPS per GiB allows for 4 GiB of io2/],
+    ['gp2-throughput', /volume type gp2 has no throughput setting/],
+  ])('VolumeAttributesClass %s -> Infeasible with the reason, VolumeModifyFailed', async (vac, message) => {
+    const ns = `bad-${vac}`;
+    await kubectl('create', 'namespace', ns);
+    await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'expand', size: '4Gi' }));
+    await volumeOf(ns, 'data');
+    await refused(ns, 'data', () => kubectl.patch('pvc', ns, 'data', { spec: { volumeAttributesClassName: vac } }), 'VolumeModifyFailed', message);
+    const pvc = await waitClaim(stack.kube, ns, 'data', 'Infeasible', (c) => c.status?.modifyVolumeStatus?.status === 'Infeasible');
+    expect(pvc.status?.modifyVolumeStatus?.targetVolumeAttributesClassName).toBe(vac);
+    expect(pvc.status?.conditions?.find((c) => c.type === 'ModifyVolumeError')?.message).toMatch(message);
+  }, 90_000);
+});
+
+describe('the claims keep converging', () => {
+  it('every claim of the suite is Bound and none is left waiting on the forwarder', async () => {
+    const claims = await waitFor(
+      async () => (await stack.kube.core.listPersistentVolumeClaimForAllNamespaces()).items,
+      (items) => items.every((c) => c.status?.phase === 'Bound'),
+      { what: 'every claim Bound', report: (items) => items.map((c) => [c.metadata?.namespace, c.metadata?.name, c.status?.phase]) },
+    );
+    expect(claims.length).toBeGreaterThan(5);
+  });
+});

@@ -1,0 +1,224 @@
+/**
+ * Resizing and VolumeAttributesClass changes of a bound claim (lib/reconcile/modify.ts) over
+ * the in-memory gateway: "situation -> outcome".
+ */
+import { describe, expect, it } from 'vitest';
+import type { ItemInput, Result, Write } from '../../lib/contract/index.js';
+import { TagKeys } from '../../lib/contract/tags.js';
+import { CLAIM_UID, CLUSTER, DRIVER, merge, NOW, PV_NAME, reconcileOne, setup, storageClass } from './fixtures.js';
+import { ec2Error, FAKE_MODIFY_COOLDOWN_MS } from './fake-gateway.js';
+
+const VOLUME = 'vol-0000000000000000a';
+
+function boundPv(override: unknown = {}) {
+  return merge(
+    {
+      metadata: { name: PV_NAME, uid: 'pv-uid-1', resourceVersion: '7', annotations: { 'pv.kubernetes.io/provisioned-by': DRIVER } },
+      spec: {
+        capacity: { storage: '4Gi' },
+        accessModes: ['ReadWriteOnce'],
+        volumeMode: 'Filesystem',
+        persistentVolumeReclaimPolicy: 'Delete',
+        storageClassName: 'gp3',
+        claimRef: { kind: 'PersistentVolumeClaim', namespace: 'shop', name: 'data', uid: CLAIM_UID },
+        csi: { driver: DRIVER, volumeHandle: VOLUME, fsType: 'ext4' },
+      },
+      status: { phase: 'Bound' },
+    },
+    override,
+  );
+}
+
+function boundClaim(override: { pvc?: unknown; pv?: unknown; storageClass?: unknown; volumeAttributesClass?: unknown } = {}): ItemInput {
+  return {
+    kind: 'PersistentVolumeClaim',
+    pvc: merge(
+      {
+        metadata: { name: 'data', namespace: 'shop', uid: CLAIM_UID, resourceVersion: '42', annotations: { 'volume.kubernetes.io/storage-provisioner': DRIVER } },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Gi' } }, storageClassName: 'gp3', volumeName: PV_NAME },
+        status: { phase: 'Bound', capacity: { storage: '4Gi' } },
+      },
+      override.pvc,
+    ),
+    storageClass: storageClass(merge({ allowVolumeExpansion: true }, override.storageClass)),
+    pvExists: true,
+    pv: boundPv(override.pv),
+    ...(override.volumeAttributesClass !== undefined && { volumeAttributesClass: override.volumeAttributesClass }),
+  } as ItemInput;
+}
+
+const fast = { metadata: { name: 'fast' }, driverName: DRIVER, parameters: { type: 'gp3', iops: '6000', throughput: '250' } };
+
+function events(result: Result): { type: string; reason: string; message: string }[] {
+  return result.writes.flatMap((w) => (w.op === 'createEvent' ? [{ type: w.type, reason: w.reason, message: w.message }] : []));
+}
+const statusWrite = (result: Result) => result.writes.find((w): w is Extract<Write, { op: 'patchPersistentVolumeClaimStatus' }> => w.op === 'patchPersistentVolumeClaimStatus');
+
+function withVolume(ec2: ReturnType<typeof setup>['ec2'], override: Record<string, unknown> = {}) {
+  return ec2.addVolume({
+    volumeId: VOLUME,
+    sizeGiB: 4,
+    type: 'gp3',
+    iops: 3000,
+    throughput: 125,
+    tags: { [TagKeys.cluster(CLUSTER)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.csiVolumeName]: PV_NAME },
+    ...override,
+  });
+}
+
+describe('resize of a bound claim', () => {
+  it('Filesystem claim asks 8Gi of a 4Gi disk -> status ControllerResizeInProgress and Event Resizing, one ModifyVolume to 8 GiB; settled -> PV 8Gi, NodeResizePending, FileSystemResizeRequired', async () => {
+    const { ec2, ctx } = setup();
+    ec2.now = () => NOW.getTime();
+    withVolume(ec2);
+    const first = await reconcileOne(ctx, boundClaim());
+    expect(ec2.mutations).toEqual([{ verb: 'modifyDisk', args: [VOLUME, { sizeGiB: 8 }] }]);
+    expect(first).toMatchObject({ outcome: 'requeue' });
+    expect(statusWrite(first)?.status).toMatchObject({ allocatedResources: { storage: '8Gi' }, allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } });
+    expect(statusWrite(first)).toMatchObject({ uid: CLAIM_UID, resourceVersion: '42' });
+    expect(events(first)).toEqual([{ type: 'Normal', reason: 'Resizing', message: `External resizer is resizing volume ${PV_NAME}` }]);
+
+    ec2.settle();
+    const inProgress = { pvc: { status: { allocatedResources: { storage: '8Gi' }, allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } } } };
+    const second = await reconcileOne(ctx, boundClaim(inProgress));
+    expect(ec2.callsOf('modifyDisk')).toHaveLength(1);
+    expect(second.outcome).toBe('done');
+    expect(second.writes[0]).toEqual({ op: 'patchPersistentVolume', name: PV_NAME, uid: 'pv-uid-1', capacity: '8Gi' });
+    expect(statusWrite(second)?.status.allocatedResourceStatuses).toEqual({ storage: 'NodeResizePending' });
+    expect(statusWrite(second)?.status.conditions?.map((c) => c.type)).toEqual(['Resizing', 'FileSystemResizePending']);
+    expect(events(second).map((e) => e.reason)).toEqual(['FileSystemResizeRequired']);
+  });
+
+  it('Block claim, disk grown -> capacity set on the claim directly, storage status removed, VolumeResizeSuccessful', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { sizeGiB: 8 });
+    const result = await reconcileOne(ctx, boundClaim({ pv: { spec: { volumeMode: 'Block' } }, pvc: { status: { allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } } } }));
+    expect(ec2.mutations).toEqual([]);
+    expect(statusWrite(result)?.status).toMatchObject({ capacity: { storage: '8Gi' }, allocatedResourceStatuses: null });
+    expect(events(result).map((e) => e.reason)).toEqual(['VolumeResizeSuccessful']);
+  });
+
+  it('crash after ModifyVolume, before the writes: the same item again -> no second ModifyVolume, requeue while modifying, then the writes', async () => {
+    const { ec2, ctx } = setup();
+    ec2.now = () => NOW.getTime();
+    withVolume(ec2);
+    await reconcileOne(ctx, boundClaim()); // its writes are lost
+    const replay = await reconcileOne(ctx, boundClaim());
+    expect(ec2.callsOf('modifyDisk')).toHaveLength(1);
+    expect(replay).toMatchObject({ outcome: 'requeue', message: expect.stringContaining('being modified') });
+    ec2.settle();
+    const after = await reconcileOne(ctx, boundClaim());
+    expect(ec2.callsOf('modifyDisk')).toHaveLength(1);
+    expect(after.outcome).toBe('done');
+    expect(after.writes.some((w) => w.op === 'patchPersistentVolume')).toBe(true);
+  });
+
+  it.each([
+    ['shrink 4Gi -> 2Gi', 'ShrinkNotSupported', { pvc: { spec: { resources: { requests: { storage: '2Gi' } } } } }, /shrinking volume .* from 4Gi to 2Gi is not supported/],
+    ['class without allowVolumeExpansion', 'ExpansionNotAllowed', { storageClass: { allowVolumeExpansion: false } }, /does not set allowVolumeExpansion: true/],
+    ['over gp3 maximum (70000Gi, cluster at most 16384)', 'SizeOverMaximum', { pvc: { spec: { resources: { requests: { storage: '70000Gi' } } } } }, /at most 16384 GiB/],
+    ['bound to another claim\'s PV', 'NotOurVolume', { pv: { spec: { claimRef: { uid: 'someone-else' } } } }, /not an EBS volume of ebs\.csi\.aws\.com bound to this claim/],
+    ['PV of another driver', 'NotOurVolume', { pv: { metadata: { annotations: { 'pv.kubernetes.io/provisioned-by': undefined } }, spec: { csi: { driver: 'efs.csi.aws.com' } } } }, /not an EBS volume/],
+  ])('%s -> failed %s, Warning VolumeResizeFailed, zero gateway calls', async (_name, reason, override, message) => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2);
+    const result = await reconcileOne(ctx, boundClaim(override));
+    expect(result).toMatchObject({ outcome: 'failed', reason });
+    expect(events(result)).toEqual([{ type: 'Warning', reason: 'VolumeResizeFailed', message: expect.stringMatching(message) }]);
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('iopsPerGB class with allowAutoIOPSIncreaseOnModify (the disk\'s tags say so) -> the resize raises IOPS in the same ModifyVolume', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { type: 'io2', iops: 400, throughput: undefined, tags: { [TagKeys.cluster(CLUSTER)]: 'owned', 'ebs.csi.aws.com/IOPSPerGb': '100', 'ebs.csi.aws.com/AllowAutoIOPSIncreaseOnModify': 'true' } });
+    await reconcileOne(ctx, boundClaim({ storageClass: { parameters: { type: 'io2', iopsPerGB: '100', allowAutoIOPSIncreaseOnModify: 'true' } } }));
+    expect(ec2.mutations).toEqual([{ verb: 'modifyDisk', args: [VOLUME, { sizeGiB: 8, iops: 800 }] }]);
+  });
+});
+
+describe('VolumeAttributesClass change of a bound claim', () => {
+  const toFast = { pvc: { spec: { resources: { requests: { storage: '20Gi' } }, volumeAttributesClassName: 'fast' }, status: { capacity: { storage: '20Gi' }, currentVolumeAttributesClassName: 'base' } }, pv: { spec: { capacity: { storage: '20Gi' } } }, volumeAttributesClass: fast };
+
+  it('gp3 3000/125 -> class fast 6000/250 -> one ModifyVolume with both, InProgress; settled -> current class fast, PV names it', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { sizeGiB: 20 });
+    const first = await reconcileOne(ctx, boundClaim(toFast));
+    expect(ec2.mutations).toEqual([{ verb: 'modifyDisk', args: [VOLUME, { iops: 6000, throughput: 250 }] }]);
+    expect(statusWrite(first)?.status.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: 'fast', status: 'InProgress' });
+    expect(events(first).map((e) => e.reason)).toEqual(['VolumeModify']);
+    ec2.settle();
+    const second = await reconcileOne(ctx, boundClaim(merge(toFast, { pvc: { status: { modifyVolumeStatus: { targetVolumeAttributesClassName: 'fast', status: 'InProgress' } } } })));
+    expect(second.writes[0]).toEqual({ op: 'patchPersistentVolume', name: PV_NAME, uid: 'pv-uid-1', volumeAttributesClassName: 'fast' });
+    expect(statusWrite(second)?.status).toMatchObject({ modifyVolumeStatus: null, currentVolumeAttributesClassName: 'fast' });
+    expect(events(second).map((e) => e.reason)).toEqual(['VolumeModifySuccessful']);
+  });
+
+  it('a resize pending with a class change -> one ModifyVolume with size, IOPS and throughput', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { sizeGiB: 20 });
+    await reconcileOne(ctx, boundClaim(merge(toFast, { pvc: { spec: { resources: { requests: { storage: '30Gi' } } } } })));
+    expect(ec2.mutations).toEqual([{ verb: 'modifyDisk', args: [VOLUME, { sizeGiB: 30, iops: 6000, throughput: 250 }] }]);
+  });
+
+  it('a class that only adds a tag and removes another -> CreateTags and DeleteTags, no ModifyVolume', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { tags: { [TagKeys.cluster(CLUSTER)]: 'owned', old: 'x' } });
+    const vac = { metadata: { name: 'tagged' }, driverName: DRIVER, parameters: { tagSpecification_1: 'team={{ .PVCNamespace }}', tagDeletion_1: 'old' } };
+    const result = await reconcileOne(ctx, boundClaim({ pvc: { spec: { resources: { requests: { storage: '4Gi' } }, volumeAttributesClassName: 'tagged' } }, volumeAttributesClass: vac }));
+    expect(ec2.mutations).toEqual([
+      { verb: 'tagDisk', args: [VOLUME, { team: 'shop' }] },
+      { verb: 'untagDisk', args: [VOLUME, ['old']] },
+    ]);
+    expect(statusWrite(result)?.status.currentVolumeAttributesClassName).toBe('tagged');
+  });
+
+  it('modified less than 6 hours ago -> no ModifyVolume: InProgress with ModifyVolumeError VolumeModificationRateExceeded, Warning Event, requeue at the end of the wait', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { sizeGiB: 20 });
+    const startedAt = NOW.getTime() - 60 * 60 * 1000;
+    ec2.modifications.set(VOLUME, { volumeId: VOLUME, state: 'completed', startTime: new Date(startedAt).toISOString(), target: { sizeGiB: 20 } });
+    const result = await reconcileOne(ctx, boundClaim(toFast));
+    expect(ec2.mutations).toEqual([]);
+    expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: (startedAt + FAKE_MODIFY_COOLDOWN_MS - NOW.getTime()) / 1000 });
+    expect(statusWrite(result)?.status.conditions).toContainEqual(expect.objectContaining({ type: 'ModifyVolumeError', reason: 'VolumeModificationRateExceeded' }));
+    expect(events(result)).toEqual([{ type: 'Warning', reason: 'VolumeModifyFailed', message: expect.stringMatching(/every 6 hours .* waits until 2025-03-01T17:00:00Z/) }]);
+  });
+
+  it('EC2 refuses with VolumeModificationRateExceeded (a modification started after our read) -> waits for the end of its cool-down, no error loop', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { sizeGiB: 20 });
+    ec2.fail('modifyDisk', ec2Error('modificationRate', 'VolumeModificationRateExceeded'));
+    const result = await reconcileOne(ctx, boundClaim(toFast));
+    expect(result.outcome).toBe('failed');
+    expect(result).toMatchObject({ reason: 'VolumeModificationRateExceeded' });
+  });
+
+  it.each([
+    ['io2 at 50000 IOPS on 20 GiB', { type: 'io2', iops: '50000' }, /50000 IOPS is more than 1000 IOPS per GiB allows for 20 GiB of io2/],
+    ['gp2 with throughput', { type: 'gp2', throughput: '200' }, /volume type gp2 has no throughput setting/],
+    ['an unknown key', { type: 'gp3', burst: 'yes' }, /burst: is not a mutable parameter of the EBS CSI driver/],
+  ])('class %s -> Infeasible with the reason, Warning VolumeModifyFailed, zero gateway calls', async (_name, parameters, message) => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { sizeGiB: 20 });
+    const result = await reconcileOne(ctx, boundClaim({ ...toFast, volumeAttributesClass: { ...fast, parameters } }));
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'Infeasible' });
+    expect(statusWrite(result)?.status.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: 'fast', status: 'Infeasible' });
+    expect(events(result)).toEqual([{ type: 'Warning', reason: 'VolumeModifyFailed', message: expect.stringMatching(message) }]);
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('class that does not exist -> Pending, Warning VAC "x" does not exist., zero gateway calls', async () => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, boundClaim(merge(toFast, { volumeAttributesClass: null })));
+    expect(statusWrite(result)?.status.modifyVolumeStatus).toEqual({ status: 'Pending' });
+    expect(events(result)).toEqual([{ type: 'Warning', reason: 'VolumeModifyFailed', message: 'VAC "fast" does not exist.' }]);
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it('a converged bound claim -> done, no writes, zero gateway calls', async () => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, boundClaim({ pvc: { spec: { resources: { requests: { storage: '4Gi' } } } } }));
+    expect(result).toEqual({ key: 'PersistentVolumeClaim/shop/data', outcome: 'done', writes: [] });
+    expect(ec2.calls).toEqual([]);
+  });
+});
