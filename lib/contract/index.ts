@@ -8,3 +8,4 @@ export * from './claims.js';
 export * from './volumes.js';
 export * from './nodes.js';
 export * from './tags.js';
+export * from './report.js';

@@ -10,6 +10,7 @@ import {
   StorageClassSchema,
   VolumeAttachmentSchema,
 } from './kube-objects.js';
+import { VolumeReportItemSchema } from './report.js';
 
 export const PersistentVolumeClaimItemSchema = z.object({
   kind: z.literal('PersistentVolumeClaim'),
@@ -64,6 +65,7 @@ export const ItemSchema = z.discriminatedUnion('kind', [
   PersistentVolumeClaimDeletedItemSchema,
   PersistentVolumeItemSchema,
   VolumeAttachmentItemSchema,
+  VolumeReportItemSchema,
 ]);
 
 export type PersistentVolumeClaimItem = z.infer<typeof PersistentVolumeClaimItemSchema>;
@@ -96,6 +98,8 @@ export const ItemKeys = {
   claimDeleted: (uid: string) => `PersistentVolumeClaimDeleted/${uid}`,
   volume: (name: string) => `PersistentVolume/${name}`,
   attachment: (name: string) => `VolumeAttachment/${name}`,
+  /** One per cluster: the forwarder's report of the disks its PVs and attachments name. */
+  report: () => 'VolumeReport/cluster',
 } as const;
 
 /**
@@ -113,5 +117,7 @@ export function itemKey(item: ItemInput): string {
       return ItemKeys.volume(item.pv.metadata.name);
     case 'VolumeAttachment':
       return ItemKeys.attachment(item.volumeAttachment.metadata.name);
+    case 'VolumeReport':
+      return ItemKeys.report();
   }
 }

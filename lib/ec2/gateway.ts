@@ -10,6 +10,7 @@ import DataLoader from 'dataloader';
 import { identityTags } from '../contract/tags.js';
 import { callEc2 } from './call.js';
 import {
+  describeClusterVolumes,
   describeInstancesByIds,
   describeVolumesByIds,
   describeVolumesByNames,
@@ -124,6 +125,7 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
   return {
     findDiskByName,
     getDisk,
+    listClusterDisks: async () => (await describeClusterVolumes(ctx)).map(toDisk),
     getInstance: (instanceId) => instancesById.load(instanceId),
     zones: () => cachedZones(ctx, options.zonesTtlMs ?? ZONES_TTL_MS),
 

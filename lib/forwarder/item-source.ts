@@ -19,6 +19,7 @@ import {
   type LivePvRead,
 } from './items.js';
 import type { Logger } from './logger.js';
+import { buildVolumeReport, type ReportTracker } from './report.js';
 import type { WatchContext } from './watches.js';
 
 /** The `ClusterView` the item builders read: the caches and the dependents index. */
@@ -51,7 +52,13 @@ export function livePvRead(clients: KubeClients, logger: Logger): LivePvRead {
  * The item for `key` from the caches now; undefined when its object is gone or not ours.
  * Items that may delete a disk get the PV's absence confirmed live.
  */
-export function itemSource(options: { ctx: Pick<WatchContext, 'caches' | 'dependents'>; ownership: Ownership; readPv: LivePvRead }) {
+export function itemSource(options: {
+  ctx: Pick<WatchContext, 'caches' | 'dependents'>;
+  ownership: Ownership;
+  readPv: LivePvRead;
+  /** Which report digest the backend holds; without one, no report is sent. */
+  reports?: ReportTracker;
+}) {
   const { ctx, ownership, readPv } = options;
   const { caches } = ctx;
   const view = cacheView(ctx);
@@ -73,6 +80,18 @@ export function itemSource(options: { ctx: Pick<WatchContext, 'caches' | 'depend
       case 'VolumeAttachment': {
         const va = caches.volumeattachments.get(parsed.name);
         return va && isOurAttachment(va, ownership) ? buildAttachmentItem(va, view, ownership.driver) : undefined;
+      }
+      case 'VolumeReport': {
+        const report = buildVolumeReport(
+          {
+            claims: () => caches.persistentvolumeclaims.list(),
+            volumes: () => caches.persistentvolumes.list(),
+            attachments: () => caches.volumeattachments.list(),
+            csiNode: (name) => caches.csinodes.get(name),
+          },
+          ownership,
+        );
+        return options.reports?.item(report);
       }
       default:
         return undefined;

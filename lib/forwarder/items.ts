@@ -155,7 +155,8 @@ export type ParsedKey =
   | { kind: 'PersistentVolumeClaim'; namespace: string; name: string }
   | { kind: 'PersistentVolume'; name: string }
   | { kind: 'VolumeAttachment'; name: string }
-  | { kind: 'PersistentVolumeClaimDeleted'; uid: string };
+  | { kind: 'PersistentVolumeClaimDeleted'; uid: string }
+  | { kind: 'VolumeReport' };
 
 /** The inverse of `itemKey`; undefined for a key no item has. */
 export function parseItemKey(key: string): ParsedKey | undefined {
@@ -168,6 +169,8 @@ export function parseItemKey(key: string): ParsedKey | undefined {
       return rest.length === 1 ? { kind, name: rest[0] as string } : undefined;
     case 'PersistentVolumeClaimDeleted':
       return rest.length === 1 ? { kind, uid: rest[0] as string } : undefined;
+    case 'VolumeReport':
+      return key === ItemKeys.report() ? { kind } : undefined;
     default:
       return undefined;
   }

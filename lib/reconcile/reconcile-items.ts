@@ -9,6 +9,7 @@ import { Requeue } from './outcomes.js';
 import { done, failed, type Settled } from './plan.js';
 import { reconcileProvision } from './provision.js';
 import { reconcileReclaim } from './reclaim.js';
+import { reconcileReport } from './report.js';
 
 /**
  * Reconciles a request's items against EC2, all at once — so that the gateway batches their
@@ -64,5 +65,7 @@ function reconcileItem(item: Item, scope: Scope): Promise<Settled> {
       if (va.spec.attacher !== scope.driverName) return Promise.resolve(done());
       return va.metadata.deletionTimestamp ? reconcileDetach(item, scope) : reconcileAttach(item, scope);
     }
+    case 'VolumeReport':
+      return reconcileReport(item, scope);
   }
 }
