@@ -25,6 +25,18 @@ export const ClusterRegistrationSchema = z.object({
   extraTags: z.record(z.string(), z.string()).default({}),
   /** `forwarder` (default): the forwarder applies the writes; `direct`: the backend does. */
   writeBack: z.enum(['forwarder', 'direct']).default('forwarder'),
+  /**
+   * The scheduled audit (lib/audit): `deleteOrphans` lets it delete provably orphaned disks
+   * (default: report only); `graceSeconds`, how old a disk must be to count as an orphan
+   * (default 3600). Unset: the defaults.
+   */
+  audit: z
+    .object({
+      deleteOrphans: z.boolean().optional(),
+      graceSeconds: z.number().int().nonnegative().optional(),
+    })
+    .strict()
+    .optional(),
   /** For `writeBack: direct`: how the backend reaches the cluster's API. */
   kubernetes: z
     .object({

@@ -20,3 +20,4 @@ export type { Ec2SimStats, ActionStats } from './stats.js';
 export type { RunInstancesRequest } from './instances.js';
 export type { Volume, Instance, Attachment, Tag, VolumeModification, WorldState } from './model.js';
 export { VOLUME_LIMITS } from './volume-rules.js';
+export { SeedVolumeSchema, type SeedVolumeRequest } from './seed.js';
