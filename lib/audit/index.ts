@@ -5,3 +5,4 @@ export { MAX_DELETES_PER_AUDIT, runAudit, type AuditRequest, type AuditResult, t
 export { deleteLeftBehind, leftBehind, teardownVerdict, type LeftBehind } from './teardown.js';
 export { auditSummary, auditTable, leftBehindTable } from './format.js';
 export { AUDIT_METRICS, auditMetricValues, publishAuditMetrics } from './metrics.js';
+export { auditAllClusters, type ClusterAuditOutcome, type ScheduledAuditDeps } from './scheduled.js';
