@@ -89,7 +89,23 @@ export function dashboardBody(): string {
   return JSON.stringify({ widgets: dashboardWidgets() });
 }
 
-function alarm(name: string, description: string, props: Record<string, unknown>) {
+interface AlarmMetric {
+  Id: string;
+  ReturnData: boolean;
+  Expression?: string;
+  MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: { Name: string; Value: string }[] }; Period: number; Stat: string };
+  Period?: number;
+  Label?: string;
+}
+
+interface AlarmProps {
+  Metrics: AlarmMetric[];
+  EvaluationPeriods: number;
+  DatapointsToAlarm: number;
+  Threshold: number;
+}
+
+function alarm(name: string, description: string, props: AlarmProps) {
   return {
     Type: 'AWS::CloudWatch::Alarm',
     Properties: {
@@ -111,8 +127,8 @@ const dims = (action: string) => [
 
 /** The CloudFormation resources (and outputs) serverless.yml includes from infra/monitoring.json. */
 export function monitoringResources() {
-  const calls = ALARMED_ACTIONS.map((action, n) => ({ Id: `c${n}`, ReturnData: false, MetricStat: { Metric: { Namespace: ns, MetricName: EC2_METRICS.calls, Dimensions: dims(action) }, Period: 300, Stat: 'Sum' } }));
-  const throttles = ALARMED_ACTIONS.map((action, n) => ({ Id: `t${n}`, ReturnData: false, MetricStat: { Metric: { Namespace: ns, MetricName: EC2_METRICS.throttles, Dimensions: dims(action) }, Period: 300, Stat: 'Sum' } }));
+  const calls: AlarmMetric[] = ALARMED_ACTIONS.map((action, n) => ({ Id: `c${n}`, ReturnData: false, MetricStat: { Metric: { Namespace: ns, MetricName: EC2_METRICS.calls, Dimensions: dims(action) }, Period: 300, Stat: 'Sum' } }));
+  const throttles: AlarmMetric[] = ALARMED_ACTIONS.map((action, n) => ({ Id: `t${n}`, ReturnData: false, MetricStat: { Metric: { Namespace: ns, MetricName: EC2_METRICS.throttles, Dimensions: dims(action) }, Period: 300, Stat: 'Sum' } }));
   const sum = (prefix: string) => ALARMED_ACTIONS.map((_, n) => `FILL(${prefix}${n}, 0)`).join(' + ');
   return {
     Resources: {
