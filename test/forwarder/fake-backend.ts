@@ -14,8 +14,10 @@ export type Answer =
 export interface FakeBackend {
   url: string;
   port: number;
-  /** Every item of every accepted (signed, valid) request, in arrival order. */
+  /** Every item of every accepted (signed, valid) request, in arrival order — volume reports aside. */
   items: Item[];
+  /** The volume reports (sent on every resync), kept apart so item assertions are not about them. */
+  reports: Extract<Item, { kind: 'VolumeReport' }>[];
   /** Requests refused because the signature did not verify or the body named another cluster. */
   refused: number;
   /** Status of every request answered. */
@@ -36,6 +38,7 @@ export async function startFakeBackend(options: { secrets: string[]; port?: numb
     url: '',
     port: 0,
     items: [],
+    reports: [],
     refused: 0,
     statuses: [],
     answer: (items) => ({ results: items.map((item) => done(item)) }),
@@ -73,7 +76,10 @@ export async function startFakeBackend(options: { secrets: string[]; port?: numb
         reply(401, { error: { code: 'cluster_mismatch', message: `body is for "${parsed.data.clusterId}", path for "${CLUSTER_ID}"` } });
         return;
       }
-      backend.items.push(...parsed.data.items);
+      for (const item of parsed.data.items) {
+        if (item.kind === 'VolumeReport') backend.reports.push(item);
+        else backend.items.push(item);
+      }
       const answer = backend.answer(parsed.data.items);
       if ('results' in answer) reply(200, { results: answer.results });
       else reply(answer.status, answer.body ?? { error: { code: 'Unavailable', message: 'scripted failure' } });
