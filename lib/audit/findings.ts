@@ -15,6 +15,12 @@ import { isGone, type Disk } from '../ec2/types.js';
 import type { StoredReport } from '../reports/store.js';
 import { monthlyCost, PRICES_AS_OF } from './prices.js';
 
+/**
+ * How much earlier than a report a disk must have been made for the report to speak for it:
+ * the report's time is the forwarder's clock, the disk's EC2's, and the two may differ a little.
+ */
+export const CLOCK_SKEW_MS = 5_000;
+
 /** Default grace period: a disk younger than this is never an orphan (in-flight provisioning). */
 export const DEFAULT_GRACE_MS = 60 * 60 * 1000;
 
@@ -166,7 +172,7 @@ export function judgeOrphan(
   const uid = claimUidOf(disk);
   if (uid === undefined) return { deletable: false, why: `its ${TagKeys.csiVolumeName} tag names no claim (pvc-<uid>): not volhook's to judge` };
   if (report.report.claims.includes(uid)) return { deletable: false, why: `its claim ${uid} still exists: provisioning has not finished` };
-  if (report.observedAt <= created) return { deletable: false, why: 'the latest report predates the disk: its claim may be new' };
+  if (report.observedAt - CLOCK_SKEW_MS <= created) return { deletable: false, why: 'the latest report does not postdate the disk: its claim may be new' };
   return { deletable: true, why: `its claim ${uid} no longer exists and no PersistentVolume names it` };
 }
 

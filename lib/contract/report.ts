@@ -48,6 +48,12 @@ export const VolumeReportItemSchema = z.object({
   kind: z.literal('VolumeReport'),
   /** {@link reportDigest} of the report as the forwarder sees it now. */
   digest: z.string().regex(DIGEST, 'a report digest is 64 lower-case hex characters'),
+  /**
+   * When the forwarder read the report from its caches (epoch ms, its clock). Items of a batch
+   * are built before the batch is signed, so this may be earlier than the signature: the
+   * backend takes the earlier of the two as the time the report speaks for.
+   */
+  observedAt: z.number().int().positive(),
   /** The report itself; left out when the backend acknowledged this digest already. */
   report: VolumeReportSchema.optional(),
 });

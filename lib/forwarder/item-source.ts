@@ -82,6 +82,7 @@ export function itemSource(options: {
         return va && isOurAttachment(va, ownership) ? buildAttachmentItem(va, view, ownership.driver) : undefined;
       }
       case 'VolumeReport': {
+        const observedAt = Date.now();
         const report = buildVolumeReport(
           {
             claims: () => caches.persistentvolumeclaims.list(),
@@ -91,7 +92,7 @@ export function itemSource(options: {
           },
           ownership,
         );
-        return options.reports?.item(report);
+        return options.reports?.item(report, observedAt);
       }
       default:
         return undefined;

@@ -80,10 +80,11 @@ export class ReportTracker {
   #acknowledged: string | undefined;
   #sent: string | undefined;
 
-  item(report: VolumeReport): VolumeReportItem {
+  /** The item for `report`, read from the caches at `observedAt` (epoch ms). */
+  item(report: VolumeReport, observedAt: number): VolumeReportItem {
     const digest = reportDigest(report);
     this.#sent = digest;
-    return digest === this.#acknowledged ? { kind: 'VolumeReport', digest } : { kind: 'VolumeReport', digest, report };
+    return digest === this.#acknowledged ? { kind: 'VolumeReport', digest, observedAt } : { kind: 'VolumeReport', digest, observedAt, report };
   }
 
   /** The backend's answer to the last item: `done` means it holds that digest now. */

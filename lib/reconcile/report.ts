@@ -15,8 +15,8 @@ export const SEND_WHOLE_REPORT = 'no report with this digest is kept: send the w
 export async function reconcileReport(item: VolumeReportItem, scope: Scope): Promise<Settled> {
   const store = scope.reports;
   if (!store) return failed('ReportsNotKept', 'this backend keeps no volume reports (no report store configured)', Requeue.failedSlow);
-  // The forwarder built the report just before it signed the request.
-  const observedAt = scope.signedAt.getTime();
+  // What the report speaks for: when the forwarder read it, and never later than it signed.
+  const observedAt = Math.min(scope.signedAt.getTime(), item.observedAt);
   if (item.report) {
     const digest = reportDigest(item.report);
     if (digest !== item.digest) {

@@ -37,13 +37,13 @@ describe('the volume report', () => {
   it('tracker: the whole report until the backend answers done; then the digest alone; a changed report or an answer other than done -> the whole report again', () => {
     const tracker = new ReportTracker();
     const report = buildVolumeReport(source, ownership);
-    expect(tracker.item(report).report).toBeDefined();
+    expect(tracker.item(report, 1000).report).toBeDefined();
     tracker.answered(true);
-    expect(tracker.item(report)).toEqual({ kind: 'VolumeReport', digest: reportDigest(report) });
+    expect(tracker.item(report, 1000)).toEqual({ kind: 'VolumeReport', digest: reportDigest(report), observedAt: 1000 });
     tracker.answered(false);
-    expect(tracker.item(report).report).toBeDefined();
+    expect(tracker.item(report, 1000).report).toBeDefined();
     tracker.answered(true);
     const changed = { ...report, claims: [...report.claims, 'c-3'] };
-    expect(tracker.item(changed).report).toEqual(changed);
+    expect(tracker.item(changed, 1000).report).toEqual(changed);
   });
 });

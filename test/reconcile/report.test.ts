@@ -17,24 +17,30 @@ function setup(signedAt = 1_000_000) {
 describe('VolumeReport items', () => {
   it('the whole report -> kept as the cluster\'s, observed when the request was signed; done', async () => {
     const { reports, ctx } = setup();
-    const [result] = await reconcileItems([{ kind: 'VolumeReport', digest, report }], ctx);
+    const [result] = await reconcileItems([{ kind: 'VolumeReport', digest, observedAt: 9_000_000, report }], ctx);
     expect(result).toMatchObject({ key: 'VolumeReport/cluster', outcome: 'done', writes: [] });
     expect(await reports.get(ctx.clusterId)).toEqual({ clusterId: ctx.clusterId, digest, observedAt: 1_000_000, report });
   });
 
+  it('read by the forwarder before it signed -> observed when it was read, not when signed', async () => {
+    const { reports, ctx } = setup(5_000_000);
+    await reconcileItems([{ kind: 'VolumeReport', digest, observedAt: 4_000_000, report }], ctx);
+    expect((await reports.get(ctx.clusterId))?.observedAt).toBe(4_000_000);
+  });
+
   it('a digest that is not the digest of the content -> failed InvalidItem, nothing kept', async () => {
     const { reports, ctx } = setup();
-    const [result] = await reconcileItems([{ kind: 'VolumeReport', digest: 'f'.repeat(64), report }], ctx);
+    const [result] = await reconcileItems([{ kind: 'VolumeReport', digest: 'f'.repeat(64), observedAt: 9_000_000, report }], ctx);
     expect(result).toMatchObject({ outcome: 'failed', reason: 'InvalidItem' });
     expect(await reports.get(ctx.clusterId)).toBeUndefined();
   });
 
   it('the digest alone, kept -> observedAt moves on; not kept -> requeue at once asking for the whole report', async () => {
     const { reports, ctx } = setup(2_000_000);
-    const [unknown] = await reconcileItems([{ kind: 'VolumeReport', digest }], ctx);
+    const [unknown] = await reconcileItems([{ kind: 'VolumeReport', digest, observedAt: 9_000_000 }], ctx);
     expect(unknown).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 0, message: SEND_WHOLE_REPORT });
     await reports.put({ clusterId: ctx.clusterId, digest, observedAt: 1_000_000, report });
-    const [known] = await reconcileItems([{ kind: 'VolumeReport', digest }], ctx);
+    const [known] = await reconcileItems([{ kind: 'VolumeReport', digest, observedAt: 9_000_000 }], ctx);
     expect(known).toMatchObject({ outcome: 'done' });
     expect((await reports.get(ctx.clusterId))?.observedAt).toBe(2_000_000);
   });
@@ -43,9 +49,9 @@ describe('VolumeReport items', () => {
     const { reports, ctx } = setup();
     const lost: Write = { op: 'createEvent', involvedObject: { kind: 'PersistentVolume', apiVersion: 'v1', name: 'pvc-1' }, type: 'Warning', reason: 'VolumeLost', message: 'gone' };
     await reports.queueEvents(ctx.clusterId, [lost]);
-    const [first] = await reconcileItems([{ kind: 'VolumeReport', digest, report }], ctx);
+    const [first] = await reconcileItems([{ kind: 'VolumeReport', digest, observedAt: 9_000_000, report }], ctx);
     expect(first?.writes).toEqual([lost]);
-    const [second] = await reconcileItems([{ kind: 'VolumeReport', digest }], ctx);
+    const [second] = await reconcileItems([{ kind: 'VolumeReport', digest, observedAt: 9_000_000 }], ctx);
     expect(second?.writes).toEqual([]);
   });
 });
