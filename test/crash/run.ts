@@ -257,7 +257,9 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     await w.settle();
     await converge(options.finalBudgetMs ?? 360_000, true);
     for (let extra = 0; extra < 2; extra++) await forwarderStep(1000, 5000);
-    // The scheduled audit's turn at the end, if none of the steps had one since the last report.
+    // The scheduled audit's turn at the end, after a forwarder resync (the report it judges by
+    // is at most one resync old, as with the hourly schedule and 5-minute resyncs).
+    for (const until = w.clock.now() + 50_000; w.clock.now() < until; ) await forwarderStep(5000, 10000);
     await audit();
     for (let extra = 0; extra < 2; extra++) await forwarderStep(1000, 5000);
     const atEnd = convergenceProblems(w, tracked, true).map((p) => `at end (step ${step}): ${p}`);
