@@ -6,6 +6,7 @@
  * cluster, so `npm run cluster -- audit local` needs nothing else.
  */
 import { EC2Client } from '@aws-sdk/client-ec2';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 import {
   auditSummary,
   auditTable,
@@ -23,7 +24,6 @@ import { createDynamoDbReportStore, createFileReportStore, type ReportStore } fr
 import type { AuditCommand, RemoveCommand, ReportsTarget } from './args.js';
 import { EXIT } from './exit.js';
 import { createFileStore, storeFor, type RegistrationStore } from './stores.js';
-import type { SSMClient } from '@aws-sdk/client-ssm';
 
 export interface AuditIo {
   stdout(text: string): void;

@@ -22,7 +22,7 @@ export interface FakeBackend {
   refused: number;
   /** Status of every request answered. */
   statuses: number[];
-  /** Scripts the answer to a verified request. Default: every item done, no writes. */
+  /** Scripts the answer to a verified request's items (volume reports aside, always done). Default: every item done, no writes. */
   answer: (items: Item[]) => Answer;
   secrets: string[];
   close(): Promise<void>;
@@ -76,12 +76,13 @@ export async function startFakeBackend(options: { secrets: string[]; port?: numb
         reply(401, { error: { code: 'cluster_mismatch', message: `body is for "${parsed.data.clusterId}", path for "${CLUSTER_ID}"` } });
         return;
       }
-      for (const item of parsed.data.items) {
-        if (item.kind === 'VolumeReport') backend.reports.push(item);
-        else backend.items.push(item);
-      }
-      const answer = backend.answer(parsed.data.items);
-      if ('results' in answer) reply(200, { results: answer.results });
+      const items = parsed.data.items.filter((item) => item.kind !== 'VolumeReport');
+      const reports = parsed.data.items.filter((item) => item.kind === 'VolumeReport');
+      backend.items.push(...items);
+      backend.reports.push(...reports);
+      // The scripted answer is about the items; a volume report is simply done.
+      const answer = items.length > 0 ? backend.answer(items) : { results: [] };
+      if ('results' in answer) reply(200, { results: [...answer.results, ...reports.map((r) => done(r))] });
       else reply(answer.status, answer.body ?? { error: { code: 'Unavailable', message: 'scripted failure' } });
     });
   });
