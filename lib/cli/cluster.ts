@@ -1,6 +1,6 @@
 /**
- * `npm run cluster -- …`: registers clusters with the backend, and adopts a cluster's existing
- * disks (adopt.ts). Runs in-process (tests) or from bin/cluster.ts; returns the exit code: 0
+ * `npm run cluster -- …`: registers clusters with the backend, adopts a cluster's existing
+ * disks (adopt.ts), audits them and removes a cluster with its disks (audit.ts). Runs in-process (tests) or from bin/cluster.ts; returns the exit code: 0
  * done, 1 refused or failed (nothing registered, AWS error, a disk left unadopted), 2 bad
  * arguments or an unusable new secret (nothing read or written).
  *
