@@ -14,6 +14,7 @@ import DataLoader from 'dataloader';
 import { identityTags, snapshotIdentityTags } from '../contract/tags.js';
 import { callEc2 } from './call.js';
 import {
+  describeClusterVolumes,
   describeInstancesByIds,
   describeVolumesByIds,
   describeVolumesByNames,
@@ -213,6 +214,7 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
       return failed as Disk;
     },
 
+    listClusterDisks: async () => (await describeClusterVolumes(ctx)).map(toDisk),
     getInstance: (instanceId) => instancesById.load(instanceId),
     zones: () => cachedZones(ctx, options.zonesTtlMs ?? ZONES_TTL_MS),
 

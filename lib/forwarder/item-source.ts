@@ -20,6 +20,7 @@ import {
   type LivePvRead,
 } from './items.js';
 import type { Logger } from './logger.js';
+import { buildVolumeReport, type ReportTracker } from './report.js';
 import type { WatchContext } from './watches.js';
 
 /** The `ClusterView` the item builders read: the caches and the dependents index. */
@@ -56,7 +57,13 @@ export function livePvRead(clients: KubeClients, logger: Logger): LivePvRead {
  * The item for `key` from the caches now; undefined when its object is gone or not ours.
  * Items that may delete a disk get the PV's absence confirmed live.
  */
-export function itemSource(options: { ctx: Pick<WatchContext, 'caches' | 'dependents'>; ownership: Ownership; readPv: LivePvRead }) {
+export function itemSource(options: {
+  ctx: Pick<WatchContext, 'caches' | 'dependents'>;
+  ownership: Ownership;
+  readPv: LivePvRead;
+  /** Which report digest the backend holds; without one, no report is sent. */
+  reports?: ReportTracker;
+}) {
   const { ctx, ownership, readPv } = options;
   const { caches } = ctx;
   const view = cacheView(ctx);
@@ -82,6 +89,19 @@ export function itemSource(options: { ctx: Pick<WatchContext, 'caches' | 'depend
       case 'VolumeSnapshotContent': {
         const content = caches.volumesnapshotcontents.get(parsed.name);
         return content && isOurContent(content, ownership.driver) ? buildSnapshotContentItem(content, view) : undefined;
+      }
+      case 'VolumeReport': {
+        const observedAt = Date.now();
+        const report = buildVolumeReport(
+          {
+            claims: () => caches.persistentvolumeclaims.list(),
+            volumes: () => caches.persistentvolumes.list(),
+            attachments: () => caches.volumeattachments.list(),
+            csiNode: (name) => caches.csinodes.get(name),
+          },
+          ownership,
+        );
+        return options.reports?.item(report, observedAt);
       }
       default:
         return undefined;
