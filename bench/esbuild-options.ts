@@ -27,14 +27,14 @@ interface ServerlessEsbuild {
   external?: string[];
 }
 
-/** The `api` function's entry file and the esbuild options serverless.yml gives it. */
-export function esbuildOptionsFromServerless(file = join(repoRoot, 'serverless.yml')): { entry: string; options: BuildOptions } {
+/** A function's entry file (the `api` function's by default) and the esbuild options serverless.yml gives it. */
+export function esbuildOptionsFromServerless(file = join(repoRoot, 'serverless.yml'), fn = 'api'): { entry: string; options: BuildOptions } {
   const config = parse(readFileSync(file, 'utf8')) as {
     functions: Record<string, { handler: string }>;
     custom: { esbuild: ServerlessEsbuild };
   };
-  const handler = config.functions.api?.handler;
-  if (!handler) throw new Error(`${file} has no functions.api.handler`);
+  const handler = config.functions[fn]?.handler;
+  if (!handler) throw new Error(`${file} has no functions.${fn}.handler`);
   const entry = join(repoRoot, `${handler.slice(0, handler.lastIndexOf('.'))}.ts`);
   const e = config.custom.esbuild;
   const options: BuildOptions = {
@@ -113,7 +113,7 @@ export async function buildSplit(options: BuildOptions, outdir: string): Promise
 }
 
 /** The `api` function's bundle as serverless-esbuild builds it for the zip. */
-export async function buildFunctionBundle(outdir: string): Promise<SplitBundle & { source: string }> {
-  const { entry, options } = esbuildOptionsFromServerless();
+export async function buildFunctionBundle(outdir: string, fn = 'api'): Promise<SplitBundle & { source: string }> {
+  const { entry, options } = esbuildOptionsFromServerless(undefined, fn);
   return { ...(await buildSplit({ ...options, entryPoints: [entry] }, outdir)), source: relative(repoRoot, entry) };
 }

@@ -3,9 +3,11 @@
  * Environment: AWS_ENDPOINT_URL_EC2 (or AWS_ENDPOINT_URL) to use another EC2 instead of the
  * simulator; VOLHOOK_EC2_TIME_SCALE to speed the simulator up; VOLHOOK_EC2_STATE_DIR to keep
  * its volumes across restarts; VOLHOOK_QUIET=1 to silence the per-reconcile log;
- * VOLHOOK_BACKEND_PORT, VOLHOOK_EC2_PORT, VOLHOOK_KUBE_PORT to move the ports.
+ * VOLHOOK_BACKEND_PORT, VOLHOOK_EC2_PORT, VOLHOOK_KUBE_PORT to move the ports;
+ * VOLHOOK_LOCAL_DIR (default .volhook/local) for the registration, the volume reports and
+ * the description of the running stack that `npm run cluster -- audit local` reads.
  */
-import { startLocalStack } from '../lib/local/stack/index.js';
+import { localDirFrom, startLocalStack } from '../lib/local/stack/index.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const env = process.env;
@@ -27,7 +29,9 @@ function port(name: string): number | undefined {
   return value;
 }
 
+const localDir = localDirFrom(env);
 const stack = await startLocalStack({
+  localDir,
   ports: { backend: port('VOLHOOK_BACKEND_PORT'), ec2: port('VOLHOOK_EC2_PORT'), kube: port('VOLHOOK_KUBE_PORT') },
   ec2Endpoint: env.AWS_ENDPOINT_URL_EC2 ?? env.AWS_ENDPOINT_URL,
   ec2: { timeScale, ...(env.VOLHOOK_EC2_STATE_DIR ? { stateDir: env.VOLHOOK_EC2_STATE_DIR } : {}) },
@@ -53,6 +57,7 @@ console.log(`volhook local stack is up (${Date.now() - started} ms)
 Try it:
   kubectl --server ${urls.kube} apply -f infra/examples/pvc-and-pod.yaml
   kubectl --server ${urls.kube} get pvc,pv,volumeattachments
+  npm run cluster -- audit ${stack.clusterId}            (orphaned, lost and drifted disks; files in ${localDir})
   AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local aws ec2 describe-volumes --endpoint-url ${urls.ec2} --region ${stack.region}
 
 Ctrl-C stops everything.`);

@@ -20,6 +20,7 @@ import type { Ec2Gateway } from '../ec2/index.js';
 import { reconcileItems, type ReconcileContext } from '../reconcile/index.js';
 import { ClusterIdSchema, RegistrationError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
 import { createMemoryReplayStore, replayExpiry, replayKey, type ReplayStore } from '../replay/index.js';
+import { createMemoryReportStore, type ReportStore } from '../reports/index.js';
 import { ApiError, invalidRequest } from './errors.js';
 
 /** Larger bodies are refused with 413 before they are read in full. */
@@ -29,6 +30,8 @@ export const RECONCILE_BUDGET_MS = 20_000;
 
 export interface AppDependencies {
   registry: ClusterRegistry;
+  /** The clusters' volume reports, for the audit; default: in this process's memory. */
+  reports?: ReportStore;
   /** Webhook ids already accepted; default: in this process's memory. */
   replay?: ReplayStore;
   /** The EC2 gateway for one request of one cluster; `deadline` is epoch ms. */
@@ -70,6 +73,7 @@ export function createApp(deps: AppDependencies): Hono {
   const onError = deps.onError ?? logError;
   const maxBodyBytes = deps.maxBodyBytes ?? MAX_BODY_BYTES;
   const replay = deps.replay ?? createMemoryReplayStore();
+  const reports = deps.reports ?? createMemoryReportStore();
   const app = new Hono();
 
   app.onError((err, c) => {
@@ -134,6 +138,7 @@ export function createApp(deps: AppDependencies): Hono {
         provisionerName: deps.provisionerName ?? 'ebs.csi.aws.com',
         now: () => new Date(now()),
         signedAt: new Date(message.timestamp * 1000),
+        reports,
         reportError: (itemKey, error) => onError(clusterId, itemKey, error, 'reconcile'),
         ...(deps.modifyCooldownMs !== undefined && { modifyCooldownMs: deps.modifyCooldownMs() }),
       };

@@ -7,12 +7,15 @@ import type { EC2Client } from '@aws-sdk/client-ec2';
 import { createEc2Client, createEc2Gateway } from '../ec2/index.js';
 import type { ClusterRegistration, ClusterRegistry } from '../registry/index.js';
 import type { ReplayStore } from '../replay/index.js';
+import type { ReportStore } from '../reports/index.js';
 import { createApp, type AppDependencies } from './app.js';
 
 export interface BackendOptions {
   registry: ClusterRegistry;
   /** Webhook ids already accepted: DynamoDB when deployed; default in memory. */
   replay?: ReplayStore;
+  /** The clusters' volume reports: DynamoDB when deployed, files locally; default in memory. */
+  reports?: ReportStore;
   /** EC2 endpoint override (the local simulator, moto); otherwise AWS's regional endpoint. */
   ec2Endpoint?: string;
   /** Static EC2 credentials (local endpoints); otherwise the SDK's default provider chain. */
@@ -38,6 +41,7 @@ export function createBackendApp(options: BackendOptions) {
   return createApp({
     registry: options.registry,
     replay: options.replay,
+    reports: options.reports,
     gatewayFor: (registration, deadline) =>
       createEc2Gateway({ client: clientFor(registration.region), clusterId: registration.clusterId, deadline }),
     applyDirect: async (registration: ClusterRegistration, writes) => {

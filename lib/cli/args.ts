@@ -31,10 +31,41 @@ export type RegistrationSettings = Omit<ClusterRegistrationInput, 'clusterId' | 
 export type ClusterCommand =
   | { command: 'add'; clusterId: string; target: RegistryTarget; settings: RegistrationSettings }
   | { command: 'rotate-secret'; clusterId: string; target: RegistryTarget; finish: boolean }
-  | { command: 'remove'; clusterId: string; target: RegistryTarget }
+  | RemoveCommand
+  | AuditCommand
   | { command: 'show'; clusterId: string; target: RegistryTarget; showSecrets: boolean }
   | AdoptCommand
   | { command: 'help' };
+
+/** Where the audit reads the cluster's volume reports: the backend's directory or DynamoDB table. */
+export type ReportsTarget = { kind: 'dir'; path: string } | { kind: 'table'; name: string };
+
+export interface AuditCommand {
+  command: 'audit';
+  clusterId: string;
+  target: RegistryTarget;
+  /** --file or --ssm-path was given: no looking for a running local stack. */
+  targetGiven: boolean;
+  region?: string;
+  reports?: ReportsTarget;
+  /** Default: the registration's `audit.graceSeconds`, else one hour. */
+  graceMs?: number;
+  delete: boolean;
+  json: boolean;
+}
+
+export interface RemoveCommand {
+  command: 'remove';
+  clusterId: string;
+  target: RegistryTarget;
+  targetGiven: boolean;
+  /** Also delete the disks the cluster leaves behind, after a confirmation. */
+  deleteVolumes: boolean;
+  /** Confirmed already (scripts). */
+  yes: boolean;
+  region?: string;
+  reports?: ReportsTarget;
+}
 
 /** Where `adopt` reads the cluster's PersistentVolumes: a `kubectl get pv -o json` file, or the cluster. */
 export type PvSource = { kind: 'file'; path: string } | { kind: 'cluster'; kubeconfig?: string; context?: string };
@@ -60,6 +91,11 @@ commands:
   rotate-secret <id> --finish, remove-old-secrets <id>
                            keep only the newest secret
   remove <id>              delete the registration
+  remove <id> --delete-volumes
+                           also list the disks the cluster leaves behind and delete them
+                           after a confirmation (--yes for scripts)
+  audit <id>               orphaned, lost and drifted disks of the cluster, with their size
+                           and monthly cost; --delete removes the provably orphaned ones
   show <id>                print the registration (secrets redacted unless --show-secrets)
   adopt <id>               tag the disks of the cluster's EBS PersistentVolumes so volhook owns
                            them (disks the EBS CSI controller made); a dry run unless --apply
@@ -79,6 +115,19 @@ add options:
   --kube-server <url>      with --write-back direct: the cluster's API server
   --kube-token-file <path> with --write-back direct: a bearer token for it
   --kube-ca-file <path>    with --write-back direct: its CA certificate (PEM)
+
+audit and remove --delete-volumes options (AWS credentials: the SDK's default chain;
+endpoint: AWS_ENDPOINT_URL_EC2; with neither --file nor --ssm-path, a running npm start
+(its .volhook/local, or VOLHOOK_LOCAL_DIR) is found and used for its cluster):
+  --reports-table <name>   the backend's report table (default: VOLHOOK_REPORTS_TABLE)
+  --reports-dir <path>     the backend's report directory (default: VOLHOOK_REPORTS_DIR)
+  --region <region>        the disks' region (default: the registration's)
+  --grace <duration>       audit: how old an orphan must be, e.g. 0s, 30m, 1h (default:
+                           the registration's audit.graceSeconds, else 1h)
+  --delete                 audit: delete the provably orphaned disks
+  --json                   audit: print the result as JSON instead of a table
+  --delete-volumes         remove: delete the disks the cluster leaves behind
+  --yes                    remove: do not ask (needed when stdin is not a terminal)
 
 adopt options (AWS credentials: the SDK's default chain; endpoint: AWS_ENDPOINT_URL_EC2):
   --pvs <file>             the PVs, as "kubectl get pv -o json" prints them
@@ -105,7 +154,15 @@ const PER_COMMAND: Record<string, Record<string, OptionKind>> = {
   },
   'rotate-secret': { '--finish': 'flag' },
   'remove-old-secrets': {},
-  remove: {},
+  remove: { '--delete-volumes': 'flag', '--yes': 'flag', '--region': 'value', '--reports-table': 'value', '--reports-dir': 'value' },
+  audit: {
+    '--region': 'value',
+    '--reports-table': 'value',
+    '--reports-dir': 'value',
+    '--grace': 'value',
+    '--delete': 'flag',
+    '--json': 'flag',
+  },
   show: { '--show-secrets': 'flag' },
   adopt: {
     '--pvs': 'value',
@@ -152,8 +209,39 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
       return { command, clusterId, target, finish: options.flags.has('--finish') };
     case 'remove-old-secrets':
       return { command: 'rotate-secret', clusterId, target, finish: true };
-    case 'remove':
-      return { command, clusterId, target };
+    case 'remove': {
+      const deleteVolumes = options.flags.has('--delete-volumes');
+      const stray = ['--yes', '--region', '--reports-table', '--reports-dir'].find((o) => options.flags.has(o) || options.values.has(o));
+      if (!deleteVolumes && stray) throw new UsageError(`${stray} only applies with --delete-volumes`);
+      const region = options.values.get('--region');
+      const reports = readReports(options);
+      return {
+        command,
+        clusterId,
+        target,
+        targetGiven: targetGiven(options),
+        deleteVolumes,
+        yes: options.flags.has('--yes'),
+        ...(region !== undefined && { region: checkRegion('--region', region) }),
+        ...(reports && { reports }),
+      };
+    }
+    case 'audit': {
+      const region = options.values.get('--region');
+      const grace = options.values.get('--grace');
+      const reports = readReports(options);
+      return {
+        command,
+        clusterId,
+        target,
+        targetGiven: targetGiven(options),
+        ...(region !== undefined && { region: checkRegion('--region', region) }),
+        ...(reports && { reports }),
+        ...(grace !== undefined && { graceMs: parseDuration('--grace', grace) }),
+        delete: options.flags.has('--delete'),
+        json: options.flags.has('--json'),
+      };
+    }
     case 'adopt':
       return readAdopt(clusterId, target, options);
     default:
@@ -303,6 +391,26 @@ function readAdopt(clusterId: string, target: RegistryTarget, options: RawOption
     apply: options.flags.has('--apply'),
     json: options.flags.has('--json'),
   };
+}
+
+function targetGiven(options: RawOptions): boolean {
+  return options.values.has('--file') || options.values.has('--ssm-path');
+}
+
+function readReports(options: RawOptions): ReportsTarget | undefined {
+  const table = options.values.get('--reports-table');
+  const dir = options.values.get('--reports-dir');
+  if (table !== undefined && dir !== undefined) throw new UsageError('--reports-table and --reports-dir exclude each other: pick one');
+  if (table !== undefined) return { kind: 'table', name: table };
+  return dir === undefined ? undefined : { kind: 'dir', path: dir };
+}
+
+/** `0s`, `90s`, `30m`, `1h`, `1h30m`, `2d` → milliseconds; anything else is refused, naming the option. */
+export function parseDuration(option: string, value: string): number {
+  const match = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(value);
+  if (!match || value === '') throw new UsageError(`${option}: "${value}" is not a duration like 0s, 30m, 1h or 1h30m`);
+  const [, d, h, m, sec] = match.map((part) => Number(part ?? 0));
+  return ((((d ?? 0) * 24 + (h ?? 0)) * 60 + (m ?? 0)) * 60 + (sec ?? 0)) * 1000;
 }
 
 function list(option: string, value: string): string[] {

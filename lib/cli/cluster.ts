@@ -1,6 +1,6 @@
 /**
- * `npm run cluster -- …`: registers clusters with the backend, and adopts a cluster's existing
- * disks (adopt.ts). Runs in-process (tests) or from bin/cluster.ts; returns the exit code: 0
+ * `npm run cluster -- …`: registers clusters with the backend, adopts a cluster's existing
+ * disks (adopt.ts), audits them and removes a cluster with its disks (audit.ts). Runs in-process (tests) or from bin/cluster.ts; returns the exit code: 0
  * done, 1 refused or failed (nothing registered, AWS error, a disk left unadopted), 2 bad
  * arguments or an unusable new secret (nothing read or written).
  *
@@ -13,6 +13,7 @@ import type { SSMClient } from '@aws-sdk/client-ssm';
 import { checkWebhookSecret } from '../contract/signing.js';
 import { RegistrationError } from '../registry/registration.js';
 import { openPvSource, runAdopt, type OpenedPvSource } from './adopt.js';
+import { runAuditCommand, runRemoveWithVolumes } from './audit.js';
 import { parseClusterArgs, UsageError, USAGE, type ClusterCommand, type RegistrationSettings } from './args.js';
 import { addSecret, keepNewestSecret, newRegistration, readStored, type KubeCredentials } from './edits.js';
 import { EXIT } from './exit.js';
@@ -27,8 +28,13 @@ export interface CliIo {
   generateSecret?(): string;
   /** SSM client factory; tests mock it. */
   ssmClient?(region?: string): SSMClient;
-  /** EC2 client factory for `adopt`; tests point it at the simulator. Default: the SDK's default chain. */
+  /** EC2 client factory for `adopt` and `audit`; tests point it at the simulator. Default: the SDK's default chain. */
   ec2Client?(region: string, endpoint?: string): EC2Client;
+  /** Where `audit` looks for a running local stack's `.volhook/local`; default the working directory. */
+  cwd?: string;
+  /** stdin is a terminal: `remove --delete-volumes` may ask for a confirmation. */
+  interactive?: boolean;
+  ask?(question: string): Promise<string>;
 }
 
 export { EXIT } from './exit.js';
@@ -63,6 +69,16 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
     }
   }
 
+  if (command.command === 'audit' || (command.command === 'remove' && command.deleteVolumes)) {
+    try {
+      return command.command === 'audit' ? await runAuditCommand(command, io) : await runRemoveWithVolumes(command, io);
+    } catch (err) {
+      const name = err instanceof Error ? err.name : 'Error';
+      io.stderr(`error: ${command.command} ${command.clusterId}: ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+      return EXIT.failed;
+    }
+  }
+
   const store = storeFor(command.target, io.ssmClient);
   try {
     if (command.command === 'adopt') return await runAdopt(command, pvSource!, store, io);
@@ -79,7 +95,7 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
 }
 
 async function execute(
-  command: Exclude<ClusterCommand, { command: 'help' | 'adopt' }>,
+  command: Exclude<ClusterCommand, { command: 'help' | 'adopt' | 'audit' }>,
   store: RegistrationStore,
   newSecret: string | undefined,
   kube: KubeCredentials,

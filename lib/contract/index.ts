@@ -9,3 +9,4 @@ export * from './volumes.js';
 export * from './nodes.js';
 export * from './tags.js';
 export * from './snapshots.js';
+export * from './report.js';

@@ -31,6 +31,7 @@ export const ClaimSourceSchema = z.discriminatedUnion('kind', [
   }),
 ]);
 export type ClaimSource = z.infer<typeof ClaimSourceSchema>;
+import { VolumeReportItemSchema } from './report.js';
 
 export const PersistentVolumeClaimItemSchema = z.object({
   kind: z.literal('PersistentVolumeClaim'),
@@ -103,6 +104,7 @@ export const ItemSchema = z.discriminatedUnion('kind', [
   PersistentVolumeItemSchema,
   VolumeAttachmentItemSchema,
   VolumeSnapshotContentItemSchema,
+  VolumeReportItemSchema,
 ]);
 
 export type PersistentVolumeClaimItem = z.infer<typeof PersistentVolumeClaimItemSchema>;
@@ -137,6 +139,8 @@ export const ItemKeys = {
   volume: (name: string) => `PersistentVolume/${name}`,
   attachment: (name: string) => `VolumeAttachment/${name}`,
   snapshotContent: (name: string) => `VolumeSnapshotContent/${name}`,
+  /** One per cluster: the forwarder's report of the disks its PVs and attachments name. */
+  report: () => 'VolumeReport/cluster',
 } as const;
 
 /**
@@ -156,5 +160,7 @@ export function itemKey(item: ItemInput): string {
       return ItemKeys.attachment(item.volumeAttachment.metadata.name);
     case 'VolumeSnapshotContent':
       return ItemKeys.snapshotContent(item.content.metadata.name);
+    case 'VolumeReport':
+      return ItemKeys.report();
   }
 }

@@ -33,7 +33,7 @@ export const INSTANCE_IDS_PER_CALL = 500;
  */
 export const FILTER_VALUES_PER_CALL = 200;
 /** Page size of filtered describes (EC2 accepts 5–1,000 here). */
-const PAGE_SIZE = 500;
+export const PAGE_SIZE = 500;
 /**
  * How often one batch by ID is narrowed after EC2 refuses it for naming an unknown or
  * malformed ID, before falling back to the filter route, which never refuses.
@@ -81,6 +81,14 @@ export async function describeVolumesByNames(ctx: Ec2Context, names: readonly st
     if (!current || preferVolume(volume, current)) found.set(name, volume);
   }
   return found;
+}
+
+/**
+ * Every volume of the cluster: DescribeVolumes filtered by `kubernetes.io/cluster/<id>=owned`,
+ * {@link PAGE_SIZE} a page — 10,000 volumes are 20 calls.
+ */
+export async function describeClusterVolumes(ctx: Ec2Context): Promise<Volume[]> {
+  return describeVolumesFiltered(ctx, [{ Name: `tag:${TagKeys.cluster(ctx.clusterId)}`, Values: ['owned'] }]);
 }
 
 /** Instances by ID; unknown, malformed and terminated ones are absent from the map. */

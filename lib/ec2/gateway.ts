@@ -17,6 +17,7 @@ import DataLoader from 'dataloader';
 import { identityTags, snapshotIdentityTags } from '../contract/tags.js';
 import { callEc2 } from './call.js';
 import {
+  describeClusterVolumes,
   describeInstancesByIds,
   describeModificationsByVolumeIds,
   describeVolumesByIds,
@@ -235,6 +236,7 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
       return failed as Disk;
     },
 
+    listClusterDisks: async () => (await describeClusterVolumes(ctx)).map(toDisk),
     getInstance: (instanceId) => instancesById.load(instanceId),
     zones: () => cachedZones(ctx, options.zonesTtlMs ?? ZONES_TTL_MS),
 

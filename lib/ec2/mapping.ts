@@ -34,6 +34,7 @@ export function toDisk(volume: Volume): Disk {
       state: (a.State ?? 'attaching') as AttachmentState,
       ...(a.AttachTime !== undefined ? { attachTime: a.AttachTime.toISOString() } : {}),
     })),
+    ...(volume.CreateTime !== undefined ? { createdAt: volume.CreateTime.toISOString() } : {}),
   };
 }
 

@@ -45,6 +45,8 @@ export interface Disk {
   multiAttach: boolean;
   tags: Record<string, string>;
   attachments: DiskAttachment[];
+  /** When EC2 created the volume (ISO 8601, its CreateTime), if known: how old an orphan is. */
+  createdAt?: string;
 }
 
 export interface Instance {
@@ -160,6 +162,11 @@ export interface Ec2Gateway {
   createDisk(request: CreateDiskRequest): Promise<Disk>;
   /** The volume tagged `CSIVolumeName=<name>` and owned by this cluster, if any. Batched. */
   findDiskByName(name: string): Promise<Disk | undefined>;
+  /**
+   * Every volume tagged `kubernetes.io/cluster/<clusterId>=owned`: DescribeVolumes filtered by
+   * that tag, 500 a page, every page. What the audit (lib/audit) takes the inventory from.
+   */
+  listClusterDisks(): Promise<Disk[]>;
   /** Batched DescribeVolumes by ID (≤ 500 per call); undefined when EC2 has no such volume. */
   getDisk(volumeId: string): Promise<Disk | undefined>;
   /** Batched DescribeInstances by ID; undefined when the instance does not exist (or is terminated). */

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import type { Ownership } from '../contract/index.js';
+import { ItemKeys, type Ownership } from '../contract/index.js';
 import { kubeClientsFromConfig } from '../kube/index.js';
 import type { FetchLike } from './backend-client.js';
 import { ChangeFilter, type EventType } from './changes.js';
@@ -28,6 +28,7 @@ import { createJsonLogger, type Logger } from './logger.js';
 import { createMetrics, type ForwarderMetrics } from './metrics.js';
 import { createPump } from './pump.js';
 import { DEFAULT_BACKOFF, WorkQueue } from './queue.js';
+import { ReportTracker } from './report.js';
 import { openSecret } from './secret.js';
 import { createBatchSender } from './sender.js';
 import { startHealthServer } from './server.js';
@@ -131,6 +132,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
         if (!ready()) return;
         ctx.dependents.refreshZones(informers.nodes.cache.list());
         logger.info('all caches synced; forwarding');
+        offer({ key: ItemKeys.report() });
         pump.schedule();
       },
       handlers: { add: on('add'), update: on('update'), delete: on('delete') },
@@ -139,6 +141,8 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
 
   function resync(): void {
     if (!ready() || stopping) return;
+    // The audit's view of the cluster: a digest, or the whole report when it changed.
+    offer({ key: ItemKeys.report() });
     for (const resource of RESOURCES) {
       const watch = WATCHES[resource] as Watch<KubernetesObject>;
       if (!watch.resync) continue;
@@ -151,6 +155,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   }
 
   // --- the queue → the backend ----------------------------------------------------------
+  const reports = new ReportTracker();
   const sendBatch = createBatchSender({
     config,
     clients,
@@ -161,9 +166,19 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     get signal() {
       return term.signal;
     },
-    buildItem: itemSource({ ctx, ownership, readPv: livePvRead(clients, logger), readClass: liveClassRead(clients, logger) }),
+    buildItem: itemSource({ ctx, ownership, readPv: livePvRead(clients, logger), readClass: liveClassRead(clients, logger), reports }),
   });
-  const pump = createPump({ queue, send: (batch) => sendBatch(batch.keys, batch.payloads), ready: () => ready() && leading(), logger });
+  const pump = createPump({
+    queue,
+    async send(batch) {
+      const completions = await sendBatch(batch.keys, batch.payloads);
+      const reported = completions.get(ItemKeys.report());
+      if (reported) reports.answered(reported.type === 'done');
+      return completions;
+    },
+    ready: () => ready() && leading(),
+    logger,
+  });
 
   // --- lifecycle and health ---------------------------------------------------------------
   const server = await startHealthServer({

@@ -22,6 +22,7 @@ import {
   type LivePvRead,
 } from './items.js';
 import type { Logger } from './logger.js';
+import { buildVolumeReport, type ReportTracker } from './report.js';
 import type { WatchContext } from './watches.js';
 
 /** The `ClusterView` the item builders read: the caches and the dependents index. */
@@ -78,6 +79,8 @@ export function itemSource(options: {
   readPv: LivePvRead;
   /** Confirms a VolumeAttributesClass the cache lacks; without it, the cache's word goes. */
   readClass?: LiveClassRead;
+  /** Which report digest the backend holds; without one, no report is sent. */
+  reports?: ReportTracker;
 }) {
   const { ctx, ownership, readPv, readClass } = options;
   const { caches } = ctx;
@@ -106,6 +109,19 @@ export function itemSource(options: {
       case 'VolumeSnapshotContent': {
         const content = caches.volumesnapshotcontents.get(parsed.name);
         return content && isOurContent(content, ownership.driver) ? buildSnapshotContentItem(content, view) : undefined;
+      }
+      case 'VolumeReport': {
+        const observedAt = Date.now();
+        const report = buildVolumeReport(
+          {
+            claims: () => caches.persistentvolumeclaims.list(),
+            volumes: () => caches.persistentvolumes.list(),
+            attachments: () => caches.volumeattachments.list(),
+            csiNode: (name) => caches.csinodes.get(name),
+          },
+          ownership,
+        );
+        return options.reports?.item(report, observedAt);
       }
       default:
         return undefined;

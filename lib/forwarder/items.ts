@@ -249,7 +249,8 @@ export type ParsedKey =
   | { kind: 'PersistentVolume'; name: string }
   | { kind: 'VolumeAttachment'; name: string }
   | { kind: 'PersistentVolumeClaimDeleted'; uid: string }
-  | { kind: 'VolumeSnapshotContent'; name: string };
+  | { kind: 'VolumeSnapshotContent'; name: string }
+  | { kind: 'VolumeReport' };
 
 /** The inverse of `itemKey`; undefined for a key no item has. */
 export function parseItemKey(key: string): ParsedKey | undefined {
@@ -263,6 +264,8 @@ export function parseItemKey(key: string): ParsedKey | undefined {
       return rest.length === 1 ? { kind, name: rest[0] as string } : undefined;
     case 'PersistentVolumeClaimDeleted':
       return rest.length === 1 ? { kind, uid: rest[0] as string } : undefined;
+    case 'VolumeReport':
+      return key === ItemKeys.report() ? { kind } : undefined;
     default:
       return undefined;
   }

@@ -1,5 +1,6 @@
 import type { Ec2Gateway } from '../ec2/types.js';
 import type { ClusterRegistration } from '../registry/registration.js';
+import type { ReportStore } from '../reports/store.js';
 import { DeviceAllocator } from './device-names.js';
 
 /** What reconciling one request of one cluster needs; built by the app per request. */
@@ -19,6 +20,8 @@ export interface ReconcileContext {
    * passes its simulator's scaled figure.
    */
   modifyCooldownMs?: number;
+  /** Where the cluster's volume reports are kept for the audit; without one, reports are refused. */
+  reports?: ReportStore;
   /** Told of each error of an item that is not an EC2 error (a bug): the app logs and counts it. */
   reportError?(itemKey: string, error: unknown): void;
 }

@@ -10,6 +10,7 @@ import { done, failed, type Settled } from './plan.js';
 import { reconcileProvision } from './provision.js';
 import { reconcileReclaim } from './reclaim.js';
 import { reconcileSnapshotContent } from './snapshot-content.js';
+import { reconcileReport } from './report.js';
 
 /**
  * Reconciles a request's items against EC2, all at once — so that the gateway batches their
@@ -67,5 +68,7 @@ function reconcileItem(item: Item, scope: Scope): Promise<Settled> {
     }
     case 'VolumeSnapshotContent':
       return reconcileSnapshotContent(item, scope);
+    case 'VolumeReport':
+      return reconcileReport(item, scope);
   }
 }

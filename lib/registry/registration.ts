@@ -25,6 +25,17 @@ export const ClusterRegistrationSchema = z.object({
   extraTags: z._default(z.record(z.string(), z.string()), {}),
   /** `forwarder` (default): the forwarder applies the writes; `direct`: the backend does. */
   writeBack: z._default(z.enum(['forwarder', 'direct']), 'forwarder'),
+  /**
+   * The scheduled audit (lib/audit): `deleteOrphans` lets it delete provably orphaned disks
+   * (default: report only); `graceSeconds`, how old a disk must be to count as an orphan
+   * (default 3600). Unset: the defaults.
+   */
+  audit: z.optional(
+    z.strictObject({
+      deleteOrphans: z.optional(z.boolean()),
+      graceSeconds: z.optional(z.int().check(z.nonnegative())),
+    }),
+  ),
   /** For `writeBack: direct`: how the backend reaches the cluster's API. */
   kubernetes: z.optional(
     z.object({

@@ -2,7 +2,8 @@
  * Issue 8's acceptance: the crash-point explorer in CI. Randomized, seeded lifecycles
  * (Immediate and WaitForFirstConsumer, Delete and Retain, pods coming and going fast, claims
  * deleted early, forwarder restarts, answers lost after EC2 mutations and after Kubernetes
- * writes, concurrent requests) over the real app, gateway, EC2 simulator, controllers and
+ * writes, concurrent requests, the audit with --delete running alongside, disks left by gone
+ * claims that only the audit can find) over the real app, gateway, EC2 simulator, controllers and
  * `applyWrites`: at least 300 crash points, and every count 0.
  *
  * `CRASH_POINTS` and `CRASH_SEED` change the amount and the first seed; the long run is

@@ -21,7 +21,7 @@ export class CrashController {
   }
 
   /** A step-triggered point not fired yet whose step has come (it waits for a step where it applies). */
-  private due<K extends 'restart' | 'duplicate'>(kind: K, step: number): Extract<CrashPlan, { kind: K }> | undefined {
+  private due<K extends 'restart' | 'duplicate' | 'leftover'>(kind: K, step: number): Extract<CrashPlan, { kind: K }> | undefined {
     return this.plan.find((p): p is Extract<CrashPlan, { kind: K }> => p.kind === kind && p.step <= step && !this.done.has(p));
   }
 
@@ -54,6 +54,11 @@ export class CrashController {
   /** A duplicate send due at this step (from its planned step on, at the first step with items). */
   duplicateAt(step: number): Extract<CrashPlan, { kind: 'duplicate' }> | undefined {
     return this.due('duplicate', step);
+  }
+
+  /** A leftover disk due at this step. */
+  leftoverAt(step: number): Extract<CrashPlan, { kind: 'leftover' }> | undefined {
+    return this.due('leftover', step);
   }
 
   claimRace(claim: string): Extract<CrashPlan, { kind: 'claimRace' }> | undefined {

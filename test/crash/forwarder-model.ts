@@ -45,6 +45,8 @@ import {
   type SnapshotContentObject,
 } from '../../lib/forwarder/items.js';
 import { applyWrites, WriteError } from '../../lib/kube/index.js';
+import { buildVolumeReport, ReportTracker } from '../../lib/forwarder/report.js';
+import { ItemKeys, reportDigest } from '../../lib/contract/index.js';
 import { claimProvisioner, claimReleasesDisk, reconcileBody, withLivePvCheck } from './compat.js';
 import type { CrashController } from './crashes.js';
 import type { Rng } from './rng.js';
@@ -118,6 +120,8 @@ export class ForwarderModel {
   private readonly dueAt = new Map<string, number>();
   private lastResync: number;
   private readonly view: ClusterView;
+  /** The volume report's digest as the backend acknowledged it (lost with the forwarder's memory). */
+  private reports = new ReportTracker();
 
   constructor(
     private readonly world: World,
@@ -166,6 +170,7 @@ export class ForwarderModel {
     this.deleted.clear();
     this.seen.clear();
     this.dueAt.clear();
+    this.reports = new ReportTracker();
     this.upAt = upAt;
     this.stats.restarts++;
     this.trace(`forwarder down (${why}); up again at step ${upAt}`);
@@ -301,6 +306,24 @@ export class ForwarderModel {
         },
       });
     }
+    // The volume report (for the audit): offered when it changed, and on resync.
+    const report = () =>
+      buildVolumeReport(
+        {
+          claims: () => this.list<V1PersistentVolumeClaim>('persistentvolumeclaims'),
+          volumes: () => this.list<V1PersistentVolume>('persistentvolumes'),
+          attachments: () => this.list<V1VolumeAttachment>('volumeattachments'),
+          csiNode: (name) => this.get<V1CSINode>('csinodes', name),
+        },
+        ownership,
+      );
+    out.push({
+      key: ItemKeys.report(),
+      changed: changed(ItemKeys.report(), reportDigest(report())),
+      subject: 'volume report',
+      order: '~report',
+      build: () => this.reports.item(report(), this.world.clock.now()),
+    });
     return out.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
   }
 
@@ -397,6 +420,7 @@ export class ForwarderModel {
   /** When the key may go again, after this answer (the work queue's requeue and backoff). */
   private schedule(key: string, result: Result | undefined, again: Set<string>): void {
     const now = this.world.clock.now();
+    if (key === ItemKeys.report()) this.reports.answered(result?.outcome === 'done');
     if (!result) {
       this.dueAt.set(key, now + ERROR_BACKOFF_MS);
       return;

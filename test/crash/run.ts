@@ -18,8 +18,9 @@ import { ForwarderModel } from './forwarder-model.js';
 import { Oracle } from './oracle.js';
 import { Rng } from './rng.js';
 import { describeAction, describeScenario, generateScenario, type UserAction } from './scenario.js';
-import { createWorld, snapshotClassName, type World } from './world.js';
+import { createWorld, REGION, snapshotClassName, type World } from './world.js';
 import type { KubeObject } from '../../lib/local/kube/index.js';
+import { runAudit } from '../../lib/audit/index.js';
 
 export interface RunOptions {
   /** Simulated time allowed for the live state to converge at the checkpoint. Default 4 min. */
@@ -189,14 +190,47 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       await w.settle();
     };
 
-    /** One step: a due restart, the forwarder's step, then the clock moves on. */
+    /**
+     * The audit with --delete, as the scheduled function runs it, with a grace of 0–60 s: the
+     * smallest graces leave only the report's evidence between a disk being provisioned and its
+     * deletion. It runs while the forwarder's requests are in flight (disks made, PVs not yet
+     * written) or between steps; its DeleteVolume answers may be lost like any other.
+     */
+    const audit = async () => {
+      const graceMs = runtime.pick([0, 0, 5_000, 60_000]);
+      const result = await runAudit({ clusterId: w.clusterId, region: REGION, gateway: w.gateway(), reports: w.reports, graceMs, delete: true, now: () => w.clock.now() });
+      const deleted = result.deletions.filter((d) => d.outcome === 'deleted').map((d) => describeVolume(d.volumeId));
+      log(`audit (grace ${graceMs / 1000}s): ${result.orphans.length} orphan(s), ${result.lost.length} lost, ${result.drift.length} drift${deleted.length ? `; deleted ${deleted.join(', ')}` : ''}`);
+    };
+
+    /** One step: a due restart, the forwarder's step (with an audit sometimes), then the clock moves on. */
     const forwarderStep = async (minMs: number, maxMs: number, during?: () => Promise<void>) => {
       const restart = crashes.restartAt(step);
       if (restart && forwarder.running) {
         crashes.fired(restart, `at step ${step}`);
         forwarder.crash(step + restart.down, 'restart');
       }
-      const sent = await forwarder.step(step, during);
+      const leftover = crashes.leftoverAt(step);
+      if (leftover) {
+        const uid = `${runtime.int(0x10000000, 0xffffffff).toString(16)}-0000-4000-8000-${String(step).padStart(12, '0')}`;
+        const [disk] = w.sim.seedVolumes({
+          zone: runtime.pick(w.nodes).zone,
+          tags: { CSIVolumeName: `pvc-${uid}`, 'ebs.csi.aws.com/cluster': 'true', [`kubernetes.io/cluster/${w.clusterId}`]: 'owned' },
+          createdAt: new Date(w.clock.now()).toISOString(),
+        });
+        crashes.fired(leftover, `${disk!.id} at step ${step}`);
+        log(`leftover disk ${disk!.id} (claim pvc-${uid} gone)`);
+      }
+      const auditing = runtime.chance(0.35);
+      const sent = await forwarder.step(
+        step,
+        auditing
+          ? async () => {
+              await during?.();
+              await audit();
+            }
+          : during,
+      );
       let advance = runtime.int(minMs, maxMs);
       // Nothing to send: skip ahead to when something is due (at most IDLE_JUMP_MS).
       if (sent === 0) advance = Math.max(advance, Math.min(forwarder.nextDueAt() - w.clock.now(), IDLE_JUMP_MS));
@@ -267,6 +301,11 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     }
     await w.settle();
     await converge(options.finalBudgetMs ?? 360_000, true);
+    for (let extra = 0; extra < 2; extra++) await forwarderStep(1000, 5000);
+    // The scheduled audit's turn at the end, after a forwarder resync (the report it judges by
+    // is at most one resync old, as with the hourly schedule and 5-minute resyncs).
+    for (const until = w.clock.now() + 50_000; w.clock.now() < until; ) await forwarderStep(5000, 10000);
+    await audit();
     for (let extra = 0; extra < 2; extra++) await forwarderStep(1000, 5000);
     const atEnd = convergenceProblems(w, tracked, true, trackedSnapshots).map((p) => `at end (step ${step}): ${p}`);
 

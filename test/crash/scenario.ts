@@ -44,7 +44,13 @@ export type CrashPlan =
    */
   | { kind: 'duplicate'; step: number; pick: number }
   /** The claim is deleted while its item is in flight: claim and claim-deleted items at once. */
-  | { kind: 'claimRace'; claim: string };
+  | { kind: 'claimRace'; claim: string }
+  /**
+   * At step `step` a disk of the cluster appears whose claim no longer exists — what a
+   * provisioner that crashed between CreateVolume and its PV leaves (external-provisioner
+   * #1469): only the audit can find it, and it must be gone by the end.
+   */
+  | { kind: 'leftover'; step: number };
 
 export interface ClaimPlan {
   name: string;
@@ -177,6 +183,7 @@ export function generateScenario(rng: Rng): Scenario {
       ['restart', 2],
       ['duplicate', 2],
       ['claimRace', 1.5],
+      ['leftover', 1.5],
     ] as const);
     switch (kind) {
       case 'lostEc2':
@@ -195,6 +202,9 @@ export function generateScenario(rng: Rng): Scenario {
         break;
       case 'duplicate':
         crashes.push({ kind, step: rng.int(0, horizon - 1), pick: rng.next() });
+        break;
+      case 'leftover':
+        crashes.push({ kind, step: rng.int(0, horizon - 1) });
         break;
       case 'claimRace': {
         // Deleted the moment it can be provisioned, so that its CreateVolume races the delete.
@@ -233,6 +243,8 @@ export function describeCrash(plan: CrashPlan): string {
       return `item sent twice at once (due from step ${plan.step})`;
     case 'claimRace':
       return `claim ${plan.claim} deleted with its item in flight`;
+    case 'leftover':
+      return `a disk left by a claim that is gone (due from step ${plan.step})`;
   }
 }
 

@@ -18,6 +18,8 @@ import { Ec2Simulator, ManualClock } from '../../lib/local/ec2/index.js';
 import { createObjectStore, startKubeApiServer, type KubeApiServer, type LocalObjectStore, type ResourceName } from '../../lib/local/kube/index.js';
 import { csiDriverObject, csiNodeObject, nodeObject, type LocalNode } from '../../lib/local/stack/cluster-objects.js';
 import { createStaticRegistry } from '../../lib/registry/index.js';
+import { createMemoryReportStore, type ReportStore } from '../../lib/reports/index.js';
+import type { Ec2Gateway } from '../../lib/ec2/index.js';
 import { simulatorTransport, type Ec2CallObserver } from './ec2-transport.js';
 
 export const DRIVER = 'ebs.csi.aws.com';
@@ -71,6 +73,10 @@ export interface World {
   clients: KubeClients;
   correlator: EventCorrelator;
   app: Hono;
+  /** The backend's volume reports, which the audit reads. */
+  reports: ReportStore;
+  /** A gateway over the run's EC2 (the one the backend uses, so the oracle sees its calls), as the audit makes one. */
+  gateway(): Ec2Gateway;
   nodes: LocalNode[];
   /** Unexpected errors the controllers reported (races are retried silently and not listed). */
   controllerErrors: string[];
@@ -171,8 +177,10 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
     // and their back-off sleeps on the real clock).
     maxAttempts: 1,
   });
+  const reports = createMemoryReportStore();
   const app = createApp({
     registry: createStaticRegistry([{ clusterId, secrets: [SECRET], region: REGION }]),
+    reports,
     // The backend's clock is the simulated one, like EC2's and the API server's: deletion
     // timestamps, attach times and grace periods are all measured on it. (Signatures are made
     // on it too; only the gateway's deadline stays on the real clock.)
@@ -204,6 +212,8 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
     clients,
     correlator: new EventCorrelator({ now: () => clock.now() }),
     app,
+    reports,
+    gateway: () => createEc2Gateway({ client: ec2, clusterId, deadline: Date.now() + 20_000, batchWindowMs: 0 }),
     nodes,
     controllerErrors,
     settle,

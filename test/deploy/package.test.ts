@@ -1,7 +1,7 @@
 /**
  * `osls package` on this checkout, with no AWS credentials anywhere, into a fresh directory;
- * then the CloudFormation it generates is held to the deployment's promises: one arm64
- * nodejs24.x function behind two HTTP API routes, IAM without wildcard actions and with a tag
+ * then the CloudFormation it generates is held to the deployment's promises: two arm64
+ * nodejs24.x functions (the API behind two HTTP API routes, the hourly audit), IAM without wildcard actions and with a tag
  * condition on every mutating EC2 action, SSM limited to the registry path, DynamoDB PutItem
  * limited to the replay table (with TTL) — and the zip holds the ESM bundle (entry and chunks)
  * that bench/coldstart.ts measures.
@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildFunctionBundle } from '../../bench/esbuild-options.js';
+import { monitoringResources } from '../../lib/observability/monitoring.js';
 import { readZip } from './zip.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -81,10 +82,39 @@ function statements(): Statement[] {
 const grants = (action: string) => statements().filter((s) => list(s.Action).includes(action));
 
 describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
-  it('one function: functions/api.handler, nodejs24.x, arm64, timeout under 30 s, SSM registry path', () => {
-    const functions = ofType('AWS::Lambda::Function');
-    expect(functions).toHaveLength(1);
-    const fn = functions[0]!.Properties;
+  it('two functions: the API (functions/api.handler) and the scheduled audit (functions/audit.handler), both with the registry and the report table', () => {
+    const handlers = ofType('AWS::Lambda::Function').map((f) => f.Properties.Handler).sort();
+    expect(handlers).toEqual(['functions/api.handler', 'functions/audit.handler']);
+    for (const f of ofType('AWS::Lambda::Function')) {
+      expect(f.Properties.Environment.Variables).toMatchObject({ VOLHOOK_REGISTRY_SSM_PATH: `/volhook/${STAGE}/clusters/`, VOLHOOK_REPORTS_TABLE: `volhook-${STAGE}-reports` });
+    }
+  });
+
+  it('the audit runs hourly from an EventBridge schedule, with time for 20 describe pages and paced deletes', () => {
+    const audit = template.Resources.AuditLambdaFunction!.Properties;
+    expect(audit.Timeout).toBeGreaterThanOrEqual(300);
+    expect(audit.Timeout).toBeLessThanOrEqual(900);
+    const rules = ofType('AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    expect(rules[0]!.Properties.ScheduleExpression).toBe('rate(1 hour)');
+    expect(rules[0]!.Properties.State).toBe('ENABLED');
+    expect(rules[0]!.Properties.Targets).toEqual([expect.objectContaining({ Arn: { 'Fn::GetAtt': ['AuditLambdaFunction', 'Arn'] } })]);
+  });
+
+  it('the dashboard and alarms are the ones lib/observability/monitoring.ts defines; alarms notify the SNS topic', () => {
+    const generated = monitoringResources();
+    for (const [id, resource] of Object.entries(generated.Resources)) expect(template.Resources[id], id).toEqual(resource);
+    const body = template.Resources.FleetDashboard!.Properties.DashboardBody['Fn::Sub'] as string;
+    // Every substitution names something the template has.
+    for (const [, name] of body.matchAll(/\$\{([^}]+)\}/g)) expect(name === 'AWS::Region' || name! in template.Resources, name).toBe(true);
+    const alarms = ofType('AWS::CloudWatch::Alarm');
+    expect(alarms).toHaveLength(3);
+    for (const a of alarms) expect(a.Properties.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
+    expect(ofType('AWS::SNS::Topic')).toHaveLength(1);
+  });
+
+  it('the API function: nodejs24.x, arm64, timeout under 30 s, SSM registry path', () => {
+    const fn = template.Resources.ApiLambdaFunction!.Properties;
     expect(fn.Handler).toBe('functions/api.handler');
     expect(fn.Runtime).toBe('nodejs24.x');
     expect(fn.Architectures).toEqual(['arm64']);
@@ -102,7 +132,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(ofType('AWS::ApiGatewayV2::Api').map((a) => a.Properties.ProtocolType)).toEqual(['HTTP']);
     expect(ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey).sort()).toEqual(['GET /healthz', 'POST /v1/clusters/{clusterId}/reconcile']);
     expect(ofType('AWS::ApiGatewayV2::Integration').map((i) => i.Properties.PayloadFormatVersion)).toEqual(['2.0']);
-    expect(ofType('AWS::Logs::LogGroup').map((g) => g.Properties.RetentionInDays)).toEqual([30]);
+    expect(ofType('AWS::Logs::LogGroup').map((g) => g.Properties.RetentionInDays)).toEqual([30, 30]);
   });
 
   it('nothing was resolved against AWS: no ${aws:…}, ${ssm:…} or ${cf:…} variables, account from AWS::AccountId', () => {
@@ -258,7 +288,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
   });
 
   it('replay protection: one PAY_PER_REQUEST DynamoDB table, TTL on expiresAt, named in VOLHOOK_REPLAY_TABLE, PutItem on that table alone', () => {
-    const tables = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::DynamoDB::Table');
+    const tables = Object.entries(template.Resources).filter(([id, r]) => r.Type === 'AWS::DynamoDB::Table' && id === 'ReplayTable');
     expect(tables).toHaveLength(1);
     const [logicalId, table] = tables[0]!;
     expect(table.Properties).toMatchObject({
@@ -268,16 +298,29 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
       AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
       TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
     });
-    expect(ofType('AWS::Lambda::Function')[0]!.Properties.Environment.Variables.VOLHOOK_REPLAY_TABLE).toBe(table.Properties.TableName);
+    expect(template.Resources.ApiLambdaFunction!.Properties.Environment.Variables.VOLHOOK_REPLAY_TABLE).toBe(table.Properties.TableName);
 
-    const dynamo = statements().filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')));
+    const dynamo = statements().filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')) && JSON.stringify(s.Resource).includes(logicalId));
     expect(dynamo).toHaveLength(1);
     expect(list(dynamo[0]!.Action)).toEqual(['dynamodb:PutItem']);
     expect(list(dynamo[0]!.Resource)).toEqual([{ 'Fn::GetAtt': [logicalId, 'Arn'] }]);
     expect(dynamo[0]!.Condition).toBeUndefined();
   });
 
-  it('the zip holds exactly functions/api.mjs and its chunks: the build bench/coldstart.ts measures, byte for byte', async () => {
+  it('volume reports: a PAY_PER_REQUEST table keyed by cluster id; GetItem, UpdateItem and Scan on it alone; DynamoDB on nothing else', () => {
+    expect(template.Resources.ReportsTable!.Properties).toMatchObject({
+      TableName: `volhook-${STAGE}-reports`,
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+    });
+    const dynamo = statements().filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')));
+    expect(dynamo).toHaveLength(2);
+    const reports = dynamo.find((s) => JSON.stringify(s.Resource).includes('ReportsTable'))!;
+    expect(list(reports.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:UpdateItem']);
+    expect(list(reports.Resource)).toEqual([{ 'Fn::GetAtt': ['ReportsTable', 'Arn'] }]);
+  });
+
+  it('the zip holds exactly functions/api.mjs and its chunks (the build bench/coldstart.ts measures, byte for byte) and functions/audit.mjs', async () => {
     const zipPath = join(outDir, 'volhook.zip');
     expect(existsSync(zipPath)).toBe(true);
     const entries = readZip(readFileSync(zipPath));
@@ -286,9 +329,14 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
 
     const bench = await buildFunctionBundle(join(outDir, 'bench', 'functions'));
     expect(bench.entry).toBe('api.mjs');
-    expect([...shipped.keys()].sort()).toEqual(bench.files.map((f) => `functions/${f.name}`).sort());
-    for (const f of bench.files) {
-      expect(Buffer.compare(Buffer.from(f.contents), shipped.get(`functions/${f.name}`)!), f.name).toBe(0);
+    // serverless-esbuild builds each function on its own into one folder: the zip is the
+    // union of the two builds (a chunk both share has one content-hashed name).
+    const audit = await buildFunctionBundle(join(outDir, 'bench-audit', 'functions'), 'audit');
+    expect(audit.entry).toBe('audit.mjs');
+    const built = new Map([...audit.files, ...bench.files].map((f) => [`functions/${f.name}`, f.contents]));
+    expect([...shipped.keys()].sort()).toEqual([...built.keys()].sort());
+    for (const [name, contents] of built) {
+      expect(Buffer.compare(Buffer.from(contents), shipped.get(name)!), name).toBe(0);
     }
   }, 60_000);
 

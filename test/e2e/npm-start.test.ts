@@ -9,6 +9,7 @@
  * SIGINT, exit 130, before the stack's own handler exited 0; so `npm start` no longer uses it.)
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -188,6 +189,18 @@ describe('npm start', () => {
     await waitFor(() => describeVolume(volumeId), (v) => v === 'NotFound', { what: `${volumeId} gone` });
   }, 120_000);
 
+  it('npm run cluster -- audit local, no flags and no environment -> finds the running stack (.volhook/local) and audits its disks by its report', async () => {
+    // The forwarder reports once its caches have synced; the first test made it resync since.
+    const result = await waitFor(
+      () => cli('npm', ['run', '-s', 'cluster', '--', 'audit', 'local', '--json'], {}),
+      (r) => r.code === 0 && (JSON.parse(r.stdout) as { reportObservedAt?: string }).reportObservedAt !== undefined,
+      { what: 'an audit judged by the running stack\'s report', timeoutMs: 60_000, intervalMs: 1_000, report: (r) => r.stderr || r.stdout },
+    );
+    const audit = JSON.parse(result.stdout) as { clusterId: string; region: string; orphans: unknown[]; lost: unknown[]; drift: unknown[] };
+    expect(audit).toMatchObject({ clusterId: 'local', region: 'us-east-1', orphans: [], lost: [], drift: [] });
+    expect(result.stderr).toContain('cluster "local" (us-east-1)');
+  }, 90_000);
+
   it('Ctrl-C (SIGINT to its process group) -> stops everything cleanly and exits 0', async () => {
     process.kill(-child.pid!, 'SIGINT');
     const { code, signal } = await Promise.race([
@@ -196,6 +209,8 @@ describe('npm start', () => {
     ]);
     expect({ code, signal }, output).toEqual({ code: 0, signal: null });
     expect(output).toContain('stopping');
+    // The description of the running stack goes with it.
+    expect(existsSync(join(ROOT, '.volhook/local/stack.json'))).toBe(false);
     // Nothing listens any more.
     for (const port of Object.values(ports)) {
       await expect(fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) })).rejects.toThrow();

@@ -95,6 +95,19 @@ export function describeGatewayContract(name: string, makeWorld: () => Promise<G
       expect(found?.tags).toMatchObject(req.tags);
     });
 
+    it("listClusterDisks -> this cluster's volumes with their creation time, never another cluster's", async () => {
+      const mine = [await gw.createDisk(request()), await gw.createDisk(request())];
+      const theirs = await world.gateway('other-cluster').createDisk(request(undefined, 'other-cluster'));
+      const listed = await world.gateway(cluster).listClusterDisks();
+      const ids = listed.map((d) => d.volumeId);
+      for (const disk of mine) expect(ids).toContain(disk.volumeId);
+      expect(ids).not.toContain(theirs.volumeId);
+      for (const disk of listed) {
+        expect(disk.tags[`kubernetes.io/cluster/${cluster}`]).toBe('owned');
+        expect(Number.isNaN(Date.parse(disk.createdAt ?? ''))).toBe(false);
+      }
+    });
+
     it('unknown name -> findDiskByName undefined', async () => {
       expect(await gw.findDiskByName(`pvc-${randomUUID()}`)).toBeUndefined();
     });

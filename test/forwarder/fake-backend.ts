@@ -14,13 +14,15 @@ export type Answer =
 export interface FakeBackend {
   url: string;
   port: number;
-  /** Every item of every accepted (signed, valid) request, in arrival order. */
+  /** Every item of every accepted (signed, valid) request, in arrival order — volume reports aside. */
   items: Item[];
+  /** The volume reports (sent on every resync), kept apart so item assertions are not about them. */
+  reports: Extract<Item, { kind: 'VolumeReport' }>[];
   /** Requests refused because the signature did not verify or the body named another cluster. */
   refused: number;
   /** Status of every request answered. */
   statuses: number[];
-  /** Scripts the answer to a verified request. Default: every item done, no writes. */
+  /** Scripts the answer to a verified request's items (volume reports aside, always done). Default: every item done, no writes. */
   answer: (items: Item[]) => Answer;
   secrets: string[];
   close(): Promise<void>;
@@ -36,6 +38,7 @@ export async function startFakeBackend(options: { secrets: string[]; port?: numb
     url: '',
     port: 0,
     items: [],
+    reports: [],
     refused: 0,
     statuses: [],
     answer: (items) => ({ results: items.map((item) => done(item)) }),
@@ -73,9 +76,13 @@ export async function startFakeBackend(options: { secrets: string[]; port?: numb
         reply(401, { error: { code: 'cluster_mismatch', message: `body is for "${parsed.data.clusterId}", path for "${CLUSTER_ID}"` } });
         return;
       }
-      backend.items.push(...parsed.data.items);
-      const answer = backend.answer(parsed.data.items);
-      if ('results' in answer) reply(200, { results: answer.results });
+      const items = parsed.data.items.filter((item) => item.kind !== 'VolumeReport');
+      const reports = parsed.data.items.filter((item) => item.kind === 'VolumeReport');
+      backend.items.push(...items);
+      backend.reports.push(...reports);
+      // The scripted answer is about the items; a volume report is simply done.
+      const answer = items.length > 0 ? backend.answer(items) : { results: [] };
+      if ('results' in answer) reply(200, { results: [...answer.results, ...reports.map((r) => done(r))] });
       else reply(answer.status, answer.body ?? { error: { code: 'Unavailable', message: 'scripted failure' } });
     });
   });

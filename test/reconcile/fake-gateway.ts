@@ -242,6 +242,7 @@ export class FakeGateway implements Ec2Gateway {
       // As the gateway: the tags findDiskByName filters on, whatever the request says.
       tags: { ...request.tags, ...identityTags(this.clusterId, request.name) },
       attachments: [],
+      createdAt: new Date().toISOString(),
     };
     this.volumes.set(disk.volumeId, disk);
     return structuredClone(disk);
@@ -257,6 +258,12 @@ export class FakeGateway implements Ec2Gateway {
     this.#enter('getDisk', volumeId);
     const disk = this.volumes.get(volumeId);
     return disk && structuredClone(disk);
+  }
+
+  /** As the gateway: every volume tagged for this cluster, deleted ones included (EC2 lists them a while). */
+  async listClusterDisks(): Promise<Disk[]> {
+    this.#enter('listClusterDisks');
+    return [...this.volumes.values()].filter((d) => d.tags[TagKeys.cluster(this.clusterId)] === 'owned').map((d) => structuredClone(d));
   }
 
   async getInstance(instanceId: string): Promise<Instance | undefined> {

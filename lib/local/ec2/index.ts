@@ -32,3 +32,4 @@ export type {
   FastSnapshotRestoreState,
 } from './model.js';
 export { VOLUME_LIMITS } from './volume-rules.js';
+export { SeedVolumeSchema, type SeedVolumeRequest } from './seed.js';

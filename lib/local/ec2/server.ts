@@ -3,6 +3,7 @@ import { listen } from '../../http/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Ec2RuntimeConfig, Ec2SimulatorOptions } from './config.js';
 import type { RunInstancesRequest } from './instances.js';
+import type { SeedVolumeRequest } from './seed.js';
 import { QueryParams } from './query.js';
 import { Ec2Simulator } from './simulator.js';
 
@@ -86,7 +87,8 @@ async function readJson<T>(req: IncomingMessage): Promise<T> {
 
 /**
  * `GET stats`, `POST reset-stats`, `GET|POST config`, `GET state`, `POST reset`,
- * `POST instances` (body: RunInstancesRequest fields; answers the instance).
+ * `POST instances` (body: RunInstancesRequest fields; answers the instance), `POST volumes`
+ * (body: SeedVolumeRequest; answers the volumes).
  */
 async function admin(sim: Ec2Simulator, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
   const route = `${req.method ?? 'GET'} ${path}`;
@@ -108,6 +110,8 @@ async function admin(sim: Ec2Simulator, req: IncomingMessage, res: ServerRespons
       case 'POST reset':
         sim.reset();
         return json(res, 200, { ok: true });
+      case 'POST volumes':
+        return json(res, 201, sim.seedVolumes(await readJson<SeedVolumeRequest>(req)));
       case 'POST instances':
         return json(res, 201, sim.runInstance(await readJson<Partial<RunInstancesRequest>>(req)));
       default:

@@ -14,6 +14,7 @@ import {
 import { Ec2Error, ec2Errors, statusForCode } from './errors.js';
 import { decideFaults } from './faults.js';
 import { runInstances, terminateInstances, type RunInstancesRequest } from './instances.js';
+import { seedVolumes, type SeedVolumeRequest } from './seed.js';
 import type { FastSnapshotRestore, Instance, Snapshot, Volume, WorldState } from './model.js';
 import { StateFile } from './persistence.js';
 import { QueryParams } from './query.js';
@@ -157,6 +158,12 @@ export class Ec2Simulator {
       count: 1,
     });
     return structuredClone(instance as Instance);
+  }
+
+  /** Puts `available` volumes into the account as they are described (see seed.ts): disks volhook did not make. */
+  seedVolumes(request: SeedVolumeRequest): Volume[] {
+    this.world.advance();
+    return seedVolumes(this.world, request);
   }
 
   terminateInstance(instanceId: string): void {

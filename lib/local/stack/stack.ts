@@ -10,14 +10,17 @@ import { createBackendApp } from '../../app/index.js';
 import type { Item, Result } from '../../contract/index.js';
 import { startForwarder, silentLogger, type Forwarder, type ForwarderConfigInput, type Logger } from '../../forwarder/index.js';
 import { kubeConfigFor } from '../../kube/index.js';
-import { createStaticRegistry, type ClusterRegistrationInput } from '../../registry/index.js';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { createFileRegistry, createStaticRegistry, type ClusterRegistrationInput, type ClusterRegistry } from '../../registry/index.js';
 import { createMemoryReplayStore } from '../../replay/index.js';
+import { createFileReportStore, createMemoryReportStore, type ReportStore } from '../../reports/index.js';
 import { startControllers, type ControllerOptions } from '../controllers/index.js';
 import { startEc2Simulator, type Ec2Simulator, type Ec2SimulatorOptions } from '../ec2/index.js';
 import { createObjectStore, startKubeApiServer, type LocalObjectStore, type ResourceName } from '../kube/index.js';
 import { startBackendServer } from './backend-server.js';
 import { csiDriverObject, csiNodeObject, nodeObject, storageClassObjects, type LocalNode } from './cluster-objects.js';
 import { launchNodeInstances } from './nodes.js';
+import { localPaths, removeDescriptor, writeDescriptor } from './local-files.js';
 
 export const DEFAULT_PORTS = { backend: 8787, ec2: 8788, kube: 8001 } as const;
 
@@ -40,6 +43,12 @@ export interface LocalStackOptions {
   forwarder?: false | Partial<ForwarderConfigInput>;
   controllers?: ControllerOptions;
   registration?: Partial<ClusterRegistrationInput>;
+  /**
+   * Keep the registration and the volume reports in files under this directory and describe
+   * the running stack there (local-files.ts), so that `npm run cluster -- audit` finds it.
+   * Default: none, everything in memory.
+   */
+  localDir?: string;
   /** Backend observer, e.g. to log each reconcile. */
   onResult?(clusterId: string, item: Item, result: Result): void;
   logger?: Logger;
@@ -51,6 +60,8 @@ export interface LocalStack {
   secret: string;
   urls: { backend: string; ec2: string; kube: string };
   store: LocalObjectStore;
+  /** The backend's volume reports (lib/reports). */
+  reports: ReportStore;
   /** The in-process simulator, when one was started. */
   simulator?: Ec2Simulator;
   /** A client of the stack's EC2, for tests and setup. */
@@ -114,16 +125,27 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     // The backend, with this cluster registered.
     const writeBack = options.writeBack ?? 'forwarder';
-    const registry = createStaticRegistry([
-      {
-        clusterId,
-        secrets: [secret],
-        region,
-        writeBack,
-        ...(writeBack === 'direct' ? { kubernetes: { server: kube.url } } : {}),
-        ...options.registration,
-      },
-    ]);
+    const registration = {
+      clusterId,
+      secrets: [secret],
+      region,
+      writeBack,
+      ...(writeBack === 'direct' ? { kubernetes: { server: kube.url } } : {}),
+      ...options.registration,
+    };
+    let registry: ClusterRegistry;
+    let reports: ReportStore;
+    if (options.localDir) {
+      const paths = localPaths(options.localDir);
+      await mkdir(options.localDir, { recursive: true, mode: 0o700 });
+      await writeFile(paths.registryFile, `${JSON.stringify({ clusters: { [clusterId]: registration } }, null, 2)}\n`, { mode: 0o600 });
+      await chmod(paths.registryFile, 0o600);
+      registry = createFileRegistry(paths.registryFile);
+      reports = createFileReportStore(paths.reportsDir);
+    } else {
+      registry = createStaticRegistry([registration]);
+      reports = createMemoryReportStore();
+    }
     // One process, so seen webhook ids are kept in memory (they outlive backend restarts).
     const replay = createMemoryReplayStore();
     // EC2's 6-hour wait between modifications of a volume, as the simulator's time scale has it.
@@ -131,6 +153,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const app = createBackendApp({
       registry,
       replay,
+      reports,
       ec2Endpoint: ec2Url,
       ec2Credentials: credentials,
       onResult: options.onResult,
@@ -159,12 +182,29 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await startOurForwarder();
     cleanups.push(async () => forwarder?.stop());
 
+    if (options.localDir) {
+      const localDir = options.localDir;
+      const paths = localPaths(localDir);
+      await writeDescriptor(localDir, {
+        clusterId,
+        region,
+        ec2Endpoint: ec2Url,
+        backendUrl: backend.url,
+        kubeUrl: kube.url,
+        registryFile: paths.registryFile,
+        reportsDir: paths.reportsDir,
+        pid: process.pid,
+      });
+      cleanups.push(() => removeDescriptor(localDir));
+    }
+
     return {
       clusterId,
       region,
       secret,
       urls: { backend: backend.url, ec2: ec2Url, kube: kube.url },
       store,
+      reports,
       simulator,
       ec2,
       nodes,

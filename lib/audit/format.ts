@@ -1,0 +1,57 @@
+/** What `cluster audit` and `cluster remove --delete-volumes` print: a table for a person, JSON for a script. */
+import type { AuditResult } from './run.js';
+import type { LeftBehind } from './teardown.js';
+
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, n) => Math.max(h.length, ...rows.map((r) => (r[n] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, n) => (n === cells.length - 1 ? c : c.padEnd(widths[n]!))).join('  ').trimEnd();
+  return `${[header, ...rows].map(line).join('\n')}\n`;
+}
+
+const usd = (value: number | undefined) => (value === undefined ? '?' : `$${value.toFixed(2)}`);
+
+export function auditTable(result: AuditResult): string {
+  const rows: string[][] = [
+    ...result.orphans.map((o) => [
+      'orphan',
+      o.volumeId,
+      `${o.sizeGiB} GiB ${o.type}`,
+      usd(o.monthlyUsd),
+      [o.name, o.claim?.namespace && o.claim.name ? `${o.claim.namespace}/${o.claim.name}` : undefined].filter(Boolean).join(' '),
+      `${o.deletable ? 'deletable' : 'kept'}: ${o.why}`,
+    ]),
+    ...result.lost.map((l) => ['lost', l.volumeId, '', '', `${l.pv}${l.claim ? ` ${l.claim.namespace}/${l.claim.name}` : ''}`, 'the disk is gone; Warning VolumeLost on the PV and claim']),
+    ...result.drift.map((d) => [
+      'drift',
+      d.volumeId,
+      `${d.sizeGiB} GiB ${d.type}`,
+      usd(d.monthlyUsd),
+      d.instanceId,
+      d.direction === 'attached-without-volumeattachment' ? 'attached in EC2, no VolumeAttachment names it' : `VolumeAttachment ${d.volumeAttachment} says attached, EC2 does not`,
+    ]),
+  ];
+  const body = rows.length === 0 ? 'no findings\n' : table(['FINDING', 'VOLUME', 'SIZE', 'PER MONTH', 'FOR', 'DETAIL'], rows);
+  const deletions = result.deletions.length === 0 ? '' : `\n${table(['DELETION', 'VOLUME', 'WHY'], result.deletions.map((d) => [d.outcome, d.volumeId, d.outcome === 'deleted' ? '' : d.why]))}`;
+  return body + deletions;
+}
+
+export function auditSummary(result: AuditResult): string {
+  const t = result.totals;
+  const deleted = result.deletions.filter((d) => d.outcome === 'deleted').length;
+  const parts = [
+    `${result.orphans.length} orphan(s) (${t.orphanedGiB} GiB, ${usd(t.orphanedMonthlyUsd)}/month at ${result.pricesAsOf} list prices${t.unpriced ? `, ${t.unpriced} unpriced` : ''})`,
+    `${result.lost.length} lost`,
+    `${result.drift.length} drift`,
+    ...(result.deletions.length > 0 ? [`${deleted} deleted`] : []),
+  ];
+  const notes = result.notes.map((n) => `note: ${n}\n`).join('');
+  return `cluster "${result.clusterId}" (${result.region}): ${result.disks} disk(s), grace ${result.graceSeconds}s: ${parts.join(', ')}.\n${notes}`;
+}
+
+export function leftBehindTable(entries: readonly LeftBehind[]): string {
+  if (entries.length === 0) return 'no disks tagged for the cluster\n';
+  return table(
+    ['VOLUME', 'SIZE', 'PER MONTH', 'STATE', 'NAME', 'ACTION'],
+    entries.map((e) => [e.volumeId, `${e.sizeGiB} GiB ${e.type}`, usd(e.monthlyUsd), e.state, e.name ?? '', e.action === 'delete' ? 'delete' : `keep: ${e.why}`]),
+  );
+}

@@ -1,0 +1,169 @@
+/**
+ * `npm run cluster -- audit <id>` and `npm run cluster -- remove <id> --delete-volumes`: the
+ * audit (lib/audit) run from a terminal, with the operator's AWS credentials, against the
+ * backend's report store. With neither --file nor --ssm-path, a running local stack
+ * (`npm start`) is looked for first: its registration, reports and simulator are used for its
+ * cluster, so `npm run cluster -- audit local` needs nothing else.
+ */
+import { EC2Client } from '@aws-sdk/client-ec2';
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import {
+  auditSummary,
+  auditTable,
+  DEFAULT_GRACE_MS,
+  deleteLeftBehind,
+  leftBehind,
+  leftBehindTable,
+  runAudit,
+} from '../audit/index.js';
+import { createEc2Gateway } from '../ec2/index.js';
+import { localDirFrom, readDescriptor } from '../local/stack/local-files.js';
+import { parseRegistration } from '../registry/file-registry.js';
+import type { ClusterRegistration } from '../registry/registration.js';
+import { createDynamoDbReportStore, createFileReportStore, type ReportStore } from '../reports/index.js';
+import type { AuditCommand, RemoveCommand, ReportsTarget } from './args.js';
+import { EXIT } from './exit.js';
+import { createFileStore, storeFor, type RegistrationStore } from './stores.js';
+
+export interface AuditIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env?: NodeJS.ProcessEnv;
+  /** Where `.volhook/local` is looked for; default the process's working directory. */
+  cwd?: string;
+  ssmClient?(region?: string): SSMClient;
+  ec2Client?(region: string, endpoint?: string): EC2Client;
+  /** Whether stdin is a terminal a person can answer on. */
+  interactive?: boolean;
+  /** Asks a person; resolves to the line typed. Only called when `interactive`. */
+  ask?(question: string): Promise<string>;
+}
+
+/** A registration, its disks' EC2 and its reports, as the command resolved them. */
+interface Resolved {
+  registration: ClusterRegistration;
+  region: string;
+  client: EC2Client;
+  ownClient: boolean;
+  reports: ReportStore;
+  /** Where they came from, for messages. */
+  source: string;
+  registrations: RegistrationStore;
+}
+
+class Refusal extends Error {}
+
+async function resolve(command: AuditCommand | RemoveCommand, io: AuditIo): Promise<Resolved> {
+  const env = io.env ?? {};
+  let registrations: RegistrationStore;
+  let endpoint = env.AWS_ENDPOINT_URL_EC2 || env.AWS_ENDPOINT_URL || undefined;
+  let credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  let reports: ReportStore | undefined;
+  let source: string;
+
+  const local = command.targetGiven ? undefined : await readDescriptor(localDirFrom(env, io.cwd));
+  if (local && local.clusterId === command.clusterId) {
+    registrations = createFileStore(local.registryFile);
+    endpoint = local.ec2Endpoint;
+    credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    reports = command.reports ? reportStoreFor(command.reports) : createFileReportStore(local.reportsDir);
+    source = `the local stack (${local.registryFile}, EC2 ${local.ec2Endpoint})`;
+  } else {
+    registrations = storeFor(command.target, io.ssmClient);
+    const target = command.reports ?? reportsFromEnv(env);
+    if (!target) {
+      throw new Refusal(
+        'no report store: give --reports-table (the deployed table, volhook-<stage>-reports) or --reports-dir, or set VOLHOOK_REPORTS_TABLE; no local stack runs cluster ' +
+          `"${command.clusterId}"`,
+      );
+    }
+    reports = reportStoreFor(target);
+    source = registrations.describe(command.clusterId);
+  }
+  const raw = await registrations.read(command.clusterId);
+  if (raw === undefined) throw new Refusal(`cluster "${command.clusterId}" is not registered in ${registrations.describe(command.clusterId)}`);
+  const registration = parseRegistration(command.clusterId, raw);
+  const region = command.region ?? registration.region;
+  const client = io.ec2Client
+    ? io.ec2Client(region, endpoint)
+    : new EC2Client({ region, ...(endpoint && { endpoint }), ...(credentials && { credentials }) });
+  return { registration, region, client, ownClient: !io.ec2Client, reports, source, registrations };
+}
+
+function reportsFromEnv(env: NodeJS.ProcessEnv): ReportsTarget | undefined {
+  if (env.VOLHOOK_REPORTS_TABLE?.trim()) return { kind: 'table', name: env.VOLHOOK_REPORTS_TABLE.trim() };
+  if (env.VOLHOOK_REPORTS_DIR?.trim()) return { kind: 'dir', path: env.VOLHOOK_REPORTS_DIR.trim() };
+  return undefined;
+}
+
+function reportStoreFor(target: ReportsTarget): ReportStore {
+  return target.kind === 'table' ? createDynamoDbReportStore({ tableName: target.name }) : createFileReportStore(target.path);
+}
+
+async function withResolved(command: AuditCommand | RemoveCommand, io: AuditIo, run: (r: Resolved) => Promise<number>): Promise<number> {
+  let resolved: Resolved;
+  try {
+    resolved = await resolve(command, io);
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    io.stderr(`error: ${err.message}\n`);
+    return EXIT.failed;
+  }
+  try {
+    return await run(resolved);
+  } finally {
+    if (resolved.ownClient) resolved.client.destroy();
+  }
+}
+
+export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<number> {
+  return withResolved(command, io, async (r) => {
+    const graceMs = command.graceMs ?? (r.registration.audit?.graceSeconds !== undefined ? r.registration.audit.graceSeconds * 1000 : DEFAULT_GRACE_MS);
+    const result = await runAudit({
+      clusterId: command.clusterId,
+      region: r.region,
+      gateway: createEc2Gateway({ client: r.client, clusterId: command.clusterId }),
+      reports: r.reports,
+      graceMs,
+      delete: command.delete,
+    });
+    io.stdout(command.json ? `${JSON.stringify(result, null, 2)}\n` : auditTable(result));
+    io.stderr(auditSummary(result));
+    const deletable = result.orphans.filter((o) => o.deletable).length;
+    if (!command.delete && deletable > 0) io.stderr(`${deletable} orphan(s) can be deleted: run again with --delete.\n`);
+    return result.deletions.some((d) => d.outcome === 'failed') ? EXIT.failed : EXIT.ok;
+  });
+}
+
+/**
+ * Lists what the cluster leaves behind, asks, deletes the disks that may go, then removes the
+ * registration. Without --yes and without a terminal to ask on, nothing is deleted.
+ */
+export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promise<number> {
+  return withResolved(command, io, async (r) => {
+    const gateway = createEc2Gateway({ client: r.client, clusterId: command.clusterId });
+    const report = await r.reports.get(command.clusterId);
+    const entries = leftBehind(await gateway.listClusterDisks(), report, r.region);
+    const toDelete = entries.filter((e) => e.action === 'delete');
+    io.stdout(leftBehindTable(entries));
+    io.stderr(`cluster "${command.clusterId}" (${r.region}, ${r.source}) leaves ${entries.length} disk(s) behind; ${toDelete.length} to delete.\n`);
+
+    if (toDelete.length > 0 && !command.yes) {
+      if (!io.interactive || !io.ask) {
+        io.stderr(`error: refusing to delete ${toDelete.length} disk(s) without a confirmation: stdin is not a terminal. Run again with --yes to delete them. Nothing was deleted; the registration is kept.\n`);
+        return EXIT.failed;
+      }
+      const answer = (await io.ask(`Delete these ${toDelete.length} disk(s) and the registration of cluster "${command.clusterId}"? Type the cluster id to confirm: `)).trim();
+      if (answer !== command.clusterId) {
+        io.stderr('not confirmed: nothing was deleted; the registration is kept.\n');
+        return EXIT.failed;
+      }
+    }
+    const outcomes = await deleteLeftBehind(gateway, command.clusterId, entries, report);
+    const deleted = outcomes.filter((o) => o.outcome === 'deleted').length;
+    for (const o of outcomes) if (o.outcome !== 'deleted') io.stderr(`${o.volumeId}: ${o.outcome}: ${o.why}\n`);
+    const removed = await r.registrations.delete(command.clusterId);
+    io.stderr(`deleted ${deleted} of ${toDelete.length} disk(s); ${removed ? 'removed' : 'no'} registration of cluster "${command.clusterId}" from ${r.registrations.describe(command.clusterId)}.\n`);
+    return deleted === toDelete.length ? EXIT.ok : EXIT.failed;
+  });
+}

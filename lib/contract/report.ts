@@ -1,0 +1,77 @@
+/**
+ * The cluster's volume report: what the forwarder tells the backend, every resync, about the
+ * disks its PersistentVolumes and VolumeAttachments name — the cluster's half of the audit
+ * (lib/audit), which compares it with the disks EC2 holds for the cluster. Compact on the
+ * wire: a digest alone while nothing changed, the digest and the whole report when it did.
+ */
+import { createHash } from 'node:crypto';
+import * as z from 'zod/mini';
+
+export const ReportedVolumeSchema = z.object({
+  /** The PV's name. */
+  pv: z.string().check(z.minLength(1)),
+  pvUid: z.optional(z.string()),
+  /** The EBS volume ID the PV names (`csi.volumeHandle`, or an in-tree PV's `vol-…`). */
+  volumeId: z.string().check(z.minLength(1)),
+  /** `spec.persistentVolumeReclaimPolicy` (Retain when unset, as the API server defaults it). */
+  reclaimPolicy: z.string().check(z.minLength(1)),
+  /** `status.phase`: a Released PV of the Delete policy is about to lose its disk on purpose. */
+  phase: z.optional(z.string()),
+  /** The claim the PV is bound to (`spec.claimRef`). */
+  claim: z.optional(z.object({ namespace: z.string().check(z.minLength(1)), name: z.string().check(z.minLength(1)), uid: z.optional(z.string()) })),
+});
+export type ReportedVolume = z.infer<typeof ReportedVolumeSchema>;
+
+export const ReportedAttachmentSchema = z.object({
+  /** The VolumeAttachment's name. */
+  name: z.string().check(z.minLength(1)),
+  volumeId: z.string().check(z.minLength(1)),
+  /** The node's EC2 instance ID (its CSINode entry for the driver); absent when unknown. */
+  instanceId: z.optional(z.string()),
+  /** `status.attached`. */
+  attached: z.boolean(),
+});
+export type ReportedAttachment = z.infer<typeof ReportedAttachmentSchema>;
+
+export const VolumeReportSchema = z.object({
+  volumes: z.array(ReportedVolumeSchema),
+  /** VolumeAttachments of our driver that are not being deleted. */
+  attachments: z.array(ReportedAttachmentSchema),
+  /** The uids of the cluster's claims of ours: a disk made for one of them is not orphaned. */
+  claims: z.array(z.string().check(z.minLength(1))),
+});
+export type VolumeReport = z.infer<typeof VolumeReportSchema>;
+
+const DIGEST = /^[0-9a-f]{64}$/;
+
+export const VolumeReportItemSchema = z.object({
+  kind: z.literal('VolumeReport'),
+  /** {@link reportDigest} of the report as the forwarder sees it now. */
+  digest: z.string().check(z.regex(DIGEST, 'a report digest is 64 lower-case hex characters')),
+  /**
+   * When the forwarder read the report from its caches (epoch ms, its clock). Items of a batch
+   * are built before the batch is signed, so this may be earlier than the signature: the
+   * backend takes the earlier of the two as the time the report speaks for.
+   */
+  observedAt: z.int().check(z.positive()),
+  /** The report itself; left out when the backend acknowledged this digest already. */
+  report: z.optional(VolumeReportSchema),
+});
+export type VolumeReportItem = z.infer<typeof VolumeReportItemSchema>;
+
+/** The report in one order whatever order the caches listed it in: what the digest is taken over. */
+export function canonicalReport(input: VolumeReport): VolumeReport {
+  // Parsed again so every object's keys come in the schema's order, whoever built it.
+  const report = VolumeReportSchema.parse(input);
+  const by = <T>(key: (t: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+  return {
+    volumes: [...report.volumes].sort(by((v) => `${v.pv}\0${v.volumeId}`)),
+    attachments: [...report.attachments].sort(by((a) => a.name)),
+    claims: [...new Set(report.claims)].sort(),
+  };
+}
+
+/** Hex SHA-256 of the canonical report's JSON: equal reports, equal digests, on both sides. */
+export function reportDigest(report: VolumeReport): string {
+  return createHash('sha256').update(JSON.stringify(canonicalReport(report))).digest('hex');
+}

@@ -1,0 +1,94 @@
+/**
+ * The forwarder's volume report (lib/contract/report.ts), built from the caches: every PV of
+ * ours with the disk it names, every VolumeAttachment of our driver with its node's instance,
+ * and the uids of our claims. Sent on each resync under one queue key; the whole report only
+ * when its digest is not the one the backend last acknowledged.
+ */
+import type { V1CSINode, V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
+import {
+  isClaimFor,
+  isOurVolume,
+  reclaimPolicy,
+  reportDigest,
+  type Ownership,
+  type PersistentVolume,
+  type ReportedAttachment,
+  type ReportedVolume,
+  type VolumeReport,
+  type VolumeReportItem,
+} from '../contract/index.js';
+import { ebsVolumeIdOf } from '../migration/volume-of.js';
+import { plain } from './items.js';
+
+export interface ReportSource {
+  claims(): readonly V1PersistentVolumeClaim[];
+  volumes(): readonly V1PersistentVolume[];
+  attachments(): readonly V1VolumeAttachment[];
+  csiNode(name: string): V1CSINode | undefined;
+}
+
+export function buildVolumeReport(source: ReportSource, ownership: Ownership): VolumeReport {
+  const volumes: ReportedVolume[] = [];
+  const handles = new Map<string, string>();
+  for (const pv of source.volumes()) {
+    const name = pv.metadata?.name;
+    if (!name || !isOurVolume(pv, ownership)) continue;
+    const volumeId = volumeIdOf(pv, ownership.driver);
+    if (!volumeId) continue;
+    handles.set(name, volumeId);
+    const claimRef = pv.spec?.claimRef;
+    volumes.push({
+      pv: name,
+      ...(pv.metadata?.uid && { pvUid: pv.metadata.uid }),
+      volumeId,
+      reclaimPolicy: reclaimPolicy(pv),
+      ...(pv.status?.phase && { phase: pv.status.phase }),
+      ...(claimRef?.namespace && claimRef.name && { claim: { namespace: claimRef.namespace, name: claimRef.name, ...(claimRef.uid && { uid: claimRef.uid }) } }),
+    });
+  }
+  const attachments: ReportedAttachment[] = [];
+  for (const va of source.attachments()) {
+    const name = va.metadata?.name;
+    const pvName = va.spec?.source?.persistentVolumeName;
+    if (!name || va.spec?.attacher !== ownership.driver || va.metadata?.deletionTimestamp || !pvName) continue;
+    const volumeId = handles.get(pvName);
+    if (!volumeId) continue;
+    const instanceId = source.csiNode(va.spec?.nodeName ?? '')?.spec?.drivers?.find((d) => d.name === ownership.driver)?.nodeID;
+    attachments.push({ name, volumeId, ...(instanceId && { instanceId }), attached: va.status?.attached === true });
+  }
+  const claims = source
+    .claims()
+    .filter((pvc) => isClaimFor(pvc, ownership.provisioner))
+    .flatMap((pvc) => (pvc.metadata?.uid ? [pvc.metadata.uid] : []));
+  return { volumes, attachments, claims };
+}
+
+/** The PV's disk, or undefined for a PV that names none (or a malformed in-tree ID). */
+function volumeIdOf(pv: V1PersistentVolume, driver: string): string | undefined {
+  try {
+    return ebsVolumeIdOf(plain(pv) as unknown as PersistentVolume, driver);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Which digest the backend holds: the report item carries only the digest while the report
+ * is the one last acknowledged (`done`), the whole report otherwise.
+ */
+export class ReportTracker {
+  #acknowledged: string | undefined;
+  #sent: string | undefined;
+
+  /** The item for `report`, read from the caches at `observedAt` (epoch ms). */
+  item(report: VolumeReport, observedAt: number): VolumeReportItem {
+    const digest = reportDigest(report);
+    this.#sent = digest;
+    return digest === this.#acknowledged ? { kind: 'VolumeReport', digest, observedAt } : { kind: 'VolumeReport', digest, observedAt, report };
+  }
+
+  /** The backend's answer to the last item: `done` means it holds that digest now. */
+  answered(done: boolean): void {
+    this.#acknowledged = done ? this.#sent : undefined;
+  }
+}

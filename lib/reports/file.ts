@@ -1,0 +1,89 @@
+/**
+ * Reports as files in one directory — `<clusterId>.report.json` and `<clusterId>.events.json` —
+ * so that the local stack's backend writes them and `npm run cluster -- audit` in another
+ * process reads them. Each file is replaced whole by rename, so a reader never sees half of
+ * one; the report and the Events live apart, so the two writers (the backend, the CLI) never
+ * overwrite each other's file.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ClusterIdSchema } from '../registry/registration.js';
+import { PendingEventsSchema, StoredReportSchema, type ReportStore, type StoredReport } from './store.js';
+
+const REPORT = '.report.json';
+const EVENTS = '.events.json';
+
+export function createFileReportStore(dir: string): ReportStore {
+  const path = (clusterId: string, suffix: string) => {
+    // The id becomes a file name: only what a cluster id may be.
+    ClusterIdSchema.parse(clusterId);
+    return join(dir, `${clusterId}${suffix}`);
+  };
+  async function readJson(file: string): Promise<unknown | undefined> {
+    try {
+      return JSON.parse(await readFile(file, 'utf8'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+  async function writeJson(file: string, value: unknown): Promise<void> {
+    await mkdir(dir, { recursive: true });
+    const tmp = `${file}.${randomUUID()}.tmp`;
+    await writeFile(tmp, JSON.stringify(value));
+    await rename(tmp, file);
+  }
+  // One writer per process at a time, so a read-modify-write is not interleaved within it.
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = chain.then(work, work);
+    chain = next.catch(() => undefined);
+    return next;
+  };
+  const get = async (clusterId: string): Promise<StoredReport | undefined> => {
+    const raw = await readJson(path(clusterId, REPORT));
+    return raw === undefined ? undefined : StoredReportSchema.parse(raw);
+  };
+
+  return {
+    get,
+    put: (report) =>
+      serial(async () => {
+        const current = await get(report.clusterId);
+        if (current && current.observedAt > report.observedAt) return false;
+        await writeJson(path(report.clusterId, REPORT), report);
+        return true;
+      }),
+    confirm: (clusterId, digest, observedAt) =>
+      serial(async () => {
+        const current = await get(clusterId);
+        if (current?.digest !== digest) return false;
+        if (observedAt > current.observedAt) await writeJson(path(clusterId, REPORT), { ...current, observedAt });
+        return true;
+      }),
+    queueEvents: (clusterId, events) =>
+      serial(async () => {
+        const file = path(clusterId, EVENTS);
+        const queued = PendingEventsSchema.parse((await readJson(file)) ?? []);
+        await writeJson(file, [...queued, ...events]);
+      }),
+    takeEvents: (clusterId) =>
+      serial(async () => {
+        const file = path(clusterId, EVENTS);
+        const queued = PendingEventsSchema.parse((await readJson(file)) ?? []);
+        await rm(file, { force: true });
+        return queued;
+      }),
+    async clusters() {
+      let names: string[];
+      try {
+        names = await readdir(dir);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw err;
+      }
+      return names.filter((n) => n.endsWith(REPORT)).map((n) => n.slice(0, -REPORT.length)).sort();
+    },
+  };
+}

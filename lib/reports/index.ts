@@ -1,0 +1,5 @@
+export { createDynamoDbReportStore, MAX_REPORT_BYTES, ReportTooLargeError, type DynamoDbReportStoreOptions } from './dynamodb.js';
+export { createFileReportStore } from './file.js';
+export { reportStoreFromEnvironment } from './from-environment.js';
+export { createMemoryReportStore } from './memory.js';
+export { PendingEventsSchema, StoredReportSchema, type ReportStore, type StoredReport } from './store.js';

@@ -1,0 +1,41 @@
+/**
+ * Where the backend keeps each cluster's latest volume report (lib/contract/report.ts) — the
+ * one piece of cluster state the audit needs and the stateless functions cannot hold in
+ * memory: DynamoDB when deployed, a directory of JSON files for the local stack and the CLI,
+ * memory for tests. Also the Warning Events an audit leaves for the cluster (lost volumes),
+ * handed to the forwarder with the answer to its next report.
+ */
+import * as z from 'zod';
+import { VolumeReportSchema, WriteSchema, type Write } from '../contract/index.js';
+
+export const StoredReportSchema = z.object({
+  clusterId: z.string().min(1),
+  digest: z.string(),
+  /** When the forwarder saw the cluster so (epoch ms of the signed request that carried it or confirmed it). */
+  observedAt: z.number(),
+  report: VolumeReportSchema,
+});
+export type StoredReport = z.infer<typeof StoredReportSchema>;
+
+export const PendingEventsSchema = z.array(WriteSchema);
+
+export interface ReportStore {
+  get(clusterId: string): Promise<StoredReport | undefined>;
+  /**
+   * Keeps `report` unless the stored one was observed later: a request that arrives late never
+   * replaces a newer report. True when stored.
+   */
+  put(report: StoredReport): Promise<boolean>;
+  /**
+   * The cluster still looks as the stored report says, as of `observedAt`: moves its
+   * `observedAt` on when its digest is `digest`. False when no report with that digest is
+   * stored (the forwarder must send the whole report).
+   */
+  confirm(clusterId: string, digest: string, observedAt: number): Promise<boolean>;
+  /** Adds Events for the cluster to record; they go out with the answer to its next report. */
+  queueEvents(clusterId: string, events: Write[]): Promise<void>;
+  /** The queued Events, removed from the store. */
+  takeEvents(clusterId: string): Promise<Write[]>;
+  /** Every cluster with a stored report: the ones the scheduled audit can look at. */
+  clusters(): Promise<string[]>;
+}

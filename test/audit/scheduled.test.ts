@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { auditAllClusters, type AuditResult } from '../../lib/audit/index.js';
+import { createStaticRegistry } from '../../lib/registry/index.js';
+import { createMemoryReportStore } from '../../lib/reports/index.js';
+import { FakeGateway } from '../reconcile/fake-gateway.js';
+
+const SECRET = 'a-secret-of-at-least-24-bytes';
+const now = Date.now();
+
+describe('the scheduled audit', () => {
+  it("every cluster with a report, by its registration: deletes only where deleteOrphans is set; a cluster without a registration is skipped, said why", async () => {
+    const ec2 = new FakeGateway('keep');
+    const reports = createMemoryReportStore();
+    const orphanOf = (clusterId: string) =>
+      ec2.addVolume({
+        volumeId: `vol-${randomUUID().replaceAll('-', '').slice(0, 17)}`,
+        tags: { CSIVolumeName: `pvc-${randomUUID()}`, [`kubernetes.io/cluster/${clusterId}`]: 'owned' },
+        createdAt: new Date(now - 3 * 3_600_000).toISOString(),
+      });
+    const kept = orphanOf('keep');
+    const cleaned = orphanOf('clean');
+    for (const clusterId of ['keep', 'clean', 'gone']) {
+      await reports.put({ clusterId, digest: 'a'.repeat(64), observedAt: now - 1000, report: { volumes: [], attachments: [], claims: [] } });
+    }
+    const registry = createStaticRegistry([
+      { clusterId: 'keep', secrets: [SECRET], region: 'us-east-1' },
+      { clusterId: 'clean', secrets: [SECRET], region: 'us-east-1', audit: { deleteOrphans: true, graceSeconds: 7200 } },
+    ]);
+    const results: AuditResult[] = [];
+    const skipped: string[] = [];
+    const outcomes = await auditAllClusters({
+      registry,
+      reports,
+      gatewayFor: (registration) => ec2.forCluster(registration.clusterId),
+      onResult: (r) => results.push(r),
+      onSkipped: (id, why) => skipped.push(`${id}: ${why}`),
+      now: () => now,
+    });
+    expect(outcomes.map((o) => `${o.clusterId}:${o.outcome}`)).toEqual(['clean:audited', 'gone:skipped', 'keep:audited']);
+    expect(skipped.join()).toContain('no registration');
+    expect(results.find((r) => r.clusterId === 'keep')?.orphans.map((o) => o.volumeId)).toEqual([kept.volumeId]);
+    expect(results.find((r) => r.clusterId === 'keep')?.deletions).toEqual([]);
+    expect(results.find((r) => r.clusterId === 'clean')?.deletions).toEqual([{ volumeId: cleaned.volumeId, outcome: 'deleted' }]);
+    expect(results.find((r) => r.clusterId === 'clean')?.graceSeconds).toBe(7200);
+    expect(ec2.volumes.get(kept.volumeId)?.state).toBe('available');
+    expect(ec2.volumes.get(cleaned.volumeId)?.state).toBe('deleting');
+  });
+});

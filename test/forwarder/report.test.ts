@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { reportDigest } from '../../lib/contract/index.js';
+import { buildVolumeReport, ReportTracker } from '../../lib/forwarder/report.js';
+import { attachment, claim, csiNode, volume } from './objects.js';
+
+const ownership = { provisioner: 'ebs.csi.aws.com', driver: 'ebs.csi.aws.com' };
+
+describe('the volume report', () => {
+  const pv = volume('pvc-1', { provisionedBy: 'ebs.csi.aws.com' });
+  pv.spec!.claimRef = { namespace: 'default', name: 'data', uid: 'c-1' };
+  const foreign = volume('pv-efs', { driver: 'efs.csi.aws.com' });
+  const va = { ...attachment('csi-1', 'pvc-1', 'n1'), status: { attached: true } };
+  const leaving = { ...attachment('csi-2', 'pvc-1', 'n2'), metadata: { name: 'csi-2', deletionTimestamp: new Date() } };
+  const source = {
+    claims: () => [claim('data', { uid: 'c-1' }), claim('efs', { uid: 'c-2', provisioner: 'efs.csi.aws.com' })],
+    volumes: () => [pv, foreign],
+    attachments: () => [va, leaving, attachment('csi-efs', 'pv-efs', 'n1', 'efs.csi.aws.com')],
+    csiNode: (name: string) => (name === 'n1' ? csiNode('n1', 'i-0aaaaaaaaaaaaaaaa') : undefined),
+  };
+
+  it("our PVs with their disks and claims, our attachments (not those being deleted) with the node's instance, our claims' uids", () => {
+    expect(buildVolumeReport(source, ownership)).toEqual({
+      volumes: [{ pv: 'pvc-1', pvUid: 'uid-pvc-1', volumeId: 'vol-0123456789abcdef0', reclaimPolicy: 'Delete', phase: 'Bound', claim: { namespace: 'default', name: 'data', uid: 'c-1' } }],
+      attachments: [{ name: 'csi-1', volumeId: 'vol-0123456789abcdef0', instanceId: 'i-0aaaaaaaaaaaaaaaa', attached: true }],
+      claims: ['c-1'],
+    });
+  });
+
+  it('the digest does not depend on the order the caches list objects in', () => {
+    const report = buildVolumeReport(source, ownership);
+    const shuffled = { ...report, claims: ['c-9', ...report.claims], volumes: [...report.volumes].reverse() };
+    const again = { ...report, claims: [...report.claims, 'c-9'] };
+    expect(reportDigest(shuffled)).toBe(reportDigest(again));
+    expect(reportDigest(again)).not.toBe(reportDigest(report));
+  });
+
+  it('tracker: the whole report until the backend answers done; then the digest alone; a changed report or an answer other than done -> the whole report again', () => {
+    const tracker = new ReportTracker();
+    const report = buildVolumeReport(source, ownership);
+    expect(tracker.item(report, 1000).report).toBeDefined();
+    tracker.answered(true);
+    expect(tracker.item(report, 1000)).toEqual({ kind: 'VolumeReport', digest: reportDigest(report), observedAt: 1000 });
+    tracker.answered(false);
+    expect(tracker.item(report, 1000).report).toBeDefined();
+    tracker.answered(true);
+    const changed = { ...report, claims: [...report.claims, 'c-3'] };
+    expect(tracker.item(changed, 1000).report).toEqual(changed);
+  });
+});
