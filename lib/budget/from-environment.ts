@@ -14,8 +14,9 @@ import { createBudgetDynamoDbClient, createDynamoDbBudget } from './dynamodb.js'
 import { createMemoryBudget } from './memory.js';
 import { parseBudgetRates, type BudgetOptions } from './options.js';
 
-export function budgetFromEnvironment(env: NodeJS.ProcessEnv): RateBudget {
-  const options = budgetOptionsFromEnvironment(env);
+/** `defaults` (e.g. an injected clock) apply where the environment says nothing. */
+export function budgetFromEnvironment(env: NodeJS.ProcessEnv, defaults: BudgetOptions = {}): RateBudget {
+  const options = { ...defaults, ...budgetOptionsFromEnvironment(env) };
   const table = env.VOLHOOK_BUDGET_TABLE?.trim();
   if (!table) return createMemoryBudget(options);
   const endpoint = env.AWS_ENDPOINT_URL_DYNAMODB?.trim() || undefined;

@@ -56,8 +56,14 @@ const regionRatesSchema = z.strictObject({
     .optional(),
 });
 
+const REGION_NAME = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+
 /** Per-Region overrides, keyed by Region name (e.g. `eu-west-1`). */
-export const budgetRatesSchema = z.record(z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'not a Region name'), regionRatesSchema);
+export const budgetRatesSchema = z.record(z.string(), regionRatesSchema).superRefine((rates, ctx) => {
+  for (const region of Object.keys(rates)) {
+    if (!REGION_NAME.test(region)) ctx.addIssue({ code: 'custom', path: [region], message: `not a Region name (e.g. eu-west-1)` });
+  }
+});
 export type BudgetRates = z.infer<typeof budgetRatesSchema>;
 
 export interface BudgetOptions {
