@@ -22,6 +22,7 @@ import { deleting } from './disk-state.js';
 import { EventReasons, pvcEvent } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
+import { creatingWait } from './timing.js';
 import { prepareProvision, provisioningFailed, type ProvisionJob } from './provision-job.js';
 import { buildPersistentVolume } from './pv-builder.js';
 import { addFinalizer, createPersistentVolume, pvcRef, removeFinalizer, removePvcAnnotation } from './writes.js';
@@ -33,12 +34,14 @@ export interface ProvisionObserved {
   disk: Disk | undefined;
   /** This request deleted the claim's failed volume: its replacement waits for the next one. */
   deletedFailed?: boolean;
+  /** When it was observed: a volume `creating` is looked at again when EC2 should be done. */
+  now?: Date;
 }
 
 type Names = { provisionerName: string; driverName: string };
 
 /** Pure: the next step for a claim's disk. */
-export function decideProvision(job: ProvisionJob, { disk, deletedFailed }: ProvisionObserved, names: Names): Plan<ProvisionAction> {
+export function decideProvision(job: ProvisionJob, { disk, deletedFailed, now }: ProvisionObserved, names: Names): Plan<ProvisionAction> {
   const { pvc } = job;
   if (!disk) {
     const message = `External provisioner is provisioning volume for claim ${pvc.metadata.namespace}/${pvc.metadata.name}`;
@@ -46,7 +49,7 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed }: Prov
   }
   switch (disk.state) {
     case 'creating':
-      return requeue(Requeue.creating, `volume ${disk.volumeId} is being created`);
+      return requeue(creatingWait(disk, now), `volume ${disk.volumeId} is being created`);
     case 'available':
     case 'in-use': {
       const pv = buildPersistentVolume({
@@ -128,12 +131,13 @@ export async function reconcileProvision(item: PersistentVolumeClaimItem, scope:
     return requeue(Requeue.recorded, `the request was signed ${Math.round(age)} s ago; a volume is created only from a request at most ${CREATE_FRESHNESS_SECONDS} s old`);
   }
   return converge<ProvisionObserved, ProvisionAction>({
-    observe: async () => ({ disk: await scope.ec2.findDiskByName(job.pvName) }),
+    observe: async () => ({ disk: await scope.ec2.findDiskByName(job.pvName), now: scope.now() }),
     decide: (observed) => decideProvision(job, observed, scope),
     perform: async (action, observed) => {
-      if (action.verb === 'createDisk') return { disk: await scope.ec2.createDisk(action.request) };
+      // The reconciler just looked the name up in this request: the gateway need not again.
+      if (action.verb === 'createDisk') return { disk: await scope.ec2.createDisk(action.request, { found: observed.disk }), now: scope.now() };
       await scope.ec2.deleteDisk(action.volumeId);
-      return { disk: deleting(observed.disk), deletedFailed: true };
+      return { disk: deleting(observed.disk), deletedFailed: true, now: scope.now() };
     },
     refused: (action, error, verdict) => refusedProvision(job, action, error, verdict),
   });
