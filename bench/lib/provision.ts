@@ -5,7 +5,7 @@
  */
 import type { Forwarder } from '../../lib/forwarder/index.js';
 import type { Ec2SimStats } from '../../lib/local/ec2/index.js';
-import { startBenchStack } from './bench-stack.js';
+import { startBenchStack, type BenchStackOptions } from './bench-stack.js';
 import { Diagnostics } from './diagnostics.js';
 import { say } from './format.js';
 import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
@@ -20,6 +20,8 @@ export interface BurstOptions {
   seed: number;
   timeoutMs: number;
   progressEveryMs?: number;
+  /** Simulator latencies other than its defaults. */
+  latency?: BenchStackOptions['latency'];
 }
 
 export interface BurstResult {
@@ -53,6 +55,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
     timeScale: options.timeScale,
     seed: options.seed,
     pods: n,
+    ...(options.latency && { latency: options.latency }),
     logger: diagnostics.logger,
     onResult: diagnostics.onResult,
     onControllerError: diagnostics.onControllerError,

@@ -9,10 +9,13 @@ import { Requeue } from './outcomes.js';
 export const Ec2Timing = {
   /** CreateVolume to `available`: median about 1.5 s. */
   createMedianMs: 1_500,
-  /** AttachVolume to `attached`: 1–4 s; the first look at the early side of it. */
-  attachFirstLookMs: 1_500,
-  /** Once a transition is due, look again this often. */
-  pollWhenDueMs: 500,
+  /** AttachVolume to `attached`: 1–4 s; the first look a little before the middle of it. */
+  attachFirstLookMs: 2_000,
+  /**
+   * Once a transition is due, look again this often. Cheap for a few items; a busy request's
+   * requeues go on the coarser grid of cadence.ts anyway.
+   */
+  pollWhenDueMs: 250,
 } as const;
 
 /** Seconds from `now` until `expectedMs` after `since`, at least one due-poll interval. */

@@ -99,11 +99,11 @@ describe('attach', () => {
     });
   });
 
-  it('EC2 says attaching -> look again when EC2 may be done (1.5 s); next reconcile sees attached -> status', async () => {
+  it('EC2 says attaching -> look again when EC2 may be done (2 s); next reconcile sees attached -> status', async () => {
     const { ec2, ctx } = setup();
     cloud(ec2);
     const first = await reconcileOne(ctx, vaItem());
-    expect(first).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 1.5, writes: [] });
+    expect(first).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 2, writes: [] });
 
     ec2.volumes.get(VOL)!.attachments[0]!.state = 'attached';
     const second = await reconcileOne(ctx, withFinalizers());
@@ -294,12 +294,12 @@ describe('attach', () => {
     expect(result.outcome).toBe('requeue');
   });
 
-  it('attaching for less than 90 s, past the usual 1.5 s -> look again soon (0.5 s), no EC2 mutation', async () => {
+  it('attaching for less than 90 s, past the usual 2 s -> look again soon (0.25 s), no EC2 mutation', async () => {
     const { ec2, ctx } = setup();
     cloud(ec2);
     const since = new Date(NOW.getTime() - 30_000).toISOString();
     ec2.volumes.get(VOL)!.attachments.push({ instanceId: INSTANCE, device: '/dev/xvdaa', state: 'attaching', attachTime: since });
-    expect(await reconcileOne(ctx, withFinalizers())).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 0.5, writes: [] });
+    expect(await reconcileOne(ctx, withFinalizers())).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 0.25, writes: [] });
     expect(ec2.mutations).toEqual([]);
   });
 

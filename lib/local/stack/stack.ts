@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EC2Client } from '@aws-sdk/client-ec2';
-import { createBackendApp } from '../../app/index.js';
+import { createBackendApp, type BackendOptions } from '../../app/index.js';
+import { createMemoryBudget, type RateBudget } from '../../budget/index.js';
 import type { Item, Result } from '../../contract/index.js';
 import { startForwarder, silentLogger, type Forwarder, type ForwarderConfigInput, type Logger } from '../../forwarder/index.js';
 import { kubeConfigFor } from '../../kube/index.js';
@@ -42,6 +43,10 @@ export interface LocalStackOptions {
   registration?: Partial<ClusterRegistrationInput>;
   /** Backend observer, e.g. to log each reconcile. */
   onResult?(clusterId: string, item: Item, result: Result): void;
+  /** Told of each reconcile request's EC2 calls and tokens, per action. */
+  onEc2Calls?: BackendOptions['onEc2Calls'];
+  /** The EC2 rate budget; default in memory, at the simulator's time scale. */
+  budget?: RateBudget;
   logger?: Logger;
 }
 
@@ -126,7 +131,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ]);
     // One process, so seen webhook ids are kept in memory (they outlive backend restarts).
     const replay = createMemoryReplayStore();
-    const app = createBackendApp({ registry, replay, ec2Endpoint: ec2Url, ec2Credentials: credentials, onResult: options.onResult });
+    const budget = options.budget ?? createMemoryBudget({ timeScale: options.ec2?.timeScale ?? 1 });
+    const app = createBackendApp({
+      registry,
+      replay,
+      ec2Endpoint: ec2Url,
+      ec2Credentials: credentials,
+      onResult: options.onResult,
+      onEc2Calls: options.onEc2Calls,
+      budget,
+    });
     const backend = await startBackendServer(app, host, ports.backend);
     cleanups.push(() => backend.stop());
 
