@@ -4,8 +4,11 @@
  * level, the moment it was settled, the AIMD factor and a version. A step reads the item
  * (consistent read), computes the next state and writes it with one UpdateItem conditional on
  * the version it read (optimistic concurrency). A lost race reads again, a bounded number of
- * times; after that the take is refused with a wait rather than looping.
+ * times; after that the take is refused with a wait rather than looping. Each write carries a
+ * fresh `writer` id: when the SDK retries a write whose answer was lost, the retry fails the
+ * condition against our own write, and the next read recognises it instead of taking twice.
  */
+import { randomUUID } from 'node:crypto';
 import {
   ConditionalCheckFailedException,
   DynamoDBClient,
@@ -17,7 +20,7 @@ import {
 import { BudgetUnavailableError, type RateBudget } from './budget.js';
 import type { BudgetOptions } from './options.js';
 import { createBudget } from './shared-budget.js';
-import type { BucketStore } from './store.js';
+import type { BucketStore, Step } from './store.js';
 import type { BucketState } from './token-bucket.js';
 
 /** Reads and conditional writes per step before giving up on a contended bucket. */
@@ -80,21 +83,26 @@ export function createDynamoDbBudget(options: DynamoDbBudgetOptions): RateBudget
   };
 
   const store: BucketStore = {
-    async update(id, step, contended) {
+    async update<R>(id: string, step: (current: BucketState | undefined) => Step<R>, contended: (last: BucketState | undefined) => R): Promise<R> {
       let last: BucketState | undefined;
+      let pending: { writer: string; result: R } | undefined;
       for (let attempt = 0; attempt < maxAttempts; attempt++) {
         const read = await send('GetItem', () =>
           client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: id } }, ConsistentRead: true })),
         );
+        // Our last write did land: its answer was lost and the SDK's retry of it failed the condition.
+        if (pending && read.Item?.writer?.S === pending.writer) return pending.result;
         const current = read.Item ? decode(read.Item) : undefined;
         last = current?.state;
         const { next, result } = step(last);
         if (!next) return result;
+        const writer = randomUUID();
         try {
-          await send('UpdateItem', () => client.send(new UpdateItemCommand(write(tableName, id, next, current?.version))));
+          await send('UpdateItem', () => client.send(new UpdateItemCommand(write(tableName, id, next, current?.version, writer))));
           return result;
         } catch (err) {
           if (!isConditionalCheckFailed(err)) throw err;
+          pending = { writer, result };
         }
       }
       return contended(last);
@@ -111,15 +119,16 @@ function isConditionalCheckFailed(err: unknown): boolean {
 const fixed = (n: number) => n.toFixed(9);
 const tokensOf = (n: number) => (Math.floor(n * 1e9) / 1e9).toFixed(9);
 
-function write(tableName: string, id: string, next: BucketState, version: number | undefined) {
-  const names: Record<string, string> = { '#tokens': 'tokens', '#at': 'at', '#factor': 'factor', '#version': 'version' };
+function write(tableName: string, id: string, next: BucketState, version: number | undefined, writer: string) {
+  const names: Record<string, string> = { '#tokens': 'tokens', '#at': 'at', '#factor': 'factor', '#version': 'version', '#writer': 'writer' };
   const values: Record<string, AttributeValue> = {
     ':tokens': { N: tokensOf(next.tokens) },
     ':at': { N: fixed(next.at) },
     ':factor': { N: fixed(next.factor) },
     ':next': { N: String((version ?? 0) + 1) },
+    ':writer': { S: writer },
   };
-  const set = ['#tokens = :tokens', '#at = :at', '#factor = :factor', '#version = :next'];
+  const set = ['#tokens = :tokens', '#at = :at', '#factor = :factor', '#version = :next', '#writer = :writer'];
   if (next.decreasedAt !== undefined) {
     names['#decreasedAt'] = 'decreasedAt';
     values[':decreasedAt'] = { N: fixed(next.decreasedAt) };

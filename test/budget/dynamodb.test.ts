@@ -74,6 +74,21 @@ describe('DynamoDB budget store', () => {
     expect(ddb.commandCalls(UpdateItemCommand)[1]!.args[0].input.ExpressionAttributeValues).toMatchObject({ ':version': { N: '2' } });
   });
 
+  it('a write that landed but whose answer was lost (the SDK retry then fails the condition) -> recognised by its writer id, not taken twice', async () => {
+    const clock = scriptedClock();
+    let stored = item('p', 10, clock.at(), 1);
+    ddb.on(GetItemCommand).callsFake(() => stored);
+    ddb.on(UpdateItemCommand).callsFake((input: { ExpressionAttributeValues: Record<string, { S?: string; N?: string }> }) => {
+      const v = input.ExpressionAttributeValues;
+      stored = { Item: { ...item('p', Number(v[':tokens']!.N), clock.at(), Number(v[':next']!.N)).Item, writer: { S: v[':writer']!.S! } } } as typeof stored;
+      throw conflict();
+    });
+    const budget = createDynamoDbBudget({ tableName: TABLE, client, now: clock.now, share: 1 });
+    expect((await budget.take(keyOf('AttachVolume'), 4)).granted).toBe(4);
+    expect(ddb).toHaveReceivedCommandTimes(UpdateItemCommand, 1);
+    expect(stored.Item.tokens).toEqual({ N: '6' });
+  });
+
   it('lost every race -> after maxRaceAttempts, granted 0 with the wait for one token; no endless loop', async () => {
     const clock = scriptedClock();
     ddb.on(GetItemCommand).resolves(item('p', 30, clock.at(), 1));
