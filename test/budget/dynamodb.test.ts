@@ -3,7 +3,7 @@
  * real client whose endpoint is a closed loopback port. Over a real DynamoDB API (moto): see
  * test/e2e/budget-moto.test.ts.
  */
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import {
   ConditionalCheckFailedException,
   DynamoDBClient,
@@ -142,6 +142,24 @@ describe('DynamoDB budget, store unreachable', () => {
     expect(err).toBeInstanceOf(BudgetUnavailableError);
     expect((err as Error).message).toMatch(/^rate budget unavailable: GetItem on DynamoDB table volhook-test-rate-budget failed \(.*ECONNREFUSED.*\); no EC2 call is made without a token$/);
     real.destroy();
+  });
+
+  it('endpoint that accepts connections and never answers -> BudgetUnavailableError once the short request timeouts pass, not a hang', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const real = createBudgetDynamoDbClient({ region: 'eu-west-1', endpoint: `http://127.0.0.1:${port}`, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    try {
+      const budget = createDynamoDbBudget({ tableName: TABLE, client: real });
+      const err = await budget.take(keyOf('CreateVolume'), 3).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BudgetUnavailableError);
+      expect((err as Error).message).toMatch(/GetItem on DynamoDB table volhook-test-rate-budget failed \(TimeoutError: /);
+    } finally {
+      real.destroy();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 });
 
