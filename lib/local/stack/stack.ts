@@ -47,6 +47,13 @@ export interface LocalStackOptions {
   onEc2Calls?: BackendOptions['onEc2Calls'];
   /** The EC2 rate budget; default in memory, at the simulator's time scale. */
   budget?: RateBudget;
+  /** The cluster's webhook secret; default a random one. */
+  secret?: string;
+  /**
+   * A backend already running elsewhere (other processes, behind one URL), registered with
+   * this cluster and its `secret`: the stack starts none of its own.
+   */
+  backendUrl?: string;
   logger?: Logger;
 }
 
@@ -79,7 +86,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const region = options.region ?? 'us-east-1';
   const zones = options.zones ?? [`${region}a`, `${region}b`, `${region}c`];
   const clusterId = options.clusterId ?? 'local';
-  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const secret = options.secret ?? `whsec_${randomBytes(24).toString('base64')}`;
   const cleanups: Array<() => Promise<void>> = [];
 
   try {
@@ -117,32 +124,42 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const controllers = startControllers(store, options.controllers);
     cleanups.push(() => controllers.stop());
 
-    // The backend, with this cluster registered.
-    const writeBack = options.writeBack ?? 'forwarder';
-    const registry = createStaticRegistry([
-      {
-        clusterId,
-        secrets: [secret],
-        region,
-        writeBack,
-        ...(writeBack === 'direct' ? { kubernetes: { server: kube.url } } : {}),
-        ...options.registration,
-      },
-    ]);
-    // One process, so seen webhook ids are kept in memory (they outlive backend restarts).
-    const replay = createMemoryReplayStore();
-    const budget = options.budget ?? createMemoryBudget({ timeScale: options.ec2?.timeScale ?? 1 });
-    const app = createBackendApp({
-      registry,
-      replay,
-      ec2Endpoint: ec2Url,
-      ec2Credentials: credentials,
-      onResult: options.onResult,
-      onEc2Calls: options.onEc2Calls,
-      budget,
-    });
-    const backend = await startBackendServer(app, host, ports.backend);
-    cleanups.push(() => backend.stop());
+    // The backend, with this cluster registered (unless one runs elsewhere).
+    let backend: { url: string; stop(): Promise<void>; start(): Promise<void> };
+    if (options.backendUrl) {
+      const url = options.backendUrl;
+      const external = async () => {
+        throw new Error('the backend runs outside this stack; it is not stopped or started here');
+      };
+      backend = { url, stop: external, start: external };
+    } else {
+      const writeBack = options.writeBack ?? 'forwarder';
+      const registry = createStaticRegistry([
+        {
+          clusterId,
+          secrets: [secret],
+          region,
+          writeBack,
+          ...(writeBack === 'direct' ? { kubernetes: { server: kube.url } } : {}),
+          ...options.registration,
+        },
+      ]);
+      // One process, so seen webhook ids are kept in memory (they outlive backend restarts).
+      const replay = createMemoryReplayStore();
+      const budget = options.budget ?? createMemoryBudget({ timeScale: options.ec2?.timeScale ?? 1 });
+      const app = createBackendApp({
+        registry,
+        replay,
+        ec2Endpoint: ec2Url,
+        ec2Credentials: credentials,
+        onResult: options.onResult,
+        onEc2Calls: options.onEc2Calls,
+        budget,
+      });
+      const server = await startBackendServer(app, host, ports.backend);
+      cleanups.push(() => server.stop());
+      backend = server;
+    }
 
     // The forwarder, as it would run in the cluster.
     let forwarder: Forwarder | undefined;
