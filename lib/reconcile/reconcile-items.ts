@@ -1,7 +1,7 @@
 import { itemKey, KUBERNETES_UID, type Item, type Result } from '../contract/index.js';
 import { Ec2Error } from '../ec2/types.js';
 import { reconcileAttach } from './attach.js';
-import { withCadence } from './cadence.js';
+import { deferredToTick, withCadence } from './cadence.js';
 import { reconcileClaimDeleted } from './claim-deleted.js';
 import { scopeFor, type ReconcileContext, type Scope } from './context.js';
 import { reconcileDetach } from './detach.js';
@@ -19,6 +19,8 @@ import { reconcileReclaim } from './reclaim.js';
  * requeue with the error's message, reported (`reportError`) so that a bug is not a quiet loop.
  */
 export async function reconcileItems(items: Item[], ctx: ReconcileContext): Promise<Result[]> {
+  const deferred = deferredToTick(items, ctx.now().getTime());
+  if (deferred) return deferred;
   const scope = scopeFor(ctx);
   const results = await Promise.all(
     items.map(async (item) => {

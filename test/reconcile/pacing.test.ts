@@ -110,9 +110,12 @@ describe('pacing EC2 calls with the rate budget', () => {
         key.bucket === 'DescribeVolumes' ? { granted: 0, waitMs: (i) => 1500 + 50 * i } : { granted: wanted, waitMs: () => 0 },
       throttled: async () => undefined,
     };
-    const results = await reconcile(pacedContext(noDescribes), ...claims(2));
+    const [one] = await reconcile(pacedContext(noDescribes), ...claims(1));
     expect(ec2Mock.calls()).toHaveLength(0);
-    expect(results.map((r) => r.outcome === 'requeue' && r.requeueAfterSeconds)).toEqual([1.5, 1.5]);
+    expect(one).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 1.5 });
+    // Two items: the same wait, rounded up to the 2 s cadence of a busy request.
+    const two = await reconcile(pacedContext(noDescribes), ...claims(2));
+    expect(two.map((r) => r.outcome === 'requeue' && r.requeueAfterSeconds)).toEqual([2, 2]);
   });
 
   it('the budget store unreachable -> requeue with a message that says so, and no EC2 call at all', async () => {
@@ -125,7 +128,8 @@ describe('pacing EC2 calls with the rate budget', () => {
     const results = await reconcile(pacedContext(down), ...claims(2));
     expect(ec2Mock.calls()).toHaveLength(0);
     for (const result of results) {
-      expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 5, writes: [] });
+      // 5 s, on the 2 s cadence of a busy request: 6 s.
+      expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 6, writes: [] });
       expect(result.outcome === 'requeue' && result.message).toMatch(/rate budget could not be read .*ECONNREFUSED.*no EC2 call is made unpaced/);
     }
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Result } from '../../lib/contract/index.js';
+import { itemKey, type Item, type Result } from '../../lib/contract/index.js';
 import type { Disk } from '../../lib/ec2/types.js';
-import { Cadence, onGrid, withCadence } from '../../lib/reconcile/cadence.js';
+import { Cadence, deferredToTick, onGrid, withCadence } from '../../lib/reconcile/cadence.js';
 import { Requeue } from '../../lib/reconcile/outcomes.js';
 import { attachingWait, creatingWait } from '../../lib/reconcile/timing.js';
 
@@ -51,7 +51,7 @@ describe('cadence of busy requests', () => {
   });
 
   it('a small request is answered to the millisecond', () => {
-    const results = [requeue('a', 0.25), requeue('b', 1.5)];
+    const results = [requeue('a', 0.25)];
     expect(withCadence(results, 10_100)).toEqual(results);
   });
 
@@ -66,4 +66,24 @@ describe('cadence of busy requests', () => {
     });
     expect(out.at(-1)).toEqual({ key: 'done', outcome: 'done', writes: [] });
   });
+
+  const items = (n: number) => claims(n);
+  it('a busy request inside the window after a tick -> reconciled now', () => {
+    expect(deferredToTick(items(3), 12_000 + Cadence.windowMs - 1)).toBeUndefined();
+  });
+
+  it('a busy request later than the window -> every item sent back for the next tick, no writes', () => {
+    const out = deferredToTick(items(3), 12_000 + Cadence.windowMs + 200)!;
+    expect(out).toHaveLength(3);
+    for (const r of out) expect(r).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: (Cadence.gridMs - Cadence.windowMs - 200) / 1000, writes: [] });
+    expect(out.map((r) => r.key)).toEqual(items(3).map(itemKey));
+  });
+
+  it('a single item is never held back', () => {
+    expect(deferredToTick(items(1), 12_000 + Cadence.windowMs + 200)).toBeUndefined();
+  });
 });
+
+function claims(n: number): Item[] {
+  return Array.from({ length: n }, (_, i) => ({ kind: 'PersistentVolumeClaimDeleted', uid: `uid-${i}`, namespace: 'default', name: `data-${i}`, pvExists: false, pvCheckedLive: true }));
+}
