@@ -6,10 +6,11 @@
  * - its requeues are rounded up to a common grid of the clock, so that the items of every
  *   request due around the same moment come back together and share one describe, whatever
  *   each one's own wait was;
- * - a busy request that arrives well between two ticks (new objects, seen as they come) is
- *   not looked at now: its items are sent back for the next tick, to share that describe.
- *   The window after a tick is half the grid, so an item sent back for a tick arrives in it
- *   unless the forwarder is late by more than that.
+ * - a busy request that arrives just before a tick (new objects, seen as they come) is not
+ *   looked at now: its items are sent back for the tick, at most a quarter of the grid away,
+ *   to share its describe. Requests arriving in the three quarters after a tick are looked at
+ *   at once: a forwarder that is late with what was due at the tick (its requests in flight
+ *   all busy) must not be sent back again and again.
  *
  * A request of one item is answered to the millisecond: a single volume is not held up.
  */
@@ -21,7 +22,7 @@ export const Cadence = {
   /** The grid: a describe per request every this often serves all that is due meanwhile. */
   gridMs: 2_000,
   /** A busy request arriving later than this after a tick waits for the next one. */
-  windowMs: 1_000,
+  windowMs: 1_500,
 } as const;
 
 /** Seconds from `nowMs` to the first grid tick at or after `nowMs + seconds`. */
