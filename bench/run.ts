@@ -69,6 +69,7 @@ async function main(args: BenchArgs): Promise<void> {
     } else {
       burst = await runBurst({ label: 'b', n: args.n, timeScale: args.timeScale, seed: args.seed, timeoutMs: args.timeoutSeconds * 1000 });
       printBurst(burst, `(b) burst`);
+      if (burst.backendStats) printBackendStats(burst.backendStats);
     }
   }
   if (args.only.includes('c')) {

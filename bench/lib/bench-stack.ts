@@ -6,7 +6,7 @@
 import type { Item, Result } from '../../lib/contract/index.js';
 import { silentLogger, type Logger } from '../../lib/forwarder/index.js';
 import type { LatencyTable } from '../../lib/local/ec2/index.js';
-import { startLocalStack, type LocalNode, type LocalStack } from '../../lib/local/stack/index.js';
+import { startLocalStack, type LocalNode, type LocalStack, type LocalStackOptions } from '../../lib/local/stack/index.js';
 
 /** Volumes placed per node: below the 26 slots, so a node never fills up. */
 export const VOLUMES_PER_NODE = 24;
@@ -21,6 +21,7 @@ export interface BenchStackOptions {
   latency?: Partial<LatencyTable>;
   logger?: Logger;
   onResult?(clusterId: string, item: Item, result: Result): void;
+  onEc2Calls?: LocalStackOptions['onEc2Calls'];
   onControllerError?(error: unknown, context: { controller: string; key: string }): void;
 }
 
@@ -44,6 +45,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     controllers: options.onControllerError ? { onError: options.onControllerError } : {},
     logger: options.logger ?? silentLogger,
     onResult: options.onResult,
+    onEc2Calls: options.onEc2Calls,
   });
   try {
     const sim = stack.simulator;

@@ -38,7 +38,7 @@ export interface ScaleOutOptions {
 }
 
 /** EC2 calls and tokens per action, summed over the backend processes (their `/_bench/stats`). */
-export type BackendStats = Record<string, { calls: number; throttles: number; errors: number; tokensGranted: number; tokensWaited: number }>;
+export type BackendStats = Record<string, { calls: number; throttles: number; errors: number; tokensGranted: number; tokensWaited: number; takes: number }>;
 
 export interface ScaleOutResult extends BurstResult {
   backends: number;
@@ -321,12 +321,13 @@ function sumStats(all: BackendStats[]): BackendStats {
   const out: BackendStats = {};
   for (const stats of all) {
     for (const [action, s] of Object.entries(stats)) {
-      const into = (out[action] ??= { calls: 0, throttles: 0, errors: 0, tokensGranted: 0, tokensWaited: 0 });
+      const into = (out[action] ??= { calls: 0, throttles: 0, errors: 0, tokensGranted: 0, tokensWaited: 0, takes: 0 });
       into.calls += s.calls;
       into.throttles += s.throttles;
       into.errors += s.errors;
       into.tokensGranted += s.tokensGranted;
       into.tokensWaited += s.tokensWaited;
+      into.takes += s.takes;
     }
   }
   return out;
@@ -344,7 +345,7 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
 export function printBackendStats(stats: BackendStats): void {
   const rows = Object.entries(stats)
     .sort(([, a], [, b]) => b.calls - a.calls)
-    .map(([action, s]) => [action, String(s.calls), String(s.throttles), String(s.errors), String(s.tokensGranted), String(s.tokensWaited)]);
-  say('  backends (summed over processes):');
-  say(table(['EC2 action', 'calls', 'throttled', 'other errors', 'tokens granted', 'items sent to wait'], rows));
+    .map(([action, s]) => [action, String(s.calls), String(s.throttles), String(s.errors), String(s.tokensGranted), String(s.tokensWaited), String(s.takes)]);
+  say("  the backend's own count per EC2 action (summed over its processes):");
+  say(table(['EC2 action', 'calls', 'throttled', 'other errors', 'tokens granted', 'items sent to wait', 'budget takes'], rows));
 }

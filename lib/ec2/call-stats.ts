@@ -13,6 +13,8 @@ export interface ActionCounts {
   latenciesMs: number[];
   tokensGranted: number;
   tokensWaited: number;
+  /** Steps in which tokens were asked for (one store write each with the DynamoDB budget). */
+  takes: number;
 }
 
 export class Ec2CallStats implements Ec2Observer {
@@ -30,6 +32,7 @@ export class Ec2CallStats implements Ec2Observer {
     const counts = this.#of(action);
     counts.tokensGranted += granted;
     counts.tokensWaited += waited;
+    counts.takes++;
   }
 
   /** Adds another's counts into this one (a process-wide total, say). */
@@ -42,13 +45,14 @@ export class Ec2CallStats implements Ec2Observer {
       into.latenciesMs.push(...c.latenciesMs);
       into.tokensGranted += c.tokensGranted;
       into.tokensWaited += c.tokensWaited;
+      into.takes += c.takes;
     }
   }
 
   #of(action: string): ActionCounts {
     let counts = this.actions.get(action);
     if (!counts) {
-      counts = { calls: 0, throttles: 0, errors: 0, latenciesMs: [], tokensGranted: 0, tokensWaited: 0 };
+      counts = { calls: 0, throttles: 0, errors: 0, latenciesMs: [], tokensGranted: 0, tokensWaited: 0, takes: 0 };
       this.actions.set(action, counts);
     }
     return counts;
