@@ -9,8 +9,8 @@ import { Requeue } from './outcomes.js';
 export const Ec2Timing = {
   /** CreateVolume to `available`: median about 1.5 s. */
   createMedianMs: 1_500,
-  /** AttachVolume to `attached`: 1–4 s; the first look a little before the middle of it. */
-  attachFirstLookMs: 2_000,
+  /** AttachVolume to `attached`: 1–4 s; the first look at its middle, as for creates. */
+  attachFirstLookMs: 2_500,
   /**
    * Once a transition is due, look again this often. Cheap for a few items; a busy request's
    * requeues go on the coarser grid of cadence.ts anyway.

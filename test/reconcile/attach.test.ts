@@ -99,11 +99,11 @@ describe('attach', () => {
     });
   });
 
-  it('EC2 says attaching -> look again when EC2 may be done (2 s); next reconcile sees attached -> status', async () => {
+  it('EC2 says attaching -> look again when EC2 may be done (2.5 s); next reconcile sees attached -> status', async () => {
     const { ec2, ctx } = setup();
     cloud(ec2);
     const first = await reconcileOne(ctx, vaItem());
-    expect(first).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 2, writes: [] });
+    expect(first).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 2.5, writes: [] });
 
     ec2.volumes.get(VOL)!.attachments[0]!.state = 'attached';
     const second = await reconcileOne(ctx, withFinalizers());
@@ -294,7 +294,7 @@ describe('attach', () => {
     expect(result.outcome).toBe('requeue');
   });
 
-  it('attaching for less than 90 s, past the usual 2 s -> look again soon (0.25 s), no EC2 mutation', async () => {
+  it('attaching for less than 90 s, past the usual 2.5 s -> look again soon (0.25 s), no EC2 mutation', async () => {
     const { ec2, ctx } = setup();
     cloud(ec2);
     const since = new Date(NOW.getTime() - 30_000).toISOString();

@@ -226,7 +226,7 @@ describe('decideAttach: volume and instance -> plan', () => {
     ['attached here', `done + ${attachedStatus}`, {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attached')] }), instance()],
     ['busy here', `done + ${attachedStatus}`, {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'busy')] }), instance()],
     ['attached here, status already says so', 'done', { volumeAttachment: volumeAttachment({ status: { attached: true, attachmentMetadata: { devicePath: '/dev/xvdaa' } } }) }, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attached')] }), instance()],
-    ['attaching here for 10 s (past the usual 2 s: due)', 'requeue 0.25s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', justNow)] }), instance()],
+    ['attaching here for 10 s (past the usual 2.5 s: due)', 'requeue 0.25s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', justNow)] }), instance()],
     ['attaching here for too long', 'detachDisk', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', longAgo)] }), instance()],
     ['detaching from here', 'requeue 2s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'detaching')] }), instance()],
     ['attached elsewhere', `failed AttachedElsewhere 60s + ${attachError}`, {}, disk({ state: 'in-use', attachments: [on(OTHER_INSTANCE, 'attached')] }), instance()],

@@ -31,8 +31,8 @@ describe('requeue hints from EC2 timing', () => {
   });
 
   it.each([
-    ['attached just now -> 2 s', ago(0), 2],
-    ['attaching for 1.5 s -> 0.5 s', ago(1_500), 0.5],
+    ['attached just now -> 2.5 s', ago(0), 2.5],
+    ['attaching for 1.5 s -> 1 s', ago(1_500), 1],
     ['attaching for 30 s -> 0.25 s', ago(30_000), 0.25],
     ['attach time unknown -> the fixed attaching interval', undefined, Requeue.attaching],
   ])('attaching: %s', (_name, attachTime, seconds) => {
