@@ -6,7 +6,8 @@
  */
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { auditAllClusters, publishAuditMetrics } from '../lib/audit/index.js';
-import { createEc2Client, createEc2Gateway } from '../lib/ec2/index.js';
+import { budgetFromEnvironment } from '../lib/budget/from-environment.js';
+import { budgetAccount, createEc2Client, createEc2Gateway } from '../lib/ec2/index.js';
 import { createLogger, createMetrics } from '../lib/observability/index.js';
 import { registryFromEnvironment } from '../lib/registry/index.js';
 import { reportStoreFromEnvironment } from '../lib/reports/index.js';
@@ -15,6 +16,9 @@ const logger = createLogger();
 const metrics = createMetrics();
 const registry = registryFromEnvironment(process.env);
 const reports = reportStoreFromEnvironment(process.env);
+// The audit's describes and deletes take their tokens from the budget the API shares, waiting for them.
+const budget = budgetFromEnvironment(process.env);
+const account = budgetAccount(process.env);
 const clients = new Map<string, EC2Client>();
 /** Time kept back from the invocation's end so the last metrics and logs get out. */
 const MARGIN_MS = 30_000;
@@ -29,7 +33,13 @@ export async function handler(_event: unknown, context?: { getRemainingTimeInMil
   const outcomes = await auditAllClusters({
     registry,
     reports,
-    gatewayFor: (registration) => createEc2Gateway({ client: clientFor(registration.region), clusterId: registration.clusterId, deadline }),
+    gatewayFor: (registration) =>
+      createEc2Gateway({
+        client: clientFor(registration.region),
+        clusterId: registration.clusterId,
+        deadline,
+        pacing: { budget, account, region: registration.region, waitForTokens: true },
+      }),
     onResult(result) {
       logger.info('audit', {
         clusterId: result.clusterId,

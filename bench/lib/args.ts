@@ -17,12 +17,17 @@ export interface BenchArgs {
   objects: number;
   /** Global bound of (b), seconds. */
   timeoutSeconds: number;
+  /** Backend processes of (b) behind one URL (each its own EC2 client); > 1 puts the budget in moto's DynamoDB. */
+  backends: number;
+  /** Local Kubernetes clusters (API, controllers, forwarder) of (b), sharing one EC2 account. */
+  clusters: number;
   /** The command to print for reproducing this run. */
   command: string;
 }
 
 export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c] [--quick]
                             [--seed 1] [--objects 10000] [--timeout 1200]
+                            [--backends 1] [--clusters 1]
   --n           PVCs + pods in the burst (b); default 1000 (100 with --quick)
   --time-scale  simulator latencies and bucket refill ÷/× this; default 1 (10 with --quick).
                 volhook's own delays (backoff, requeues, resync) are never scaled
@@ -30,7 +35,12 @@ export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--onl
   --quick       smoke run: n=100 at time scale 10, 2,000 objects in (c)
   --seed        simulator PRNG seed (latencies); default 1
   --objects     PVCs and PVs (each) cached by the forwarder in (c); default 10000
-  --timeout     give up on (b) after this many seconds; default 1200`;
+  --timeout     give up on (b) after this many seconds; default 1200
+  --backends    (b) with this many backend processes, each its own EC2 client, behind one
+                URL; more than 1 keeps the rate budget in DynamoDB (moto_server); default 1
+                (the backend in the bench process)
+  --clusters    (b) with this many clusters (Kubernetes API, controllers, forwarder each)
+                against one EC2 account, the n claims dealt out over them; default 1`;
 
 /** Thrown for a bad flag; run.ts prints it with the usage. */
 export class UsageError extends Error {
@@ -52,6 +62,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
         seed: { type: 'string' },
         objects: { type: 'string' },
         timeout: { type: 'string' },
+        backends: { type: 'string' },
+        clusters: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -67,11 +79,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
   const seed = integer('--seed', v.seed, 1, 0, 2 ** 32 - 1);
   const objects = integer('--objects', v.objects, quick ? 2000 : 10_000, 0, 1_000_000);
   const timeoutSeconds = number('--timeout', v.timeout, 1200, 1, 24 * 3600);
+  const backends = integer('--backends', v.backends, 1, 1, 32);
+  const clusters = integer('--clusters', v.clusters, 1, 1, 8);
 
   const command = ['npx tsx bench/run.ts', `--n ${n}`, `--time-scale ${timeScale}`, `--only ${only.join(',')}`, `--seed ${seed}`];
   if (only.includes('c')) command.push(`--objects ${objects}`);
   if (v.timeout !== undefined) command.push(`--timeout ${timeoutSeconds}`);
-  return { n, timeScale, only, quick, seed, objects, timeoutSeconds, command: command.join(' ') };
+  if (backends !== 1) command.push(`--backends ${backends}`);
+  if (clusters !== 1) command.push(`--clusters ${clusters}`);
+  return { n, timeScale, only, quick, seed, objects, timeoutSeconds, backends, clusters, command: command.join(' ') };
 }
 
 function number(flag: string, raw: string | undefined, fallback: number, min: number, max: number): number {

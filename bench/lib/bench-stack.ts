@@ -5,7 +5,8 @@
  */
 import type { Item, Result } from '../../lib/contract/index.js';
 import { silentLogger, type Logger } from '../../lib/forwarder/index.js';
-import { startLocalStack, type LocalNode, type LocalStack } from '../../lib/local/stack/index.js';
+import type { LatencyTable } from '../../lib/local/ec2/index.js';
+import { startLocalStack, type LocalNode, type LocalStack, type LocalStackOptions } from '../../lib/local/stack/index.js';
 
 /** Volumes placed per node: below the 26 slots, so a node never fills up. */
 export const VOLUMES_PER_NODE = 24;
@@ -16,8 +17,11 @@ export interface BenchStackOptions {
   seed: number;
   /** Pods the run will place; decides how many nodes to start. */
   pods: number;
+  /** Simulator latencies other than its defaults, e.g. AWS's medians for the single-PVC run. */
+  latency?: Partial<LatencyTable>;
   logger?: Logger;
   onResult?(clusterId: string, item: Item, result: Result): void;
+  onEc2Calls?: LocalStackOptions['onEc2Calls'];
   onControllerError?(error: unknown, context: { controller: string; key: string }): void;
 }
 
@@ -35,12 +39,13 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     ports: { backend: 0, ec2: 0, kube: 0 },
     zones: ZONES,
     nodesPerZone: Math.max(1, Math.ceil(options.pods / VOLUMES_PER_NODE / ZONES.length)),
-    ec2: { timeScale: options.timeScale, seed: options.seed },
+    ec2: { timeScale: options.timeScale, seed: options.seed, ...(options.latency && { latency: options.latency }) },
     // Production settings: batch 100, 4 requests in flight, resync 5 min, backoff 1 s → 5 min.
     forwarder: {},
     controllers: options.onControllerError ? { onError: options.onControllerError } : {},
     logger: options.logger ?? silentLogger,
     onResult: options.onResult,
+    onEc2Calls: options.onEc2Calls,
   });
   try {
     const sim = stack.simulator;

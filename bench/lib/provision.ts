@@ -5,7 +5,9 @@
  */
 import type { Forwarder } from '../../lib/forwarder/index.js';
 import type { Ec2SimStats } from '../../lib/local/ec2/index.js';
-import { startBenchStack } from './bench-stack.js';
+import { Ec2CallStats } from '../../lib/ec2/index.js';
+import { startBenchStack, type BenchStackOptions } from './bench-stack.js';
+import type { BackendStats } from './scale-out.js';
 import { Diagnostics } from './diagnostics.js';
 import { say } from './format.js';
 import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
@@ -20,6 +22,8 @@ export interface BurstOptions {
   seed: number;
   timeoutMs: number;
   progressEveryMs?: number;
+  /** Simulator latencies other than its defaults. */
+  latency?: BenchStackOptions['latency'];
 }
 
 export interface BurstResult {
@@ -42,6 +46,8 @@ export interface BurstResult {
   forwarderRequests: Record<string, number>;
   diagnostics: Diagnostics;
   load: ReturnType<Diagnostics['processLoad']>;
+  /** The backend's own count per EC2 action (calls, throttles, tokens, budget takes). */
+  backendStats?: BackendStats;
 }
 
 const RUNNING_GRACE_MS = 30_000;
@@ -49,12 +55,18 @@ const RUNNING_GRACE_MS = 30_000;
 export async function runBurst(options: BurstOptions): Promise<BurstResult> {
   const { n, label } = options;
   const diagnostics = new Diagnostics();
+  const ec2Calls = new Ec2CallStats();
+  let measuring = false;
   const bench = await startBenchStack({
     timeScale: options.timeScale,
     seed: options.seed,
     pods: n,
+    ...(options.latency && { latency: options.latency }),
     logger: diagnostics.logger,
     onResult: diagnostics.onResult,
+    onEc2Calls: (_clusterId, stats) => {
+      if (measuring) ec2Calls.merge(stats);
+    },
     onControllerError: diagnostics.onControllerError,
   });
   const { stack, nodes } = bench;
@@ -62,6 +74,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
   let tracker: BurstTracker | undefined;
   try {
     sim.resetStats();
+    measuring = true;
     tracker = new BurstTracker(stack.store, BENCH_NAMESPACE);
     diagnostics.start();
     const t0 = performance.now();
@@ -119,6 +132,12 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       forwarderRequests: await forwarderRequests(stack.forwarder()),
       diagnostics,
       load,
+      backendStats: Object.fromEntries(
+        [...ec2Calls.actions].map(([action, a]) => [
+          action,
+          { calls: a.calls, throttles: a.throttles, errors: a.errors, tokensGranted: a.tokensGranted, tokensWaited: a.tokensWaited, takes: a.takes },
+        ]),
+      ),
     };
     return result;
   } finally {

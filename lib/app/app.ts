@@ -16,7 +16,7 @@ import {
   type Result,
   type Write,
 } from '../contract/index.js';
-import type { Ec2Gateway } from '../ec2/index.js';
+import { Ec2CallStats, type Ec2Gateway, type Ec2Observer } from '../ec2/index.js';
 import { reconcileItems, type ReconcileContext } from '../reconcile/index.js';
 import { ClusterIdSchema, RegistrationError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
 import { createMemoryReplayStore, replayExpiry, replayKey, type ReplayStore } from '../replay/index.js';
@@ -34,8 +34,13 @@ export interface AppDependencies {
   reports?: ReportStore;
   /** Webhook ids already accepted; default: in this process's memory. */
   replay?: ReplayStore;
-  /** The EC2 gateway for one request of one cluster; `deadline` is epoch ms. */
-  gatewayFor(registration: ClusterRegistration, deadline: number): Ec2Gateway;
+  /**
+   * The EC2 gateway for one request of one cluster; `deadline` is epoch ms; `observer` is told
+   * of the request's EC2 calls and token decisions (for `onEc2Calls`).
+   */
+  gatewayFor(registration: ClusterRegistration, deadline: number, observer: Ec2Observer): Ec2Gateway;
+  /** Called once per reconcile request with its EC2 calls and tokens per action: metrics hang here. */
+  onEc2Calls?(clusterId: string, stats: Ec2CallStats): void;
   /** Applies writes for clusters registered with `writeBack: direct`. */
   applyDirect?(registration: ClusterRegistration, writes: Write[]): Promise<void>;
   driverName?: string;
@@ -129,11 +134,12 @@ export function createApp(deps: AppDependencies): Hono {
         throw new ApiError(401, 'cluster_mismatch', `the request body is signed for cluster "${parsed.data.clusterId}", but the path names cluster "${clusterId}"`);
       }
 
+      const ec2Calls = new Ec2CallStats();
       const ctx: ReconcileContext = {
         clusterId,
         registration,
         // The gateway measures its deadline on the real clock, whatever `now` says.
-        ec2: deps.gatewayFor(registration, Date.now() + RECONCILE_BUDGET_MS),
+        ec2: deps.gatewayFor(registration, Date.now() + RECONCILE_BUDGET_MS, ec2Calls),
         driverName: deps.driverName ?? 'ebs.csi.aws.com',
         provisionerName: deps.provisionerName ?? 'ebs.csi.aws.com',
         now: () => new Date(now()),
@@ -142,7 +148,12 @@ export function createApp(deps: AppDependencies): Hono {
         reportError: (itemKey, error) => onError(clusterId, itemKey, error, 'reconcile'),
         ...(deps.modifyCooldownMs !== undefined && { modifyCooldownMs: deps.modifyCooldownMs() }),
       };
-      let results = await reconcileItems(parsed.data.items, ctx);
+      let results: Result[];
+      try {
+        results = await reconcileItems(parsed.data.items, ctx);
+      } finally {
+        if (ec2Calls.actions.size > 0) deps.onEc2Calls?.(clusterId, ec2Calls);
+      }
       if (registration.writeBack === 'direct') results = await applyDirectly(deps, registration, results, (key, err) => onError(clusterId, key, err, 'writeBack'));
       parsed.data.items.forEach((item, i) => deps.onResult?.(clusterId, item, results[i]!));
       return c.json({ results } satisfies ReconcileResponse);

@@ -16,7 +16,8 @@ import {
   leftBehindTable,
   runAudit,
 } from '../audit/index.js';
-import { createEc2Gateway } from '../ec2/index.js';
+import { budgetAccount, createEc2Gateway } from '../ec2/index.js';
+import { budgetFromEnvironment } from '../budget/from-environment.js';
 import { localDirFrom, readDescriptor } from '../local/stack/local-files.js';
 import { parseRegistration } from '../registry/file-registry.js';
 import type { ClusterRegistration } from '../registry/registration.js';
@@ -116,13 +117,22 @@ async function withResolved(command: AuditCommand | RemoveCommand, io: AuditIo, 
   }
 }
 
+/**
+ * The CLI's calls are paced like the backend's: the budget the environment names (the deployed
+ * table when VOLHOOK_BUDGET_TABLE is set, else this process's own), waiting for each token.
+ */
+function pacedGateway(client: EC2Client, clusterId: string, region: string) {
+  const pacing = { budget: budgetFromEnvironment(process.env), account: budgetAccount(process.env), region, waitForTokens: true };
+  return createEc2Gateway({ client, clusterId, pacing });
+}
+
 export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<number> {
   return withResolved(command, io, async (r) => {
     const graceMs = command.graceMs ?? (r.registration.audit?.graceSeconds !== undefined ? r.registration.audit.graceSeconds * 1000 : DEFAULT_GRACE_MS);
     const result = await runAudit({
       clusterId: command.clusterId,
       region: r.region,
-      gateway: createEc2Gateway({ client: r.client, clusterId: command.clusterId }),
+      gateway: pacedGateway(r.client, command.clusterId, r.region),
       reports: r.reports,
       graceMs,
       delete: command.delete,
@@ -141,7 +151,7 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
  */
 export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promise<number> {
   return withResolved(command, io, async (r) => {
-    const gateway = createEc2Gateway({ client: r.client, clusterId: command.clusterId });
+    const gateway = pacedGateway(r.client, command.clusterId, r.region);
     const report = await r.reports.get(command.clusterId);
     const entries = leftBehind(await gateway.listClusterDisks(), report, r.region);
     const toDelete = entries.filter((e) => e.action === 'delete');

@@ -9,7 +9,7 @@ import {
   type Volume,
 } from '@aws-sdk/client-ec2';
 import { TagKeys } from '../contract/tags.js';
-import { callEc2 } from './call.js';
+import type { CallOptions } from './call.js';
 import { Ec2Error, lookupRank } from './types.js';
 
 /**
@@ -20,7 +20,13 @@ import { Ec2Error, lookupRank } from './types.js';
 export interface Ec2Context {
   client: EC2Client;
   clusterId: string;
+  /** Epoch ms by which the request's calls must have settled. */
   deadline?: number;
+  /**
+   * Makes one EC2 call: paced by the rate budget, observed, and bounded by `deadline` unless
+   * `unbounded` (a call shared by several requests, each bounding its own wait).
+   */
+  call<T>(action: string, run: (options: CallOptions) => Promise<T>, options?: { unbounded?: boolean }): Promise<T>;
 }
 
 /** Volume IDs per DescribeVolumes by `VolumeIds`, as the EBS CSI driver batches them. */
@@ -49,7 +55,7 @@ export async function describeVolumesByIds(ctx: Ec2Context, ids: readonly string
     ids: wellFormed(ids, VOLUME_ID),
     refusals: ['InvalidVolume.NotFound', 'InvalidVolumeID.Malformed'],
     byIds: async (VolumeIds) =>
-      (await callEc2('DescribeVolumes', ctx.deadline, (o) => ctx.client.send(new DescribeVolumesCommand({ VolumeIds }), o)))
+      (await ctx.call('DescribeVolumes', (o) => ctx.client.send(new DescribeVolumesCommand({ VolumeIds }), o)))
         .Volumes ?? [],
     byFilter: (values) => eachChunk(values, (Values) => describeVolumesFiltered(ctx, [{ Name: 'volume-id', Values }])),
   });
@@ -97,7 +103,7 @@ export async function describeInstancesByIds(ctx: Ec2Context, ids: readonly stri
     ids: wellFormed(ids, INSTANCE_ID),
     refusals: ['InvalidInstanceID.NotFound', 'InvalidInstanceID.Malformed'],
     byIds: async (InstanceIds) => {
-      const out = await callEc2('DescribeInstances', ctx.deadline, (o) =>
+      const out = await ctx.call('DescribeInstances', (o) =>
         ctx.client.send(new DescribeInstancesCommand({ InstanceIds }), o),
       );
       return (out.Reservations ?? []).flatMap((r) => r.Instances ?? []);
@@ -119,7 +125,7 @@ export async function describeInstancesByIds(ctx: Ec2Context, ids: readonly stri
 export async function describeModificationsByVolumeIds(ctx: Ec2Context, ids: readonly string[]): Promise<Map<string, VolumeModification>> {
   const modifications = await eachChunk(wellFormed(ids, VOLUME_ID), (Values) =>
     paginate(async (NextToken) => {
-      const out = await callEc2('DescribeVolumesModifications', ctx.deadline, (o) =>
+      const out = await ctx.call('DescribeVolumesModifications', (o) =>
         ctx.client.send(
           new DescribeVolumesModificationsCommand({ Filters: [{ Name: 'volume-id', Values }], MaxResults: PAGE_SIZE, NextToken }),
           o,
@@ -166,7 +172,7 @@ async function describeByIds<T>(batch: {
 
 async function describeVolumesFiltered(ctx: Ec2Context, filters: Filter[]): Promise<Volume[]> {
   return paginate(async (NextToken) => {
-    const out = await callEc2('DescribeVolumes', ctx.deadline, (o) =>
+    const out = await ctx.call('DescribeVolumes', (o) =>
       ctx.client.send(new DescribeVolumesCommand({ Filters: filters, MaxResults: PAGE_SIZE, NextToken }), o),
     );
     return { items: out.Volumes ?? [], next: out.NextToken };
@@ -175,7 +181,7 @@ async function describeVolumesFiltered(ctx: Ec2Context, filters: Filter[]): Prom
 
 async function describeInstancesFiltered(ctx: Ec2Context, filters: Filter[]): Promise<Instance[]> {
   return paginate(async (NextToken) => {
-    const out = await callEc2('DescribeInstances', ctx.deadline, (o) =>
+    const out = await ctx.call('DescribeInstances', (o) =>
       ctx.client.send(new DescribeInstancesCommand({ Filters: filters, MaxResults: PAGE_SIZE, NextToken }), o),
     );
     return { items: (out.Reservations ?? []).flatMap((r) => r.Instances ?? []), next: out.NextToken };

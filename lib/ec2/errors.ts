@@ -29,7 +29,10 @@ const NETWORK_CODES = new Set([
 ]);
 
 // One-line predicates over EC2's error codes, in the order classifyEc2Error asks them.
-const isThrottling = (e: ErrorFacts) => ['RequestLimitExceeded', 'Throttling', 'ThrottlingException'].includes(e.code);
+/** EC2's answers for a call refused by its request token bucket. */
+const THROTTLING_CODES: ReadonlySet<string> = new Set(['RequestLimitExceeded', 'Throttling', 'ThrottlingException']);
+export const isThrottlingCode = (code: string) => THROTTLING_CODES.has(code);
+const isThrottling = (e: ErrorFacts) => isThrottlingCode(e.code);
 const isUnavailable = (e: ErrorFacts) => ['InternalError', 'InternalFailure', 'Unavailable', 'ServiceUnavailable'].includes(e.code);
 const isServerFault = (e: ErrorFacts) => (e.status !== undefined && e.status >= 500) || e.fault === 'server';
 const isNetwork = (e: ErrorFacts) => NETWORK_CODES.has(e.code);

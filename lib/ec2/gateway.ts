@@ -15,7 +15,7 @@ import {
 } from '@aws-sdk/client-ec2';
 import DataLoader from 'dataloader';
 import { identityTags, snapshotIdentityTags } from '../contract/tags.js';
-import { callEc2 } from './call.js';
+import { callEc2, type CallOptions } from './call.js';
 import {
   describeClusterVolumes,
   describeInstancesByIds,
@@ -27,7 +27,9 @@ import {
   VOLUME_IDS_PER_CALL,
   type Ec2Context,
 } from './describe.js';
+import { isThrottlingCode } from './errors.js';
 import { tagList, toDisk, toInstance, toModification, toSnapshot } from './mapping.js';
+import { Pacer, type Ec2Observer, type PacingOptions } from './pacing.js';
 import { describeSnapshotById, describeSnapshotsByName, malformedSnapshotName } from './snapshots.js';
 import { clientTokenFor } from './token.js';
 import {
@@ -40,6 +42,7 @@ import {
   type DiskModification,
   type Ec2Gateway,
   type Instance,
+  type LookedUp,
 } from './types.js';
 import { cachedZones, ZONES_TTL_MS } from './zones.js';
 
@@ -53,6 +56,14 @@ export interface Ec2GatewayOptions {
   batchWindowMs?: number;
   /** How long the Region's zones are cached, per EC2 client (default {@link ZONES_TTL_MS}). */
   zonesTtlMs?: number;
+  /**
+   * The shared rate budget: every EC2 call first takes a token of its bucket, and a call the
+   * budget does not grant is not made (it fails `transient` with the budget's wait). Without
+   * it calls are unpaced — only for tests and tools that talk to EC2 directly.
+   */
+  pacing?: PacingOptions;
+  /** Told of every EC2 call and token decision (metrics). */
+  observer?: Ec2Observer;
 }
 
 const DEFAULT_BATCH_WINDOW_MS = 5;
@@ -71,14 +82,33 @@ const MAX_TOKEN_GENERATIONS = 4;
  * zones, which do not change, are cached per EC2 client (`cachedZones`).
  */
 export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
+  const windowMs = options.batchWindowMs ?? DEFAULT_BATCH_WINDOW_MS;
+  const batchScheduleFn = (dispatch: () => void) => void setTimeout(dispatch, windowMs);
+  const observer = options.observer ?? {};
+  const pacer = options.pacing && new Pacer(options.pacing, batchScheduleFn, observer);
+
+  /** Every EC2 call of the gateway: a token first, then the call, observed; a throttle slows the bucket. */
+  async function call<T>(action: string, run: (o: CallOptions) => Promise<T>, callOptions: { unbounded?: boolean } = {}): Promise<T> {
+    await pacer?.take(action);
+    const started = performance.now();
+    try {
+      const out = await callEc2(action, callOptions.unbounded ? undefined : options.deadline, run);
+      observer.call?.(action, { ms: performance.now() - started, throttled: false });
+      return out;
+    } catch (error) {
+      const code = error instanceof Ec2Error ? error.code : 'Unknown';
+      const throttled = isThrottlingCode(code);
+      observer.call?.(action, { ms: performance.now() - started, code, throttled });
+      if (throttled) await pacer?.throttled(action);
+      throw error;
+    }
+  }
   const ctx: Ec2Context = {
     client: options.client,
     clusterId: options.clusterId,
     ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
+    call,
   };
-  const windowMs = options.batchWindowMs ?? DEFAULT_BATCH_WINDOW_MS;
-  const batchScheduleFn = (dispatch: () => void) => void setTimeout(dispatch, windowMs);
-  const call = <T>(action: string, run: Parameters<typeof callEc2<T>>[2]) => callEc2(action, ctx.deadline, run);
 
   const disksById = new DataLoader<string, Disk | undefined>(
     async (ids) => {
@@ -240,8 +270,8 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
     getInstance: (instanceId) => instancesById.load(instanceId),
     zones: () => cachedZones(ctx, options.zonesTtlMs ?? ZONES_TTL_MS),
 
-    async createDisk(request: CreateDiskRequest): Promise<Disk> {
-      let failed = await findDiskByName(request.name);
+    async createDisk(request: CreateDiskRequest, lookedUp?: LookedUp): Promise<Disk> {
+      let failed = lookedUp ? lookedUp.found : await findDiskByName(request.name);
       if (failed && !isGone(failed)) return failed;
       for (let generation = 0; generation < MAX_TOKEN_GENERATIONS; generation++) {
         const created = await createUnderToken(request, clientTokenFor(options.clusterId, request.name, failed?.volumeId));

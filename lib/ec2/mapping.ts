@@ -21,6 +21,7 @@ export function toDisk(volume: Volume): Disk {
     zone: volume.AvailabilityZone ?? '',
     sizeGiB: volume.Size ?? 0,
     state: (volume.State ?? 'creating') as DiskState,
+    ...(volume.CreateTime !== undefined ? { createTime: volume.CreateTime.toISOString() } : {}),
     type: volume.VolumeType ?? '',
     ...(volume.Iops !== undefined ? { iops: volume.Iops } : {}),
     ...(volume.Throughput !== undefined ? { throughput: volume.Throughput } : {}),

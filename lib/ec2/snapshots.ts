@@ -5,7 +5,6 @@
  */
 import { DescribeSnapshotsCommand, type Filter, type Snapshot as Ec2Snapshot } from '@aws-sdk/client-ec2';
 import { TagKeys } from '../contract/tags.js';
-import { callEc2 } from './call.js';
 import type { Ec2Context } from './describe.js';
 import { toSnapshot } from './mapping.js';
 import { Ec2Error, type Snapshot } from './types.js';
@@ -40,7 +39,7 @@ async function describeSnapshotsFiltered(ctx: Ec2Context, filters: Filter[]): Pr
   const items: Ec2Snapshot[] = [];
   let next: string | undefined;
   do {
-    const out = await callEc2('DescribeSnapshots', ctx.deadline, (o) =>
+    const out = await ctx.call('DescribeSnapshots', (o) =>
       ctx.client.send(new DescribeSnapshotsCommand({ OwnerIds: ['self'], Filters: filters, MaxResults: PAGE_SIZE, NextToken: next }), o),
     );
     items.push(...(out.Snapshots ?? []));

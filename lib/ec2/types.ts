@@ -37,6 +37,8 @@ export interface Disk {
   zone: string;
   sizeGiB: number;
   state: DiskState;
+  /** When EC2 began creating the volume (ISO 8601): when to look for it `available`. */
+  createTime?: string;
   type: string;
   iops?: number;
   throughput?: number;
@@ -153,13 +155,21 @@ export interface DiskModification {
   statusMessage?: string;
 }
 
+/**
+ * What the caller of `createDisk` saw when it looked the name up itself just before (in the
+ * same request): the gateway then does not describe again.
+ */
+export interface LookedUp {
+  found: Disk | undefined;
+}
+
 export interface Ec2Gateway {
   /**
    * Idempotent: returns the volume tagged `CSIVolumeName=<name>` for this cluster if there is
    * one, else creates it with ClientToken = sha256(`<clusterId>/<name>`) and all tags in
    * TagSpecifications. IdempotentParameterMismatch / VolumeLimitExceeded look up by tag again.
    */
-  createDisk(request: CreateDiskRequest): Promise<Disk>;
+  createDisk(request: CreateDiskRequest, lookedUp?: LookedUp): Promise<Disk>;
   /** The volume tagged `CSIVolumeName=<name>` and owned by this cluster, if any. Batched. */
   findDiskByName(name: string): Promise<Disk | undefined>;
   /**
@@ -260,6 +270,11 @@ export class Ec2Error extends Error {
     readonly code: string,
     message: string,
     readonly action?: string,
+    /**
+     * For `transient` errors that know when trying again makes sense (the rate budget's
+     * refusal: when this call's token will be there), seconds from now.
+     */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }

@@ -29,7 +29,7 @@ const byClient = new WeakMap<EC2Client, Entry>();
 export function cachedZones(ctx: Ec2Context, ttlMs: number = ZONES_TTL_MS, now: () => number = Date.now): Promise<Zone[]> {
   let entry = byClient.get(ctx.client);
   if (!entry || entry.expires <= now()) {
-    const zones = describeZones(ctx.client);
+    const zones = describeZones(ctx);
     const fresh: Entry = { expires: now() + ttlMs, zones };
     byClient.set(ctx.client, fresh);
     zones.catch(() => {
@@ -42,7 +42,7 @@ export function cachedZones(ctx: Ec2Context, ttlMs: number = ZONES_TTL_MS, now: 
 }
 
 /** Every zone the account can use in the Region (those not opted in are left out by EC2). */
-async function describeZones(client: EC2Client): Promise<Zone[]> {
-  const out = await callEc2('DescribeAvailabilityZones', undefined, (o) => client.send(new DescribeAvailabilityZonesCommand({}), o));
+async function describeZones(ctx: Ec2Context): Promise<Zone[]> {
+  const out = await ctx.call('DescribeAvailabilityZones', (o) => ctx.client.send(new DescribeAvailabilityZonesCommand({}), o), { unbounded: true });
   return (out.AvailabilityZones ?? []).flatMap((z) => (z.ZoneName && z.ZoneId ? [{ name: z.ZoneName, id: z.ZoneId }] : []));
 }

@@ -15,6 +15,7 @@ import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { withAttachment } from './disk-state.js';
 import { Requeue } from './outcomes.js';
+import { attachingWait, creatingWait } from './timing.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
 import { ensureAnnotation, ensureFinalizer, kubeTime, pvRef, vaRef, vaStatusWrites } from './writes.js';
 
@@ -44,9 +45,15 @@ export const MAX_DEVICE_ATTEMPTS = 4;
 /** An attachment `attaching` for longer is detached and tried again (as the EBS CSI driver does). */
 export const STUCK_ATTACHING_MS = 90_000;
 
-/** Pure: `failed`, recorded in the VolumeAttachment's `attachError`. */
+/**
+ * Pure: `failed`, recorded in the VolumeAttachment's `attachError`. While the message stays
+ * the same, so does its time (when the failure began): a retry refused for the same reason
+ * writes nothing, so there is no update for anyone to take for news.
+ */
 export function attachFailed(va: VolumeAttachment, now: Date, reason: string, message: string, requeueAfterSeconds: number = Requeue.failed): Settled {
-  return failed(reason, message, requeueAfterSeconds, vaStatusWrites(va, { attachError: { time: kubeTime(now), message } }));
+  const previous = va.status?.attachError;
+  const time = previous?.message === message && previous.time ? previous.time : kubeTime(now);
+  return failed(reason, message, requeueAfterSeconds, vaStatusWrites(va, { attachError: { time, message } }));
 }
 
 /** Pure: the PV and node of a VolumeAttachment, or why it cannot be attached. */
@@ -98,7 +105,7 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
     case 'attaching': {
       const since = mine.attachTime ? Date.parse(mine.attachTime) : NaN;
       if (now.getTime() - since > STUCK_ATTACHING_MS) return act({ verb: 'detachDisk', volumeId, instanceId });
-      return requeue(Requeue.attaching, `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`);
+      return requeue(attachingWait(mine, now), `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`);
     }
     case 'detaching':
       return requeue(Requeue.detaching, `volume ${volumeId} is detaching from instance ${instanceId}; it is attached again after`);
@@ -112,7 +119,7 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
   if (held.length > 0) return refuse('AttachedElsewhere', `volume ${volumeId} is attached to instance ${held.join(', ')}`);
   const leaving = elsewhere[0];
   if (leaving) return requeue(Requeue.detaching, `volume ${volumeId} is detaching from instance ${leaving.instanceId}`);
-  if (disk.state === 'creating') return requeue(Requeue.creating, `volume ${volumeId} is still being created`);
+  if (disk.state === 'creating') return requeue(creatingWait(disk, now), `volume ${volumeId} is still being created`);
   if (disk.state !== 'available' && disk.state !== 'in-use') {
     return refuse('VolumeNotAvailable', `volume ${volumeId} is ${disk.state}`);
   }
@@ -176,8 +183,8 @@ async function performAttach(scope: Scope, action: AttachAction, observed: Attac
     const device = attachmentOn(disk, instanceId)?.device ?? '';
     return { ...observed, disk: withAttachment(disk, { instanceId, device, state: 'detaching' }) };
   }
-  const device = scope.devices.claim(instanceId, instance.devicesInUse);
+  const device = scope.devices.claim(instanceId, instance.devicesInUse, volumeId);
   if (device === undefined) return { ...observed, noFreeDevice: true };
   const state = await scope.ec2.attachDisk(volumeId, instanceId, device);
-  return { ...observed, disk: withAttachment(disk, { instanceId, device, state }) };
+  return { ...observed, disk: withAttachment(disk, { instanceId, device, state, attachTime: observed.now.toISOString() }) };
 }

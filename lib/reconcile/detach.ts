@@ -39,9 +39,11 @@ export function detachedWrites(va: VolumeAttachment, driverName: string): Write[
   ];
 }
 
-/** Pure: `failed`, recorded in the VolumeAttachment's `detachError`. */
+/** Pure: `failed`, recorded in the VolumeAttachment's `detachError`; its time kept while the message is the same. */
 function detachFailed(va: VolumeAttachment, now: Date, reason: string, message: string, requeueAfterSeconds: number): Settled {
-  return failed(reason, message, requeueAfterSeconds, vaStatusWrites(va, { detachError: { time: kubeTime(now), message } }));
+  const previous = va.status?.detachError;
+  const time = previous?.message === message && previous.time ? previous.time : kubeTime(now);
+  return failed(reason, message, requeueAfterSeconds, vaStatusWrites(va, { detachError: { time, message } }));
 }
 
 /** Pure: the next step towards the volume being detached from the node's instance. */

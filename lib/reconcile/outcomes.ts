@@ -16,8 +16,8 @@ export const Requeue = {
   /** Attach and detach take 1–4 s. */
   attaching: 1,
   detaching: 2,
-  /** IncorrectState and the like: the volume is between states. */
-  inTransition: 5,
+  /** IncorrectState and the like: the volume is between states, which EC2 finishes in 1–4 s. */
+  inTransition: 2,
   /** A snapshot is `pending` for minutes (EC2 copies the changed blocks to S3). */
   snapshotPending: 15,
   /** A modification's `modifying` phase takes seconds to minutes. */
@@ -71,7 +71,8 @@ export function verdictForEc2Error(error: Ec2Error, verb?: Ec2Verb): Verdict {
   });
   switch (error.kind) {
     case 'transient':
-      return { outcome: 'requeue', requeueAfterSeconds: Requeue.transient, message };
+      // The rate budget's refusal knows when this item's token is there.
+      return { outcome: 'requeue', requeueAfterSeconds: error.retryAfterSeconds ?? Requeue.transient, message };
     case 'incorrectState':
     case 'deviceInUse':
       return { outcome: 'requeue', requeueAfterSeconds: Requeue.inTransition, message };

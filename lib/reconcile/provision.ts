@@ -25,6 +25,7 @@ import { EventReasons, pvcEvent } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
 import { diskHasAttributes, prepareProvision, provisioningFailed, type ProvisionJob } from './provision-job.js';
+import { creatingWait } from './timing.js';
 import { buildPersistentVolume } from './pv-builder.js';
 import { isOwnedSnapshot } from './snapshot-content.js';
 import { addFinalizer, createPersistentVolume, pvcRef, removeFinalizer, removePvcAnnotation } from './writes.js';
@@ -38,6 +39,8 @@ export interface ProvisionObserved {
   snapshot?: Snapshot | null;
   /** This request deleted the claim's failed volume: its replacement waits for the next one. */
   deletedFailed?: boolean;
+  /** When it was observed: a volume `creating` is looked at again when EC2 should be done. */
+  now?: Date;
 }
 
 type Names = { provisionerName: string; driverName: string; clusterId: string };
@@ -72,7 +75,7 @@ export function checkSnapshot(job: ProvisionJob, snapshot: Snapshot | null | und
 }
 
 /** Pure: the next step for a claim's disk. */
-export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapshot }: ProvisionObserved, names: Names): Plan<ProvisionAction> {
+export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapshot, now }: ProvisionObserved, names: Names): Plan<ProvisionAction> {
   const { pvc } = job;
   if (!disk) {
     const refused = checkSnapshot(job, snapshot, names.clusterId);
@@ -82,7 +85,7 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapsh
   }
   switch (disk.state) {
     case 'creating':
-      return requeue(Requeue.creating, `volume ${disk.volumeId} is being created`);
+      return requeue(creatingWait(disk, now), `volume ${disk.volumeId} is being created`);
     case 'available':
     case 'in-use': {
       const pv = buildPersistentVolume({
@@ -180,15 +183,16 @@ export async function reconcileProvision(item: PersistentVolumeClaimItem, scope:
   return converge<ProvisionObserved, ProvisionAction>({
     observe: async () => {
       const disk = await scope.ec2.findDiskByName(job.pvName);
-      if (disk || job.source?.kind !== 'snapshot') return { disk };
-      return { disk, snapshot: (await scope.ec2.getSnapshot(job.source.snapshotId)) ?? null };
+      if (disk || job.source?.kind !== 'snapshot') return { disk, now: scope.now() };
+      return { disk, snapshot: (await scope.ec2.getSnapshot(job.source.snapshotId)) ?? null, now: scope.now() };
     },
     decide: (observed) => decideProvision(job, observed, scope),
     perform: async (action, observed) => {
-      if (action.verb === 'createDisk') return { disk: await scope.ec2.createDisk(action.request) };
-      if (action.verb === 'copyDisk') return { disk: await scope.ec2.copyDisk(action.request) };
+      // The reconciler just looked the name up in this request: the gateway need not again.
+      if (action.verb === 'createDisk') return { disk: await scope.ec2.createDisk(action.request, { found: observed.disk }), now: scope.now() };
+      if (action.verb === 'copyDisk') return { disk: await scope.ec2.copyDisk(action.request), now: scope.now() };
       await scope.ec2.deleteDisk(action.volumeId);
-      return { disk: deleting(observed.disk), deletedFailed: true };
+      return { disk: deleting(observed.disk), deletedFailed: true, now: scope.now() };
     },
     refused: (action, error, verdict) => refusedProvision(job, action, error, verdict),
   });

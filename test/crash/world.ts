@@ -3,7 +3,8 @@
  *
  * - EC2: `Ec2Simulator` on a `ManualClock`, reached by the real gateway through the real
  *   `@aws-sdk/client-ec2` over an in-process transport (see ec2-transport.ts);
- * - the backend: the real hono app (`createApp`), called with `app.request`;
+ * - the backend: the real hono app (`createApp`), called with `app.request`, its EC2 calls
+ *   paced by the rate budget (in memory, on the same clock);
  * - Kubernetes: the local object store, its HTTP API on 127.0.0.1 (for `applyWrites` over
  *   client-node) and the cluster's controllers (PV controller, scheduler, attach/detach
  *   controller, kubelet) over the same store.
@@ -11,6 +12,7 @@
 import { Agent } from 'node:http';
 import type { Hono } from 'hono';
 import { createApp } from '../../lib/app/app.js';
+import { createMemoryBudget } from '../../lib/budget/index.js';
 import { createEc2Client, createEc2Gateway } from '../../lib/ec2/index.js';
 import { EventCorrelator, kubeClientsFromConfig, kubeConfigFor, type KubeClients } from '../../lib/kube/index.js';
 import { startControllers } from '../../lib/local/controllers/index.js';
@@ -27,6 +29,16 @@ export const REGION = 'us-east-1';
 export const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
 /** A fixed test secret (32 bytes of key): nothing here is secret, and it keeps runs replayable. */
 export const SECRET = `whsec_${Buffer.from('volhook-crash-explorer-test-key!').toString('base64')}`;
+
+/** The rate budget's buckets in the explorer's world: a few tokens each, refilled in seconds. */
+const CRASH_BUCKETS = {
+  CreateVolume: { capacity: 2, refillPerSecond: 0.5 },
+  DeleteVolume: { capacity: 2, refillPerSecond: 0.5 },
+  AttachVolume: { capacity: 2, refillPerSecond: 0.5 },
+  DetachVolume: { capacity: 2, refillPerSecond: 0.5 },
+  DescribeVolumes: { capacity: 4, refillPerSecond: 1 },
+  DescribeInstances: { capacity: 4, refillPerSecond: 1 },
+};
 
 /** Where every run's simulated clock starts. */
 export const CLOCK_START = Date.UTC(2026, 0, 1);
@@ -178,6 +190,9 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
     maxAttempts: 1,
   });
   const reports = createMemoryReportStore();
+  // Small buckets, so that a run's few claims meet refusals too: items answered with the
+  // budget's wait and sent again, interleaved with the crashes.
+  const budget = createMemoryBudget({ now: () => clock.now(), rates: { [REGION]: { share: 1, buckets: CRASH_BUCKETS } } });
   const app = createApp({
     registry: createStaticRegistry([{ clusterId, secrets: [SECRET], region: REGION }]),
     reports,
@@ -185,8 +200,16 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
     // timestamps, attach times and grace periods are all measured on it. (Signatures are made
     // on it too; only the gateway's deadline stays on the real clock.)
     now: () => clock.now(),
-    gatewayFor: (registration, deadline) =>
-      createEc2Gateway({ client: ec2, clusterId: registration.clusterId, deadline, batchWindowMs: 0 }),
+    // Every EC2 call paced as deployed: the rate budget in memory, on the simulated clock.
+    gatewayFor: (registration, deadline, observer) =>
+      createEc2Gateway({
+        client: ec2,
+        clusterId: registration.clusterId,
+        deadline,
+        batchWindowMs: 0,
+        pacing: { budget, account: 'crash', region: registration.region },
+        observer,
+      }),
     modifyCooldownMs: () => MODIFY_COOLDOWN_MS,
   });
 

@@ -12,7 +12,8 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { LambdaContext, LambdaEvent } from 'hono/aws-lambda';
 import { afterEach, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import type { Item, Result } from '../../lib/contract/index.js';
-import { recordReconcileResults } from '../../lib/observability/index.js';
+import { Ec2CallStats } from '../../lib/ec2/index.js';
+import { recordEc2Metrics, recordReconcileResults } from '../../lib/observability/index.js';
 import { NOW_MS, SECRET_C1 } from '../app/harness.js';
 
 // Powertools writes INFO and EMF to stdout, WARN and ERROR to stderr.
@@ -79,6 +80,33 @@ describe('recordReconcileResults', () => {
   });
 });
 
+describe('recordEc2Metrics', () => {
+  it('calls, throttles, errors, latency and tokens per EC2 action -> one EMF blob per action, dimension Action', () => {
+    startCapture();
+    const stats = new Ec2CallStats();
+    stats.tokens('CreateVolume', 2, 3);
+    stats.call('CreateVolume', { ms: 120.4, throttled: false });
+    stats.call('CreateVolume', { ms: 80, code: 'RequestLimitExceeded', throttled: true });
+    stats.tokens('AttachVolume', 1, 0);
+    stats.call('AttachVolume', { ms: 30, code: 'AttachmentLimitExceeded', throttled: false });
+    recordEc2Metrics(() => new Metrics({ namespace: 'volhook', serviceName: 'volhook' }))('c1', stats);
+
+    const blobs = emfBlobs();
+    expect(blobs).toHaveLength(2);
+    const create = blobs.find((b) => b.Action === 'CreateVolume');
+    expect(create).toMatchObject({ service: 'volhook', Ec2Calls: 2, Ec2Throttles: 1, Ec2Errors: 0, Ec2LatencyMs: [120, 80], BudgetTokensGranted: 2, BudgetTokensWaited: 3 });
+    expect(create!._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'volhook', Dimensions: [['service', 'Action']] });
+    expect(create!._aws.CloudWatchMetrics[0].Metrics).toEqual(
+      expect.arrayContaining([
+        { Name: 'Ec2Calls', Unit: 'Count' },
+        { Name: 'Ec2LatencyMs', Unit: 'Milliseconds' },
+        { Name: 'BudgetTokensWaited', Unit: 'Count' },
+      ]),
+    );
+    expect(blobs.find((b) => b.Action === 'AttachVolume')).toMatchObject({ Ec2Calls: 1, Ec2Throttles: 0, Ec2Errors: 1, BudgetTokensGranted: 1, BudgetTokensWaited: 0 });
+  });
+});
+
 describe('functions/api.ts handler', () => {
   type Handler = (event: LambdaEvent, context?: LambdaContext) => Promise<{ statusCode: number }>;
   let handler: Handler;
@@ -125,11 +153,16 @@ describe('functions/api.ts handler', () => {
       expect(line.itemKey).toMatch(/^PersistentVolumeClaimDeleted\//);
       expect(line.outcome).toBe('done');
     }
-    const blobs = emfBlobs();
+    const blobs = emfBlobs().filter((b) => 'clusterId' in b);
     expect(blobs).toHaveLength(1);
     expect(blobs[0]!._aws.CloudWatchMetrics[0].Namespace).toBe('volhook');
     expect(blobs[0]).toMatchObject({ clusterId: 'c1', ReconcileDone: [1, 1] });
     expect(blobs[0]).not.toHaveProperty('ReconcileFailed');
+    // The one describe the request made, counted under its action, its token from the budget.
+    const perAction = emfBlobs().filter((b) => 'Action' in b);
+    expect(perAction).toHaveLength(1);
+    expect(perAction[0]).toMatchObject({ Action: 'DescribeVolumes', Ec2Calls: 1, Ec2Throttles: 0, Ec2Errors: 0, BudgetTokensGranted: 1, BudgetTokensWaited: 0 });
+    expect(perAction[0]!._aws.CloudWatchMetrics[0].Dimensions).toEqual([['service', 'Action']]);
   });
 
   it('healthz -> no reconcile log line and no EMF blob', async () => {

@@ -307,17 +307,19 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(dynamo[0]!.Condition).toBeUndefined();
   });
 
-  it('volume reports: a PAY_PER_REQUEST table keyed by cluster id; GetItem, UpdateItem and Scan on it alone; DynamoDB on nothing else', () => {
+  it('volume reports: a PAY_PER_REQUEST table keyed by cluster id; GetItem, UpdateItem and Scan on it alone; DynamoDB otherwise only on the replay and rate-budget tables', () => {
     expect(template.Resources.ReportsTable!.Properties).toMatchObject({
       TableName: `volhook-${STAGE}-reports`,
       BillingMode: 'PAY_PER_REQUEST',
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
     });
+    // Three tables, each statement on its own: replay ids, reports, the EC2 rate budget.
     const dynamo = statements().filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo).toHaveLength(2);
-    const reports = dynamo.find((s) => JSON.stringify(s.Resource).includes('ReportsTable'))!;
-    expect(list(reports.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:UpdateItem']);
-    expect(list(reports.Resource)).toEqual([{ 'Fn::GetAtt': ['ReportsTable', 'Arn'] }]);
+    expect(dynamo.map((s) => [list(s.Action).sort(), list(s.Resource)])).toEqual([
+      [['dynamodb:PutItem'], [{ 'Fn::GetAtt': ['ReplayTable', 'Arn'] }]],
+      [['dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:UpdateItem'], [{ 'Fn::GetAtt': ['ReportsTable', 'Arn'] }]],
+      [['dynamodb:GetItem', 'dynamodb:UpdateItem'], [{ 'Fn::GetAtt': ['RateBudgetTable', 'Arn'] }]],
+    ]);
   });
 
   it('the zip holds exactly functions/api.mjs and its chunks (the build bench/coldstart.ts measures, byte for byte) and functions/audit.mjs', async () => {

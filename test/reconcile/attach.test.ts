@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Result } from '../../lib/contract/index.js';
 import { MAX_DEVICE_ATTEMPTS } from '../../lib/reconcile/attach.js';
+import { deviceFor } from '../../lib/reconcile/device-names.js';
 import { ec2Error, throttled, type FakeGateway } from './fake-gateway.js';
 import {
   ATTACHER_FINALIZER,
@@ -20,6 +21,8 @@ import {
 
 const VOL = 'vol-0123456789abcdef0';
 const INSTANCE = 'i-0aaaaaaaaaaaaaaa1';
+/** The name the attach of VOL asks for on an instance that uses only its root device. */
+const DEVICE = deviceFor(VOL, ['/dev/xvda'])!;
 const TIME = '2025-03-01T12:00:00Z';
 const vaTarget = { kind: 'VolumeAttachment', name: VA_NAME, uid: 'va-uid-1' };
 const pvTarget = { kind: 'PersistentVolume', name: PV_NAME, uid: 'pv-uid-1' };
@@ -81,7 +84,7 @@ describe('attach', () => {
     cloud(ec2);
     ec2.attachState = 'attached';
     const result = await reconcileOne(ctx, vaItem());
-    expect(ec2.mutations).toEqual([{ verb: 'attachDisk', args: [VOL, INSTANCE, '/dev/xvdaa'] }]);
+    expect(ec2.mutations).toEqual([{ verb: 'attachDisk', args: [VOL, INSTANCE, DEVICE] }]);
     expect(result).toEqual({
       key: `VolumeAttachment/${VA_NAME}`,
       outcome: 'done',
@@ -90,17 +93,17 @@ describe('attach', () => {
           op: 'updateVolumeAttachmentStatus',
           name: VA_NAME,
           uid: 'va-uid-1',
-          status: { attached: true, attachmentMetadata: { devicePath: '/dev/xvdaa' }, attachError: null },
+          status: { attached: true, attachmentMetadata: { devicePath: DEVICE }, attachError: null },
         },
       ],
     });
   });
 
-  it('EC2 says attaching -> requeue in a second; next reconcile sees attached -> status', async () => {
+  it('EC2 says attaching -> look again when EC2 may be done (2.5 s); next reconcile sees attached -> status', async () => {
     const { ec2, ctx } = setup();
     cloud(ec2);
     const first = await reconcileOne(ctx, vaItem());
-    expect(first).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 1, writes: [] });
+    expect(first).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 2.5, writes: [] });
 
     ec2.volumes.get(VOL)!.attachments[0]!.state = 'attached';
     const second = await reconcileOne(ctx, withFinalizers());
@@ -110,7 +113,7 @@ describe('attach', () => {
         op: 'updateVolumeAttachmentStatus',
         name: VA_NAME,
         uid: 'va-uid-1',
-        status: { attached: true, attachmentMetadata: { devicePath: '/dev/xvdaa' }, attachError: null },
+        status: { attached: true, attachmentMetadata: { devicePath: DEVICE }, attachError: null },
       },
     ]);
     expect(ec2.callsOf('attachDisk')).toHaveLength(1);
@@ -130,12 +133,15 @@ describe('attach', () => {
     expect(ec2.mutations).toEqual([]);
   });
 
-  it('instance with used device names -> the first free name of the list', async () => {
+  it('instance with used device names -> a free name, picked by the volume ID', async () => {
     const { ec2, ctx } = setup();
     ec2.addVolume({ volumeId: VOL, tags: ownedTags() });
-    ec2.addInstance({ instanceId: INSTANCE, devicesInUse: ['/dev/xvda', '/dev/xvdaa', '/dev/xvdab', '/dev/xvdad'] });
+    const used = ['/dev/xvda', '/dev/xvdaa', '/dev/xvdab', '/dev/xvdad', DEVICE];
+    ec2.addInstance({ instanceId: INSTANCE, devicesInUse: [...used] });
     await reconcileOne(ctx, vaItem());
-    expect(ec2.callsOf('attachDisk')[0]!.args[2]).toBe('/dev/xvdac');
+    const device = ec2.callsOf('attachDisk')[0]!.args[2];
+    expect(used).not.toContain(device);
+    expect(device).toBe(deviceFor(VOL, used));
   });
 
   it('two attaches to one instance in the same request -> different device names', async () => {
@@ -151,15 +157,15 @@ describe('attach', () => {
     const results = await reconcile(ctx, vaItem(), other);
     expect(results.map((r) => r.outcome)).toEqual(['requeue', 'requeue']);
     const devices = ec2.callsOf('attachDisk').map((c) => c.args[2]);
-    expect(devices.sort()).toEqual(['/dev/xvdaa', '/dev/xvdab']);
+    expect(new Set(devices).size).toBe(2);
   });
 
   it('EC2 refuses the device name as in use -> the next name, same request', async () => {
     const { ec2, ctx } = setup();
     cloud(ec2);
-    ec2.fail('attachDisk', ec2Error('deviceInUse', 'InvalidParameterValue', 'Attachment point /dev/xvdaa is already in use'));
+    ec2.fail('attachDisk', ec2Error('deviceInUse', 'InvalidParameterValue', `Attachment point ${DEVICE} is already in use`));
     const result = await reconcileOne(ctx, vaItem());
-    expect(ec2.callsOf('attachDisk').map((c) => c.args[2])).toEqual(['/dev/xvdaa', '/dev/xvdab']);
+    expect(ec2.callsOf('attachDisk').map((c) => c.args[2])).toEqual([DEVICE, deviceFor(VOL, ['/dev/xvda', DEVICE])]);
     expect(result.outcome).toBe('requeue');
   });
 
@@ -288,12 +294,12 @@ describe('attach', () => {
     expect(result.outcome).toBe('requeue');
   });
 
-  it('attaching for less than 90 s -> requeue, no EC2 mutation', async () => {
+  it('attaching for less than 90 s, past the usual 2.5 s -> look again soon (0.25 s), no EC2 mutation', async () => {
     const { ec2, ctx } = setup();
     cloud(ec2);
     const since = new Date(NOW.getTime() - 30_000).toISOString();
     ec2.volumes.get(VOL)!.attachments.push({ instanceId: INSTANCE, device: '/dev/xvdaa', state: 'attaching', attachTime: since });
-    expect(await reconcileOne(ctx, withFinalizers())).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 1, writes: [] });
+    expect(await reconcileOne(ctx, withFinalizers())).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 0.25, writes: [] });
     expect(ec2.mutations).toEqual([]);
   });
 

@@ -173,7 +173,7 @@ describe('decideReclaim: the Released PV\'s disk -> plan', () => {
 
   it.each<[string, string, Ec2Error]>([
     ['still attached', 'requeue 10s + event Warning VolumeFailedDelete', error('inUse')],
-    ['volume in transition', 'requeue 5s + event Warning VolumeFailedDelete', error('incorrectState')],
+    ['volume in transition', 'requeue 2s + event Warning VolumeFailedDelete', error('incorrectState')],
     ['not allowed', 'failed UnauthorizedOperation 300s + event Warning VolumeFailedDelete', error('unauthorized')],
   ])('refused DeleteVolume: %s -> %s', (_situation, plan, err) => {
     expect(summary(refusedReclaim(pv, verdictForEc2Error(err, 'deleteDisk')))).toBe(plan);
@@ -226,7 +226,7 @@ describe('decideAttach: volume and instance -> plan', () => {
     ['attached here', `done + ${attachedStatus}`, {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attached')] }), instance()],
     ['busy here', `done + ${attachedStatus}`, {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'busy')] }), instance()],
     ['attached here, status already says so', 'done', { volumeAttachment: volumeAttachment({ status: { attached: true, attachmentMetadata: { devicePath: '/dev/xvdaa' } } }) }, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attached')] }), instance()],
-    ['attaching here for 10 s', 'requeue 1s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', justNow)] }), instance()],
+    ['attaching here for 10 s (past the usual 2.5 s: due)', 'requeue 0.25s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', justNow)] }), instance()],
     ['attaching here for too long', 'detachDisk', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', longAgo)] }), instance()],
     ['detaching from here', 'requeue 2s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'detaching')] }), instance()],
     ['attached elsewhere', `failed AttachedElsewhere 60s + ${attachError}`, {}, disk({ state: 'in-use', attachments: [on(OTHER_INSTANCE, 'attached')] }), instance()],
@@ -248,10 +248,10 @@ describe('decideAttach: volume and instance -> plan', () => {
   const attach = (attempt: number) => ({ verb: 'attachDisk' as const, volumeId: VOL, instanceId: INSTANCE_ID, attempt });
   it.each<[string, string, ReturnType<typeof attach> | { verb: 'detachDisk'; volumeId: string; instanceId: string }, Ec2Error]>([
     ['device name in use, first try', 'attachDisk (attempt 1)', attach(0), error('deviceInUse')],
-    ['device name in use, last try', 'requeue 5s', attach(3), error('deviceInUse')],
+    ['device name in use, last try', 'requeue 2s', attach(3), error('deviceInUse')],
     ['no attachment slot left', `failed AttachmentLimitExceeded 60s + ${attachError}`, attach(0), error('attachmentLimit')],
     ['volume attached to another instance', `failed VolumeInUse 60s + ${attachError}`, attach(0), error('inUse')],
-    ['DetachVolume of a stuck attach: in transition', 'requeue 5s', { verb: 'detachDisk', volumeId: VOL, instanceId: INSTANCE_ID }, error('incorrectState')],
+    ['DetachVolume of a stuck attach: in transition', 'requeue 2s', { verb: 'detachDisk', volumeId: VOL, instanceId: INSTANCE_ID }, error('incorrectState')],
   ])('refused: %s -> %s', (_situation, plan, action, err) => {
     expect(summary(refusedAttach(target, action, err, verdictForEc2Error(err, action.verb), NOW))).toBe(plan);
   });
@@ -279,7 +279,7 @@ describe('decideDetach: volume and instance -> plan', () => {
   });
 
   it.each<[string, string, Ec2Error]>([
-    ['in transition', 'requeue 5s', error('incorrectState')],
+    ['in transition', 'requeue 2s', error('incorrectState')],
     ['not allowed', `failed UnauthorizedOperation 300s + ${detachError}`, error('unauthorized')],
   ])('refused DetachVolume: %s -> %s', (_situation, plan, err) => {
     expect(summary(refusedDetach(va, verdictForEc2Error(err, 'detachDisk'), NOW))).toBe(plan);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEVICE_NAMES, DeviceAllocator, firstFreeDevice } from '../../lib/reconcile/device-names.js';
+import { DEVICE_NAMES, DeviceAllocator, deviceFor, firstFreeDevice } from '../../lib/reconcile/device-names.js';
 
 describe('device names', () => {
   it('the list -> /dev/xvdaa…/dev/xvdbz, then /dev/xvdda…/dev/xvddx, then /dev/xvdb…/dev/xvdz', () => {
@@ -21,10 +21,32 @@ describe('device names', () => {
     expect(firstFreeDevice(taken)).toBe(expected);
   });
 
-  it('two claims on one instance -> different names; another instance -> starts over', () => {
+  it('two claims on one instance -> different names; another instance -> the same volume gets the same name', () => {
     const devices = new DeviceAllocator();
-    expect(devices.claim('i-1', ['/dev/xvda'])).toBe('/dev/xvdaa');
-    expect(devices.claim('i-1', ['/dev/xvda'])).toBe('/dev/xvdab');
-    expect(devices.claim('i-2', ['/dev/xvda'])).toBe('/dev/xvdaa');
+    const first = devices.claim('i-1', ['/dev/xvda'], 'vol-1');
+    const second = devices.claim('i-1', ['/dev/xvda'], 'vol-1');
+    expect(first).toMatch(/^\/dev\/xvd/);
+    expect(second).not.toBe(first);
+    expect(devices.claim('i-2', ['/dev/xvda'], 'vol-1')).toBe(first);
+  });
+
+  it('a volume gets a stable name among the free ones, never a taken one', () => {
+    const taken = ['/dev/xvda', ...DEVICE_NAMES.slice(0, 10)];
+    const name = deviceFor('vol-0123456789abcdef0', taken);
+    expect(name).toBeDefined();
+    expect(taken).not.toContain(name);
+    expect(deviceFor('vol-0123456789abcdef0', taken)).toBe(name);
+    expect(deviceFor('vol-1', DEVICE_NAMES)).toBeUndefined();
+    expect(deviceFor('vol-1', DEVICE_NAMES.slice(1))).toBe(DEVICE_NAMES[0]);
+  });
+
+  it('concurrent requests for one instance seldom pick the same name (spread by volume ID)', () => {
+    // Two requests each see the same free names; 100 pairs of different volumes.
+    let collisions = 0;
+    for (let i = 0; i < 100; i++) {
+      if (deviceFor(`vol-${(i * 2).toString(16).padStart(17, '0')}`, []) === deviceFor(`vol-${(i * 2 + 1).toString(16).padStart(17, '0')}`, [])) collisions++;
+    }
+    // First-free would collide on all 100; uniform over 101 names, about one.
+    expect(collisions).toBeLessThan(10);
   });
 });

@@ -5,6 +5,7 @@
  * (`aws://zone/vol-…` IDs included) are reclaimed, attached and detached under their EBS ID.
  */
 import { describe, expect, it } from 'vitest';
+import { deviceFor } from '../../lib/reconcile/device-names.js';
 import type { Result, Write } from '../../lib/contract/index.js';
 import {
   ATTACHER_FINALIZER,
@@ -322,10 +323,11 @@ describe('attaching and detaching in-tree PVs', () => {
     ec2.attachState = 'attached';
     const pv = inTreePv({ metadata: { finalizers: ['kubernetes.io/pv-protection', PROVISIONER_FINALIZER, ATTACHER_FINALIZER] }, spec: { awsElasticBlockStore: { volumeID } } });
     const result = await reconcileOne(ctx, vaItem({ pv }));
-    expect(ec2.mutations).toEqual([{ verb: 'attachDisk', args: [VOL, INSTANCE_ID, '/dev/xvdaa'] }]);
+    const device = deviceFor(VOL, ['/dev/xvda']);
+    expect(ec2.mutations).toEqual([{ verb: 'attachDisk', args: [VOL, INSTANCE_ID, device] }]);
     expect(result).toMatchObject({
       outcome: 'done',
-      writes: [{ op: 'updateVolumeAttachmentStatus', status: { attached: true, attachmentMetadata: { devicePath: '/dev/xvdaa' }, attachError: null } }],
+      writes: [{ op: 'updateVolumeAttachmentStatus', status: { attached: true, attachmentMetadata: { devicePath: device }, attachError: null } }],
     });
   });
 

@@ -1,64 +1,23 @@
-/** A token bucket as EC2 documents it: `capacity` tokens, refilled continuously. */
-export interface BucketSpec {
-  capacity: number;
-  refillPerSecond: number;
-}
+import { bucketForCall, bucketSpec, THROTTLING_BUCKETS, type BucketSpec } from '../../ec2/throttling.js';
 
-const each = (capacity: number, refillPerSecond: number): BucketSpec => ({ capacity, refillPerSecond });
+export type { BucketSpec };
 
 /**
- * The default buckets, one per name, for one account and Region (the simulator is both).
- * Every action has its own bucket; DescribeVolumes and DescribeInstances have two, one for
- * calls with filters, IDs or pagination and one (`:unfiltered`) for calls with none, and a
- * call draws only from the one it falls in. Names not listed fall back by kind in
- * {@link bucketSpecFor}.
+ * The default buckets of the simulated account and Region: EC2's, from the one table the
+ * backend's rate budget paces against (lib/ec2/throttling.ts).
  */
-export const DEFAULT_BUCKETS: Readonly<Record<string, BucketSpec>> = {
-  CreateVolume: each(100, 5),
-  // A copy is a new volume: it draws from a bucket of its own, sized as CreateVolume's.
-  CopyVolumes: each(100, 5),
-  DeleteVolume: each(100, 5),
-  CreateSnapshot: each(100, 5),
-  DeleteSnapshot: each(100, 5),
-  CreateTags: each(100, 10),
-  DeleteTags: each(100, 10),
-  AttachVolume: each(50, 5),
-  DetachVolume: each(50, 5),
-  ModifyVolume: each(50, 5),
-  RunInstances: each(50, 5),
-  TerminateInstances: each(50, 5),
-  DescribeVolumes: each(100, 20),
-  DescribeInstances: each(100, 20),
-  DescribeAvailabilityZones: each(100, 20),
-  DescribeVolumesModifications: each(100, 20),
-  DescribeSnapshots: each(100, 20),
-  DescribeFastSnapshotRestores: each(100, 20),
-  EnableFastSnapshotRestores: each(50, 5),
-  'DescribeVolumes:unfiltered': each(50, 10),
-  'DescribeInstances:unfiltered': each(50, 10),
-  'DescribeSnapshots:unfiltered': each(50, 10),
-};
-
-const DESCRIBE = each(100, 20);
-const MUTATING = each(50, 5);
+export const DEFAULT_BUCKETS: Readonly<Record<string, BucketSpec>> = THROTTLING_BUCKETS;
 
 export function bucketSpecFor(
   name: string,
   overrides: Readonly<Record<string, BucketSpec>> = {},
 ): BucketSpec {
-  return overrides[name] ?? DEFAULT_BUCKETS[name] ?? (name.startsWith('Describe') ? DESCRIBE : MUTATING);
+  return overrides[name] ?? bucketSpec(name);
 }
-
-/** The describes EC2 lists among its "unfiltered and unpaginated" actions, which have a bucket of their own. */
-const SPLIT_DESCRIBES = new Set(['DescribeVolumes', 'DescribeInstances', 'DescribeSnapshots']);
 
 /** Which bucket a call draws from: unfiltered, unpaginated describes have their own. */
 export function bucketName(action: string, paramNames: readonly string[]): string {
-  if (!SPLIT_DESCRIBES.has(action)) return action;
-  const narrowed = paramNames.some((k) =>
-    /^(Filter|VolumeId|InstanceId|SnapshotId|Owner|RestorableBy)\.|^(MaxResults|NextToken)$/.test(k),
-  );
-  return narrowed ? action : `${action}:unfiltered`;
+  return bucketForCall(action, paramNames);
 }
 
 export class TokenBucket {

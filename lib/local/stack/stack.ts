@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EC2Client } from '@aws-sdk/client-ec2';
-import { createBackendApp } from '../../app/index.js';
+import { createBackendApp, type BackendOptions } from '../../app/index.js';
+import { createMemoryBudget, type RateBudget } from '../../budget/index.js';
 import type { Item, Result } from '../../contract/index.js';
 import { startForwarder, silentLogger, type Forwarder, type ForwarderConfigInput, type Logger } from '../../forwarder/index.js';
 import { kubeConfigFor } from '../../kube/index.js';
@@ -51,6 +52,17 @@ export interface LocalStackOptions {
   localDir?: string;
   /** Backend observer, e.g. to log each reconcile. */
   onResult?(clusterId: string, item: Item, result: Result): void;
+  /** Told of each reconcile request's EC2 calls and tokens, per action. */
+  onEc2Calls?: BackendOptions['onEc2Calls'];
+  /** The EC2 rate budget; default in memory, at the simulator's time scale. */
+  budget?: RateBudget;
+  /** The cluster's webhook secret; default a random one. */
+  secret?: string;
+  /**
+   * A backend already running elsewhere (other processes, behind one URL), registered with
+   * this cluster and its `secret`: the stack starts none of its own.
+   */
+  backendUrl?: string;
   logger?: Logger;
 }
 
@@ -85,7 +97,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const region = options.region ?? 'us-east-1';
   const zones = options.zones ?? [`${region}a`, `${region}b`, `${region}c`];
   const clusterId = options.clusterId ?? 'local';
-  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const secret = options.secret ?? `whsec_${randomBytes(24).toString('base64')}`;
   const cleanups: Array<() => Promise<void>> = [];
 
   try {
@@ -123,7 +135,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const controllers = startControllers(store, options.controllers);
     cleanups.push(() => controllers.stop());
 
-    // The backend, with this cluster registered.
+    // The backend, with this cluster registered (unless one runs elsewhere).
     const writeBack = options.writeBack ?? 'forwarder';
     const registration = {
       clusterId,
@@ -146,21 +158,34 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       registry = createStaticRegistry([registration]);
       reports = createMemoryReportStore();
     }
-    // One process, so seen webhook ids are kept in memory (they outlive backend restarts).
-    const replay = createMemoryReplayStore();
-    // EC2's 6-hour wait between modifications of a volume, as the simulator's time scale has it.
-    const modifyCooldownMs = simulator ? () => (simulator as Ec2Simulator).config().modifyCooldownMs / (simulator as Ec2Simulator).config().timeScale : undefined;
-    const app = createBackendApp({
-      registry,
-      replay,
-      reports,
-      ec2Endpoint: ec2Url,
-      ec2Credentials: credentials,
-      onResult: options.onResult,
-      ...(modifyCooldownMs && { modifyCooldownMs }),
-    });
-    const backend = await startBackendServer(app, host, ports.backend);
-    cleanups.push(() => backend.stop());
+    let backend: { url: string; stop(): Promise<void>; start(): Promise<void> };
+    if (options.backendUrl) {
+      const url = options.backendUrl;
+      const external = async () => {
+        throw new Error('the backend runs outside this stack; it is not stopped or started here');
+      };
+      backend = { url, stop: external, start: external };
+    } else {
+      // One process, so seen webhook ids are kept in memory (they outlive backend restarts).
+      const replay = createMemoryReplayStore();
+      const budget = options.budget ?? createMemoryBudget({ timeScale: options.ec2?.timeScale ?? 1 });
+      // EC2's 6-hour wait between modifications of a volume, as the simulator's time scale has it.
+      const modifyCooldownMs = simulator ? () => (simulator as Ec2Simulator).config().modifyCooldownMs / (simulator as Ec2Simulator).config().timeScale : undefined;
+      const app = createBackendApp({
+        registry,
+        replay,
+        reports,
+        ec2Endpoint: ec2Url,
+        ec2Credentials: credentials,
+        onResult: options.onResult,
+        onEc2Calls: options.onEc2Calls,
+        budget,
+        ...(modifyCooldownMs && { modifyCooldownMs }),
+      });
+      const server = await startBackendServer(app, host, ports.backend);
+      cleanups.push(() => server.stop());
+      backend = server;
+    }
 
     // The forwarder, as it would run in the cluster.
     let forwarder: Forwarder | undefined;

@@ -1,0 +1,351 @@
+/**
+ * Scenario (b) scaled out, as deployed: `backends` backend processes (each its own process
+ * and EC2 client, as Lambda instances are) behind one URL that deals requests out in turn
+ * (as API Gateway does), `clusters` local Kubernetes APIs with their controllers and
+ * forwarders sending at once, one simulated EC2 account for all. With more than one backend
+ * the rate budget lives in DynamoDB — moto_server's, started on a free loopback port — and
+ * every process takes its tokens there; with one it is that process's memory.
+ *
+ * The n claims are dealt out over the clusters, so the token-bucket floor is that of n.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { startEc2Simulator } from '../../lib/local/ec2/index.js';
+import { startLocalStack, type LocalStack } from '../../lib/local/stack/index.js';
+import { VOLUMES_PER_NODE } from './bench-stack.js';
+import { Diagnostics } from './diagnostics.js';
+import { say, table } from './format.js';
+import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
+import type { BurstResult } from './provision.js';
+import { tokenBucketFloorSeconds } from './stats.js';
+import { BurstTracker, type ClaimTimes } from './tracker.js';
+
+export interface ScaleOutOptions {
+  n: number;
+  backends: number;
+  clusters: number;
+  timeScale: number;
+  seed: number;
+  timeoutMs: number;
+  progressEveryMs?: number;
+}
+
+/** EC2 calls and tokens per action, summed over the backend processes (their `/_bench/stats`). */
+export type BackendStats = Record<string, { calls: number; throttles: number; errors: number; tokensGranted: number; tokensWaited: number; takes: number }>;
+
+export interface ScaleOutResult extends BurstResult {
+  backends: number;
+  clusters: number;
+  budgetStore: 'memory' | 'dynamodb';
+  backendStats: BackendStats;
+}
+
+const REGION = 'us-east-1';
+const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
+const TABLE = 'volhook-bench-budget';
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutResult> {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const cleanup = async () => {
+    for (const c of cleanups.splice(0).reverse()) await Promise.resolve(c()).catch(() => undefined);
+  };
+  const diagnostics = new Diagnostics();
+  const started = performance.now();
+  try {
+    const sim = await startEc2Simulator({ port: 0, host: '127.0.0.1', region: REGION, zones: ZONES, seed: options.seed, timeScale: options.timeScale });
+    cleanups.push(() => sim.close());
+
+    const clusterIds = Array.from({ length: options.clusters }, (_, i) => `bench-${String.fromCharCode(97 + i)}`);
+    const secrets = new Map(clusterIds.map((id) => [id, `whsec_${randomBytes(24).toString('base64')}`]));
+    const dir = mkdtempSync(join(tmpdir(), 'volhook-scale-out-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const registryFile = join(dir, 'clusters.json');
+    writeFileSync(registryFile, JSON.stringify({ clusters: Object.fromEntries(clusterIds.map((id) => [id, { clusterId: id, secrets: [secrets.get(id)], region: REGION }])) }));
+
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      VOLHOOK_REGISTRY_FILE: registryFile,
+      VOLHOOK_BENCH_EC2_ENDPOINT: sim.url,
+      VOLHOOK_BUDGET_TIME_SCALE: String(options.timeScale),
+      AWS_REGION: REGION,
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_EC2_METADATA_DISABLED: 'true',
+    };
+    let budgetStore: ScaleOutResult['budgetStore'] = 'memory';
+    if (options.backends > 1) {
+      const moto = await startMotoServer();
+      cleanups.push(() => moto.stop());
+      await createBudgetTable(moto.url);
+      Object.assign(env, { VOLHOOK_BUDGET_TABLE: TABLE, AWS_ENDPOINT_URL_DYNAMODB: moto.url });
+      budgetStore = 'dynamodb';
+    }
+    const backends = await Promise.all(Array.from({ length: options.backends }, () => startBackendProcess(env)));
+    for (const b of backends) cleanups.push(() => b.stop());
+    const front = await startRoundRobin(backends.map((b) => b.url));
+    cleanups.push(() => front.stop());
+
+    const perCluster = clusterIds.map((_, c) => Math.floor(options.n / options.clusters) + (c < options.n % options.clusters ? 1 : 0));
+    const stacks: LocalStack[] = [];
+    for (const [c, clusterId] of clusterIds.entries()) {
+      const stack = await startLocalStack({
+        ports: { backend: 0, ec2: 0, kube: 0 },
+        zones: ZONES,
+        region: REGION,
+        clusterId,
+        secret: secrets.get(clusterId),
+        ec2Endpoint: sim.url,
+        backendUrl: front.url,
+        nodesPerZone: Math.max(1, Math.ceil(perCluster[c]! / VOLUMES_PER_NODE / ZONES.length)),
+        forwarder: {},
+        controllers: { onError: diagnostics.onControllerError },
+        logger: diagnostics.logger,
+      });
+      cleanups.push(() => stack.stop());
+      stacks.push(stack);
+    }
+    await until(() => stacks.every((s) => s.nodes.every((n) => sim.sim.instance(n.instanceId)?.state === 'running')), 120_000, 'node instances running');
+    await until(() => stacks.every((s) => s.forwarder()?.ready() === true), 60_000, 'forwarders synced');
+    const setupMs = performance.now() - started;
+
+    sim.sim.resetStats();
+    const trackers = stacks.map((s) => new BurstTracker(s.store, BENCH_NAMESPACE));
+    cleanups.push(() => trackers.forEach((t) => t.stop()));
+    diagnostics.start();
+    const t0 = performance.now();
+    // The clusters' claims interleaved, so both send from the first moment.
+    for (let i = 0; i < Math.max(...perCluster); i++) {
+      for (const [c, stack] of stacks.entries()) {
+        if (i >= perCluster[c]!) continue;
+        const name = `bench-${String(i).padStart(5, '0')}`;
+        trackers[c]!.expect(name, name);
+        stack.store.create('persistentvolumeclaims', claim(name));
+        stack.store.create('pods', podFor(name, name, stack.nodes[i % stack.nodes.length]!.name));
+      }
+    }
+    const createMs = performance.now() - t0;
+
+    const deadline = t0 + options.timeoutMs;
+    const every = options.progressEveryMs ?? 10_000;
+    let next = t0 + every;
+    let timedOut = false;
+    const counts = () => trackers.map((t) => t.counts()).reduce((a, b) => ({ bound: a.bound + b.bound, attached: a.attached + b.attached, running: a.running + b.running, attachments: a.attachments + b.attachments, ready: a.ready + b.ready }));
+    for (;;) {
+      const c = counts();
+      const now = performance.now();
+      const lastReady = Math.max(...trackers.map((t) => t.lastReadyAt ?? now));
+      if (c.ready === options.n && (c.running === options.n || now - lastReady > 30_000)) break;
+      if (now > deadline) {
+        timedOut = true;
+        say(`[b] TIMEOUT after ${((now - t0) / 1000).toFixed(0)} s`);
+        break;
+      }
+      if (now >= next) {
+        next += every;
+        const s = sim.sim.getStats();
+        say(
+          `[b] ${((now - t0) / 1000).toFixed(0).padStart(4)} s  bound ${c.bound}/${options.n}  attached ${c.attached}/${options.n}  ` +
+            `EC2 calls ${s.total.calls} (throttled ${s.total.throttled}; ok: CreateVolume ${s.actions.CreateVolume?.ok ?? 0}, AttachVolume ${s.actions.AttachVolume?.ok ?? 0})`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const load = diagnostics.processLoad();
+    const all: ClaimTimes[] = trackers.flatMap((t) => [...t.claims.values()]);
+    const end = (pick: (t: ClaimTimes) => number | undefined) => {
+      const times = all.map(pick);
+      return times.every((t) => t !== undefined) ? Math.max(...(times as number[])) - t0 : undefined;
+    };
+    const backendStats = sumStats(await Promise.all(backends.map((b) => b.stats())));
+    return {
+      label: 'b',
+      n: options.n,
+      timeScale: options.timeScale,
+      nodes: stacks.reduce((sum, s) => sum + s.nodes.length, 0),
+      floorSeconds: tokenBucketFloorSeconds(options.n, options.timeScale),
+      readyMs: end((t) => (t.bound !== undefined && t.attached !== undefined ? Math.max(t.bound, t.attached) : undefined)),
+      runningMs: end((t) => t.running),
+      timedOut,
+      createMs,
+      setupMs,
+      claims: all.map((t) => ({
+        name: t.name,
+        boundMs: t.bound === undefined ? undefined : t.bound - t.created,
+        attachedMs: t.attached === undefined ? undefined : t.attached - t.created,
+        runningMs: t.running === undefined ? undefined : t.running - t.created,
+      })),
+      ec2: sim.sim.getStats(),
+      forwarderRequests: {},
+      diagnostics,
+      load,
+      backends: options.backends,
+      clusters: options.clusters,
+      budgetStore,
+      backendStats,
+    };
+  } finally {
+    diagnostics.stop();
+    await cleanup();
+  }
+}
+
+interface BackendProcess {
+  url: string;
+  stats(): Promise<BackendStats>;
+  stop(): Promise<void>;
+}
+
+async function startBackendProcess(env: NodeJS.ProcessEnv): Promise<BackendProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/lib/backend-process.ts')], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let errors = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    errors = (errors + chunk.toString()).slice(-10_000);
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`backend process not ready in 60 s: ${errors}`)), 60_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /READY (\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`backend process exited (${code}): ${errors}`));
+    });
+  });
+  return {
+    url,
+    async stats() {
+      const res = await fetch(`${url}/_bench/stats`);
+      return (await res.json()) as BackendStats;
+    },
+    stop: () => stopChild(child),
+  };
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** One URL in front of the backends: each request goes to the next one, in turn. */
+async function startRoundRobin(targets: string[]): Promise<{ url: string; stop(): Promise<void> }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  let turn = 0;
+  const server: Server = createServer((req, res) => {
+    const target = new URL(req.url ?? '/', targets[turn++ % targets.length]);
+    const upstream = request(target, { method: req.method, headers: req.headers, agent }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', (err) => {
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'bad_gateway', message: err.message } }));
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        agent.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function startMotoServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'ignore'] });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const res = await fetch(`${url}/moto-api/`);
+      if (res.ok) break;
+    } catch {
+      // not up yet
+    }
+    if (child.exitCode !== null) throw new Error('moto_server exited; is it installed (pip install "moto[server]")?');
+    if (Date.now() > deadline) {
+      await stopChild(child);
+      throw new Error(`moto_server did not answer on ${url} within 60 s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return { url, stop: () => stopChild(child) };
+}
+
+async function createBudgetTable(endpoint: string): Promise<void> {
+  const client = new DynamoDBClient({ region: REGION, endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: TABLE,
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
+  } finally {
+    client.destroy();
+  }
+}
+
+function sumStats(all: BackendStats[]): BackendStats {
+  const out: BackendStats = {};
+  for (const stats of all) {
+    for (const [action, s] of Object.entries(stats)) {
+      const into = (out[action] ??= { calls: 0, throttles: 0, errors: 0, tokensGranted: 0, tokensWaited: 0, takes: 0 });
+      into.calls += s.calls;
+      into.throttles += s.throttles;
+      into.errors += s.errors;
+      into.tokensGranted += s.tokensGranted;
+      into.tokensWaited += s.tokensWaited;
+      into.takes += s.takes;
+    }
+  }
+  return out;
+}
+
+async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The backends' own count per action: calls made, throttled, other errors, tokens granted and waited. */
+export function printBackendStats(stats: BackendStats): void {
+  const rows = Object.entries(stats)
+    .sort(([, a], [, b]) => b.calls - a.calls)
+    .map(([action, s]) => [action, String(s.calls), String(s.throttles), String(s.errors), String(s.tokensGranted), String(s.tokensWaited), String(s.takes)]);
+  say("  the backend's own count per EC2 action (summed over its processes):");
+  say(table(['EC2 action', 'calls', 'throttled', 'other errors', 'tokens granted', 'items sent to wait', 'budget takes'], rows));
+}

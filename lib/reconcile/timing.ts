@@ -1,0 +1,38 @@
+/**
+ * When to look again at a volume in transition, from EC2's own timing (reference/ebs.md,
+ * "Observed latencies") and the time EC2 says the transition began: a volume created a
+ * moment ago is not polled at once, one that is due is polled soon.
+ */
+import type { Disk, DiskAttachment } from '../ec2/types.js';
+import { Requeue } from './outcomes.js';
+
+export const Ec2Timing = {
+  /** CreateVolume to `available`: median about 1.5 s. */
+  createMedianMs: 1_500,
+  /** AttachVolume to `attached`: 1–4 s; the first look at its middle, as for creates. */
+  attachFirstLookMs: 2_500,
+  /**
+   * Once a transition is due, look again this often. Cheap for a few items; a busy request's
+   * requeues go on the coarser grid of cadence.ts anyway.
+   */
+  pollWhenDueMs: 250,
+} as const;
+
+/** Seconds from `now` until `expectedMs` after `since`, at least one due-poll interval. */
+function untilDue(since: string | undefined, expectedMs: number, now: Date, fallbackSeconds: number): number {
+  const started = since === undefined ? NaN : Date.parse(since);
+  if (Number.isNaN(started)) return fallbackSeconds;
+  const left = started + expectedMs - now.getTime();
+  return Math.max(left, Ec2Timing.pollWhenDueMs) / 1000;
+}
+
+/** A volume `creating`: look when EC2 usually has it `available`. */
+export function creatingWait(disk: Disk, now: Date | undefined): number {
+  if (!now) return Requeue.creating;
+  return untilDue(disk.createTime, Ec2Timing.createMedianMs, now, Requeue.creating);
+}
+
+/** An attachment `attaching`: look when EC2 may have it `attached`. */
+export function attachingWait(attachment: DiskAttachment, now: Date): number {
+  return untilDue(attachment.attachTime, Ec2Timing.attachFirstLookMs, now, Requeue.attaching);
+}

@@ -1,0 +1,40 @@
+/**
+ * The deployed budget as serverless.yml declares it (the packaged template is checked by
+ * test/deploy/package.test.ts).
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+interface Statement { Sid?: string; Action: string | string[]; Resource: unknown; Condition?: unknown }
+const config = parse(readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8')) as {
+  params: Record<string, Record<string, string>>;
+  provider: { environment: Record<string, string>; iam: { role: { statements: Statement[] } } };
+  /** Files (`${file(...)}`, strings here) and inline `Resources` blocks. */
+  resources: Array<string | { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> }>;
+};
+const inlineResources = Object.assign({}, ...config.resources.flatMap((r) => (typeof r === 'string' ? [] : [r.Resources])));
+
+describe('serverless.yml: the rate budget', () => {
+  it('one on-demand table keyed by pk, its name in VOLHOOK_BUDGET_TABLE (empty offline: memory)', () => {
+    expect(inlineResources.RateBudgetTable).toEqual({
+      Type: 'AWS::DynamoDB::Table',
+      Properties: {
+        TableName: '${param:budgetTable}',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      },
+    });
+    expect(config.provider.environment.VOLHOOK_BUDGET_TABLE).toBe('${param:budgetTable}');
+    expect(config.params.default!.budgetTable).toBe('${self:service}-${sls:stage}-rate-budget');
+    expect(config.params.offline!.budgetTable).toBe('');
+  });
+
+  it('IAM: GetItem and UpdateItem on that table, nothing else on it', () => {
+    const onBudget = config.provider.iam.role.statements.filter((s) => JSON.stringify(s.Resource).includes('RateBudgetTable'));
+    expect(onBudget).toEqual([
+      { Sid: 'ShareTheRateBudget', Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': ['RateBudgetTable', 'Arn'] } },
+    ]);
+  });
+});
