@@ -134,6 +134,11 @@ function write(tableName: string, id: string, next: BucketState, version: number
     values[':decreasedAt'] = { N: fixed(next.decreasedAt) };
     set.push('#decreasedAt = :decreasedAt');
   }
+  if (next.promisedUntil !== undefined) {
+    names['#promisedUntil'] = 'promisedUntil';
+    values[':promisedUntil'] = { N: fixed(next.promisedUntil) };
+    set.push('#promisedUntil = :promisedUntil');
+  }
   if (version !== undefined) values[':version'] = { N: String(version) };
   return {
     TableName: tableName,
@@ -159,8 +164,15 @@ function decode(item: Record<string, AttributeValue>): { state: BucketState; ver
     return n;
   };
   const decreasedAt = num('decreasedAt');
+  const promisedUntil = num('promisedUntil');
   return {
-    state: { tokens: need('tokens'), at: need('at'), factor: need('factor'), ...(decreasedAt !== undefined ? { decreasedAt } : {}) },
+    state: {
+      tokens: need('tokens'),
+      at: need('at'),
+      factor: need('factor'),
+      ...(decreasedAt !== undefined ? { decreasedAt } : {}),
+      ...(promisedUntil !== undefined ? { promisedUntil } : {}),
+    },
     version: need('version'),
   };
 }

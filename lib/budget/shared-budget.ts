@@ -17,8 +17,8 @@ export function createBudget(store: BucketStore, options?: BudgetOptions): RateB
           const t = now();
           const taken = take(current ?? fullBucket(limits, t), limits, aimd, wanted, t);
           const grant = { granted: taken.granted, waitMs: taken.waitMs };
-          // Refusing everything changes nothing but the moment of the state: no write.
-          return taken.granted > 0 ? { next: taken.state, result: grant } : { result: grant };
+          // A grant takes tokens; a refusal promises slots (promisedUntil): both are written.
+          return wanted > 0 ? { next: taken.state, result: grant } : { result: grant };
         },
         // Others kept taking from this bucket: refuse, and wait as if it were empty.
         (last) => {

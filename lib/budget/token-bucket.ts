@@ -18,6 +18,12 @@ export interface BucketState {
   factor: number;
   /** Epoch ms of the last multiplicative decrease, if any. */
   decreasedAt?: number;
+  /**
+   * Epoch ms of the last token promised to a refused item: each refused item is told a slot
+   * of its own, after every slot already told, so items refused by concurrent requests (other
+   * backends, other clusters) do not all come back for the same tokens and be refused again.
+   */
+  promisedUntil?: number;
 }
 
 /** A bucket never used yet: full, at the full rate, as EC2's are. */
@@ -61,9 +67,20 @@ export function take(state: BucketState, limits: BucketLimits, aimd: AimdOptions
   if (!Number.isInteger(wanted) || wanted < 0) throw new RangeError(`wanted must be a whole number ≥ 0, got ${wanted}`);
   const settled = settle(state, limits, aimd, now);
   const granted = Math.min(wanted, Math.max(0, Math.floor(settled.tokens + EPSILON)));
-  const next = { ...settled, tokens: settled.tokens - granted };
-  const ahead = next.at - now;
-  return { state: next, granted, waitMs: waits(next.tokens, limits.refillPerMs * next.factor, ahead) };
+  const next: BucketState = { ...settled, tokens: settled.tokens - granted };
+  const perMs = limits.refillPerMs * next.factor;
+  const fromNow = waits(next.tokens, perMs, next.at - now);
+  const refused = wanted - granted;
+  if (refused === 0) return { state: next, granted, waitMs: fromNow };
+  // The refused items' slots: one token interval apart, after the slots already promised.
+  const interval = 1 / perMs;
+  const firstFromNow = Math.max(0, next.at - now) + Math.max(0, 1 - next.tokens - EPSILON) / perMs;
+  const first = Math.max(now + firstFromNow, (settled.promisedUntil ?? -Infinity) + interval);
+  const slots = (i: number) => {
+    if (!Number.isInteger(i) || i < 0) throw new RangeError(`i must be a whole number ≥ 0, got ${i}`);
+    return Math.ceil(first + i * interval - now);
+  };
+  return { state: { ...next, promisedUntil: first + (refused - 1) * interval }, granted, waitMs: slots };
 }
 
 /**

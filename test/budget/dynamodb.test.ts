@@ -52,14 +52,20 @@ describe('DynamoDB budget store', () => {
     expect(update.ExpressionAttributeValues).toMatchObject({ ':version': { N: '7' }, ':next': { N: '8' }, ':tokens': { N: '0.000000000' } });
   });
 
-  it('nothing to grant -> no write at all', async () => {
+  it('nothing to grant -> no token taken; one write: the slots promised to the refused items', async () => {
     const clock = scriptedClock();
     ddb.on(GetItemCommand).resolves(item('acct1#eu-west-1#AttachVolume', 0.5, clock.at(), 3));
+    ddb.on(UpdateItemCommand).resolves({});
     const budget = createDynamoDbBudget({ tableName: TABLE, client, now: clock.now, share: 1 });
     const grant = await budget.take(keyOf('AttachVolume', 'eu-west-1', 'acct1'), 4);
     expect(grant.granted).toBe(0);
-    expect(grant.waitMs(0)).toBe(100);
-    expect(ddb).toHaveReceivedCommandTimes(UpdateItemCommand, 0);
+    expect([0, 1, 2, 3].map((i) => grant.waitMs(i))).toEqual([100, 300, 500, 700]);
+    expect(ddb).toHaveReceivedCommandTimes(UpdateItemCommand, 1);
+    expect(ddb.commandCalls(UpdateItemCommand)[0]!.args[0].input.ExpressionAttributeValues).toMatchObject({
+      ':tokens': { N: '0.500000000' },
+      ':promisedUntil': { N: (clock.at() + 700).toFixed(9) },
+      ':version': { N: '3' },
+    });
   });
 
   it('lost a race once -> reads again and takes from what the winner left', async () => {

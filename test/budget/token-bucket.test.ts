@@ -21,6 +21,24 @@ describe('token bucket arithmetic', () => {
     expect(take(first.state, create, aimd, 1, wait).granted).toBe(1);
   });
 
+  it('two requests refused one after the other -> each item gets a slot of its own, after those already promised', () => {
+    const first = take(fullBucket(create, 0), create, aimd, 103, 0); // 100 granted, 3 refused: 200, 400, 600 ms
+    expect([0, 1, 2].map(first.waitMs)).toEqual([200, 400, 600]);
+    expect(first.state.promisedUntil).toBeCloseTo(600, 3);
+    const second = take(first.state, create, aimd, 2, 50); // nothing left: slots after 600 ms, not 200 ms again
+    expect(second.granted).toBe(0);
+    expect([0, 1].map(second.waitMs)).toEqual([750, 950]);
+    expect(second.state.promisedUntil).toBeCloseTo(1_000, 3);
+    // The promises take no token: the first refused item, back at its slot, finds its token there.
+    expect(take(second.state, create, aimd, 1, 200).granted).toBe(1);
+  });
+
+  it('promised slots long past -> a refusal waits from the bucket as it is now', () => {
+    const r = take({ tokens: 0, at: 10_000, factor: 1, promisedUntil: 600 }, create, aimd, 1, 10_000);
+    expect(r.granted).toBe(0);
+    expect(r.waitMs(0)).toBe(200);
+  });
+
   it('partial tokens carry over: 0.5 token left -> the next whole one 100 ms away', () => {
     const r = take({ tokens: 2.5, at: 0, factor: 1 }, create, aimd, 3, 0);
     expect(r.granted).toBe(2);
