@@ -44,6 +44,8 @@ export const ReportedSnapshotContentSchema = z.object({
   snapshotHandle: z.optional(z.string().check(z.minLength(1))),
   /** `spec.deletionPolicy`. */
   deletionPolicy: z.string().check(z.minLength(1)),
+  /** `status.readyToUse`: the snapshot was found (and, pre-provisioned, checked to be ours) and completed. */
+  readyToUse: z._default(z.boolean(), false),
   /** The being-created annotation is set: a CreateSnapshot for it may be in flight. */
   beingCreated: z._default(z.boolean(), false),
   /** It has a deletion timestamp. */

@@ -81,6 +81,7 @@ function reportedContents(contents: readonly SnapshotContentObject[], driver: st
         ...(uid && { contentUid: uid }),
         ...(handle && { snapshotHandle: handle }),
         deletionPolicy: content.spec?.deletionPolicy || 'Delete',
+        readyToUse: content.status?.readyToUse === true,
         beingCreated: SnapshotAnnotations.beingCreated in (content.metadata?.annotations ?? {}),
         deleting: Boolean(content.metadata?.deletionTimestamp),
       },

@@ -18,7 +18,7 @@ describe('the volume report', () => {
     attachments: () => [va, leaving, attachment('csi-efs', 'pv-efs', 'n1', 'efs.csi.aws.com')],
     csiNode: (name: string) => (name === 'n1' ? csiNode('n1', 'i-0aaaaaaaaaaaaaaaa') : undefined),
     snapshotContents: () => [
-      { metadata: { name: 'snapcontent-1', uid: 'u-1' }, spec: { driver: 'ebs.csi.aws.com', deletionPolicy: 'Delete', source: { volumeHandle: 'vol-0123456789abcdef0' } }, status: { snapshotHandle: 'snap-0aaaaaaaaaaaaaaa1' } },
+      { metadata: { name: 'snapcontent-1', uid: 'u-1' }, spec: { driver: 'ebs.csi.aws.com', deletionPolicy: 'Delete', source: { volumeHandle: 'vol-0123456789abcdef0' } }, status: { snapshotHandle: 'snap-0aaaaaaaaaaaaaaa1', readyToUse: true } },
       {
         metadata: { name: 'snapcontent-2', annotations: { 'snapshot.storage.kubernetes.io/volumesnapshot-being-created': 'yes' } },
         spec: { driver: 'ebs.csi.aws.com', deletionPolicy: 'Retain', source: { volumeHandle: 'vol-0123456789abcdef0' } },
@@ -34,9 +34,9 @@ describe('the volume report', () => {
       attachments: [{ name: 'csi-1', volumeId: 'vol-0123456789abcdef0', instanceId: 'i-0aaaaaaaaaaaaaaaa', attached: true }],
       claims: ['c-1'],
       snapshots: [
-        { content: 'snapcontent-1', contentUid: 'u-1', snapshotHandle: 'snap-0aaaaaaaaaaaaaaa1', deletionPolicy: 'Delete', beingCreated: false, deleting: false },
-        { content: 'snapcontent-2', deletionPolicy: 'Retain', beingCreated: true, deleting: false },
-        { content: 'imported', snapshotHandle: 'snap-0aaaaaaaaaaaaaaa2', deletionPolicy: 'Retain', beingCreated: false, deleting: true },
+        { content: 'snapcontent-1', contentUid: 'u-1', snapshotHandle: 'snap-0aaaaaaaaaaaaaaa1', deletionPolicy: 'Delete', readyToUse: true, beingCreated: false, deleting: false },
+        { content: 'snapcontent-2', deletionPolicy: 'Retain', readyToUse: false, beingCreated: true, deleting: false },
+        { content: 'imported', snapshotHandle: 'snap-0aaaaaaaaaaaaaaa2', deletionPolicy: 'Retain', readyToUse: false, beingCreated: false, deleting: true },
       ],
     });
   });
