@@ -218,8 +218,15 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
           tags: { CSIVolumeName: `pvc-${uid}`, 'ebs.csi.aws.com/cluster': 'true', [`kubernetes.io/cluster/${w.clusterId}`]: 'owned' },
           createdAt: new Date(w.clock.now()).toISOString(),
         });
-        crashes.fired(leftover, `${disk!.id} at step ${step}`);
-        log(`leftover disk ${disk!.id} (claim pvc-${uid} gone)`);
+        // And a snapshot of it whose content is gone (a Retain content deleted, say): only the audit finds it either.
+        const [snapshot] = w.sim.seedSnapshots({
+          volumeId: disk!.id,
+          sizeGiB: disk!.size,
+          tags: { CSIVolumeSnapshotName: `snapcontent-${uid}`, 'ebs.csi.aws.com/cluster': 'true', [`kubernetes.io/cluster/${w.clusterId}`]: 'owned' },
+          startedAt: new Date(w.clock.now()).toISOString(),
+        });
+        crashes.fired(leftover, `${disk!.id} and ${snapshot!.id} at step ${step}`);
+        log(`leftover disk ${disk!.id} (claim pvc-${uid} gone) and snapshot ${snapshot!.id} (content snapcontent-${uid} gone)`);
       }
       const auditing = runtime.chance(0.35);
       const sent = await forwarder.step(
