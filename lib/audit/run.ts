@@ -24,8 +24,10 @@ export interface AuditRequest {
   gateway: Ec2Gateway;
   reports: ReportStore;
   graceMs: number;
-  /** Delete the provably orphaned disks. */
+  /** Delete the provably orphaned disks (and snapshots, unless `deleteSnapshots` says otherwise). */
   delete: boolean;
+  /** Delete the provably orphaned snapshots; default: as `delete`. */
+  deleteSnapshots?: boolean;
   maxDeletes?: number;
   /** Epoch ms; default the wall clock. */
   now?(): number;
@@ -84,7 +86,7 @@ export async function runAudit(request: AuditRequest): Promise<AuditResult> {
     }
   }
   const snapshotDeletions: SnapshotDeletionOutcome[] = [];
-  if (request.delete) {
+  if (request.deleteSnapshots ?? request.delete) {
     const candidates = ofSnapshots.orphanedSnapshots.filter((o) => o.deletable).map((o) => o.snapshotId);
     for (const snapshotId of candidates.slice(0, request.maxDeletes ?? MAX_DELETES_PER_AUDIT)) {
       snapshotDeletions.push(await deleteSnapshotIfStillOrphaned(request, snapshotId, now));
