@@ -51,6 +51,7 @@ export async function runAudit(request: AuditRequest): Promise<AuditResult> {
   const now = request.now ?? Date.now;
   const { gateway, reports, clusterId } = request;
   const report = await reports.get(clusterId);
+  const at = now();
   const disks = await gateway.listClusterDisks();
   const missing = lostCandidates(disks, report);
   const found = await Promise.all(missing.map((id) => gateway.getDisk(id)));
@@ -60,7 +61,7 @@ export async function runAudit(request: AuditRequest): Promise<AuditResult> {
     disks,
     report,
     lookedUp: new Map(missing.map((id, n) => [id, found[n]])),
-    now: now(),
+    now: at,
     graceMs: request.graceMs,
   });
   // Snapshots are judged only by a report that carries the cluster's contents.
@@ -72,7 +73,7 @@ export async function runAudit(request: AuditRequest): Promise<AuditResult> {
     report,
     lookedUp: new Map(missingSnapshots.map((id, n) => [id, foundSnapshots[n]])),
     region: request.region,
-    now: Date.parse(findings.at),
+    now: at,
     graceMs: request.graceMs,
   });
   const events = [...lostEvents(findings.lost, findings.at), ...lostSnapshotEvents(ofSnapshots.lostSnapshots, findings.at)];

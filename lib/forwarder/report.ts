@@ -1,8 +1,9 @@
 /**
  * The forwarder's volume report (lib/contract/report.ts), built from the caches: every PV of
  * ours with the disk it names, every VolumeAttachment of our driver with its node's instance,
- * the uids of our claims, and every VolumeSnapshotContent of our driver with the snapshot it names. Sent on each resync under one queue key; the whole report only
- * when its digest is not the one the backend last acknowledged.
+ * the uids of our claims, and every VolumeSnapshotContent of our driver with the snapshot it
+ * names. Sent on each resync under one queue key; the whole report only when its digest is not
+ * the one the backend last acknowledged.
  */
 import type { V1CSINode, V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
 import {
@@ -11,6 +12,7 @@ import {
   isOurVolume,
   reclaimPolicy,
   reportDigest,
+  SnapshotAnnotations,
   type Ownership,
   type PersistentVolume,
   type ReportedAttachment,
@@ -21,7 +23,6 @@ import {
 } from '../contract/index.js';
 import { ebsVolumeIdOf } from '../migration/volume-of.js';
 import { plain, type SnapshotContentObject } from './items.js';
-import { SnapshotAnnotations } from '../contract/snapshots.js';
 
 export interface ReportSource {
   claims(): readonly V1PersistentVolumeClaim[];
