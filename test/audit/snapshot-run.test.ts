@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { auditMetricValues, deleteSnapshotsLeftBehind, runAudit, snapshotsLeftBehind } from '../../lib/audit/index.js';
+import { auditMetricValues, auditSummary, auditTable, deleteSnapshotsLeftBehind, runAudit, snapshotsLeftBehind } from '../../lib/audit/index.js';
 import type { ReportedSnapshotContent } from '../../lib/contract/index.js';
 import { createMemoryReportStore, type ReportStore } from '../../lib/reports/index.js';
 import { FakeGateway } from '../reconcile/fake-gateway.js';
@@ -62,13 +62,17 @@ describe('runAudit: snapshots', () => {
     expect(auditMetricValues(result)).toMatchObject({ OrphanedSnapshots: 1, OrphanedSnapshotGiB: 20, DeletedOrphanedSnapshots: 1 });
   });
 
-  it('without --delete -> reported, nothing deleted', async () => {
+  it('without --delete -> reported (table row, summary), nothing deleted', async () => {
     const { ec2, reports, snapshot } = setup();
-    snapshot();
+    const s = snapshot();
     await put(reports, []);
     const result = await audit(ec2, reports, false);
     expect(result.orphanedSnapshots).toHaveLength(1);
     expect(ec2.callsOf('deleteSnapshot')).toEqual([]);
+    const row = auditTable(result).split('\n').find((line) => line.includes(s.snapshotId));
+    expect(row).toMatch(/^orphaned snapshot\s+snap-\S+\s+20 GiB snapshot\s+\$1\.00\s+snapcontent-\S+ of vol-\S+\s+deletable: no VolumeSnapshotContent names it/);
+    expect(auditSummary(result)).toContain('1 snapshot(s)');
+    expect(auditSummary(result)).toContain('1 orphaned snapshot(s) (20 GiB, at most $1.00/month)');
   });
 
   it('a content names the snapshot in a report that arrives between the audit and the delete -> kept', async () => {
