@@ -50,6 +50,11 @@ export async function handler(_event: unknown, context?: { getRemainingTimeInMil
         lost: result.lost.map((l) => `${l.pv}:${l.volumeId}`),
         drift: result.drift.map((d) => `${d.volumeId}@${d.instanceId}:${d.direction}`),
         deletions: result.deletions,
+        snapshots: result.snapshots,
+        orphanedSnapshots: result.orphanedSnapshots.length,
+        orphanedSnapshotGiB: result.snapshotTotals.orphanedSnapshotGiB,
+        lostSnapshots: result.lostSnapshots.map((l) => `${l.content}:${l.snapshotId}`),
+        snapshotDeletions: result.snapshotDeletions,
       });
       publishAuditMetrics(metrics, result);
     },

@@ -1,8 +1,26 @@
 /** The Warning Events an audit leaves on the PV and the claim of a lost volume. */
-import type { Write } from '../contract/index.js';
+import { SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type Write } from '../contract/index.js';
 import type { LostFinding } from './findings.js';
+import type { LostSnapshotFinding } from './snapshot-findings.js';
 
 export const LOST_REASON = 'VolumeLost';
+export const LOST_SNAPSHOT_REASON = 'SnapshotLost';
+
+/** The Warning Event an audit leaves on a VolumeSnapshotContent whose EBS snapshot is gone. */
+export function lostSnapshotEvents(lost: readonly LostSnapshotFinding[], at: string): Write[] {
+  return lost.map((finding) => ({
+    op: 'createEvent',
+    involvedObject: {
+      kind: 'VolumeSnapshotContent',
+      apiVersion: `${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}`,
+      name: finding.content,
+      ...(finding.contentUid && { uid: finding.contentUid }),
+    },
+    type: 'Warning',
+    reason: LOST_SNAPSHOT_REASON,
+    message: `the EBS snapshot ${finding.snapshotId} of VolumeSnapshotContent ${finding.content} no longer exists in EC2 (volhook audit at ${at}); nothing can be restored from it`,
+  }));
+}
 
 export function lostEvents(lost: readonly LostFinding[], at: string): Write[] {
   return lost.flatMap((finding) => {

@@ -1,6 +1,6 @@
 /** What `cluster audit` and `cluster remove --delete-volumes` print: a table for a person, JSON for a script. */
 import type { AuditResult } from './run.js';
-import type { LeftBehind } from './teardown.js';
+import type { LeftBehind, SnapshotLeftBehind } from './teardown.js';
 
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, n) => Math.max(h.length, ...rows.map((r) => (r[n] ?? '').length)));
@@ -29,23 +29,41 @@ export function auditTable(result: AuditResult): string {
       d.instanceId,
       d.direction === 'attached-without-volumeattachment' ? 'attached in EC2, no VolumeAttachment names it' : `VolumeAttachment ${d.volumeAttachment} says attached, EC2 does not`,
     ]),
+    ...result.orphanedSnapshots.map((o) => [
+      'orphaned snapshot',
+      o.snapshotId,
+      `${o.sizeGiB} GiB snapshot`,
+      usd(o.monthlyUsd),
+      [o.name, `of ${o.volumeId}`].filter(Boolean).join(' '),
+      `${o.deletable ? 'deletable' : 'kept'}: ${o.why}`,
+    ]),
+    ...result.lostSnapshots.map((l) => ['lost snapshot', l.snapshotId, '', '', `${l.content} (${l.deletionPolicy})`, 'the snapshot is gone; Warning SnapshotLost on the content']),
   ];
   const body = rows.length === 0 ? 'no findings\n' : table(['FINDING', 'VOLUME', 'SIZE', 'PER MONTH', 'FOR', 'DETAIL'], rows);
-  const deletions = result.deletions.length === 0 ? '' : `\n${table(['DELETION', 'VOLUME', 'WHY'], result.deletions.map((d) => [d.outcome, d.volumeId, d.outcome === 'deleted' ? '' : d.why]))}`;
+  const all = [
+    ...result.deletions.map((d) => [d.outcome, d.volumeId, d.outcome === 'deleted' ? '' : d.why]),
+    ...result.snapshotDeletions.map((d) => [d.outcome, d.snapshotId, d.outcome === 'deleted' ? '' : d.why]),
+  ];
+  const deletions = all.length === 0 ? '' : `\n${table(['DELETION', 'RESOURCE', 'WHY'], all)}`;
   return body + deletions;
 }
 
 export function auditSummary(result: AuditResult): string {
   const t = result.totals;
   const deleted = result.deletions.filter((d) => d.outcome === 'deleted').length;
+  const deletedSnapshots = result.snapshotDeletions.filter((d) => d.outcome === 'deleted').length;
+  const s = result.snapshotTotals;
   const parts = [
     `${result.orphans.length} orphan(s) (${t.orphanedGiB} GiB, ${usd(t.orphanedMonthlyUsd)}/month at ${result.pricesAsOf} list prices${t.unpriced ? `, ${t.unpriced} unpriced` : ''})`,
     `${result.lost.length} lost`,
     `${result.drift.length} drift`,
+    `${s.orphanedSnapshots} orphaned snapshot(s) (${s.orphanedSnapshotGiB} GiB, at most ${usd(s.orphanedSnapshotMonthlyUsd)}/month)`,
+    `${result.lostSnapshots.length} lost snapshot(s)`,
     ...(result.deletions.length > 0 ? [`${deleted} deleted`] : []),
+    ...(result.snapshotDeletions.length > 0 ? [`${deletedSnapshots} snapshot(s) deleted`] : []),
   ];
   const notes = result.notes.map((n) => `note: ${n}\n`).join('');
-  return `cluster "${result.clusterId}" (${result.region}): ${result.disks} disk(s), grace ${result.graceSeconds}s: ${parts.join(', ')}.\n${notes}`;
+  return `cluster "${result.clusterId}" (${result.region}): ${result.disks} disk(s), ${result.snapshots} snapshot(s), grace ${result.graceSeconds}s: ${parts.join(', ')}.\n${notes}`;
 }
 
 export function leftBehindTable(entries: readonly LeftBehind[]): string {
@@ -53,5 +71,13 @@ export function leftBehindTable(entries: readonly LeftBehind[]): string {
   return table(
     ['VOLUME', 'SIZE', 'PER MONTH', 'STATE', 'NAME', 'ACTION'],
     entries.map((e) => [e.volumeId, `${e.sizeGiB} GiB ${e.type}`, usd(e.monthlyUsd), e.state, e.name ?? '', e.action === 'delete' ? 'delete' : `keep: ${e.why}`]),
+  );
+}
+
+export function snapshotsLeftBehindTable(entries: readonly SnapshotLeftBehind[]): string {
+  if (entries.length === 0) return 'no snapshots tagged for the cluster\n';
+  return table(
+    ['SNAPSHOT', 'SIZE', 'PER MONTH', 'STATE', 'NAME', 'ACTION'],
+    entries.map((e) => [e.snapshotId, `${e.sizeGiB} GiB of ${e.volumeId}`, usd(e.monthlyUsd), e.state, e.name ?? '', e.action === 'delete' ? 'delete' : `keep: ${e.why}`]),
   );
 }

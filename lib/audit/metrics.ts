@@ -11,6 +11,10 @@ export const AUDIT_METRICS = {
   lostVolumes: 'LostVolumes',
   driftedAttachments: 'DriftedAttachments',
   deletedVolumes: 'DeletedOrphans',
+  orphanedSnapshots: 'OrphanedSnapshots',
+  orphanedSnapshotGiB: 'OrphanedSnapshotGiB',
+  lostSnapshots: 'LostSnapshots',
+  deletedSnapshots: 'DeletedOrphanedSnapshots',
 } as const;
 
 /** The audit's figures as metric values, by name. */
@@ -21,6 +25,10 @@ export function auditMetricValues(result: AuditResult): Record<string, number> {
     [AUDIT_METRICS.lostVolumes]: result.lost.length,
     [AUDIT_METRICS.driftedAttachments]: result.drift.length,
     [AUDIT_METRICS.deletedVolumes]: result.deletions.filter((d) => d.outcome === 'deleted').length,
+    [AUDIT_METRICS.orphanedSnapshots]: result.orphanedSnapshots.length,
+    [AUDIT_METRICS.orphanedSnapshotGiB]: result.snapshotTotals.orphanedSnapshotGiB,
+    [AUDIT_METRICS.lostSnapshots]: result.lostSnapshots.length,
+    [AUDIT_METRICS.deletedSnapshots]: result.snapshotDeletions.filter((d) => d.outcome === 'deleted').length,
   };
 }
 
@@ -28,7 +36,7 @@ export function auditMetricValues(result: AuditResult): Record<string, number> {
 export function publishAuditMetrics(metrics: Metrics, result: AuditResult): void {
   metrics.addDimension('clusterId', result.clusterId);
   for (const [name, value] of Object.entries(auditMetricValues(result))) {
-    metrics.addMetric(name, name === AUDIT_METRICS.orphanedGiB ? MetricUnit.Gigabytes : MetricUnit.Count, value);
+    metrics.addMetric(name, name === AUDIT_METRICS.orphanedGiB || name === AUDIT_METRICS.orphanedSnapshotGiB ? MetricUnit.Gigabytes : MetricUnit.Count, value);
   }
   metrics.publishStoredMetrics();
 }

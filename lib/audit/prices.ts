@@ -1,7 +1,7 @@
 /**
  * EBS list prices per Region, USD per month, for what a finding costs while it is left as it
  * is. Storage per GiB-month by type; gp3 adds IOPS above 3,000 and throughput above 125 MiB/s;
- * io1 and io2 add provisioned IOPS (io2 in tiers). Prices change: the table says when it was
+ * io1 and io2 add provisioned IOPS (io2 in tiers). Snapshots per GB-month of the standard tier. Prices change: the table says when it was
  * taken, and a Region or type it does not hold is reported as unpriced, never as $0.
  */
 
@@ -19,6 +19,8 @@ export interface RegionPrices {
   io1Iops: number;
   /** io2: USD per provisioned IOPS-month, up to 32,000, 32,001–64,000, above 64,000. */
   io2Iops: [number, number, number];
+  /** Snapshots, standard tier: USD per GB-month of data stored. */
+  snapshotStorage: number;
 }
 
 const US: RegionPrices = {
@@ -27,6 +29,7 @@ const US: RegionPrices = {
   gp3Throughput: 0.04,
   io1Iops: 0.065,
   io2Iops: [0.065, 0.0455, 0.032],
+  snapshotStorage: 0.05,
 };
 
 export const EBS_PRICES: Readonly<Record<string, RegionPrices>> = {
@@ -39,6 +42,7 @@ export const EBS_PRICES: Readonly<Record<string, RegionPrices>> = {
     gp3Throughput: 0.044,
     io1Iops: 0.072,
     io2Iops: [0.072, 0.05, 0.035],
+    snapshotStorage: 0.05,
   },
   'eu-central-1': {
     storage: { gp3: 0.0952, gp2: 0.119, io1: 0.149, io2: 0.149, st1: 0.054, sc1: 0.018, standard: 0.059 },
@@ -46,6 +50,7 @@ export const EBS_PRICES: Readonly<Record<string, RegionPrices>> = {
     gp3Throughput: 0.048,
     io1Iops: 0.078,
     io2Iops: [0.078, 0.0546, 0.0382],
+    snapshotStorage: 0.054,
   },
 };
 
@@ -73,4 +78,15 @@ export function monthlyCost(volume: PricedVolume, region: string): number | unde
     cost += Math.min(iops, 32_000) * t1 + Math.max(0, Math.min(iops, 64_000) - 32_000) * t2 + Math.max(0, iops - 64_000) * t3;
   }
   return Math.round(cost * 100) / 100;
+}
+
+/**
+ * USD per month for a snapshot of `sizeGiB` in `region`, at most: EBS bills the blocks a
+ * snapshot holds, which for an incremental snapshot is less than its volume's size — the figure
+ * is what deleting it saves at the most. Undefined when the table has no price for the Region.
+ */
+export function monthlySnapshotCost(sizeGiB: number, region: string): number | undefined {
+  const prices = EBS_PRICES[region];
+  if (!prices) return undefined;
+  return Math.round(prices.snapshotStorage * sizeGiB * 100) / 100;
 }

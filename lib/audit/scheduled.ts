@@ -48,6 +48,7 @@ export async function auditAllClusters(deps: ScheduledAuditDeps): Promise<Cluste
         reports: deps.reports,
         graceMs: grace === undefined ? DEFAULT_GRACE_MS : grace * 1000,
         delete: registration.audit?.deleteOrphans === true,
+        deleteSnapshots: registration.audit?.deleteOrphanedSnapshots === true,
         ...(deps.now && { now: deps.now }),
       });
       deps.onResult(result);

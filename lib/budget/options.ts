@@ -3,7 +3,7 @@
  * (lib/ec2/throttling.ts) at {@link DEFAULT_SHARE}; a Region can override the share and
  * any bucket (an account with raised limits), e.g. from `VOLHOOK_BUDGET_RATES`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { bucketSpec, isBucketName, type BucketSpec } from '../ec2/throttling.js';
 
 /**

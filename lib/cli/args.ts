@@ -51,6 +51,11 @@ export interface AuditCommand {
   /** Default: the registration's `audit.graceSeconds`, else one hour. */
   graceMs?: number;
   delete: boolean;
+  /**
+   * Also delete orphaned snapshots: asked for on its own, since a snapshot whose content was
+   * deleted under Retain (a backup tool keeping its snapshots) is an orphan by every test.
+   */
+  deleteSnapshots: boolean;
   json: boolean;
 }
 
@@ -125,6 +130,8 @@ endpoint: AWS_ENDPOINT_URL_EC2; with neither --file nor --ssm-path, a running np
   --grace <duration>       audit: how old an orphan must be, e.g. 0s, 30m, 1h (default:
                            the registration's audit.graceSeconds, else 1h)
   --delete                 audit: delete the provably orphaned disks
+  --delete-snapshots       audit: delete the provably orphaned snapshots (kept otherwise:
+                           a snapshot retained on purpose looks orphaned too)
   --json                   audit: print the result as JSON instead of a table
   --delete-volumes         remove: delete the disks the cluster leaves behind
   --yes                    remove: do not ask (needed when stdin is not a terminal)
@@ -161,6 +168,7 @@ const PER_COMMAND: Record<string, Record<string, OptionKind>> = {
     '--reports-dir': 'value',
     '--grace': 'value',
     '--delete': 'flag',
+    '--delete-snapshots': 'flag',
     '--json': 'flag',
   },
   show: { '--show-secrets': 'flag' },
@@ -239,6 +247,7 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
         ...(reports && { reports }),
         ...(grace !== undefined && { graceMs: parseDuration('--grace', grace) }),
         delete: options.flags.has('--delete'),
+        deleteSnapshots: options.flags.has('--delete-snapshots'),
         json: options.flags.has('--json'),
       };
     }

@@ -12,9 +12,12 @@ import {
   auditTable,
   DEFAULT_GRACE_MS,
   deleteLeftBehind,
+  deleteSnapshotsLeftBehind,
   leftBehind,
   leftBehindTable,
   runAudit,
+  snapshotsLeftBehind,
+  snapshotsLeftBehindTable,
 } from '../audit/index.js';
 import { budgetAccount, createEc2Gateway } from '../ec2/index.js';
 import { budgetFromEnvironment } from '../budget/from-environment.js';
@@ -136,12 +139,13 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
       reports: r.reports,
       graceMs,
       delete: command.delete,
+      deleteSnapshots: command.deleteSnapshots,
     });
     io.stdout(command.json ? `${JSON.stringify(result, null, 2)}\n` : auditTable(result));
     io.stderr(auditSummary(result));
-    const deletable = result.orphans.filter((o) => o.deletable).length;
+    const deletable = result.orphans.filter((o) => o.deletable).length + result.orphanedSnapshots.filter((o) => o.deletable).length;
     if (!command.delete && deletable > 0) io.stderr(`${deletable} orphan(s) can be deleted: run again with --delete.\n`);
-    return result.deletions.some((d) => d.outcome === 'failed') ? EXIT.failed : EXIT.ok;
+    return [...result.deletions, ...result.snapshotDeletions].some((d) => d.outcome === 'failed') ? EXIT.failed : EXIT.ok;
   });
 }
 
@@ -154,16 +158,22 @@ export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promi
     const gateway = pacedGateway(r.client, command.clusterId, r.region);
     const report = await r.reports.get(command.clusterId);
     const entries = leftBehind(await gateway.listClusterDisks(), report, r.region);
+    const snapshots = snapshotsLeftBehind(await gateway.listClusterSnapshots(), report, r.region);
     const toDelete = entries.filter((e) => e.action === 'delete');
+    const snapshotsToDelete = snapshots.filter((e) => e.action === 'delete');
     io.stdout(leftBehindTable(entries));
-    io.stderr(`cluster "${command.clusterId}" (${r.region}, ${r.source}) leaves ${entries.length} disk(s) behind; ${toDelete.length} to delete.\n`);
+    io.stdout(snapshotsLeftBehindTable(snapshots));
+    io.stderr(
+      `cluster "${command.clusterId}" (${r.region}, ${r.source}) leaves ${entries.length} disk(s) and ${snapshots.length} snapshot(s) behind; ${toDelete.length} disk(s) and ${snapshotsToDelete.length} snapshot(s) to delete.\n`,
+    );
+    const what = `${toDelete.length} disk(s) and ${snapshotsToDelete.length} snapshot(s)`;
 
-    if (toDelete.length > 0 && !command.yes) {
+    if (toDelete.length + snapshotsToDelete.length > 0 && !command.yes) {
       if (!io.interactive || !io.ask) {
-        io.stderr(`error: refusing to delete ${toDelete.length} disk(s) without a confirmation: stdin is not a terminal. Run again with --yes to delete them. Nothing was deleted; the registration is kept.\n`);
+        io.stderr(`error: refusing to delete ${what} without a confirmation: stdin is not a terminal. Run again with --yes to delete them. Nothing was deleted; the registration is kept.\n`);
         return EXIT.failed;
       }
-      const answer = (await io.ask(`Delete these ${toDelete.length} disk(s) and the registration of cluster "${command.clusterId}"? Type the cluster id to confirm: `)).trim();
+      const answer = (await io.ask(`Delete these ${what} and the registration of cluster "${command.clusterId}"? Type the cluster id to confirm: `)).trim();
       if (answer !== command.clusterId) {
         io.stderr('not confirmed: nothing was deleted; the registration is kept.\n');
         return EXIT.failed;
@@ -172,8 +182,13 @@ export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promi
     const outcomes = await deleteLeftBehind(gateway, command.clusterId, entries, report);
     const deleted = outcomes.filter((o) => o.outcome === 'deleted').length;
     for (const o of outcomes) if (o.outcome !== 'deleted') io.stderr(`${o.volumeId}: ${o.outcome}: ${o.why}\n`);
+    const snapshotOutcomes = await deleteSnapshotsLeftBehind(gateway, command.clusterId, snapshots, report);
+    const deletedSnapshots = snapshotOutcomes.filter((o) => o.outcome === 'deleted').length;
+    for (const o of snapshotOutcomes) if (o.outcome !== 'deleted') io.stderr(`${o.snapshotId}: ${o.outcome}: ${o.why}\n`);
     const removed = await r.registrations.delete(command.clusterId);
-    io.stderr(`deleted ${deleted} of ${toDelete.length} disk(s); ${removed ? 'removed' : 'no'} registration of cluster "${command.clusterId}" from ${r.registrations.describe(command.clusterId)}.\n`);
-    return deleted === toDelete.length ? EXIT.ok : EXIT.failed;
+    io.stderr(
+      `deleted ${deleted} of ${toDelete.length} disk(s) and ${deletedSnapshots} of ${snapshotsToDelete.length} snapshot(s); ${removed ? 'removed' : 'no'} registration of cluster "${command.clusterId}" from ${r.registrations.describe(command.clusterId)}.\n`,
+    );
+    return deleted === toDelete.length && deletedSnapshots === snapshotsToDelete.length ? EXIT.ok : EXIT.failed;
   });
 }

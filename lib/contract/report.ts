@@ -33,12 +33,37 @@ export const ReportedAttachmentSchema = z.object({
 });
 export type ReportedAttachment = z.infer<typeof ReportedAttachmentSchema>;
 
+export const ReportedSnapshotContentSchema = z.object({
+  /** The VolumeSnapshotContent's name: what its snapshot's `CSIVolumeSnapshotName` tag names. */
+  content: z.string().check(z.minLength(1)),
+  contentUid: z.optional(z.string()),
+  /**
+   * The EBS snapshot the content names: `status.snapshotHandle`, or `spec.source.snapshotHandle`
+   * for a pre-provisioned content; absent while a dynamic content has none yet.
+   */
+  snapshotHandle: z.optional(z.string().check(z.minLength(1))),
+  /** `spec.deletionPolicy`. */
+  deletionPolicy: z.string().check(z.minLength(1)),
+  /** `status.readyToUse`: the snapshot was found (and, pre-provisioned, checked to be ours) and completed. */
+  readyToUse: z._default(z.boolean(), false),
+  /** The being-created annotation is set: a CreateSnapshot for it may be in flight. */
+  beingCreated: z._default(z.boolean(), false),
+  /** It has a deletion timestamp. */
+  deleting: z._default(z.boolean(), false),
+});
+export type ReportedSnapshotContent = z.infer<typeof ReportedSnapshotContentSchema>;
+
 export const VolumeReportSchema = z.object({
   volumes: z.array(ReportedVolumeSchema),
   /** VolumeAttachments of our driver that are not being deleted. */
   attachments: z.array(ReportedAttachmentSchema),
   /** The uids of the cluster's claims of ours: a disk made for one of them is not orphaned. */
   claims: z.array(z.string().check(z.minLength(1))),
+  /**
+   * Every VolumeSnapshotContent of our driver. Absent from the reports of forwarders that
+   * predate it: then the audit judges no snapshot (it cannot tell which ones a content names).
+   */
+  snapshots: z.optional(z.array(ReportedSnapshotContentSchema)),
 });
 export type VolumeReport = z.infer<typeof VolumeReportSchema>;
 
@@ -68,6 +93,8 @@ export function canonicalReport(input: VolumeReport): VolumeReport {
     volumes: [...report.volumes].sort(by((v) => `${v.pv}\0${v.volumeId}`)),
     attachments: [...report.attachments].sort(by((a) => a.name)),
     claims: [...new Set(report.claims)].sort(),
+    // Only when sent, so a report without them keeps the digest older forwarders computed.
+    ...(report.snapshots && { snapshots: [...report.snapshots].sort(by((c) => c.content)) }),
   };
 }
 

@@ -30,7 +30,7 @@ import {
 import { isThrottlingCode } from './errors.js';
 import { tagList, toDisk, toInstance, toModification, toSnapshot } from './mapping.js';
 import { Pacer, type Ec2Observer, type PacingOptions } from './pacing.js';
-import { describeSnapshotById, describeSnapshotsByName, malformedSnapshotName } from './snapshots.js';
+import { describeClusterSnapshots, describeSnapshotById, describeSnapshotsByName, malformedSnapshotName } from './snapshots.js';
 import { clientTokenFor } from './token.js';
 import {
   Ec2Error,
@@ -220,6 +220,7 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
     getDisk,
     findSnapshotsByName,
     getSnapshot: (snapshotId) => describeSnapshotById(ctx, snapshotId),
+    listClusterSnapshots: () => describeClusterSnapshots(ctx),
 
     async createSnapshot(request) {
       // No ClientToken on CreateSnapshot: the name tag is the only way back to a snapshot made.

@@ -26,6 +26,15 @@ export async function describeSnapshotsByName(ctx: Ec2Context, name: string): Pr
   return snapshots.map(toSnapshot).sort(oldestFirst);
 }
 
+/**
+ * Every snapshot tagged `kubernetes.io/cluster/<clusterId>=owned` in this account
+ * (`OwnerIds: self`), 1,000 a page, every page: what the audit takes the snapshot inventory from.
+ */
+export async function describeClusterSnapshots(ctx: Ec2Context): Promise<Snapshot[]> {
+  const snapshots = await describeSnapshotsFiltered(ctx, [{ Name: `tag:${TagKeys.cluster(ctx.clusterId)}`, Values: ['owned'] }]);
+  return snapshots.map(toSnapshot).sort(oldestFirst);
+}
+
 /** The snapshot with this ID in this account; undefined when EC2 has none (or the ID is malformed). */
 export async function describeSnapshotById(ctx: Ec2Context, snapshotId: string): Promise<Snapshot | undefined> {
   if (!SNAPSHOT_ID.test(snapshotId)) return undefined;

@@ -203,6 +203,12 @@ export interface Ec2Gateway {
    * first. More than one only when two requests created at once.
    */
   findSnapshotsByName(name: string): Promise<Snapshot[]>;
+  /**
+   * Every snapshot of this account tagged `kubernetes.io/cluster/<clusterId>=owned`:
+   * DescribeSnapshots filtered by that tag, `OwnerIds: self`, 1,000 a page, every page, oldest
+   * first. What the audit (lib/audit) takes the snapshot inventory from.
+   */
+  listClusterSnapshots(): Promise<Snapshot[]>;
   /** DescribeSnapshots by ID (this account's); undefined when there is no such snapshot. */
   getSnapshot(snapshotId: string): Promise<Snapshot | undefined>;
   /** DeleteSnapshot; a snapshot already gone resolves. */

@@ -118,6 +118,7 @@ export function itemSource(options: {
             volumes: () => caches.persistentvolumes.list(),
             attachments: () => caches.volumeattachments.list(),
             csiNode: (name) => caches.csinodes.get(name),
+            snapshotContents: () => caches.volumesnapshotcontents.list(),
           },
           ownership,
         );

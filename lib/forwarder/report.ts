@@ -1,30 +1,36 @@
 /**
  * The forwarder's volume report (lib/contract/report.ts), built from the caches: every PV of
  * ours with the disk it names, every VolumeAttachment of our driver with its node's instance,
- * and the uids of our claims. Sent on each resync under one queue key; the whole report only
- * when its digest is not the one the backend last acknowledged.
+ * the uids of our claims, and every VolumeSnapshotContent of our driver with the snapshot it
+ * names. Sent on each resync under one queue key; the whole report only when its digest is not
+ * the one the backend last acknowledged.
  */
 import type { V1CSINode, V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
 import {
   isClaimFor,
+  isOurContent,
   isOurVolume,
   reclaimPolicy,
   reportDigest,
+  SnapshotAnnotations,
   type Ownership,
   type PersistentVolume,
   type ReportedAttachment,
+  type ReportedSnapshotContent,
   type ReportedVolume,
   type VolumeReport,
   type VolumeReportItem,
 } from '../contract/index.js';
 import { ebsVolumeIdOf } from '../migration/volume-of.js';
-import { plain } from './items.js';
+import { plain, type SnapshotContentObject } from './items.js';
 
 export interface ReportSource {
   claims(): readonly V1PersistentVolumeClaim[];
   volumes(): readonly V1PersistentVolume[];
   attachments(): readonly V1VolumeAttachment[];
   csiNode(name: string): V1CSINode | undefined;
+  /** The VolumeSnapshotContents (every driver's; ours are picked here). */
+  snapshotContents(): readonly SnapshotContentObject[];
 }
 
 export function buildVolumeReport(source: ReportSource, ownership: Ownership): VolumeReport {
@@ -60,7 +66,28 @@ export function buildVolumeReport(source: ReportSource, ownership: Ownership): V
     .claims()
     .filter((pvc) => isClaimFor(pvc, ownership.provisioner))
     .flatMap((pvc) => (pvc.metadata?.uid ? [pvc.metadata.uid] : []));
-  return { volumes, attachments, claims };
+  return { volumes, attachments, claims, snapshots: reportedContents(source.snapshotContents(), ownership.driver) };
+}
+
+/** Every content of our driver with the snapshot it names, its policy, and whether a CreateSnapshot may be in flight. */
+function reportedContents(contents: readonly SnapshotContentObject[], driver: string): ReportedSnapshotContent[] {
+  return contents.flatMap((content) => {
+    const name = content.metadata?.name;
+    if (!name || !isOurContent(content, driver)) return [];
+    const handle = content.status?.snapshotHandle || content.spec?.source?.snapshotHandle;
+    const uid = content.metadata?.uid;
+    return [
+      {
+        content: name,
+        ...(uid && { contentUid: uid }),
+        ...(handle && { snapshotHandle: handle }),
+        deletionPolicy: content.spec?.deletionPolicy || 'Delete',
+        readyToUse: content.status?.readyToUse === true,
+        beingCreated: SnapshotAnnotations.beingCreated in (content.metadata?.annotations ?? {}),
+        deleting: Boolean(content.metadata?.deletionTimestamp),
+      },
+    ];
+  });
 }
 
 /** The PV's disk, or undefined for a PV that names none (or a malformed in-tree ID). */

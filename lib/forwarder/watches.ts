@@ -176,6 +176,8 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
     news: snapshotContentNews,
     *keys(type, content, ctx) {
       if (type !== 'delete' && isOurContent(content, ctx.ownership.driver)) yield { key: ItemKeys.snapshotContent(content.metadata?.name ?? '') };
+      // A new content may name an old snapshot (pre-provisioned): the audit learns of it now, not at the next resync.
+      if (type === 'add' && ctx.ready() && isOurContent(content, ctx.ownership.driver)) yield { key: ItemKeys.report() };
       // Claims restoring from its VolumeSnapshot carry it as context.
       const ref = content.spec?.volumeSnapshotRef;
       if (ctx.ready() && ref?.namespace && ref.name) yield* claimOffers(dependentClaims(ctx, ref.namespace, 'VolumeSnapshot', SNAPSHOT_API_GROUP, ref.name), ctx);

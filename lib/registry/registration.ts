@@ -27,12 +27,14 @@ export const ClusterRegistrationSchema = z.object({
   writeBack: z._default(z.enum(['forwarder', 'direct']), 'forwarder'),
   /**
    * The scheduled audit (lib/audit): `deleteOrphans` lets it delete provably orphaned disks
-   * (default: report only); `graceSeconds`, how old a disk must be to count as an orphan
-   * (default 3600). Unset: the defaults.
+   * (default: report only); `deleteOrphanedSnapshots` the same for snapshots, on its own because
+   * a Retain content deleted on purpose leaves one (default: report only); `graceSeconds`, how
+   * old a disk or snapshot must be to count as an orphan (default 3600). Unset: the defaults.
    */
   audit: z.optional(
     z.strictObject({
       deleteOrphans: z.optional(z.boolean()),
+      deleteOrphanedSnapshots: z.optional(z.boolean()),
       graceSeconds: z.optional(z.int().check(z.nonnegative())),
     }),
   ),

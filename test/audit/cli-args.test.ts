@@ -4,11 +4,11 @@ import { parseDuration } from '../../lib/cli/args.js';
 
 describe('cluster audit / remove --delete-volumes arguments', () => {
   it('audit <id> -> the default registry file, not given explicitly (a running local stack may be used), no deletion', () => {
-    expect(parseClusterArgs(['audit', 'local'])).toEqual({ command: 'audit', clusterId: 'local', target: { kind: 'file', path: '.volhook/clusters.json' }, targetGiven: false, delete: false, json: false });
+    expect(parseClusterArgs(['audit', 'local'])).toEqual({ command: 'audit', clusterId: 'local', target: { kind: 'file', path: '.volhook/clusters.json' }, targetGiven: false, delete: false, deleteSnapshots: false, json: false });
   });
 
   it('audit with every option -> each read', () => {
-    expect(parseClusterArgs(['audit', 'c1', '--ssm-path', '/volhook/prod/clusters', '--reports-table', 'volhook-prod-reports', '--grace', '1h30m', '--delete', '--json', '--region', 'eu-west-1'])).toEqual({
+    expect(parseClusterArgs(['audit', 'c1', '--ssm-path', '/volhook/prod/clusters', '--reports-table', 'volhook-prod-reports', '--grace', '1h30m', '--delete', '--delete-snapshots', '--json', '--region', 'eu-west-1'])).toEqual({
       command: 'audit',
       clusterId: 'c1',
       target: { kind: 'ssm', path: '/volhook/prod/clusters/' },
@@ -17,6 +17,7 @@ describe('cluster audit / remove --delete-volumes arguments', () => {
       reports: { kind: 'table', name: 'volhook-prod-reports' },
       graceMs: 5_400_000,
       delete: true,
+      deleteSnapshots: true,
       json: true,
     });
   });

@@ -46,4 +46,30 @@ describe('the scheduled audit', () => {
     expect(ec2.volumes.get(kept.volumeId)?.state).toBe('available');
     expect(ec2.volumes.get(cleaned.volumeId)?.state).toBe('deleting');
   });
+
+  it('orphaned snapshots are deleted only where deleteOrphanedSnapshots is set, not by deleteOrphans alone', async () => {
+    const ec2 = new FakeGateway('disks-only');
+    const reports = createMemoryReportStore();
+    const snapshotOf = (clusterId: string) =>
+      ec2.addSnapshot({
+        snapshotId: `snap-${randomUUID().replaceAll('-', '').slice(0, 17)}`,
+        startTime: new Date(now - 3 * 3_600_000).toISOString(),
+        tags: { CSIVolumeSnapshotName: `snapcontent-${randomUUID()}`, [`kubernetes.io/cluster/${clusterId}`]: 'owned' },
+      });
+    const kept = snapshotOf('disks-only');
+    const cleaned = snapshotOf('snapshots-too');
+    for (const clusterId of ['disks-only', 'snapshots-too']) {
+      await reports.put({ clusterId, digest: 'a'.repeat(64), observedAt: now - 1000, report: { volumes: [], attachments: [], claims: [], snapshots: [] } });
+    }
+    const registry = createStaticRegistry([
+      { clusterId: 'disks-only', secrets: [SECRET], region: 'us-east-1', audit: { deleteOrphans: true } },
+      { clusterId: 'snapshots-too', secrets: [SECRET], region: 'us-east-1', audit: { deleteOrphanedSnapshots: true } },
+    ]);
+    const results: AuditResult[] = [];
+    await auditAllClusters({ registry, reports, gatewayFor: (r) => ec2.forCluster(r.clusterId), onResult: (r) => results.push(r), onSkipped: () => {}, now: () => now });
+    expect(results.find((r) => r.clusterId === 'disks-only')?.orphanedSnapshots.map((o) => o.snapshotId)).toEqual([kept.snapshotId]);
+    expect(results.find((r) => r.clusterId === 'disks-only')?.snapshotDeletions).toEqual([]);
+    expect(results.find((r) => r.clusterId === 'snapshots-too')?.snapshotDeletions).toEqual([{ snapshotId: cleaned.snapshotId, outcome: 'deleted' }]);
+    expect([...ec2.snapshots.keys()]).toEqual([kept.snapshotId]);
+  });
 });

@@ -45,7 +45,7 @@ export function pointKind(description: string): string {
   if (description.startsWith('forwarder restart')) return 'forwarder restart';
   if (description.startsWith('item sent twice')) return 'same item sent twice at once';
   if (description.startsWith('claim ')) return "claim's item with its claim-deleted item";
-  if (description.startsWith('a disk left')) return 'leftover disk of a gone claim (audit)';
+  if (description.startsWith('a disk left')) return 'leftover disk of a gone claim and its snapshot (audit)';
   return 'other';
 }
 

@@ -314,6 +314,7 @@ export class ForwarderModel {
           volumes: () => this.list<V1PersistentVolume>('persistentvolumes'),
           attachments: () => this.list<V1VolumeAttachment>('volumeattachments'),
           csiNode: (name) => this.get<V1CSINode>('csinodes', name),
+          snapshotContents: () => this.list<SnapshotContentObject>('volumesnapshotcontents'),
         },
         ownership,
       );

@@ -198,7 +198,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
      */
     const audit = async () => {
       const graceMs = runtime.pick([0, 0, 5_000, 60_000]);
-      const result = await runAudit({ clusterId: w.clusterId, region: REGION, gateway: w.gateway(), reports: w.reports, graceMs, delete: true, now: () => w.clock.now() });
+      const result = await runAudit({ clusterId: w.clusterId, region: REGION, gateway: w.gateway(), reports: w.reports, graceMs, delete: true, deleteSnapshots: true, now: () => w.clock.now() });
       const deleted = result.deletions.filter((d) => d.outcome === 'deleted').map((d) => describeVolume(d.volumeId));
       log(`audit (grace ${graceMs / 1000}s): ${result.orphans.length} orphan(s), ${result.lost.length} lost, ${result.drift.length} drift${deleted.length ? `; deleted ${deleted.join(', ')}` : ''}`);
     };
@@ -218,8 +218,15 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
           tags: { CSIVolumeName: `pvc-${uid}`, 'ebs.csi.aws.com/cluster': 'true', [`kubernetes.io/cluster/${w.clusterId}`]: 'owned' },
           createdAt: new Date(w.clock.now()).toISOString(),
         });
-        crashes.fired(leftover, `${disk!.id} at step ${step}`);
-        log(`leftover disk ${disk!.id} (claim pvc-${uid} gone)`);
+        // And a snapshot of it whose content is gone (a Retain content deleted, say): only the audit finds it either.
+        const [snapshot] = w.sim.seedSnapshots({
+          volumeId: disk!.id,
+          sizeGiB: disk!.size,
+          tags: { CSIVolumeSnapshotName: `snapcontent-${uid}`, 'ebs.csi.aws.com/cluster': 'true', [`kubernetes.io/cluster/${w.clusterId}`]: 'owned' },
+          startedAt: new Date(w.clock.now()).toISOString(),
+        });
+        crashes.fired(leftover, `${disk!.id} and ${snapshot!.id} at step ${step}`);
+        log(`leftover disk ${disk!.id} (claim pvc-${uid} gone) and snapshot ${snapshot!.id} (content snapcontent-${uid} gone)`);
       }
       const auditing = runtime.chance(0.35);
       const sent = await forwarder.step(

@@ -48,7 +48,8 @@ export type CrashPlan =
   /**
    * At step `step` a disk of the cluster appears whose claim no longer exists — what a
    * provisioner that crashed between CreateVolume and its PV leaves (external-provisioner
-   * #1469): only the audit can find it, and it must be gone by the end.
+   * #1469) — and a snapshot of it whose content is gone: only the audit can find them, and they
+   * must be gone by the end.
    */
   | { kind: 'leftover'; step: number };
 

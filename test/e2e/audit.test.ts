@@ -2,17 +2,20 @@
  * The audit over the local stack, end to end: the forwarder reports, the backend keeps the
  * report in the stack's local directory, and `npm run cluster -- audit local` (run in-process
  * through the CLI's own entry) finds the running stack there with no flags, judges the
- * simulator's disks, deletes the provable orphans, and leaves Warning Events for a lost disk.
+ * simulator's disks and snapshots, deletes the provable orphans, and leaves Warning Events for a
+ * lost disk and a lost snapshot.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AttachVolumeCommand, DeleteVolumeCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { AttachVolumeCommand, DeleteSnapshotCommand, DeleteVolumeCommand, DescribeSnapshotsCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditResult } from '../../lib/audit/index.js';
 import { runClusterCli } from '../../lib/cli/index.js';
-import { Finalizers, TagKeys as Tags } from '../../lib/contract/index.js';
+import { Finalizers, SNAPSHOT_API_GROUP, TagKeys as Tags } from '../../lib/contract/index.js';
+import { kubeConfigFor } from '../../lib/kube/index.js';
 import { provisionedVolumes, volumeById } from './support/ec2.js';
 import { createClaim, createNamespace, eventsFor, readClaim, readVolume } from './support/kube.js';
 import { waitClaimBound, type ScenarioContext } from './support/scenarios.js';
@@ -168,8 +171,75 @@ describe('cluster audit over the local stack', () => {
   }, 300_000);
 });
 
+/** The snapshot with this ID, as any EC2 client sees it (undefined once gone). */
+async function snapshotById(snapshotId: string) {
+  const { Snapshots } = await stack.ec2.send(new DescribeSnapshotsCommand({ OwnerIds: ['self'], Filters: [{ Name: 'snapshot-id', Values: [snapshotId] }] }));
+  return Snapshots?.[0];
+}
+
+function snapshotTags(content: string, clusterId = stack.clusterId): Record<string, string> {
+  return { [Tags.csiVolumeSnapshotName]: content, [Tags.ebsCluster]: 'true', [Tags.cluster(clusterId)]: 'owned' };
+}
+
+describe('cluster audit: snapshots', () => {
+  it('an orphaned snapshot, one a pre-provisioned Retain content names, one a content names that EC2 lost -> exactly 1 orphaned snapshot and 1 lost; --delete deletes exactly the orphan; again -> none', async () => {
+    const sim = stack.simulator!;
+    const custom = kubeConfigFor({ server: stack.urls.kube }).makeApiClient(CustomObjectsApi);
+    const old = new Date(Date.now() - 2 * HOUR).toISOString();
+    const volumeId = 'vol-0123456789abcdef0';
+    const [orphan] = sim.seedSnapshots({ volumeId, sizeGiB: 40, tags: snapshotTags(`snapcontent-${randomUUID()}`), startedAt: old });
+    const [named] = sim.seedSnapshots({ volumeId, sizeGiB: 8, tags: snapshotTags(`snapcontent-${randomUUID()}`), startedAt: old });
+    const [lost] = sim.seedSnapshots({ volumeId, sizeGiB: 8, tags: snapshotTags(`snapcontent-${randomUUID()}`), startedAt: old });
+    const contentFor = (name: string, snapshotHandle: string) => ({
+      apiVersion: `${SNAPSHOT_API_GROUP}/v1`,
+      kind: 'VolumeSnapshotContent',
+      metadata: { name },
+      spec: { driver: 'ebs.csi.aws.com', deletionPolicy: 'Retain', source: { snapshotHandle }, volumeSnapshotRef: { namespace: 'backups', name } },
+    });
+    const contents = { group: SNAPSHOT_API_GROUP, version: 'v1', plural: 'volumesnapshotcontents' };
+    for (const [name, id] of [['imported-kept', named!.id], ['imported-lost', lost!.id]] as const) {
+      await custom.createClusterCustomObject({ ...contents, body: contentFor(name, id) });
+      await waitFor(
+        () => custom.getClusterCustomObject({ ...contents, name }) as Promise<{ status?: { readyToUse?: boolean } }>,
+        (c) => c.status?.readyToUse === true,
+        { what: `content ${name} ready (its snapshot checked by volhook)` },
+      );
+    }
+    // The second content's snapshot is deleted behind volhook's back.
+    await stack.ec2.send(new DeleteSnapshotCommand({ SnapshotId: lost!.id }));
+    await freshReport(Date.now() + 1000);
+
+    const first = await audit();
+    expect(first.orphanedSnapshots.map((o) => o.snapshotId)).toEqual([orphan!.id]);
+    expect(first.orphanedSnapshots[0]).toMatchObject({ deletable: true, sizeGiB: 40, monthlyUsd: 2 });
+    expect(first.snapshotTotals).toEqual({ orphanedSnapshots: 1, orphanedSnapshotGiB: 40, orphanedSnapshotMonthlyUsd: 2 });
+    expect(first.lostSnapshots).toEqual([{ snapshotId: lost!.id, content: 'imported-lost', contentUid: expect.any(String), deletionPolicy: 'Retain' }]);
+    expect(first.snapshotDeletions).toEqual([]);
+
+    // The lost snapshot's Warning Event reaches its content with the answer to the next report.
+    await freshReport(Date.now());
+    await waitFor(() => eventsFor(stack.kube, 'default', 'VolumeSnapshotContent', 'imported-lost'), (es) => es.some((e) => e.reason === 'SnapshotLost' && e.type === 'Warning'), {
+      what: 'Warning SnapshotLost on the content',
+    });
+
+    // --delete alone leaves snapshots: deleting them is asked for on its own.
+    const disksOnly = await audit('--delete');
+    expect(disksOnly.snapshotDeletions).toEqual([]);
+    expect((await snapshotById(orphan!.id))?.State).toBe('completed');
+
+    const cleaned = await audit('--delete-snapshots');
+    expect(cleaned.snapshotDeletions).toEqual([{ snapshotId: orphan!.id, outcome: 'deleted' }]);
+    await waitFor(() => snapshotById(orphan!.id), (found) => found === undefined, { what: `orphaned snapshot ${orphan!.id} deleted` });
+    expect((await snapshotById(named!.id))?.State).toBe('completed');
+
+    const again = await audit('--delete-snapshots', '--grace', '0s');
+    expect(again.orphanedSnapshots).toEqual([]);
+    expect(again.snapshotDeletions).toEqual([]);
+  }, 120_000);
+});
+
 describe('cluster remove --delete-volumes', () => {
-  it('a cluster with 5 disks -> lists 5; without a terminal and without --yes refuses and deletes nothing; with --yes deletes the 5 and the registration', async () => {
+  it('a cluster with 5 disks and 2 snapshots -> lists them; without a terminal and without --yes refuses and deletes nothing; with --yes deletes them and the registration', async () => {
     const registry = join(localDir, 'gone-registry.json');
     const reportsDir = join(localDir, 'gone-reports');
     const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
@@ -177,19 +247,22 @@ describe('cluster remove --delete-volumes', () => {
     await writeFile(registry, JSON.stringify({ clusters: { gone: { clusterId: 'gone', secrets: [secret], region: stack.region } } }));
     const tags = { [Tags.ebsCluster]: 'true', [Tags.cluster('gone')]: 'owned' };
     const seeded = stack.simulator!.seedVolumes({ zone: stack.nodes[0]!.zone, sizeGiB: 4, tags, count: 5 });
+    const snapshots = stack.simulator!.seedSnapshots({ volumeId: seeded[0]!.id, sizeGiB: 4, tags: snapshotTags(`snapcontent-${randomUUID()}`, 'gone'), count: 2 });
     const ec2Client = () => new EC2Client({ region: stack.region, endpoint: stack.urls.ec2, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const args = ['remove', 'gone', '--delete-volumes', '--file', registry, '--reports-dir', reportsDir];
 
     const refused = await cluster(args, { ec2Client });
     expect(refused.code).toBe(1);
-    for (const v of seeded) expect(refused.stdout).toContain(v.id);
-    expect(refused.stdout.trim().split('\n')).toHaveLength(1 + 5);
-    expect(refused.stderr).toContain('refusing to delete 5 disk(s) without a confirmation');
+    for (const v of [...seeded, ...snapshots]) expect(refused.stdout).toContain(v.id);
+    expect(refused.stdout.trim().split('\n')).toHaveLength(1 + 5 + 1 + 2);
+    expect(refused.stderr).toContain('refusing to delete 5 disk(s) and 2 snapshot(s) without a confirmation');
     for (const v of seeded) expect((await volumeById(stack.ec2, v.id))?.State).toBe('available');
+    for (const s of snapshots) expect((await snapshotById(s.id))?.State).toBe('completed');
 
     const removed = await cluster([...args, '--yes'], { ec2Client });
     expect(removed.code, removed.stderr).toBe(0);
-    expect(removed.stderr).toContain('deleted 5 of 5 disk(s)');
+    expect(removed.stderr).toContain('deleted 5 of 5 disk(s) and 2 of 2 snapshot(s)');
+    for (const s of snapshots) expect(await snapshotById(s.id)).toBeUndefined();
     for (const v of seeded) {
       await waitFor(() => volumeById(stack.ec2, v.id), (found) => found === undefined || found.State === 'deleting', { what: `${v.id} deleted` });
     }

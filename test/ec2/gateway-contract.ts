@@ -227,6 +227,23 @@ export function describeGatewayContract(name: string, makeWorld: () => Promise<G
       expect(await world.gateway(cluster).getSnapshot('snap-0123456789abcdef0')).toBeUndefined();
     });
 
+    it("listClusterSnapshots -> this cluster's snapshots with their start time, never another cluster's", async () => {
+      const { volumeId } = await gw.createDisk(request());
+      await available(volumeId);
+      const other = await world.gateway('other-cluster').createDisk(request(undefined, 'other-cluster'));
+      await available(other.volumeId);
+      const mine = await gw.createSnapshot(snapshotRequest(volumeId));
+      const theirs = await world.gateway('other-cluster').createSnapshot(snapshotRequest(other.volumeId));
+      const listed = await world.gateway(cluster).listClusterSnapshots();
+      const ids = listed.map((s) => s.snapshotId);
+      expect(ids).toContain(mine.snapshotId);
+      expect(ids).not.toContain(theirs.snapshotId);
+      for (const snapshot of listed) {
+        expect(snapshot.tags[`kubernetes.io/cluster/${cluster}`]).toBe('owned');
+        expect(Date.parse(snapshot.startTime)).toBeGreaterThan(0);
+      }
+    });
+
     it('a completed snapshot -> createDisk from it names it; deleteSnapshot twice -> gone, no error', async () => {
       const { volumeId } = await gw.createDisk(request());
       await available(volumeId);

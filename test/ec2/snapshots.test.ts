@@ -76,6 +76,17 @@ describe('createSnapshot', () => {
   });
 });
 
+describe('listClusterSnapshots', () => {
+  it("-> DescribeSnapshots by the cluster's ownership tag, this account's, 1,000 a page, every page, oldest first", async () => {
+    const younger = { ...ownedSnapshot, SnapshotId: 'snap-0bbbbbbbbbbbbbbb2', StartTime: new Date('2026-01-01T00:00:05Z') };
+    ec2.on(DescribeSnapshotsCommand).resolvesOnce({ Snapshots: [younger], NextToken: 'page-2' }).resolvesOnce({ Snapshots: [ownedSnapshot] });
+    expect((await gw().listClusterSnapshots()).map((s) => s.snapshotId)).toEqual([SNAP, 'snap-0bbbbbbbbbbbbbbb2']);
+    expect(ec2).toHaveReceivedCommandTimes(DescribeSnapshotsCommand, 2);
+    expect(ec2).toHaveReceivedNthCommandWith(DescribeSnapshotsCommand, 1, { OwnerIds: ['self'], MaxResults: 1000, Filters: [{ Name: 'tag:kubernetes.io/cluster/c1', Values: ['owned'] }] });
+    expect(ec2).toHaveReceivedNthCommandWith(DescribeSnapshotsCommand, 2, { OwnerIds: ['self'], MaxResults: 1000, NextToken: 'page-2', Filters: [{ Name: 'tag:kubernetes.io/cluster/c1', Values: ['owned'] }] });
+  });
+});
+
 describe('getSnapshot, deleteSnapshot, enableFastSnapshotRestores', () => {
   it('getSnapshot -> by the snapshot-id filter (an unknown ID is no error); malformed -> undefined without a call', async () => {
     ec2.on(DescribeSnapshotsCommand).resolves({ Snapshots: [] });

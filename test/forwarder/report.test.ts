@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { reportDigest } from '../../lib/contract/index.js';
 import { buildVolumeReport, ReportTracker } from '../../lib/forwarder/report.js';
@@ -16,6 +17,15 @@ describe('the volume report', () => {
     volumes: () => [pv, foreign],
     attachments: () => [va, leaving, attachment('csi-efs', 'pv-efs', 'n1', 'efs.csi.aws.com')],
     csiNode: (name: string) => (name === 'n1' ? csiNode('n1', 'i-0aaaaaaaaaaaaaaaa') : undefined),
+    snapshotContents: () => [
+      { metadata: { name: 'snapcontent-1', uid: 'u-1' }, spec: { driver: 'ebs.csi.aws.com', deletionPolicy: 'Delete', source: { volumeHandle: 'vol-0123456789abcdef0' } }, status: { snapshotHandle: 'snap-0aaaaaaaaaaaaaaa1', readyToUse: true } },
+      {
+        metadata: { name: 'snapcontent-2', annotations: { 'snapshot.storage.kubernetes.io/volumesnapshot-being-created': 'yes' } },
+        spec: { driver: 'ebs.csi.aws.com', deletionPolicy: 'Retain', source: { volumeHandle: 'vol-0123456789abcdef0' } },
+      },
+      { metadata: { name: 'imported', deletionTimestamp: new Date() }, spec: { driver: 'ebs.csi.aws.com', deletionPolicy: 'Retain', source: { snapshotHandle: 'snap-0aaaaaaaaaaaaaaa2' } } },
+      { metadata: { name: 'efs-content' }, spec: { driver: 'efs.csi.aws.com', deletionPolicy: 'Delete', source: { snapshotHandle: 'snap-0aaaaaaaaaaaaaaa3' } } },
+    ],
   };
 
   it("our PVs with their disks and claims, our attachments (not those being deleted) with the node's instance, our claims' uids", () => {
@@ -23,7 +33,24 @@ describe('the volume report', () => {
       volumes: [{ pv: 'pvc-1', pvUid: 'uid-pvc-1', volumeId: 'vol-0123456789abcdef0', reclaimPolicy: 'Delete', phase: 'Bound', claim: { namespace: 'default', name: 'data', uid: 'c-1' } }],
       attachments: [{ name: 'csi-1', volumeId: 'vol-0123456789abcdef0', instanceId: 'i-0aaaaaaaaaaaaaaaa', attached: true }],
       claims: ['c-1'],
+      snapshots: [
+        { content: 'snapcontent-1', contentUid: 'u-1', snapshotHandle: 'snap-0aaaaaaaaaaaaaaa1', deletionPolicy: 'Delete', readyToUse: true, beingCreated: false, deleting: false },
+        { content: 'snapcontent-2', deletionPolicy: 'Retain', readyToUse: false, beingCreated: true, deleting: false },
+        { content: 'imported', snapshotHandle: 'snap-0aaaaaaaaaaaaaaa2', deletionPolicy: 'Retain', readyToUse: false, beingCreated: false, deleting: true },
+      ],
     });
+  });
+
+  it('a report without snapshots (an older forwarder) keeps its digest; the contents are covered by the digest', () => {
+    const report = buildVolumeReport(source, ownership);
+    const { snapshots, ...older } = report;
+    // As forwarders without snapshots computed it: the three lists alone.
+    const before = createHash('sha256').update(JSON.stringify({ volumes: older.volumes, attachments: older.attachments, claims: older.claims })).digest('hex');
+    expect(reportDigest(older)).toBe(before);
+    expect(reportDigest(older)).not.toBe(reportDigest(report));
+    const retained = { ...report, snapshots: snapshots!.map((s) => (s.content === 'snapcontent-1' ? { ...s, snapshotHandle: 'snap-0aaaaaaaaaaaaaaa9' } : s)) };
+    expect(reportDigest(retained)).not.toBe(reportDigest(report));
+    expect(reportDigest({ ...report, snapshots: [...snapshots!].reverse() })).toBe(reportDigest(report));
   });
 
   it('the digest does not depend on the order the caches list objects in', () => {

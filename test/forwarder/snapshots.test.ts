@@ -83,6 +83,15 @@ describe('snapshot watches', () => {
     expect(keysOf('volumesnapshotcontents', other, ctx)).toEqual(['PersistentVolumeClaim/default/restored']);
   });
 
+  it('a content of ours added -> the volume report too (it may name an old snapshot); of another driver -> not', () => {
+    const ctx = contextOf({});
+    const watch = WATCHES.volumesnapshotcontents as Watch<WatchedObjects['volumesnapshotcontents']>;
+    expect([...watch.keys('add', content('snapcontent-1'), ctx)].map((o) => o.key)).toEqual(['VolumeSnapshotContent/snapcontent-1', 'VolumeReport/cluster']);
+    const other = content('snapcontent-2', {});
+    other.spec!.driver = 'other.csi.example.com';
+    expect([...watch.keys('add', other, ctx)].map((o) => o.key)).toEqual([]);
+  });
+
   it('a VolumeSnapshot -> the claims restoring from it; a source claim or its PV -> the claims cloning it', () => {
     const ctx = contextOf({ persistentvolumeclaims: [restoring(), cloning()] });
     expect(keysOf('volumesnapshots', volumeSnapshot, ctx)).toEqual(['PersistentVolumeClaim/default/restored']);

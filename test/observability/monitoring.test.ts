@@ -27,7 +27,7 @@ describe('the dashboard and alarms (one definition, infra/monitoring.json)', () 
 
   it('the dashboard shows items done/requeued/failed per cluster, EC2 calls and throttles per action, orphans, function duration and errors', () => {
     const text = JSON.stringify(dashboardWidgets());
-    for (const metric of [...Object.values(OUTCOME_METRICS), EC2_METRICS.calls, EC2_METRICS.throttles, AUDIT_METRICS.orphanedVolumes, AUDIT_METRICS.orphanedGiB, AUDIT_METRICS.lostVolumes, AUDIT_METRICS.driftedAttachments]) {
+    for (const metric of [...Object.values(OUTCOME_METRICS), EC2_METRICS.calls, EC2_METRICS.throttles, AUDIT_METRICS.orphanedVolumes, AUDIT_METRICS.orphanedGiB, AUDIT_METRICS.lostVolumes, AUDIT_METRICS.driftedAttachments, AUDIT_METRICS.orphanedSnapshots, AUDIT_METRICS.orphanedSnapshotGiB, AUDIT_METRICS.lostSnapshots]) {
       expect(text).toContain(`MetricName=\\"${metric}\\"`);
     }
     expect(text).toContain('"Duration"');

@@ -336,6 +336,12 @@ export class FakeGateway implements Ec2Gateway {
     return structuredClone(this.#snapshotsByName(name));
   }
 
+  /** As the gateway: this cluster's snapshots, oldest first. */
+  async listClusterSnapshots(): Promise<Snapshot[]> {
+    this.#enter('listClusterSnapshots');
+    return structuredClone([...this.snapshots.values()].filter((s) => s.tags[TagKeys.cluster(this.clusterId)] === 'owned').sort(oldestFirst));
+  }
+
   async getSnapshot(snapshotId: string): Promise<Snapshot | undefined> {
     this.#enter('getSnapshot', snapshotId);
     const snapshot = this.snapshots.get(snapshotId);

@@ -32,4 +32,4 @@ export type {
   FastSnapshotRestoreState,
 } from './model.js';
 export { VOLUME_LIMITS } from './volume-rules.js';
-export { SeedVolumeSchema, type SeedVolumeRequest } from './seed.js';
+export { SeedSnapshotSchema, SeedVolumeSchema, type SeedSnapshotRequest, type SeedVolumeRequest } from './seed.js';

@@ -6,7 +6,7 @@
  */
 import * as z from 'zod';
 import { ec2Errors } from './errors.js';
-import { VOLUME_TYPES, type Volume } from './model.js';
+import { VOLUME_TYPES, type Snapshot, type Volume } from './model.js';
 import type { World } from './world.js';
 
 export const SeedVolumeSchema = z.object({
@@ -45,6 +45,43 @@ export function seedVolumes(world: World, input: SeedVolumeRequest): Volume[] {
     };
     world.volumes.set(volume.id, volume);
     seeded.push(structuredClone(volume));
+  }
+  world.changed();
+  return seeded;
+}
+
+export const SeedSnapshotSchema = z.object({
+  /** The volume it is of (need not exist any more, as in EC2). */
+  volumeId: z.string().regex(/^vol-[0-9a-f]+$/),
+  sizeGiB: z.number().int().positive().default(4),
+  tags: z.record(z.string(), z.string()).default({}),
+  /** When EC2 says the snapshot was started (ISO 8601); default now. */
+  startedAt: z.iso.datetime().optional(),
+  count: z.number().int().positive().max(100_000).default(1),
+});
+export type SeedSnapshotRequest = z.input<typeof SeedSnapshotSchema>;
+
+/** Adds `completed` snapshots as described (snapshots volhook did not make, or made and forgot); answers them. */
+export function seedSnapshots(world: World, input: SeedSnapshotRequest): Snapshot[] {
+  const req = SeedSnapshotSchema.parse(input);
+  const startTime = req.startedAt ? Date.parse(req.startedAt) : world.now();
+  const seeded: Snapshot[] = [];
+  for (let n = 0; n < req.count; n++) {
+    const snapshot: Snapshot = {
+      id: world.newId('snap'),
+      seq: world.nextSeq(),
+      volumeId: req.volumeId,
+      volumeSize: req.sizeGiB,
+      state: 'completed',
+      startTime,
+      dueTime: startTime,
+      completionTime: startTime,
+      description: '',
+      encrypted: false,
+      tags: Object.entries(req.tags).map(([key, value]) => ({ key, value })),
+    };
+    world.snapshots.set(snapshot.id, snapshot);
+    seeded.push(structuredClone(snapshot));
   }
   world.changed();
   return seeded;

@@ -14,7 +14,7 @@ import {
 import { Ec2Error, ec2Errors, statusForCode } from './errors.js';
 import { decideFaults } from './faults.js';
 import { runInstances, terminateInstances, type RunInstancesRequest } from './instances.js';
-import { seedVolumes, type SeedVolumeRequest } from './seed.js';
+import { seedSnapshots, seedVolumes, type SeedSnapshotRequest, type SeedVolumeRequest } from './seed.js';
 import type { FastSnapshotRestore, Instance, Snapshot, Volume, WorldState } from './model.js';
 import { StateFile } from './persistence.js';
 import { QueryParams } from './query.js';
@@ -164,6 +164,12 @@ export class Ec2Simulator {
   seedVolumes(request: SeedVolumeRequest): Volume[] {
     this.world.advance();
     return seedVolumes(this.world, request);
+  }
+
+  /** Puts `completed` snapshots into the account as they are described (see seed.ts). */
+  seedSnapshots(request: SeedSnapshotRequest): Snapshot[] {
+    this.world.advance();
+    return seedSnapshots(this.world, request);
   }
 
   terminateInstance(instanceId: string): void {
