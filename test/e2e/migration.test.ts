@@ -6,70 +6,31 @@
  */
 import { CreateVolumeCommand } from '@aws-sdk/client-ec2';
 import { createHash } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tagsOf, TagKeys, volumeById } from './support/ec2.js';
 import { attachmentsOf, DRIVER, eventsFor, orMissing, readClaim, readVolume } from './support/kube.js';
+import { kubectlFor, podYaml, type Kubectl } from './support/kubectl.js';
 import { waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
 import { startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
-const run = promisify(execFile);
-
 let stack: E2eStack;
 let ctx: ScenarioContext;
-let home: string;
+let kubectl: Kubectl;
 
 beforeAll(async () => {
-  home = await mkdtemp(join(tmpdir(), 'volhook-migration-'));
   ({ stack, ctx } = await startScenarioStack());
+  kubectl = await kubectlFor(stack.urls.kube);
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
-  if (home) await rm(home, { recursive: true, force: true });
+  await kubectl?.close();
 });
 
-/** kubectl against the stack's API; its stdout, or the test fails with its stderr. */
-async function kubectl(...args: string[]): Promise<string> {
-  try {
-    const { stdout } = await run('kubectl', ['--server', stack.urls.kube, ...args], { env: { PATH: process.env.PATH ?? '', HOME: home }, timeout: 30_000 });
-    return stdout;
-  } catch (err) {
-    const e = err as { stderr?: string };
-    throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? String(err)}`);
-  }
-}
-
-/** `kubectl create -f` of a YAML manifest. */
-async function create(name: string, yaml: string): Promise<string> {
-  const file = join(home, `${name}.yaml`);
-  await writeFile(file, yaml);
-  return kubectl('create', '-f', file);
-}
 
 const attachmentName = (volumeHandle: string, nodeName: string) =>
   `csi-${createHash('sha256').update(`${volumeHandle}${DRIVER}${nodeName}`).digest('hex')}`;
 
-/** A pod `app` in `ns` mounting claim `claimName`, as a YAML document. */
-const podManifest = (ns: string, claimName: string) => `apiVersion: v1
-kind: Pod
-metadata:
-  name: app
-  namespace: ${ns}
-spec:
-  containers:
-    - name: app
-      image: nginx:1.27
-      volumeMounts:
-        - { name: data, mountPath: /data }
-  volumes:
-    - name: data
-      persistentVolumeClaim: { claimName: ${claimName} }
-`;
 
 describe('CSI migration of in-tree kubernetes.io/aws-ebs over the local stack', () => {
   it('an in-tree gp2 class claim with a pod -> Bound, attached, Running, PV as external-provisioner writes it for a migrated plugin; claim deleted -> Delete reclaims disk and PV', async () => {
@@ -82,8 +43,7 @@ describe('CSI migration of in-tree kubernetes.io/aws-ebs over the local stack', 
     });
 
     const ns = 'in-tree';
-    const created = await create(
-      'gp2-claim-and-pod',
+    const created = await kubectl.create(
       `apiVersion: v1
 kind: Namespace
 metadata:
@@ -101,7 +61,7 @@ spec:
     requests:
       storage: 5Gi
 ---
-${podManifest(ns, 'data')}`,
+${podYaml(ns, 'app', 'data')}`,
     );
     expect(created).toContain('persistentvolumeclaim/data created');
     expect(created).toContain('pod/app created');
@@ -195,8 +155,7 @@ ${podManifest(ns, 'data')}`,
     const volumeId = disk.VolumeId ?? '';
     await waitFor(() => volumeById(stack.ec2, volumeId), (v) => v?.State === 'available', { what: `${volumeId} available` });
 
-    await create(
-      'in-tree-pv',
+    await kubectl.create(
       `apiVersion: v1
 kind: Namespace
 metadata:
@@ -239,7 +198,7 @@ spec:
     requests:
       storage: 4Gi
 ---
-${podManifest(ns, 'legacy')}`,
+${podYaml(ns, 'app', 'legacy')}`,
     );
     await waitClaimBound(ctx, ns, 'legacy');
     const running = await waitPodRunning(ctx, ns, 'app');

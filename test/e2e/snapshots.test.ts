@@ -5,49 +5,28 @@
  * nothing), so what is checked is the EC2 side: the snapshot, the volume made from it, the copy.
  */
 import { DescribeSnapshotsCommand, type Snapshot } from '@aws-sdk/client-ec2';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tagsOf, TagKeys, volumeById } from './support/ec2.js';
 import { eventsFor, readClaim, readVolume } from './support/kube.js';
+import { kubectlFor, type Kubectl } from './support/kubectl.js';
 import { waitClaimBound, type ScenarioContext } from './support/scenarios.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
-const run = promisify(execFile);
-
 let stack: E2eStack;
 let ctx: ScenarioContext;
-let home: string;
+let kubectl: Kubectl;
 
 beforeAll(async () => {
-  home = await mkdtemp(join(tmpdir(), 'volhook-snapshots-'));
   ({ stack, ctx } = await startScenarioStack({ immediateClass: true, ec2: { timeScale: 400 } }));
+  kubectl = await kubectlFor(stack.urls.kube);
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
-  if (home) await rm(home, { recursive: true, force: true });
+  await kubectl?.close();
 });
 
-async function kubectl(...args: string[]): Promise<string> {
-  try {
-    const { stdout } = await run('kubectl', ['--server', stack.urls.kube, ...args], { env: { PATH: process.env.PATH ?? '', HOME: home }, timeout: 30_000 });
-    return stdout;
-  } catch (err) {
-    const e = err as { stderr?: string };
-    throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? String(err)}`);
-  }
-}
-
-async function apply(name: string, yaml: string): Promise<string> {
-  const file = join(home, `${name}.yaml`);
-  await writeFile(file, yaml);
-  return kubectl('create', '-f', file);
-}
 
 const getJson = async <T>(...args: string[]): Promise<T> => JSON.parse(await kubectl('get', ...args, '-o', 'json')) as T;
 
@@ -108,10 +87,10 @@ describe('snapshots over the local stack', () => {
   it('VolumeSnapshot -> content readyToUse, one EBS snapshot tagged for the cluster; restored claim Bound from it; Delete policy -> the EBS snapshot goes with the VolumeSnapshot', async () => {
     const ns = 'snap-delete';
     await kubectl('create', 'namespace', ns);
-    await apply('source', claimYaml(ns, 'data', '4Gi'));
+    await kubectl.create(claimYaml(ns, 'data', '4Gi'));
     await waitClaimBound(ctx, ns, 'data');
-    await apply('class-delete', classYaml('ebs-delete', 'Delete'));
-    await apply('snapshot', snapshotYaml(ns, 'nightly', 'ebs-delete', 'data'));
+    await kubectl.create(classYaml('ebs-delete', 'Delete'));
+    await kubectl.create(snapshotYaml(ns, 'nightly', 'ebs-delete', 'data'));
 
     const { content, handle } = await snapshotReady(ns, 'nightly');
     const ours = (await clusterSnapshots()).filter((s) => tagsOf(s as never)['CSIVolumeSnapshotName'] === content);
@@ -120,7 +99,7 @@ describe('snapshots over the local stack', () => {
     expect(calls('CreateSnapshot')).toBeGreaterThanOrEqual(1);
     expect(await kubectl('get', 'volumesnapshot', '-n', ns)).toContain('nightly');
 
-    await apply('restored', claimYaml(ns, 'restored', '6Gi', `  dataSource: { apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: nightly }\n`));
+    await kubectl.create(claimYaml(ns, 'restored', '6Gi', `  dataSource: { apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: nightly }\n`));
     const restored = await waitClaimBound(ctx, ns, 'restored');
     const pv = await readVolume(stack.kube, restored.spec!.volumeName!);
     const volume = await volumeById(stack.ec2, pv.spec!.csi!.volumeHandle);
@@ -141,10 +120,10 @@ describe('snapshots over the local stack', () => {
   it('Retain policy -> the VolumeSnapshot deleted, the EBS snapshot stays', async () => {
     const ns = 'snap-retain';
     await kubectl('create', 'namespace', ns);
-    await apply('retain-source', claimYaml(ns, 'data', '4Gi'));
+    await kubectl.create(claimYaml(ns, 'data', '4Gi'));
     await waitClaimBound(ctx, ns, 'data');
-    await apply('class-retain', classYaml('ebs-retain', 'Retain'));
-    await apply('retain-snapshot', snapshotYaml(ns, 'keep', 'ebs-retain', 'data'));
+    await kubectl.create(classYaml('ebs-retain', 'Retain'));
+    await kubectl.create(snapshotYaml(ns, 'keep', 'ebs-retain', 'data'));
     const { handle } = await snapshotReady(ns, 'keep');
     const deletes = calls('DeleteSnapshot');
 
@@ -158,14 +137,14 @@ describe('snapshots over the local stack', () => {
   it('clone: a claim with dataSource of a bound claim -> CopyVolumes once, the copy in the source zone, Bound', async () => {
     const ns = 'clone-ok';
     await kubectl('create', 'namespace', ns);
-    await apply('clone-source', claimYaml(ns, 'original', '4Gi'));
+    await kubectl.create(claimYaml(ns, 'original', '4Gi'));
     const source = await waitClaimBound(ctx, ns, 'original');
     const sourcePv = await readVolume(stack.kube, source.spec!.volumeName!);
     const sourceVolume = await volumeById(stack.ec2, sourcePv.spec!.csi!.volumeHandle);
     const copies = calls('CopyVolumes');
     const blanks = calls('CreateVolume');
 
-    await apply('clone', claimYaml(ns, 'copy', '4Gi', `  dataSource: { kind: PersistentVolumeClaim, name: original }\n`));
+    await kubectl.create(claimYaml(ns, 'copy', '4Gi', `  dataSource: { kind: PersistentVolumeClaim, name: original }\n`));
     const copy = await waitClaimBound(ctx, ns, 'copy');
     const pv = await readVolume(stack.kube, copy.spec!.volumeName!);
     const volume = await volumeById(stack.ec2, pv.spec!.csi!.volumeHandle);
@@ -180,7 +159,7 @@ describe('snapshots over the local stack', () => {
     const ns = 'unknown-source';
     await kubectl('create', 'namespace', ns);
     const before = { create: calls('CreateVolume'), copy: calls('CopyVolumes') };
-    await apply('populated', claimYaml(ns, 'seeded', '4Gi', `  dataSourceRef: { apiGroup: populator.example.com, kind: Seed, name: golden }\n`));
+    await kubectl.create(claimYaml(ns, 'seeded', '4Gi', `  dataSourceRef: { apiGroup: populator.example.com, kind: Seed, name: golden }\n`));
     const events = await waitFor(
       () => eventsFor(stack.kube, ns, 'PersistentVolumeClaim', 'seeded'),
       (es) => es.some((e) => e.type === 'Warning' && e.reason === 'ProvisioningFailed'),

@@ -1,49 +1,10 @@
 /**
- * Helpers of the resize and VolumeAttributesClass scenarios: kubectl with YAML as a user would
- * drive them, and the claim's Events in the order they were recorded.
+ * Helpers of the resize and VolumeAttributesClass scenarios: the claim's Events in the order
+ * they were recorded, the manifests (kubectl itself: ./kubectl.ts).
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { CoreV1Event, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { eventsFor, readClaim, type E2eKube } from './kube.js';
 import { waitFor } from './wait.js';
-
-const run = promisify(execFile);
-
-export interface Kubectl {
-  (...args: string[]): Promise<string>;
-  /** `kubectl create -f` of a YAML manifest. */
-  create(yaml: string): Promise<string>;
-  /** `kubectl patch <kind> <name> -n <ns> --type merge -p <json>`. */
-  patch(kind: string, namespace: string, name: string, patch: object): Promise<string>;
-  close(): Promise<void>;
-}
-
-/** kubectl against `server`, with its own HOME (its discovery cache) removed by `close`. */
-export async function kubectlFor(server: string): Promise<Kubectl> {
-  const home = await mkdtemp(join(tmpdir(), 'volhook-resize-'));
-  let files = 0;
-  const kubectl = (async (...args: string[]) => {
-    try {
-      const { stdout } = await run('kubectl', ['--server', server, ...args], { env: { PATH: process.env.PATH ?? '', HOME: home }, timeout: 30_000 });
-      return stdout;
-    } catch (err) {
-      const e = err as { stderr?: string };
-      throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? String(err)}`);
-    }
-  }) as Kubectl;
-  kubectl.create = async (yaml) => {
-    const file = join(home, `manifest-${++files}.yaml`);
-    await writeFile(file, yaml);
-    return kubectl('create', '-f', file);
-  };
-  kubectl.patch = (kind, namespace, name, patch) => kubectl('patch', kind, name, '-n', namespace, '--type', 'merge', '-p', JSON.stringify(patch));
-  kubectl.close = () => rm(home, { recursive: true, force: true });
-  return kubectl;
-}
 
 /** A claim's Events, in the order they were recorded (the store's resourceVersion). */
 export async function claimEvents(kube: E2eKube, namespace: string, name: string): Promise<CoreV1Event[]> {
@@ -85,21 +46,6 @@ ${fields.volumeMode ? `  volumeMode: ${fields.volumeMode}\n` : ''}${fields.vac ?
       storage: ${fields.size}
 `;
 
-export const podYaml = (ns: string, name: string, claimName: string) => `apiVersion: v1
-kind: Pod
-metadata:
-  name: ${name}
-  namespace: ${ns}
-spec:
-  containers:
-    - name: app
-      image: nginx:1.27
-      volumeMounts:
-        - { name: data, mountPath: /data }
-  volumes:
-    - name: data
-      persistentVolumeClaim: { claimName: ${claimName} }
-`;
 
 export const vacYaml = (name: string, parameters: Record<string, string>, driverName = 'ebs.csi.aws.com') => `apiVersion: storage.k8s.io/v1
 kind: VolumeAttributesClass
