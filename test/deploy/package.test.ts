@@ -299,6 +299,8 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
       TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
     });
     expect(template.Resources.ApiLambdaFunction!.Properties.Environment.Variables.VOLHOOK_REPLAY_TABLE).toBe(table.Properties.TableName);
+    // The rate budget's keys: the deployment's own account, resolved by CloudFormation (no credentials to package).
+    for (const f of ofType('AWS::Lambda::Function')) expect(f.Properties.Environment.Variables.VOLHOOK_AWS_ACCOUNT).toEqual({ Ref: 'AWS::AccountId' });
 
     const dynamo = statements().filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')) && JSON.stringify(s.Resource).includes(logicalId));
     expect(dynamo).toHaveLength(1);
