@@ -5,11 +5,11 @@
  * memory for tests. Also the Warning Events an audit leaves for the cluster (lost volumes),
  * handed to the forwarder with the answer to its next report.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { VolumeReportSchema, WriteSchema, type Write } from '../contract/index.js';
 
 export const StoredReportSchema = z.object({
-  clusterId: z.string().min(1),
+  clusterId: z.string().check(z.minLength(1)),
   digest: z.string(),
   /** When the forwarder saw the cluster so (epoch ms of the signed request that carried it or confirmed it). */
   observedAt: z.number(),
