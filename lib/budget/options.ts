@@ -4,6 +4,7 @@
  * any bucket (an account with raised limits), e.g. from `VOLHOOK_BUDGET_RATES`.
  */
 import * as z from 'zod/mini';
+import { deferred } from '../contract/deferred.js';
 import '../contract/zod-messages.js';
 import { bucketSpec, isBucketName, type BucketSpec } from '../ec2/throttling.js';
 
@@ -38,15 +39,19 @@ export interface AimdOptions {
  */
 export const DEFAULT_AIMD: AimdOptions = { decrease: 0.7, increasePerSecond: 0.01, minFactor: 0.1, holdMs: 1_000 };
 
-// zod/mini, as the contract's schemas: classic zod would add its own copy of the schema
-// classes (and JSON Schema support) to every cold start of the function. z.number() refuses
-// Infinity and NaN itself.
-const bucketSpecSchema = z.strictObject({
+// zod/mini, as the contract's schemas, built on first use: classic zod would add its own copy
+// of the schema classes (and JSON Schema support) to every cold start of the function, and a
+// deployed function (VOLHOOK_BUDGET_TABLE, no VOLHOOK_BUDGET_RATES) needs none of these at
+// import. z.number() refuses Infinity and NaN itself.
+const bucketSpecSchema = deferred(() => z.strictObject({
   capacity: z.number().check(z.positive()),
   refillPerSecond: z.number().check(z.positive()),
-});
+}));
 
-const regionRatesSchema = z.strictObject({
+const shareSchema = deferred(() => z.number().check(z.gt(0), z.lte(1)));
+const timeScaleSchema = deferred(() => z.number().check(z.positive()));
+
+const regionRatesSchema = deferred(() => z.strictObject({
   /** Share of the buckets' capacity and refill used in this Region, in (0, 1]. */
   share: z.optional(z.number().check(z.gt(0), z.lte(1))),
   /** Buckets of this Region at other than AWS's default sizes (raised limits); the share applies to them too. */
@@ -59,18 +64,18 @@ const regionRatesSchema = z.strictObject({
       }),
     ),
   ),
-});
+}));
 
 const REGION_NAME = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
 /** Per-Region overrides, keyed by Region name (e.g. `eu-west-1`). */
-export const budgetRatesSchema = z.record(z.string(), regionRatesSchema).check(
+export const budgetRatesSchema = deferred(() => z.record(z.string(), regionRatesSchema).check(
   z.superRefine((rates, ctx) => {
     for (const region of Object.keys(rates)) {
       if (!REGION_NAME.test(region)) ctx.addIssue({ code: 'custom', path: [region], message: `not a Region name (e.g. eu-west-1)` });
     }
   }),
-);
+));
 export type BudgetRates = z.infer<typeof budgetRatesSchema>;
 
 export interface BudgetOptions {
@@ -101,8 +106,8 @@ export interface ResolvedOptions {
 
 /** Refuses bad options with a message naming the field; never falls back silently. */
 export function resolveOptions(options: BudgetOptions = {}): ResolvedOptions {
-  const share = z.number().check(z.gt(0), z.lte(1)).parse(options.share ?? DEFAULT_SHARE, { error: () => 'budget share must be in (0, 1]' });
-  const timeScale = z.number().check(z.positive()).parse(options.timeScale ?? 1, { error: () => 'budget timeScale must be a positive number' });
+  const share = shareSchema.parse(options.share ?? DEFAULT_SHARE, { error: () => 'budget share must be in (0, 1]' });
+  const timeScale = timeScaleSchema.parse(options.timeScale ?? 1, { error: () => 'budget timeScale must be a positive number' });
   const rates = parseBudgetRates(options.rates ?? {}, 'budget rates');
   const aimd = { ...DEFAULT_AIMD, ...options.aimd };
   if (!(aimd.decrease > 0 && aimd.decrease < 1)) throw new Error(`budget aimd.decrease must be in (0, 1), got ${aimd.decrease}`);

@@ -3,15 +3,16 @@ import * as z from 'zod/mini';
 import { deferred } from './deferred.js';
 import { WriteSchema } from './writes.js';
 
-const Common = {
+// A function, so that the write schemas are built with a result schema, not at import.
+const common = () => ({
   /** `itemKey` of the item this result answers. */
   key: z.string(),
   /** Writes to apply, in order, before acting on the outcome. */
   writes: z.array(WriteSchema),
-};
+});
 
 export const DoneResultSchema = deferred(() => z.object({
-  ...Common,
+  ...common(),
   outcome: z.literal('done'),
   /** Why, when the backend destroyed something (e.g. the disk of a claim deleted before its PV). */
   message: z.optional(z.string()),
@@ -19,7 +20,7 @@ export const DoneResultSchema = deferred(() => z.object({
 
 /** Progress is being made (a volume is creating, an attachment in flight, EC2 throttled). */
 export const RequeueResultSchema = deferred(() => z.object({
-  ...Common,
+  ...common(),
   outcome: z.literal('requeue'),
   requeueAfterSeconds: z.number().check(z.nonnegative()),
   message: z.optional(z.string()),
@@ -27,7 +28,7 @@ export const RequeueResultSchema = deferred(() => z.object({
 
 /** The object cannot progress as it is (bad parameter, ownership, capacity); retried slowly. */
 export const FailedResultSchema = deferred(() => z.object({
-  ...Common,
+  ...common(),
   outcome: z.literal('failed'),
   reason: z.string().check(z.minLength(1)),
   message: z.string(),
