@@ -3,7 +3,7 @@
  * `hono/aws-lambda` behind API Gateway. Everything it needs comes in as dependencies, so
  * tests run it with a mocked EC2 client and an in-memory registry.
  */
-import { Hono } from 'hono';
+import { Hono } from 'hono/tiny';
 import { bodyLimit } from 'hono/body-limit';
 import {
   MAX_REQUEST_BYTES,
