@@ -48,9 +48,6 @@ const bucketSpecSchema = deferred(() => z.strictObject({
   refillPerSecond: z.number().check(z.positive()),
 }));
 
-const shareSchema = deferred(() => z.number().check(z.gt(0), z.lte(1)));
-const timeScaleSchema = deferred(() => z.number().check(z.positive()));
-
 const regionRatesSchema = deferred(() => z.strictObject({
   /** Share of the buckets' capacity and refill used in this Region, in (0, 1]. */
   share: z.optional(z.number().check(z.gt(0), z.lte(1))),
@@ -106,9 +103,15 @@ export interface ResolvedOptions {
 
 /** Refuses bad options with a message naming the field; never falls back silently. */
 export function resolveOptions(options: BudgetOptions = {}): ResolvedOptions {
-  const share = shareSchema.parse(options.share ?? DEFAULT_SHARE, { error: () => 'budget share must be in (0, 1]' });
-  const timeScale = timeScaleSchema.parse(options.timeScale ?? 1, { error: () => 'budget timeScale must be a positive number' });
-  const rates = parseBudgetRates(options.rates ?? {}, 'budget rates');
+  // Plain checks, as for aimd below: the in-memory budget is built at import, and a schema
+  // built there would be a cold start's first (and slowest) use of zod.
+  const share = options.share ?? DEFAULT_SHARE;
+  if (!(typeof share === 'number' && share > 0 && share <= 1)) throw new Error(`budget share must be in (0, 1], got ${share}`);
+  const timeScale = options.timeScale ?? 1;
+  if (!(typeof timeScale === 'number' && timeScale > 0 && Number.isFinite(timeScale))) {
+    throw new Error(`budget timeScale must be a positive number, got ${timeScale}`);
+  }
+  const rates = options.rates === undefined ? {} : parseBudgetRates(options.rates, 'budget rates');
   const aimd = { ...DEFAULT_AIMD, ...options.aimd };
   if (!(aimd.decrease > 0 && aimd.decrease < 1)) throw new Error(`budget aimd.decrease must be in (0, 1), got ${aimd.decrease}`);
   if (!(aimd.increasePerSecond > 0)) throw new Error(`budget aimd.increasePerSecond must be positive, got ${aimd.increasePerSecond}`);
