@@ -3,7 +3,7 @@
  * `hono/aws-lambda` behind API Gateway. Everything it needs comes in as dependencies, so
  * tests run it with a mocked EC2 client and an in-memory registry.
  */
-import { Hono } from 'hono';
+import { Hono } from 'hono/tiny';
 import { bodyLimit } from 'hono/body-limit';
 import {
   MAX_REQUEST_BYTES,
@@ -17,7 +17,7 @@ import {
   type Write,
 } from '../contract/index.js';
 import { Ec2CallStats, type Ec2Gateway, type Ec2Observer } from '../ec2/index.js';
-import { reconcileItems, type ReconcileContext } from '../reconcile/index.js';
+import type { ReconcileContext } from '../reconcile/index.js';
 import { ClusterIdSchema, RegistrationError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
 import { createMemoryReplayStore, replayExpiry, replayKey, type ReplayStore } from '../replay/index.js';
 import { createMemoryReportStore, type ReportStore } from '../reports/index.js';
@@ -99,6 +99,9 @@ export function createApp(deps: AppDependencies): Hono {
       },
     }),
     async (c) => {
+      // Started now, awaited only once the request is verified: on a cold start the reconcilers
+      // load while the registry and replay look-ups wait on the network.
+      const reconciler = loadReconcilers();
       const clusterId = c.req.param('clusterId');
       if (!ClusterIdSchema.safeParse(clusterId).success) {
         throw new ApiError(400, 'bad_cluster_id', `"${clusterId}" is not a valid cluster id`);
@@ -150,7 +153,7 @@ export function createApp(deps: AppDependencies): Hono {
       };
       let results: Result[];
       try {
-        results = await reconcileItems(parsed.data.items, ctx);
+        results = await (await reconciler).reconcileItems(parsed.data.items, ctx);
       } finally {
         if (ec2Calls.actions.size > 0) deps.onEc2Calls?.(clusterId, ec2Calls);
       }
@@ -161,6 +164,23 @@ export function createApp(deps: AppDependencies): Hono {
   );
 
   return app;
+}
+
+/**
+ * The reconcilers (with the StorageClass parameters and CSI migration they use) are the
+ * largest part of the function's own code. Loaded on the first reconcile request, not at
+ * import: a cold start does not compile them before it can answer, and `/healthz` or a refused
+ * request never loads them (the function's bundle keeps them in a chunk of their own).
+ */
+let reconcilers: Promise<typeof import('../reconcile/index.js')> | undefined;
+function loadReconcilers(): Promise<typeof import('../reconcile/index.js')> {
+  const loading = (reconcilers ??= import('../reconcile/index.js'));
+  // A request refused before it awaits this must not leave an unhandled rejection; a failed
+  // load is tried again by the next request.
+  loading.catch(() => {
+    if (reconcilers === loading) reconcilers = undefined;
+  });
+  return loading;
 }
 
 async function lookUp(registry: ClusterRegistry, clusterId: string): Promise<ClusterRegistration> {

@@ -3,7 +3,9 @@
  * (lib/ec2/throttling.ts) at {@link DEFAULT_SHARE}; a Region can override the share and
  * any bucket (an account with raised limits), e.g. from `VOLHOOK_BUDGET_RATES`.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import { deferred } from '../contract/deferred.js';
+import '../contract/zod-messages.js';
 import { bucketSpec, isBucketName, type BucketSpec } from '../ec2/throttling.js';
 
 /**
@@ -37,33 +39,40 @@ export interface AimdOptions {
  */
 export const DEFAULT_AIMD: AimdOptions = { decrease: 0.7, increasePerSecond: 0.01, minFactor: 0.1, holdMs: 1_000 };
 
-const bucketSpecSchema = z.strictObject({
-  capacity: z.number().positive().finite(),
-  refillPerSecond: z.number().positive().finite(),
-});
+// zod/mini, as the contract's schemas, built on first use: classic zod would add its own copy
+// of the schema classes (and JSON Schema support) to every cold start of the function, and a
+// deployed function (VOLHOOK_BUDGET_TABLE, no VOLHOOK_BUDGET_RATES) needs none of these at
+// import. z.number() refuses Infinity and NaN itself.
+const bucketSpecSchema = deferred(() => z.strictObject({
+  capacity: z.number().check(z.positive()),
+  refillPerSecond: z.number().check(z.positive()),
+}));
 
-const regionRatesSchema = z.strictObject({
+const regionRatesSchema = deferred(() => z.strictObject({
   /** Share of the buckets' capacity and refill used in this Region, in (0, 1]. */
-  share: z.number().gt(0).lte(1).optional(),
+  share: z.optional(z.number().check(z.gt(0), z.lte(1))),
   /** Buckets of this Region at other than AWS's default sizes (raised limits); the share applies to them too. */
-  buckets: z
-    .record(z.string(), bucketSpecSchema)
-    .superRefine((buckets, ctx) => {
-      for (const name of Object.keys(buckets)) {
-        if (!isBucketName(name)) ctx.addIssue({ code: 'custom', path: [name], message: `unknown throttling bucket ${JSON.stringify(name)} (see lib/ec2/throttling.ts)` });
-      }
-    })
-    .optional(),
-});
+  buckets: z.optional(
+    z.record(z.string(), bucketSpecSchema).check(
+      z.superRefine((buckets, ctx) => {
+        for (const name of Object.keys(buckets)) {
+          if (!isBucketName(name)) ctx.addIssue({ code: 'custom', path: [name], message: `unknown throttling bucket ${JSON.stringify(name)} (see lib/ec2/throttling.ts)` });
+        }
+      }),
+    ),
+  ),
+}));
 
 const REGION_NAME = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
 /** Per-Region overrides, keyed by Region name (e.g. `eu-west-1`). */
-export const budgetRatesSchema = z.record(z.string(), regionRatesSchema).superRefine((rates, ctx) => {
-  for (const region of Object.keys(rates)) {
-    if (!REGION_NAME.test(region)) ctx.addIssue({ code: 'custom', path: [region], message: `not a Region name (e.g. eu-west-1)` });
-  }
-});
+export const budgetRatesSchema = deferred(() => z.record(z.string(), regionRatesSchema).check(
+  z.superRefine((rates, ctx) => {
+    for (const region of Object.keys(rates)) {
+      if (!REGION_NAME.test(region)) ctx.addIssue({ code: 'custom', path: [region], message: `not a Region name (e.g. eu-west-1)` });
+    }
+  }),
+));
 export type BudgetRates = z.infer<typeof budgetRatesSchema>;
 
 export interface BudgetOptions {
@@ -94,9 +103,15 @@ export interface ResolvedOptions {
 
 /** Refuses bad options with a message naming the field; never falls back silently. */
 export function resolveOptions(options: BudgetOptions = {}): ResolvedOptions {
-  const share = z.number().gt(0).lte(1).parse(options.share ?? DEFAULT_SHARE, { error: () => 'budget share must be in (0, 1]' });
-  const timeScale = z.number().positive().finite().parse(options.timeScale ?? 1, { error: () => 'budget timeScale must be a positive number' });
-  const rates = parseBudgetRates(options.rates ?? {}, 'budget rates');
+  // Plain checks, as for aimd below: the in-memory budget is built at import, and a schema
+  // built there would be a cold start's first (and slowest) use of zod.
+  const share = options.share ?? DEFAULT_SHARE;
+  if (!(typeof share === 'number' && share > 0 && share <= 1)) throw new Error(`budget share must be in (0, 1], got ${share}`);
+  const timeScale = options.timeScale ?? 1;
+  if (!(typeof timeScale === 'number' && timeScale > 0 && Number.isFinite(timeScale))) {
+    throw new Error(`budget timeScale must be a positive number, got ${timeScale}`);
+  }
+  const rates = options.rates === undefined ? {} : parseBudgetRates(options.rates, 'budget rates');
   const aimd = { ...DEFAULT_AIMD, ...options.aimd };
   if (!(aimd.decrease > 0 && aimd.decrease < 1)) throw new Error(`budget aimd.decrease must be in (0, 1), got ${aimd.decrease}`);
   if (!(aimd.increasePerSecond > 0)) throw new Error(`budget aimd.increasePerSecond must be positive, got ${aimd.increasePerSecond}`);

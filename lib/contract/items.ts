@@ -3,6 +3,7 @@
  * context the backend needs so that it never has to call the cluster.
  */
 import * as z from 'zod/mini';
+import { deferred } from './deferred.js';
 import {
   NodeInfoSchema,
   PersistentVolumeClaimSchema,
@@ -18,7 +19,7 @@ import { VolumeSnapshotClassSchema, VolumeSnapshotContentSchema, VolumeSnapshotS
  * and the content it is bound to, for a clone the source claim and its PV. Each null when
  * it does not exist (yet). Absent when the claim has no data source of these kinds.
  */
-export const ClaimSourceSchema = z.discriminatedUnion('kind', [
+export const ClaimSourceSchema = deferred(() => z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('VolumeSnapshot'),
     snapshot: z.nullable(VolumeSnapshotSchema),
@@ -29,11 +30,11 @@ export const ClaimSourceSchema = z.discriminatedUnion('kind', [
     claim: z.nullable(PersistentVolumeClaimSchema),
     pv: z.nullable(PersistentVolumeSchema),
   }),
-]);
+]));
 export type ClaimSource = z.infer<typeof ClaimSourceSchema>;
 import { VolumeReportItemSchema } from './report.js';
 
-export const PersistentVolumeClaimItemSchema = z.object({
+export const PersistentVolumeClaimItemSchema = deferred(() => z.object({
   kind: z.literal('PersistentVolumeClaim'),
   pvc: PersistentVolumeClaimSchema,
   /** The claim's StorageClass; null when the class does not exist (yet). */
@@ -61,9 +62,9 @@ export const PersistentVolumeClaimItemSchema = z.object({
   volumeAttributesClass: z.optional(z.nullable(VolumeAttributesClassSchema)),
   /** A bound claim: its PV (`spec.volumeName`); null when that PV is not known. Absent while unbound. */
   pv: z.optional(z.nullable(PersistentVolumeSchema)),
-});
+}));
 
-export const PersistentVolumeClaimDeletedItemSchema = z.object({
+export const PersistentVolumeClaimDeletedItemSchema = deferred(() => z.object({
   kind: z.literal('PersistentVolumeClaimDeleted'),
   uid: z.string().check(z.minLength(1)),
   namespace: z.string().check(z.minLength(1)),
@@ -72,40 +73,40 @@ export const PersistentVolumeClaimDeletedItemSchema = z.object({
   pvExists: z.boolean(),
   /** As for PersistentVolumeClaim items: the disk is deleted only on a live `pvExists: false`. */
   pvCheckedLive: z._default(z.boolean(), false),
-});
+}));
 
-export const PersistentVolumeItemSchema = z.object({
+export const PersistentVolumeItemSchema = deferred(() => z.object({
   kind: z.literal('PersistentVolume'),
   pv: PersistentVolumeSchema,
   /** Names of the VolumeAttachments whose source is this PV. */
   volumeAttachments: z._default(z.array(z.string()), []),
-});
+}));
 
-export const VolumeAttachmentItemSchema = z.object({
+export const VolumeAttachmentItemSchema = deferred(() => z.object({
   kind: z.literal('VolumeAttachment'),
   volumeAttachment: VolumeAttachmentSchema,
   /** The PV named by `spec.source.persistentVolumeName`; null when it is gone. */
   pv: z.nullable(PersistentVolumeSchema),
   /** `spec.nodeName` with its CSINode entry; null when the Node is gone. */
   node: z.nullable(NodeInfoSchema),
-});
+}));
 
 /** A VolumeSnapshotContent of our driver (the source PV's volume handle is its `spec.source.volumeHandle`). */
-export const VolumeSnapshotContentItemSchema = z.object({
+export const VolumeSnapshotContentItemSchema = deferred(() => z.object({
   kind: z.literal('VolumeSnapshotContent'),
   content: VolumeSnapshotContentSchema,
   /** The content's VolumeSnapshotClass; null when it names none or the class does not exist (yet). */
   snapshotClass: z.nullable(VolumeSnapshotClassSchema),
-});
+}));
 
-export const ItemSchema = z.discriminatedUnion('kind', [
+export const ItemSchema = deferred(() => z.discriminatedUnion('kind', [
   PersistentVolumeClaimItemSchema,
   PersistentVolumeClaimDeletedItemSchema,
   PersistentVolumeItemSchema,
   VolumeAttachmentItemSchema,
   VolumeSnapshotContentItemSchema,
   VolumeReportItemSchema,
-]);
+]));
 
 export type PersistentVolumeClaimItem = z.infer<typeof PersistentVolumeClaimItemSchema>;
 export type PersistentVolumeClaimDeletedItem = z.infer<typeof PersistentVolumeClaimDeletedItemSchema>;
@@ -122,11 +123,11 @@ export const MAX_ITEMS_PER_REQUEST = 500;
 /** Upper bound on a request body; the forwarder splits batches to stay under it. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 
-export const ReconcileRequestSchema = z.object({
+export const ReconcileRequestSchema = deferred(() => z.object({
   /** The cluster the request is for, inside the signed body: it must equal the path's. */
   clusterId: z.string().check(z.minLength(1)),
   items: z.array(ItemSchema).check(z.minLength(1)).check(z.maxLength(MAX_ITEMS_PER_REQUEST)),
-});
+}));
 export type ReconcileRequest = z.infer<typeof ReconcileRequestSchema>;
 
 /**

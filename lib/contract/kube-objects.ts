@@ -4,9 +4,10 @@
  * objects), so a newer cluster's extra fields never make a request invalid.
  */
 import * as z from 'zod/mini';
+import { deferred } from './deferred.js';
 import './zod-messages.js';
 
-const StringMap = z.record(z.string(), z.string());
+const StringMap = deferred(() => z.record(z.string(), z.string()));
 
 /**
  * The shape of the uids the API server assigns (RFC 4122 UUIDs). A claim's uid becomes an EBS
@@ -15,7 +16,7 @@ const StringMap = z.record(z.string(), z.string());
  */
 export const KUBERNETES_UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-export const ObjectMetaSchema = z.looseObject({
+export const ObjectMetaSchema = deferred(() => z.looseObject({
   name: z.string().check(z.minLength(1)),
   namespace: z.optional(z.string()),
   uid: z.string().check(z.minLength(1)),
@@ -24,36 +25,36 @@ export const ObjectMetaSchema = z.looseObject({
   annotations: z.optional(StringMap),
   finalizers: z.optional(z.array(z.string())),
   deletionTimestamp: z.optional(z.string()),
-});
+}));
 
-export const LabelSelectorSchema = z.looseObject({
+export const LabelSelectorSchema = deferred(() => z.looseObject({
   matchLabels: z.optional(StringMap),
   matchExpressions: z.optional(z.array(z.looseObject({ key: z.string(), operator: z.string(), values: z.optional(z.array(z.string())) }))),
-});
+}));
 
 /** A claim's condition (`Resizing`, `FileSystemResizePending`, `ModifyingVolume`…). */
-export const PersistentVolumeClaimConditionSchema = z.looseObject({
+export const PersistentVolumeClaimConditionSchema = deferred(() => z.looseObject({
   type: z.string().check(z.minLength(1)),
   status: z.enum(['True', 'False', 'Unknown']),
   reason: z.optional(z.string()),
   message: z.optional(z.string()),
   lastProbeTime: z.nullish(z.string()),
   lastTransitionTime: z.nullish(z.string()),
-});
+}));
 export type PersistentVolumeClaimCondition = z.infer<typeof PersistentVolumeClaimConditionSchema>;
 
 /** `status.modifyVolumeStatus`: the VolumeAttributesClass change under way (KEP-3751). */
-export const ModifyVolumeStatusSchema = z.looseObject({
+export const ModifyVolumeStatusSchema = deferred(() => z.looseObject({
   targetVolumeAttributesClassName: z.optional(z.string()),
   status: z.enum(['Pending', 'InProgress', 'Infeasible']),
-});
+}));
 export type ModifyVolumeStatus = z.infer<typeof ModifyVolumeStatusSchema>;
 
 /**
  * A claim's status, with the fields of resizing (KEP-1790: `allocatedResources`,
  * `allocatedResourceStatuses`) and of VolumeAttributesClass changes (KEP-3751).
  */
-export const PersistentVolumeClaimStatusSchema = z.looseObject({
+export const PersistentVolumeClaimStatusSchema = deferred(() => z.looseObject({
   phase: z.optional(z.string()),
   capacity: z.nullish(StringMap),
   allocatedResources: z.nullish(StringMap),
@@ -61,22 +62,22 @@ export const PersistentVolumeClaimStatusSchema = z.looseObject({
   conditions: z.nullish(z.array(PersistentVolumeClaimConditionSchema)),
   modifyVolumeStatus: z.nullish(ModifyVolumeStatusSchema),
   currentVolumeAttributesClassName: z.nullish(z.string()),
-});
+}));
 export type PersistentVolumeClaimStatus = z.infer<typeof PersistentVolumeClaimStatusSchema>;
 
 /** `storage.k8s.io/v1` VolumeAttributesClass: mutable parameters of a volume, for one driver. */
-export const VolumeAttributesClassSchema = z.looseObject({
+export const VolumeAttributesClassSchema = deferred(() => z.looseObject({
   metadata: z.looseObject({ name: z.string().check(z.minLength(1)) }),
   driverName: z.string().check(z.minLength(1)),
   parameters: z.optional(StringMap),
-});
+}));
 export type VolumeAttributesClass = z.infer<typeof VolumeAttributesClassSchema>;
 
-export const AccessModeSchema = z.enum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod']);
-export const VolumeModeSchema = z.enum(['Filesystem', 'Block']);
-export const ReclaimPolicySchema = z.enum(['Delete', 'Retain', 'Recycle']);
+export const AccessModeSchema = deferred(() => z.enum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod']));
+export const VolumeModeSchema = deferred(() => z.enum(['Filesystem', 'Block']));
+export const ReclaimPolicySchema = deferred(() => z.enum(['Delete', 'Retain', 'Recycle']));
 
-export const PersistentVolumeClaimSchema = z.looseObject({
+export const PersistentVolumeClaimSchema = deferred(() => z.looseObject({
   metadata: z.extend(ObjectMetaSchema, { namespace: z.string().check(z.minLength(1)) }),
   spec: z.looseObject({
     accessModes: z._default(z.array(AccessModeSchema), []),
@@ -97,14 +98,14 @@ export const PersistentVolumeClaimSchema = z.looseObject({
     volumeAttributesClassName: z.nullish(z.string()),
   }),
   status: z.optional(PersistentVolumeClaimStatusSchema),
-});
+}));
 export type PersistentVolumeClaim = z.infer<typeof PersistentVolumeClaimSchema>;
 
-export const TopologySelectorTermSchema = z.looseObject({
+export const TopologySelectorTermSchema = deferred(() => z.looseObject({
   matchLabelExpressions: z._default(z.array(z.object({ key: z.string(), values: z.array(z.string()) })), []),
-});
+}));
 
-export const StorageClassSchema = z.looseObject({
+export const StorageClassSchema = deferred(() => z.looseObject({
   metadata: z.looseObject({ name: z.string().check(z.minLength(1)), annotations: z.optional(StringMap) }),
   provisioner: z.string(),
   parameters: z.optional(StringMap),
@@ -113,49 +114,49 @@ export const StorageClassSchema = z.looseObject({
   allowedTopologies: z.optional(z.array(TopologySelectorTermSchema)),
   mountOptions: z.optional(z.array(z.string())),
   allowVolumeExpansion: z.optional(z.boolean()),
-});
+}));
 export type StorageClass = z.infer<typeof StorageClassSchema>;
 
-export const NodeSelectorRequirementSchema = z.object({
+export const NodeSelectorRequirementSchema = deferred(() => z.object({
   key: z.string(),
   operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']),
   values: z.optional(z.array(z.string())),
-});
-export const NodeAffinitySchema = z.object({
+}));
+export const NodeAffinitySchema = deferred(() => z.object({
   required: z.object({
     nodeSelectorTerms: z.array(z.object({ matchExpressions: z.optional(z.array(NodeSelectorRequirementSchema)) })),
   }),
-});
+}));
 
-export const ClaimRefSchema = z.looseObject({
+export const ClaimRefSchema = deferred(() => z.looseObject({
   kind: z.optional(z.string()),
   apiVersion: z.optional(z.string()),
   namespace: z.string(),
   name: z.string(),
   uid: z.optional(z.string()),
   resourceVersion: z.optional(z.string()),
-});
+}));
 
-export const CsiPersistentVolumeSourceSchema = z.looseObject({
+export const CsiPersistentVolumeSourceSchema = deferred(() => z.looseObject({
   driver: z.string(),
   volumeHandle: z.string(),
   fsType: z.optional(z.string()),
   volumeAttributes: z.optional(StringMap),
-});
+}));
 
 /**
  * The in-tree EBS source (`awsElasticBlockStore`): on PVs the in-tree plugin made before CSI
  * migration, and on those external-provisioner (and volhook) write for migrated in-tree
  * classes. `volumeID` is `vol-…`, `aws:///vol-…` or `aws://<zone>/vol-…`.
  */
-export const AwsElasticBlockStoreSourceSchema = z.looseObject({
+export const AwsElasticBlockStoreSourceSchema = deferred(() => z.looseObject({
   volumeID: z.string(),
   fsType: z.optional(z.string()),
   partition: z.optional(z.int()),
   readOnly: z.optional(z.boolean()),
-});
+}));
 
-export const PersistentVolumeSpecSchema = z.looseObject({
+export const PersistentVolumeSpecSchema = deferred(() => z.looseObject({
   capacity: z.looseObject({ storage: z.string() }),
   accessModes: z.array(AccessModeSchema),
   volumeMode: z.optional(VolumeModeSchema),
@@ -168,31 +169,31 @@ export const PersistentVolumeSpecSchema = z.looseObject({
   nodeAffinity: z.optional(NodeAffinitySchema),
   /** The VolumeAttributesClass the volume was created with or last modified to. */
   volumeAttributesClassName: z.optional(z.string()),
-});
+}));
 
 /** A PV as read from a cluster (it has a uid) — what items carry. */
-export const PersistentVolumeSchema = z.looseObject({
+export const PersistentVolumeSchema = deferred(() => z.looseObject({
   metadata: ObjectMetaSchema,
   spec: PersistentVolumeSpecSchema,
   status: z.optional(z.looseObject({ phase: z.optional(z.string()) })),
-});
+}));
 export type PersistentVolume = z.infer<typeof PersistentVolumeSchema>;
 
-const NewPersistentVolumeMetaSchema = z.object({
+const NewPersistentVolumeMetaSchema = deferred(() => z.object({
   name: z.string().check(z.minLength(1)),
   annotations: StringMap,
   labels: z.optional(StringMap),
   finalizers: z.optional(z.array(z.string())),
-});
+}));
 
-const NewPersistentVolumeSpecSchema = z.extend(PersistentVolumeSpecSchema, {
+const NewPersistentVolumeSpecSchema = deferred(() => z.extend(PersistentVolumeSpecSchema, {
   claimRef: ClaimRefSchema,
   volumeMode: VolumeModeSchema,
   persistentVolumeReclaimPolicy: ReclaimPolicySchema,
-});
+}));
 
 /** A PV the backend asks to create: no uid yet, exactly the fields a provisioner sets. */
-export const NewPersistentVolumeSchema = z.object({
+export const NewPersistentVolumeSchema = deferred(() => z.object({
   apiVersion: z.literal('v1'),
   kind: z.literal('PersistentVolume'),
   metadata: NewPersistentVolumeMetaSchema,
@@ -200,14 +201,14 @@ export const NewPersistentVolumeSchema = z.object({
     csi: CsiPersistentVolumeSourceSchema,
     awsElasticBlockStore: z.optional(z.undefined()),
   }),
-});
+}));
 export type NewPersistentVolume = z.infer<typeof NewPersistentVolumeSchema>;
 
 /**
  * The PV for a claim of a migrated in-tree class: the in-tree source instead of `csi`, as
  * external-provisioner writes it for a migrated plugin (CSI PV translated back to in-tree).
  */
-export const NewInTreePersistentVolumeSchema = z.object({
+export const NewInTreePersistentVolumeSchema = deferred(() => z.object({
   apiVersion: z.literal('v1'),
   kind: z.literal('PersistentVolume'),
   metadata: NewPersistentVolumeMetaSchema,
@@ -215,20 +216,20 @@ export const NewInTreePersistentVolumeSchema = z.object({
     awsElasticBlockStore: AwsElasticBlockStoreSourceSchema,
     csi: z.optional(z.undefined()),
   }),
-});
+}));
 export type NewInTreePersistentVolume = z.infer<typeof NewInTreePersistentVolumeSchema>;
 
-export const VolumeErrorSchema = z.object({ time: z.string(), message: z.string() });
+export const VolumeErrorSchema = deferred(() => z.object({ time: z.string(), message: z.string() }));
 
-export const VolumeAttachmentStatusSchema = z.object({
+export const VolumeAttachmentStatusSchema = deferred(() => z.object({
   attached: z.boolean(),
   attachmentMetadata: z.nullish(StringMap),
   attachError: z.nullish(VolumeErrorSchema),
   detachError: z.nullish(VolumeErrorSchema),
-});
+}));
 export type VolumeAttachmentStatus = z.infer<typeof VolumeAttachmentStatusSchema>;
 
-export const VolumeAttachmentSchema = z.looseObject({
+export const VolumeAttachmentSchema = deferred(() => z.looseObject({
   metadata: ObjectMetaSchema,
   spec: z.looseObject({
     attacher: z.string(),
@@ -236,11 +237,11 @@ export const VolumeAttachmentSchema = z.looseObject({
     source: z.looseObject({ persistentVolumeName: z.nullish(z.string()) }),
   }),
   status: z.optional(z.partial(VolumeAttachmentStatusSchema)),
-});
+}));
 export type VolumeAttachment = z.infer<typeof VolumeAttachmentSchema>;
 
 /** The Node facts the backend needs: its zone labels and how to find its EC2 instance. */
-export const NodeInfoSchema = z.object({
+export const NodeInfoSchema = deferred(() => z.object({
   name: z.string().check(z.minLength(1)),
   labels: z._default(StringMap, {}),
   providerID: z.optional(z.string()),
@@ -252,5 +253,5 @@ export const NodeInfoSchema = z.object({
       allocatableCount: z.optional(z.int().check(z.nonnegative())),
     }),
   ),
-});
+}));
 export type NodeInfo = z.infer<typeof NodeInfoSchema>;

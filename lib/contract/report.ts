@@ -6,8 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
+import { deferred } from './deferred.js';
 
-export const ReportedVolumeSchema = z.object({
+export const ReportedVolumeSchema = deferred(() => z.object({
   /** The PV's name. */
   pv: z.string().check(z.minLength(1)),
   pvUid: z.optional(z.string()),
@@ -19,10 +20,10 @@ export const ReportedVolumeSchema = z.object({
   phase: z.optional(z.string()),
   /** The claim the PV is bound to (`spec.claimRef`). */
   claim: z.optional(z.object({ namespace: z.string().check(z.minLength(1)), name: z.string().check(z.minLength(1)), uid: z.optional(z.string()) })),
-});
+}));
 export type ReportedVolume = z.infer<typeof ReportedVolumeSchema>;
 
-export const ReportedAttachmentSchema = z.object({
+export const ReportedAttachmentSchema = deferred(() => z.object({
   /** The VolumeAttachment's name. */
   name: z.string().check(z.minLength(1)),
   volumeId: z.string().check(z.minLength(1)),
@@ -30,10 +31,10 @@ export const ReportedAttachmentSchema = z.object({
   instanceId: z.optional(z.string()),
   /** `status.attached`. */
   attached: z.boolean(),
-});
+}));
 export type ReportedAttachment = z.infer<typeof ReportedAttachmentSchema>;
 
-export const ReportedSnapshotContentSchema = z.object({
+export const ReportedSnapshotContentSchema = deferred(() => z.object({
   /** The VolumeSnapshotContent's name: what its snapshot's `CSIVolumeSnapshotName` tag names. */
   content: z.string().check(z.minLength(1)),
   contentUid: z.optional(z.string()),
@@ -50,10 +51,10 @@ export const ReportedSnapshotContentSchema = z.object({
   beingCreated: z._default(z.boolean(), false),
   /** It has a deletion timestamp. */
   deleting: z._default(z.boolean(), false),
-});
+}));
 export type ReportedSnapshotContent = z.infer<typeof ReportedSnapshotContentSchema>;
 
-export const VolumeReportSchema = z.object({
+export const VolumeReportSchema = deferred(() => z.object({
   volumes: z.array(ReportedVolumeSchema),
   /** VolumeAttachments of our driver that are not being deleted. */
   attachments: z.array(ReportedAttachmentSchema),
@@ -64,12 +65,12 @@ export const VolumeReportSchema = z.object({
    * predate it: then the audit judges no snapshot (it cannot tell which ones a content names).
    */
   snapshots: z.optional(z.array(ReportedSnapshotContentSchema)),
-});
+}));
 export type VolumeReport = z.infer<typeof VolumeReportSchema>;
 
 const DIGEST = /^[0-9a-f]{64}$/;
 
-export const VolumeReportItemSchema = z.object({
+export const VolumeReportItemSchema = deferred(() => z.object({
   kind: z.literal('VolumeReport'),
   /** {@link reportDigest} of the report as the forwarder sees it now. */
   digest: z.string().check(z.regex(DIGEST, 'a report digest is 64 lower-case hex characters')),
@@ -81,7 +82,7 @@ export const VolumeReportItemSchema = z.object({
   observedAt: z.int().check(z.positive()),
   /** The report itself; left out when the backend acknowledged this digest already. */
   report: z.optional(VolumeReportSchema),
-});
+}));
 export type VolumeReportItem = z.infer<typeof VolumeReportItemSchema>;
 
 /** The report in one order whatever order the caches listed it in: what the digest is taken over. */

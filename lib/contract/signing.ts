@@ -10,6 +10,7 @@
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import * as z from 'zod/mini';
+import { deferred } from './deferred.js';
 import './zod-messages.js';
 
 export const SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
@@ -52,12 +53,12 @@ export function webhookSecretKey(secret: string): Buffer {
 }
 
 /** A webhook secret that `checkWebhookSecret` accepts. */
-export const WebhookSecretSchema = z.string().check(
+export const WebhookSecretSchema = deferred(() => z.string().check(
   z.superRefine((secret, ctx) => {
     const checked = checkWebhookSecret(secret);
     if ('problem' in checked) ctx.addIssue({ code: 'custom', message: `unusable webhook secret: ${checked.problem}` });
   }),
-);
+));
 
 function hmac(key: Buffer, id: string, timestamp: string, body: string): Buffer {
   return createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest();

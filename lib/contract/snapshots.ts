@@ -5,6 +5,7 @@
  * fields are the sidecar's, field for field.
  */
 import * as z from 'zod/mini';
+import { deferred } from './deferred.js';
 import { ObjectMetaSchema } from './kube-objects.js';
 
 export const SNAPSHOT_API_GROUP = 'snapshot.storage.k8s.io';
@@ -27,11 +28,11 @@ export const SnapshotFinalizers = {
   contentBound: 'snapshot.storage.kubernetes.io/volumesnapshotcontent-bound-protection',
 } as const;
 
-export const SnapshotDeletionPolicySchema = z.enum(['Delete', 'Retain']);
+export const SnapshotDeletionPolicySchema = deferred(() => z.enum(['Delete', 'Retain']));
 
-export const VolumeSnapshotErrorSchema = z.looseObject({ time: z.nullish(z.string()), message: z.nullish(z.string()) });
+export const VolumeSnapshotErrorSchema = deferred(() => z.looseObject({ time: z.nullish(z.string()), message: z.nullish(z.string()) }));
 
-export const VolumeSnapshotContentStatusSchema = z.looseObject({
+export const VolumeSnapshotContentStatusSchema = deferred(() => z.looseObject({
   snapshotHandle: z.nullish(z.string()),
   /** Nanoseconds since the epoch, as the sidecar writes it. */
   creationTime: z.nullish(z.number().check(z.refine(Number.isInteger, 'an integer'))),
@@ -39,10 +40,10 @@ export const VolumeSnapshotContentStatusSchema = z.looseObject({
   restoreSize: z.nullish(z.int().check(z.nonnegative())),
   readyToUse: z.nullish(z.boolean()),
   error: z.nullish(VolumeSnapshotErrorSchema),
-});
+}));
 export type VolumeSnapshotContentStatus = z.infer<typeof VolumeSnapshotContentStatusSchema>;
 
-export const VolumeSnapshotContentSchema = z.looseObject({
+export const VolumeSnapshotContentSchema = deferred(() => z.looseObject({
   metadata: ObjectMetaSchema,
   spec: z.looseObject({
     driver: z.string(),
@@ -54,19 +55,19 @@ export const VolumeSnapshotContentSchema = z.looseObject({
     sourceVolumeMode: z.nullish(z.string()),
   }),
   status: z.nullish(VolumeSnapshotContentStatusSchema),
-});
+}));
 export type VolumeSnapshotContent = z.infer<typeof VolumeSnapshotContentSchema>;
 
-export const VolumeSnapshotClassSchema = z.looseObject({
+export const VolumeSnapshotClassSchema = deferred(() => z.looseObject({
   metadata: z.looseObject({ name: z.string().check(z.minLength(1)) }),
   driver: z.string(),
   deletionPolicy: SnapshotDeletionPolicySchema,
   parameters: z.nullish(z.record(z.string(), z.string())),
-});
+}));
 export type VolumeSnapshotClass = z.infer<typeof VolumeSnapshotClassSchema>;
 
 /** A VolumeSnapshot, as far as a restore needs it. */
-export const VolumeSnapshotSchema = z.looseObject({
+export const VolumeSnapshotSchema = deferred(() => z.looseObject({
   metadata: z.extend(ObjectMetaSchema, { namespace: z.string().check(z.minLength(1)) }),
   spec: z.looseObject({
     source: z.looseObject({ persistentVolumeClaimName: z.nullish(z.string()), volumeSnapshotContentName: z.nullish(z.string()) }),
@@ -80,7 +81,7 @@ export const VolumeSnapshotSchema = z.looseObject({
       error: z.nullish(VolumeSnapshotErrorSchema),
     }),
   ),
-});
+}));
 export type VolumeSnapshot = z.infer<typeof VolumeSnapshotSchema>;
 
 /**

@@ -3,6 +3,7 @@
  * applying it twice leaves the cluster as applying it once, so a replayed response is safe.
  */
 import * as z from 'zod/mini';
+import { deferred } from './deferred.js';
 import {
   ModifyVolumeStatusSchema,
   NewInTreePersistentVolumeSchema,
@@ -11,81 +12,81 @@ import {
   VolumeAttachmentStatusSchema,
 } from './kube-objects.js';
 
-const StringMap = z.record(z.string(), z.string());
+const StringMap = deferred(() => z.record(z.string(), z.string()));
 
 /** The kinds a write may name. VolumeSnapshotContent is `snapshot.storage.k8s.io/v1`, cluster-scoped. */
-export const WriteKindSchema = z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment', 'VolumeSnapshotContent']);
+export const WriteKindSchema = deferred(() => z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment', 'VolumeSnapshotContent']));
 export type WriteKind = z.infer<typeof WriteKindSchema>;
 
-export const ObjectRefSchema = z.object({
+export const ObjectRefSchema = deferred(() => z.object({
   kind: WriteKindSchema,
   name: z.string().check(z.minLength(1)),
   namespace: z.optional(z.string()),
   /** When set, the write applies only to the object with this uid (never to a namesake). */
   uid: z.optional(z.string()),
-});
+}));
 export type ObjectRef = z.infer<typeof ObjectRefSchema>;
 
-export const CreatePersistentVolumeWriteSchema = z.object({
+export const CreatePersistentVolumeWriteSchema = deferred(() => z.object({
   op: z.literal('createPersistentVolume'),
   pv: z.union([NewPersistentVolumeSchema, NewInTreePersistentVolumeSchema]),
-});
+}));
 
-export const DeletePersistentVolumeWriteSchema = z.object({
+export const DeletePersistentVolumeWriteSchema = deferred(() => z.object({
   op: z.literal('deletePersistentVolume'),
   name: z.string().check(z.minLength(1)),
   /** Precondition: delete only this incarnation of the PV. */
   uid: z.string().check(z.minLength(1)),
-});
+}));
 
-export const AddFinalizerWriteSchema = z.object({
+export const AddFinalizerWriteSchema = deferred(() => z.object({
   op: z.literal('addFinalizer'),
   target: ObjectRefSchema,
   finalizer: z.string().check(z.minLength(1)),
-});
+}));
 
-export const RemoveFinalizerWriteSchema = z.object({
+export const RemoveFinalizerWriteSchema = deferred(() => z.object({
   op: z.literal('removeFinalizer'),
   target: ObjectRefSchema,
   finalizer: z.string().check(z.minLength(1)),
-});
+}));
 
-export const UpdateVolumeAttachmentStatusWriteSchema = z.object({
+export const UpdateVolumeAttachmentStatusWriteSchema = deferred(() => z.object({
   op: z.literal('updateVolumeAttachmentStatus'),
   name: z.string().check(z.minLength(1)),
   uid: z.optional(z.string()),
   status: VolumeAttachmentStatusSchema,
-});
+}));
 
-export const RemovePvcAnnotationWriteSchema = z.object({
+export const RemovePvcAnnotationWriteSchema = deferred(() => z.object({
   op: z.literal('removePvcAnnotation'),
   namespace: z.string().check(z.minLength(1)),
   name: z.string().check(z.minLength(1)),
   uid: z.optional(z.string()),
   annotation: z.string().check(z.minLength(1)),
-});
+}));
 
 /** Sets one annotation, on this incarnation of the object only (uid-guarded). */
-export const SetAnnotationWriteSchema = z.object({
+export const SetAnnotationWriteSchema = deferred(() => z.object({
   op: z.literal('setAnnotation'),
   target: z.extend(ObjectRefSchema, { uid: z.string().check(z.minLength(1)) }),
   key: z.string().check(z.minLength(1)),
   value: z.string(),
-});
+}));
 
 /** Removes one annotation, from this incarnation of the object only (uid-guarded); absent is done. */
-export const RemoveAnnotationWriteSchema = z.object({
+export const RemoveAnnotationWriteSchema = deferred(() => z.object({
   op: z.literal('removeAnnotation'),
   target: z.extend(ObjectRefSchema, { uid: z.string().check(z.minLength(1)) }),
   key: z.string().check(z.minLength(1)),
-});
+}));
 
 /**
  * The status of a VolumeSnapshotContent, as the csi-snapshotter sidecar writes it (merge patch
  * of the status subresource; a null clears a field). A `snapshotHandle` is written only where
  * the content has none or the same: the first snapshot recorded is the content's for good.
  */
-export const UpdateVolumeSnapshotContentStatusWriteSchema = z.object({
+export const UpdateVolumeSnapshotContentStatusWriteSchema = deferred(() => z.object({
   op: z.literal('updateVolumeSnapshotContentStatus'),
   name: z.string().check(z.minLength(1)),
   uid: z.string().check(z.minLength(1)),
@@ -96,7 +97,7 @@ export const UpdateVolumeSnapshotContentStatusWriteSchema = z.object({
     readyToUse: z.nullish(z.boolean()),
     error: z.nullish(z.object({ time: z.string(), message: z.string() })),
   }),
-});
+}));
 
 /**
  * What external-resizer changes on a PV: `spec.capacity.storage` once the disk has grown (only
@@ -104,13 +105,13 @@ export const UpdateVolumeSnapshotContentStatusWriteSchema = z.object({
  * once a VolumeAttributesClass change is done. On this incarnation of the PV only (uid), by a
  * patch guarded by the resourceVersion it was computed from.
  */
-export const PatchPersistentVolumeWriteSchema = z.object({
+export const PatchPersistentVolumeWriteSchema = deferred(() => z.object({
   op: z.literal('patchPersistentVolume'),
   name: z.string().check(z.minLength(1)),
   uid: z.string().check(z.minLength(1)),
   capacity: z.optional(z.string().check(z.minLength(1))),
   volumeAttributesClassName: z.optional(z.string().check(z.minLength(1))),
-});
+}));
 
 /**
  * A claim's status fields, as external-resizer patches them through the `/status` subresource:
@@ -119,7 +120,7 @@ export const PatchPersistentVolumeWriteSchema = z.object({
  * that changed since is left as it is — the change brings it back to the backend, which
  * decides again from what it is now.
  */
-export const PatchPersistentVolumeClaimStatusWriteSchema = z.object({
+export const PatchPersistentVolumeClaimStatusWriteSchema = deferred(() => z.object({
   op: z.literal('patchPersistentVolumeClaimStatus'),
   namespace: z.string().check(z.minLength(1)),
   name: z.string().check(z.minLength(1)),
@@ -133,28 +134,28 @@ export const PatchPersistentVolumeClaimStatusWriteSchema = z.object({
     modifyVolumeStatus: z.optional(z.nullable(ModifyVolumeStatusSchema)),
     currentVolumeAttributesClassName: z.optional(z.nullable(z.string())),
   }),
-});
+}));
 export type PersistentVolumeClaimStatusPatch = z.infer<typeof PatchPersistentVolumeClaimStatusWriteSchema>['status'];
 
-export const EventInvolvedObjectSchema = z.object({
+export const EventInvolvedObjectSchema = deferred(() => z.object({
   kind: WriteKindSchema,
   apiVersion: z.string(),
   name: z.string().check(z.minLength(1)),
   namespace: z.optional(z.string()),
   uid: z.optional(z.string()),
-});
+}));
 
 export type EventInvolvedObject = z.infer<typeof EventInvolvedObjectSchema>;
 
-export const CreateEventWriteSchema = z.object({
+export const CreateEventWriteSchema = deferred(() => z.object({
   op: z.literal('createEvent'),
   involvedObject: EventInvolvedObjectSchema,
   type: z.enum(['Normal', 'Warning']),
   reason: z.string().check(z.minLength(1)),
   message: z.string(),
-});
+}));
 
-export const WriteSchema = z.discriminatedUnion('op', [
+export const WriteSchema = deferred(() => z.discriminatedUnion('op', [
   CreatePersistentVolumeWriteSchema,
   DeletePersistentVolumeWriteSchema,
   AddFinalizerWriteSchema,
@@ -167,6 +168,6 @@ export const WriteSchema = z.discriminatedUnion('op', [
   PatchPersistentVolumeWriteSchema,
   PatchPersistentVolumeClaimStatusWriteSchema,
   CreateEventWriteSchema,
-]);
+]));
 export type Write = z.infer<typeof WriteSchema>;
 export type CreateEventWrite = z.infer<typeof CreateEventWriteSchema>;

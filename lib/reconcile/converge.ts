@@ -3,11 +3,15 @@
  * result of the action, decide again — until a decision ends the reconcile. Level-triggered:
  * a reconciler that finds everything converged decides `done` before acting at all.
  */
-import { isDeepStrictEqual } from 'node:util';
 import type { Write } from '../contract/index.js';
 import { Ec2Error } from '../ec2/types.js';
 import { Requeue, verdictForEc2Error } from './outcomes.js';
 import type { Ec2Action, Plan, Settled, Verdict } from './plan.js';
+
+// Not `import … from 'node:util'`: the ES module form of node:util reads every export of it,
+// loading a dozen of Node's internal modules (worker_threads, parseArgs, diff…) into every
+// cold start of the function for this one function.
+const { isDeepStrictEqual } = process.getBuiltinModule('node:util');
 
 export interface Reconciler<O, A extends Ec2Action> {
   /** Reads what the cloud says now, through the gateway. */

@@ -5,9 +5,10 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import * as z from 'zod/mini';
+import { deferred } from '../contract/deferred.js';
 import { ClusterRegistrationSchema, RegistrationError, type ClusterRegistration, type ClusterRegistry } from './registration.js';
 
-export const RegistryFileSchema = z.object({ clusters: z.record(z.string(), z.unknown()) });
+export const RegistryFileSchema = deferred(() => z.object({ clusters: z.record(z.string(), z.unknown()) }));
 export type RegistryFile = z.infer<typeof RegistryFileSchema>;
 
 /** Validates one stored registration; the error names the field that is wrong. */

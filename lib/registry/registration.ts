@@ -3,14 +3,15 @@
  * in a local file or in SSM Parameter Store (one SecureString per cluster).
  */
 import * as z from 'zod/mini';
+import { deferred } from '../contract/deferred.js';
 import { WebhookSecretSchema } from '../contract/signing.js';
 import { VOLUME_TYPES } from '../storageclass/volume-types.js';
 
-export const ClusterIdSchema = z
+export const ClusterIdSchema = deferred(() => z
   .string()
-  .check(z.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'a cluster id is 1–63 lower-case letters, digits or dashes'));
+  .check(z.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'a cluster id is 1–63 lower-case letters, digits or dashes')));
 
-export const ClusterRegistrationSchema = z.object({
+export const ClusterRegistrationSchema = deferred(() => z.object({
   clusterId: ClusterIdSchema,
   /** Webhook secrets accepted for this cluster; more than one during rotation. Each key 24–64 bytes. */
   secrets: z.array(WebhookSecretSchema).check(z.minLength(1)),
@@ -47,7 +48,7 @@ export const ClusterRegistrationSchema = z.object({
       skipTLSVerify: z._default(z.boolean(), false),
     }),
   ),
-});
+}));
 export type ClusterRegistration = z.infer<typeof ClusterRegistrationSchema>;
 export type ClusterRegistrationInput = z.input<typeof ClusterRegistrationSchema>;
 

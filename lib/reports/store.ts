@@ -5,19 +5,20 @@
  * memory for tests. Also the Warning Events an audit leaves for the cluster (lost volumes),
  * handed to the forwarder with the answer to its next report.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import { deferred } from '../contract/deferred.js';
 import { VolumeReportSchema, WriteSchema, type Write } from '../contract/index.js';
 
-export const StoredReportSchema = z.object({
-  clusterId: z.string().min(1),
+export const StoredReportSchema = deferred(() => z.object({
+  clusterId: z.string().check(z.minLength(1)),
   digest: z.string(),
   /** When the forwarder saw the cluster so (epoch ms of the signed request that carried it or confirmed it). */
   observedAt: z.number(),
   report: VolumeReportSchema,
-});
+}));
 export type StoredReport = z.infer<typeof StoredReportSchema>;
 
-export const PendingEventsSchema = z.array(WriteSchema);
+export const PendingEventsSchema = deferred(() => z.array(WriteSchema));
 
 export interface ReportStore {
   get(clusterId: string): Promise<StoredReport | undefined>;

@@ -360,4 +360,19 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(packagesIn(new Set(bench.atImport.map((f) => f.name)))).toEqual([]);
     expect(packagesIn(new Set(bench.lazy.map((f) => f.name))).length).toBeGreaterThan(0);
   }, 60_000);
+
+  it.each([
+    ['lib/reconcile/', 'a reconcile request, once verified'],
+    ['lib/storageclass/template/', 'a reconcile request whose class has tag templates'],
+    ['lib/migration/', 'a reconcile request'],
+  ])('a cold start does not compile %s (needed by %s): it waits in a chunk the first reconcile request loads', async (folder) => {
+    const bench = await (lazyBuild ??= buildFunctionBundle(join(outDir, 'bench-lazy', 'functions')));
+    const sourcesIn = (files: Set<string>) =>
+      Object.entries(bench.metafile.outputs)
+        .filter(([out]) => files.has(out.split('/').pop()!))
+        .flatMap(([, meta]) => Object.entries(meta.inputs).filter(([, { bytesInOutput }]) => bytesInOutput > 0).map(([input]) => input))
+        .filter((input) => input.startsWith(folder));
+    expect(sourcesIn(new Set(bench.atImport.map((f) => f.name)))).toEqual([]);
+    expect(sourcesIn(new Set(bench.lazy.map((f) => f.name))).length).toBeGreaterThan(0);
+  }, 60_000);
 });
