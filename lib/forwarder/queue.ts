@@ -17,8 +17,7 @@
  * - Cadence: while many keys are queued, every due time is rounded up to a grid of the clock,
  *   so that what falls due around the same moment goes out in the same batch and shares its
  *   requests' EC2 describes, instead of trickling out one key a request. A quiet queue sends
- *   at once: a single volume is not held up; so does a key the backend asks to see again at
- *   once (the writes of one step applied, the next is due).
+ *   at once: a single volume is not held up.
  */
 
 export interface BackoffOptions {
@@ -222,10 +221,7 @@ export class WorkQueue<P = unknown> {
           break;
         case 'requeue':
           entry.backingOff = false;
-          // At once (the writes of a step are applied, the next step is due): the batch's keys
-          // come back together as they are, so nothing is gained by holding them to the grid.
-          if (!dirty && completion.afterMs <= 0) this.#schedule(key, entry, now, { exact: true });
-          else this.#schedule(key, entry, dirty ? now : now + completion.afterMs);
+          this.#schedule(key, entry, dirty ? now : now + completion.afterMs);
           break;
         case 'failed':
         case 'error': {
@@ -254,8 +250,8 @@ export class WorkQueue<P = unknown> {
     return undefined;
   }
 
-  #schedule(key: string, entry: Entry<P>, asked: number, { exact = false } = {}): void {
-    const at = exact ? asked : onCadence(asked, this.#entries.size, this.cadence);
+  #schedule(key: string, entry: Entry<P>, asked: number): void {
+    const at = onCadence(asked, this.#entries.size, this.cadence);
     entry.notBefore = at;
     entry.version += 1;
     this.#push(key, at, entry.version);

@@ -232,16 +232,6 @@ describe('WorkQueue cadence', () => {
     expect(q.take()?.keys).toHaveLength(4);
   });
 
-  it('a busy queue: a requeue asked for at once (writes applied, next step due) is not held to the grid', () => {
-    const { q, clock } = paced();
-    for (let i = 0; i < 4; i++) q.add(`k/${i}`);
-    clock.advance(1_500);
-    const batch = q.take()!;
-    clock.advance(300);
-    q.settle(batch, new Map(batch.keys.map((k) => [k, { type: 'requeue', afterMs: 0 } satisfies Completion])));
-    expect(q.take()?.keys).toEqual(batch.keys);
-  });
-
   it('an event does not pull a waiting key ahead of the tick while the queue is busy', () => {
     const { q, clock } = paced();
     for (let i = 0; i < 3; i++) q.add(`k/${i}`);
