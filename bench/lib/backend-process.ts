@@ -41,7 +41,7 @@ app.get('/_bench/stats', (c) =>
     Object.fromEntries(
       [...totals.actions].map(([action, a]) => [
         action,
-        { calls: a.calls, throttles: a.throttles, errors: a.errors, tokensGranted: a.tokensGranted, tokensWaited: a.tokensWaited, takes: a.takes },
+        { calls: a.calls, throttles: a.throttles, errors: a.errors, errorCodes: a.errorCodes, tokensGranted: a.tokensGranted, tokensWaited: a.tokensWaited, takes: a.takes },
       ]),
     ),
   ),

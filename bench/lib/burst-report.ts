@@ -39,6 +39,8 @@ export function printBurst(result: BurstResult, title: string): void {
   const ready = result.readyMs;
   say(`  all Bound + attached: ${seconds(ready)}   token-bucket floor: ${seconds(result.floorSeconds * 1000)}   time ÷ floor: ${result.floorSeconds > 0 ? ratio(ready === undefined ? undefined : ready / 1000 / result.floorSeconds) : '— (n ≤ 100: no floor)'}`);
   say(`  all pods Running:     ${seconds(result.runningMs)}`);
+  const when = (action: string, at: 'firstOkMs' | 'lastOkMs') => seconds(result.ec2.actions[action]?.[at]);
+  say(`  first CreateVolume at ${when('CreateVolume', 'firstOkMs')}, first AttachVolume at ${when('AttachVolume', 'firstOkMs')}, last AttachVolume at ${when('AttachVolume', 'lastOkMs')}`);
   say();
   say(
     table(

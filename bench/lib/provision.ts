@@ -135,7 +135,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       backendStats: Object.fromEntries(
         [...ec2Calls.actions].map(([action, a]) => [
           action,
-          { calls: a.calls, throttles: a.throttles, errors: a.errors, tokensGranted: a.tokensGranted, tokensWaited: a.tokensWaited, takes: a.takes },
+          { calls: a.calls, throttles: a.throttles, errors: a.errors, errorCodes: a.errorCodes, tokensGranted: a.tokensGranted, tokensWaited: a.tokensWaited, takes: a.takes },
         ]),
       ),
     };

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import * as z from 'zod';
 import { startEc2Simulator } from '../../lib/local/ec2/index.js';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack/index.js';
 import { VOLUMES_PER_NODE } from './bench-stack.js';
@@ -38,7 +39,19 @@ export interface ScaleOutOptions {
 }
 
 /** EC2 calls and tokens per action, summed over the backend processes (their `/_bench/stats`). */
-export type BackendStats = Record<string, { calls: number; throttles: number; errors: number; tokensGranted: number; tokensWaited: number; takes: number }>;
+const BackendStatsSchema = z.record(
+  z.string(),
+  z.object({
+    calls: z.number(),
+    throttles: z.number(),
+    errors: z.number(),
+    errorCodes: z.record(z.string(), z.number()),
+    tokensGranted: z.number(),
+    tokensWaited: z.number(),
+    takes: z.number(),
+  }),
+);
+export type BackendStats = z.infer<typeof BackendStatsSchema>;
 
 export interface ScaleOutResult extends BurstResult {
   backends: number;
@@ -229,7 +242,7 @@ async function startBackendProcess(env: NodeJS.ProcessEnv): Promise<BackendProce
     url,
     async stats() {
       const res = await fetch(`${url}/_bench/stats`);
-      return (await res.json()) as BackendStats;
+      return BackendStatsSchema.parse(await res.json());
     },
     stop: () => stopChild(child),
   };
@@ -321,10 +334,11 @@ function sumStats(all: BackendStats[]): BackendStats {
   const out: BackendStats = {};
   for (const stats of all) {
     for (const [action, s] of Object.entries(stats)) {
-      const into = (out[action] ??= { calls: 0, throttles: 0, errors: 0, tokensGranted: 0, tokensWaited: 0, takes: 0 });
+      const into = (out[action] ??= { calls: 0, throttles: 0, errors: 0, errorCodes: {}, tokensGranted: 0, tokensWaited: 0, takes: 0 });
       into.calls += s.calls;
       into.throttles += s.throttles;
       into.errors += s.errors;
+      for (const [code, n] of Object.entries(s.errorCodes)) into.errorCodes[code] = (into.errorCodes[code] ?? 0) + n;
       into.tokensGranted += s.tokensGranted;
       into.tokensWaited += s.tokensWaited;
       into.takes += s.takes;
@@ -345,7 +359,13 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
 export function printBackendStats(stats: BackendStats): void {
   const rows = Object.entries(stats)
     .sort(([, a], [, b]) => b.calls - a.calls)
-    .map(([action, s]) => [action, String(s.calls), String(s.throttles), String(s.errors), String(s.tokensGranted), String(s.tokensWaited), String(s.takes)]);
+    .map(([action, s]) => [action, String(s.calls), String(s.throttles), errorsCell(s.errors, s.errorCodes), String(s.tokensGranted), String(s.tokensWaited), String(s.takes)]);
   say("  the backend's own count per EC2 action (summed over its processes):");
   say(table(['EC2 action', 'calls', 'throttled', 'other errors', 'tokens granted', 'items sent to wait', 'budget takes'], rows));
+}
+
+/** `3 (IncorrectState 2, ECONNRESET 1)`: the count, and its codes most frequent first. */
+function errorsCell(errors: number, codes: Record<string, number>): string {
+  const top = Object.entries(codes).sort(([, a], [, b]) => b - a).map(([code, n]) => `${code} ${n}`);
+  return top.length === 0 ? String(errors) : `${errors} (${top.join(', ')})`;
 }

@@ -4,7 +4,7 @@
  *   function instance and cluster of the account;
  * - otherwise in memory, which paces one process (the local stack, `npm run offline`).
  *
- * Also read: `VOLHOOK_BUDGET_SHARE` (share of AWS's rates, default 0.95),
+ * Also read: `VOLHOOK_BUDGET_SHARE` (share of AWS's rates, default 0.98),
  * `VOLHOOK_BUDGET_RATES` (per-Region JSON, see docs/pacing.md), `VOLHOOK_BUDGET_TIME_SCALE`
  * (local simulator run faster than real time only), `AWS_ENDPOINT_URL_DYNAMODB`.
  * A bad value is refused with a message naming the variable and field.

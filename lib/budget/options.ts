@@ -11,12 +11,13 @@ import { bucketSpec, isBucketName, type BucketSpec } from '../ec2/throttling.js'
 /**
  * The share of AWS's published capacity and refill the budget uses by default. Other tools
  * share the account's buckets (the console, CloudFormation, other controllers, people running
- * the CLI), and 5 % of every bucket stays theirs. Not lower: the floor of a burst is set by the
- * refill, so 1,000 creates take (1000 − 95) / 4.75 = 190.5 s at 0.95 against AWS's 180 s
- * (1.06×), while 0.9 would already cost 1.12×. When others take more, EC2's
+ * the CLI), and 2 % of every bucket stays theirs. Not lower: the floor of a burst is set by the
+ * refill, so a burst of 1,000 attaches takes (1000 − 49) / 4.9 = 194 s at 0.98 against AWS's
+ * 190 s (1.02×); 0.95 cost 1.055× before the first call, more than half of what a burst may
+ * lose to everything else (start-up, the last volume's attach). When others take more, EC2's
  * RequestLimitExceeded steps the rate down (AIMD) for as long as they do.
  */
-export const DEFAULT_SHARE = 0.95;
+export const DEFAULT_SHARE = 0.98;
 
 export interface AimdOptions {
   /** Multiplicative decrease on RequestLimitExceeded: the rate factor is multiplied by this. */

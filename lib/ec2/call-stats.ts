@@ -10,6 +10,8 @@ export interface ActionCounts {
   throttles: number;
   /** Error answers other than throttling. */
   errors: number;
+  /** Those errors by EC2's code (or the transport's). */
+  errorCodes: Record<string, number>;
   latenciesMs: number[];
   tokensGranted: number;
   tokensWaited: number;
@@ -24,7 +26,10 @@ export class Ec2CallStats implements Ec2Observer {
     const counts = this.#of(action);
     counts.calls++;
     if (outcome.throttled) counts.throttles++;
-    else if (outcome.code !== undefined) counts.errors++;
+    else if (outcome.code !== undefined) {
+      counts.errors++;
+      counts.errorCodes[outcome.code] = (counts.errorCodes[outcome.code] ?? 0) + 1;
+    }
     counts.latenciesMs.push(outcome.ms);
   }
 
@@ -42,6 +47,7 @@ export class Ec2CallStats implements Ec2Observer {
       into.calls += c.calls;
       into.throttles += c.throttles;
       into.errors += c.errors;
+      for (const [code, n] of Object.entries(c.errorCodes)) into.errorCodes[code] = (into.errorCodes[code] ?? 0) + n;
       into.latenciesMs.push(...c.latenciesMs);
       into.tokensGranted += c.tokensGranted;
       into.tokensWaited += c.tokensWaited;
@@ -52,7 +58,7 @@ export class Ec2CallStats implements Ec2Observer {
   #of(action: string): ActionCounts {
     let counts = this.actions.get(action);
     if (!counts) {
-      counts = { calls: 0, throttles: 0, errors: 0, latenciesMs: [], tokensGranted: 0, tokensWaited: 0, takes: 0 };
+      counts = { calls: 0, throttles: 0, errors: 0, errorCodes: {}, latenciesMs: [], tokensGranted: 0, tokensWaited: 0, takes: 0 };
       this.actions.set(action, counts);
     }
     return counts;

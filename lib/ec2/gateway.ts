@@ -142,7 +142,13 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
   );
 
   const findDiskByName = (name: string) => disksByName.load(name);
-  const getDisk = (volumeId: string) => disksById.load(volumeId);
+  const getDisk = async (volumeId: string, name?: string) => {
+    if (name !== undefined && isWellFormedName(name)) {
+      const named = await disksByName.load(name);
+      if (named?.volumeId === volumeId) return named;
+    }
+    return disksById.load(volumeId);
+  };
 
   /**
    * One CreateVolume under `token`, with every tag in TagSpecifications — the identity tags

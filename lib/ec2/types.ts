@@ -177,8 +177,14 @@ export interface Ec2Gateway {
    * that tag, 500 a page, every page. What the audit (lib/audit) takes the inventory from.
    */
   listClusterDisks(): Promise<Disk[]>;
-  /** Batched DescribeVolumes by ID (≤ 500 per call); undefined when EC2 has no such volume. */
-  getDisk(volumeId: string): Promise<Disk | undefined>;
+  /**
+   * Batched DescribeVolumes by ID (≤ 500 per call); undefined when EC2 has no such volume.
+   * With `name`, the volume's `CSIVolumeName` when the caller expects one (a PV volhook
+   * provisioned), it is looked up with the request's look-ups by name first — one describe
+   * for the claims and the attachments of a request, not two — and by ID only when that finds
+   * no volume with this ID.
+   */
+  getDisk(volumeId: string, name?: string): Promise<Disk | undefined>;
   /** Batched DescribeInstances by ID; undefined when the instance does not exist (or is terminated). */
   getInstance(instanceId: string): Promise<Instance | undefined>;
   /** AttachVolume; resolves to the attachment state EC2 reports. */

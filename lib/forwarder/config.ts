@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { EBS_DRIVER, MAX_ITEMS_PER_REQUEST, WebhookSecretSchema } from '../contract/index.js';
 import { timingError, type LeaseTiming } from './lease.js';
+import { DEFAULT_CADENCE } from './queue.js';
 
 export const ForwarderConfigSchema = z
   .object({
@@ -41,6 +42,9 @@ export const ForwarderConfigSchema = z
     renewDeadlineSeconds: z.number().positive().default(10),
     retryPeriodSeconds: z.number().positive().default(2),
     // Tuning, not from the environment: tests shorten these.
+    /** While `cadenceBusyKeys` or more keys are queued, sends go out on this grid (0: never). */
+    cadenceMs: z.number().int().nonnegative().default(DEFAULT_CADENCE.gridMs),
+    cadenceBusyKeys: z.number().int().min(1).default(DEFAULT_CADENCE.busyKeys),
     requestTimeoutMs: z.number().int().positive().default(25_000),
     backoffInitialMs: z.number().int().positive().default(1_000),
     backoffMaxMs: z.number().int().positive().default(5 * 60_000),

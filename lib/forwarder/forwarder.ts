@@ -75,6 +75,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     batchSize: config.batchSize,
     maxInFlight: config.concurrency,
     backoff: { ...DEFAULT_BACKOFF, initialMs: config.backoffInitialMs, maxMs: config.backoffMaxMs },
+    cadence: { gridMs: config.cadenceMs, busyKeys: config.cadenceBusyKeys },
   });
   const metrics = createMetrics({ queueDepth: () => queue.size });
   /** Aborted when this replica stops sending (stop, or the Lease lost): requests in flight end. */

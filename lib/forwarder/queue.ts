@@ -14,6 +14,10 @@
  *   backoff after an `error` (no answer, or writes that did not apply): a backend that is
  *   down must not be hammered by a busy cluster.
  * - Never drops a key on failure: only `done` and `forget` (the object is gone) remove it.
+ * - Cadence: while many keys are queued, every due time is rounded up to a grid of the clock,
+ *   so that what falls due around the same moment goes out in the same batch and shares its
+ *   requests' EC2 describes, instead of trickling out one key a request. A quiet queue sends
+ *   at once: a single volume is not held up.
  */
 
 export interface BackoffOptions {
@@ -23,10 +27,33 @@ export interface BackoffOptions {
 
 export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 1_000, maxMs: 5 * 60_000 };
 
+export interface CadenceOptions {
+  /** The grid: due times are rounded up to a multiple of this. */
+  gridMs: number;
+  /** From this many keys queued (waiting or in flight), the grid applies. */
+  busyKeys: number;
+}
+
+/**
+ * Every 1.5 s, from 10 keys. In a burst of 1,000 volumes (`npm run bench`), each tick's batch
+ * serves tens of items with one DescribeVolumes: 0.13 describes a volume at 2 s, about 0.17
+ * at 1.5 s, while every step of a volume (protect, create, PV, record, attach) waits at most
+ * a tick longer than asked: the first AttachVolume of the burst comes about 3 s earlier.
+ */
+export const DEFAULT_CADENCE: CadenceOptions = { gridMs: 1_500, busyKeys: 10 };
+
+/** Pure: `at`, or the first tick of the grid at or after it while the queue is busy. */
+export function onCadence(at: number, queued: number, cadence: CadenceOptions | undefined): number {
+  if (!cadence || cadence.gridMs <= 0 || queued < cadence.busyKeys) return at;
+  return Math.ceil(at / cadence.gridMs) * cadence.gridMs;
+}
+
 export interface WorkQueueOptions {
   batchSize: number;
   maxInFlight: number;
   backoff?: BackoffOptions;
+  /** None: every key is due exactly when asked. */
+  cadence?: CadenceOptions;
   /** Milliseconds clock. */
   now?: () => number;
 }
@@ -88,6 +115,7 @@ export class WorkQueue<P = unknown> {
   readonly batchSize: number;
   readonly maxInFlight: number;
   readonly backoff: BackoffOptions;
+  readonly cadence: CadenceOptions | undefined;
   readonly now: () => number;
 
   constructor(options: WorkQueueOptions) {
@@ -96,6 +124,7 @@ export class WorkQueue<P = unknown> {
     this.batchSize = options.batchSize;
     this.maxInFlight = options.maxInFlight;
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.cadence = options.cadence;
     this.now = options.now ?? Date.now;
   }
 
@@ -129,14 +158,15 @@ export class WorkQueue<P = unknown> {
     const now = this.now();
     const entry = this.#entries.get(key);
     if (!entry) {
-      this.#entries.set(key, { payload, notBefore: now, failures: 0, backingOff: false, inFlight: false, dirty: false, version: 0 });
-      this.#push(key, now, 0);
+      const at = onCadence(now, this.#entries.size + 1, this.cadence);
+      this.#entries.set(key, { payload, notBefore: at, failures: 0, backingOff: false, inFlight: false, dirty: false, version: 0 });
+      this.#push(key, at, 0);
       return;
     }
     if (payload !== undefined) entry.payload = payload;
     if (entry.inFlight) {
       entry.dirty = true;
-    } else if (!entry.backingOff && entry.notBefore > now) {
+    } else if (!entry.backingOff && entry.notBefore > onCadence(now, this.#entries.size, this.cadence)) {
       this.#schedule(key, entry, now);
     }
   }
@@ -222,7 +252,8 @@ export class WorkQueue<P = unknown> {
     return undefined;
   }
 
-  #schedule(key: string, entry: Entry<P>, at: number): void {
+  #schedule(key: string, entry: Entry<P>, asked: number): void {
+    const at = onCadence(asked, this.#entries.size, this.cadence);
     entry.notBefore = at;
     entry.version += 1;
     this.#push(key, at, entry.version);

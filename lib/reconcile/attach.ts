@@ -10,7 +10,7 @@
  */
 import { Annotations, Finalizers, type PersistentVolume, type VolumeAttachment, type VolumeAttachmentItem, type Write } from '../contract/index.js';
 import type { Disk, Ec2Error, Instance } from '../ec2/types.js';
-import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf, volumeHandleProblem } from './attachment.js';
+import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf, volumeHandleProblem, volumeNameOf } from './attachment.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { withAttachment } from './disk-state.js';
@@ -164,7 +164,7 @@ export async function reconcileAttach(item: VolumeAttachmentItem, scope: Scope):
   const { volumeId, instanceId } = target;
   return converge<AttachObserved, AttachAction>({
     observe: async () => {
-      const [disk, instance] = await Promise.all([scope.ec2.getDisk(volumeId), scope.ec2.getInstance(instanceId)]);
+      const [disk, instance] = await Promise.all([scope.ec2.getDisk(volumeId, volumeNameOf(target.pv, scope.provisionerName)), scope.ec2.getInstance(instanceId)]);
       return { disk, instance, now };
     },
     decide: (observed) => decideAttach(target, observed, scope),

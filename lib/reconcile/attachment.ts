@@ -1,5 +1,5 @@
 /** What attach and detach share: which volume, which instance, and whether both are ours. */
-import type { NodeInfo, PersistentVolume } from '../contract/index.js';
+import { isProvisionedBy, type NodeInfo, type PersistentVolume } from '../contract/index.js';
 import type { Disk, DiskAttachment, Instance } from '../ec2/types.js';
 import { ebsVolumeIdOf, TranslationError } from '../migration/index.js';
 import { nodeInstanceId } from './node.js';
@@ -29,6 +29,15 @@ export function volumeHandleProblem(pv: PersistentVolume, driverName: string): s
     throw error;
   }
   return `PersistentVolume "${pv.metadata.name}" has no ${driverName} volumeHandle`;
+}
+
+/**
+ * The name the PV's volume is tagged with when volhook provisioned it (`CSIVolumeName` is the
+ * PV's name): the gateway looks the volume up with the request's claims by that name, and by
+ * ID only if it is not there. Undefined for any other PV: looked up by ID alone.
+ */
+export function volumeNameOf(pv: PersistentVolume | null | undefined, provisionerName: string): string | undefined {
+  return pv && isProvisionedBy(pv, provisionerName) ? pv.metadata.name : undefined;
 }
 
 export function instanceIdOf(node: NodeInfo | null): string | undefined {

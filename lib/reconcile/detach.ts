@@ -8,7 +8,7 @@
  */
 import { Annotations, Finalizers, type VolumeAttachment, type VolumeAttachmentItem, type Write } from '../contract/index.js';
 import { isGone, type Disk, type Ec2Error, type Instance } from '../ec2/types.js';
-import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf } from './attachment.js';
+import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf, volumeNameOf } from './attachment.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { withAttachment } from './disk-state.js';
@@ -85,7 +85,7 @@ export async function reconcileDetach(item: VolumeAttachmentItem, scope: Scope):
   return converge<DetachObserved, DetachAction>({
     observe: async () => {
       const [disk, instance] = await Promise.all([
-        scope.ec2.getDisk(volumeId),
+        scope.ec2.getDisk(volumeId, volumeNameOf(item.pv, scope.provisionerName)),
         instanceId === undefined ? undefined : scope.ec2.getInstance(instanceId),
       ]);
       return { disk, instance, now };

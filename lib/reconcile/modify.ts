@@ -15,6 +15,7 @@
 import type { PersistentVolumeClaimItem, Write } from '../contract/index.js';
 import { isGone, MODIFY_COOLDOWN_MS, type Disk, type DiskChange, type DiskModification, type Ec2Error } from '../ec2/types.js';
 import { capIops, DRIVER_TAG_KEYS, infeasibility, isVolumeType, VOLUME_TYPE_LIMITS } from '../storageclass/index.js';
+import { volumeNameOf } from './attachment.js';
 import { claimStatusWrites, type ModifyPhase, type ResizePhase } from './claim-status.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
@@ -245,7 +246,7 @@ export async function reconcileModify(item: PersistentVolumeClaimItem, scope: Sc
   return converge<ModifyObserved, ModifyAction>(
     {
       observe: async () => {
-        const [disk, modification] = await Promise.all([scope.ec2.getDisk(job.volumeId), scope.ec2.getModification(job.volumeId)]);
+        const [disk, modification] = await Promise.all([scope.ec2.getDisk(job.volumeId, volumeNameOf(job.pv, scope.provisionerName)), scope.ec2.getModification(job.volumeId)]);
         return { disk, modification };
       },
       decide: (observed) => decideModify(job, observed, ctx()),

@@ -16,7 +16,7 @@ import {
   type Write,
 } from '../contract/index.js';
 import { isGone, type Disk, type Ec2Error } from '../ec2/types.js';
-import { volumeHandleOf, volumeHandleProblem } from './attachment.js';
+import { volumeHandleOf, volumeHandleProblem, volumeNameOf } from './attachment.js';
 import type { ReconcileContext, Scope } from './context.js';
 import { converge } from './converge.js';
 import { deleting } from './disk-state.js';
@@ -106,7 +106,7 @@ export async function reconcileReclaim(item: PersistentVolumeItem, scope: Scope)
   }
   return converge<ReclaimObserved, DeleteAction>(
     {
-      observe: async () => ({ disk: await scope.ec2.getDisk(handle) }),
+      observe: async () => ({ disk: await scope.ec2.getDisk(handle, volumeNameOf(pv, scope.provisionerName)) }),
       decide: (observed) => decideReclaim(pv, observed, scope.clusterId),
       perform: async (action, observed) => {
         await scope.ec2.deleteDisk(action.volumeId);

@@ -1,7 +1,6 @@
 import { itemKey, KUBERNETES_UID, type Item, type Result } from '../contract/index.js';
 import { Ec2Error } from '../ec2/types.js';
 import { reconcileAttach } from './attach.js';
-import { deferredToTick, withCadence } from './cadence.js';
 import { reconcileClaimDeleted } from './claim-deleted.js';
 import { scopeFor, type ReconcileContext, type Scope } from './context.js';
 import { reconcileDetach } from './detach.js';
@@ -21,10 +20,8 @@ import { reconcileReport } from './report.js';
  * requeue with the error's message, reported (`reportError`) so that a bug is not a quiet loop.
  */
 export async function reconcileItems(items: Item[], ctx: ReconcileContext): Promise<Result[]> {
-  const deferred = deferredToTick(items, ctx.now().getTime());
-  if (deferred) return deferred;
   const scope = scopeFor(ctx);
-  const results = await Promise.all(
+  return Promise.all(
     items.map(async (item) => {
       const key = itemKey(item);
       try {
@@ -37,7 +34,6 @@ export async function reconcileItems(items: Item[], ctx: ReconcileContext): Prom
       }
     }),
   );
-  return withCadence(results, ctx.now().getTime());
 }
 
 /** The uid that volhook turns into EC2 names and tokens, for the items that carry one. */

@@ -3,12 +3,12 @@ import { budgetFromEnvironment, budgetOptionsFromEnvironment } from '../../lib/b
 import { keyOf, scriptedClock } from './budget-contract.js';
 
 describe('budget from the environment', () => {
-  it('no VOLHOOK_BUDGET_TABLE -> the memory budget, at the default share 0.95', async () => {
+  it('no VOLHOOK_BUDGET_TABLE -> the memory budget, at the default share 0.98', async () => {
     const clock = scriptedClock();
     const budget = budgetFromEnvironment({}, { now: clock.now });
     const grant = await budget.take(keyOf('CreateVolume'), 200);
-    expect(grant.granted).toBe(95);
-    expect([grant.waitMs(0), grant.waitMs(1)]).toEqual([211, 422]); // 5 × 0.95 = 4.75 per second
+    expect(grant.granted).toBe(98);
+    expect([grant.waitMs(0), grant.waitMs(1)]).toEqual([205, 409]); // 5 × 0.98 = 4.9 per second
   });
 
   it('VOLHOOK_BUDGET_RATES and VOLHOOK_BUDGET_SHARE -> applied, the environment over the defaults given in code', async () => {

@@ -14,7 +14,7 @@
  */
 import { CreateTableCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { budgetFromEnvironment, createBudgetDynamoDbClient, createDynamoDbBudget, type RateBudget } from '../../lib/budget/index.js';
+import { budgetFromEnvironment, createBudgetDynamoDbClient, createDynamoDbBudget, DEFAULT_SHARE, type RateBudget } from '../../lib/budget/index.js';
 import { bucketSpec } from '../../lib/ec2/throttling.js';
 import { TokenBucket } from '../../lib/local/ec2/buckets.js';
 import { seededRandom } from '../../lib/local/ec2/random.js';
@@ -108,8 +108,8 @@ describe('two backends sharing one DynamoDB budget over moto', () => {
       steps++;
     }
     const elapsedS = (clock.at() - start) / 1000;
-    // At the default share 0.95: 47.5 tokens of burst, 4.75 per second.
-    const allowed = 50 * 0.95 + 5 * 0.95 * elapsedS;
+    // At the default share: 50 × share tokens of burst, 5 × share per second.
+    const allowed = 50 * DEFAULT_SHARE + 5 * DEFAULT_SHARE * elapsedS;
     expect(steps).toBeGreaterThan(100);
     expect(refusedByEc2).toBe(0);
     expect(lostRaces - racesBefore).toBeGreaterThan(0);

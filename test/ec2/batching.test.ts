@@ -95,6 +95,29 @@ describe('batched look-ups over a fake EC2', () => {
     expect(sizes).toEqual([200, 200, 50]);
   });
 
+  it('claims by name and attachments by ID with their PV names -> one DescribeVolumes for all', async () => {
+    const ids = volumeIds(100);
+    const [claims, attachments] = await Promise.all([
+      Promise.all(Array.from({ length: 50 }, (_, i) => gw.findDiskByName(`pvc-${i}`))),
+      Promise.all(ids.slice(50).map((id, i) => gw.getDisk(id, `pvc-${50 + i}`))),
+    ]);
+    expect(claims.every((d, i) => d?.tags.CSIVolumeName === `pvc-${i}`)).toBe(true);
+    expect(attachments.map((d) => d?.volumeId)).toEqual(ids.slice(50));
+    expect(ec2.mock).toHaveReceivedCommandTimes(DescribeVolumesCommand, 1);
+  });
+
+  it('a name that is not the volume\'s (another volume has it, or none) -> the volume asked by ID, never the named one returned', async () => {
+    const [mine, other] = volumeIds(2);
+    const untagged = ec2.addVolume({ tags: { 'kubernetes.io/cluster/c1': 'owned' } });
+    const [a, b] = await Promise.all([gw.getDisk(mine!, 'pvc-1'), gw.getDisk(untagged, 'pvc-static')]);
+    expect(a?.volumeId).toBe(mine);
+    expect(b?.volumeId).toBe(untagged);
+    expect(other).not.toBe(mine);
+    // One describe by the two names, then one by the two IDs.
+    expect(ec2.mock).toHaveReceivedCommandTimes(DescribeVolumesCommand, 2);
+    expect(idsPerCall()).toEqual([undefined, 2]);
+  });
+
   it('200 concurrent getInstance -> one DescribeInstances; unknown and terminated -> undefined', async () => {
     const ids = Array.from({ length: 198 }, () => ec2.addInstance('us-east-1a'));
     const terminated = ec2.addInstance('us-east-1a', { State: { Name: 'terminated', Code: 48 } });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, WorkQueue, type Batch, type Completion } from '../../lib/forwarder/queue.js';
+import { backoffDelay, onCadence, WorkQueue, type Batch, type Completion } from '../../lib/forwarder/queue.js';
 
 function fakeClock(start = 1_000_000) {
   const clock = { now: start, advance: (ms: number) => (clock.now += ms) };
@@ -176,5 +176,69 @@ describe('WorkQueue', () => {
     }
     expect(delivered).toBe(1000);
     expect(q.size).toBe(0);
+  });
+});
+
+describe('WorkQueue cadence', () => {
+  const cadence = { gridMs: 2_000, busyKeys: 3 };
+  function paced(start = 1_000_500) {
+    const clock = fakeClock(start);
+    const q = new WorkQueue<string>({ batchSize: 100, maxInFlight: 4, cadence, now: () => clock.now });
+    return { q, clock };
+  }
+
+  it('onCadence: the first tick at or after the time once busy, the time itself while quiet', () => {
+    expect(onCadence(10_500, 3, cadence)).toBe(12_000);
+    expect(onCadence(12_000, 3, cadence)).toBe(12_000);
+    expect(onCadence(10_500, 2, cadence)).toBe(10_500);
+    expect(onCadence(10_500, 100, undefined)).toBe(10_500);
+    expect(onCadence(10_500, 100, { gridMs: 0, busyKeys: 1 })).toBe(10_500);
+  });
+
+  it('a quiet queue sends at once: a single volume is not held up', () => {
+    const { q } = paced();
+    q.add('PersistentVolumeClaim/default/a');
+    q.add('PersistentVolume/pvc-a');
+    expect(q.take()?.keys).toEqual(['PersistentVolumeClaim/default/a', 'PersistentVolume/pvc-a']);
+  });
+
+  it('a busy queue: keys arriving one by one between two ticks go out together at the tick', () => {
+    const { q, clock } = paced();
+    for (const name of ['a', 'b']) q.add(`k/${name}`);
+    expect(q.take()?.keys).toEqual(['k/a', 'k/b']);
+    // From the third key on, the queue is busy: what arrives waits for the tick at 1,002,000.
+    q.add('k/c');
+    clock.advance(300);
+    q.add('k/d');
+    clock.advance(700);
+    q.add('k/e');
+    expect(q.take()).toBeUndefined();
+    expect(q.nextDueAt()).toBe(1_002_000);
+    clock.advance(500);
+    expect(q.take()?.keys).toEqual(['k/c', 'k/d', 'k/e']);
+  });
+
+  it('a busy queue: requeues asked for different moments come back on one tick, never before their time', () => {
+    const { q, clock } = paced();
+    for (let i = 0; i < 4; i++) q.add(`k/${i}`);
+    clock.advance(1_500); // the tick at 1,002,000
+    const batch = q.take()!;
+    expect(batch.keys).toHaveLength(4);
+    q.settle(batch, new Map(batch.keys.map((k, i) => [k, { type: 'requeue', afterMs: 200 + 400 * i } satisfies Completion])));
+    // Asked for 1,002,200 … 1,003,400: all due at the tick of 1,004,000.
+    clock.advance(1_999);
+    expect(q.take()).toBeUndefined();
+    clock.advance(1);
+    expect(q.take()?.keys).toHaveLength(4);
+  });
+
+  it('an event does not pull a waiting key ahead of the tick while the queue is busy', () => {
+    const { q, clock } = paced();
+    for (let i = 0; i < 3; i++) q.add(`k/${i}`);
+    expect(q.dueAt('k/2')).toBe(1_002_000);
+    clock.advance(100);
+    q.add('k/2');
+    expect(q.take()?.keys).toEqual(['k/0', 'k/1']);
+    expect(q.dueAt('k/2')).toBe(1_002_000);
   });
 });

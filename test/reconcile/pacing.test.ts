@@ -13,7 +13,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BudgetUnavailableError, createMemoryBudget, type BucketKey, type Grant, type RateBudget } from '../../lib/budget/index.js';
-import { createEc2Gateway, Ec2CallStats } from '../../lib/ec2/index.js';
+import { BUDGET_UNAVAILABLE_RETRY_SECONDS, createEc2Gateway, Ec2CallStats } from '../../lib/ec2/index.js';
 import type { ReconcileContext } from '../../lib/reconcile/index.js';
 import { claim, claimItem, ownedTags, reconcile, setup, NOW } from './fixtures.js';
 
@@ -113,9 +113,9 @@ describe('pacing EC2 calls with the rate budget', () => {
     const [one] = await reconcile(pacedContext(noDescribes), ...claims(1));
     expect(ec2Mock.calls()).toHaveLength(0);
     expect(one).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 1.5 });
-    // Two items: the same wait, rounded up to the 2 s cadence of a busy request.
+    // Two items share the one describe the budget refused: the same wait, to the millisecond.
     const two = await reconcile(pacedContext(noDescribes), ...claims(2));
-    expect(two.map((r) => r.outcome === 'requeue' && r.requeueAfterSeconds)).toEqual([2, 2]);
+    expect(two.map((r) => r.outcome === 'requeue' && r.requeueAfterSeconds)).toEqual([1.5, 1.5]);
   });
 
   it('the budget store unreachable -> requeue with a message that says so, and no EC2 call at all', async () => {
@@ -128,8 +128,7 @@ describe('pacing EC2 calls with the rate budget', () => {
     const results = await reconcile(pacedContext(down), ...claims(2));
     expect(ec2Mock.calls()).toHaveLength(0);
     for (const result of results) {
-      // 5 s, on the 2 s cadence of a busy request: 6 s.
-      expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 6, writes: [] });
+      expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: BUDGET_UNAVAILABLE_RETRY_SECONDS, writes: [] });
       expect(result.outcome === 'requeue' && result.message).toMatch(/rate budget could not be read .*ECONNREFUSED.*no EC2 call is made unpaced/);
     }
   });

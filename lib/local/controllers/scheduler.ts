@@ -9,7 +9,8 @@ import type { RunningController } from './controller.js';
 import { EventRecorder } from './events.js';
 import { Informers } from './informers.js';
 import { KeyIndex } from './key-index.js';
-import { ANN, isTerminated, objectKey, podClaimNames, setAnnotation, splitKey } from './objects.js';
+import { ANN, objectKey, podClaimNames, setAnnotation, splitKey } from './objects.js';
+import { NodeLoad } from './node-load.js';
 import type { CSINode, Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from './objects.js';
 import { resolveOptions } from './options.js';
 import type { ControllerOptions } from './options.js';
@@ -33,29 +34,13 @@ export function startScheduler(store: ObjectStore, options?: ControllerOptions, 
     else waiting.remove(key);
   };
 
-  /**
-   * Pods and volumes per node, counting pods that only have a node in their claims'
-   * `selected-node` as the real scheduler counts pods it has assumed: otherwise a burst of
-   * WaitForFirstConsumer pods would all land on the same, emptiest-looking node.
-   */
-  function nodeLoad(exceptKey: string) {
-    const podsPerNode = new Map<string, number>();
-    const volumesPerNode = new Map<string, number>();
-    for (const other of informers.list<Pod>('pods')) {
-      if (isTerminated(other) || objectKey(other) === exceptKey) continue;
-      const claimNames = podClaimNames(other);
-      const node =
-        other.spec?.nodeName ??
-        claimNames
-          .map((c) => informers.get<PersistentVolumeClaim>('persistentvolumeclaims', c, other.metadata.namespace))
-          .map((claim) => claim?.metadata.annotations?.[ANN.selectedNode])
-          .find((selected) => selected !== undefined);
-      if (!node) continue;
-      podsPerNode.set(node, (podsPerNode.get(node) ?? 0) + 1);
-      volumesPerNode.set(node, (volumesPerNode.get(node) ?? 0) + claimNames.length);
-    }
-    return { podsPerNode, volumesPerNode };
-  }
+  const load = new NodeLoad(informers);
+  const unsubscribe = [
+    informers.for('pods').onEvent(({ type, object }: WatchEvent) =>
+      type === 'DELETED' ? load.podDeleted(objectKey(object)) : load.podChanged(object as Pod),
+    ),
+    informers.for('persistentvolumeclaims').onEvent(({ object }: WatchEvent) => load.claimChanged(objectKey(object))),
+  ];
 
   /** The driver's attachment limit per node, from CSINode `allocatable.count`. */
   function volumeLimits(): Map<string, number> {
@@ -85,7 +70,7 @@ export function startScheduler(store: ObjectStore, options?: ControllerOptions, 
       volumes: informers.list<PersistentVolume>('persistentvolumes'),
       classes: informers.list<StorageClass>('storageclasses'),
       nodes: informers.list<Node>('nodes'),
-      ...nodeLoad(key),
+      ...load.view(key),
       volumeLimits: volumeLimits(),
     });
     switch (decision.action) {
@@ -116,7 +101,7 @@ export function startScheduler(store: ObjectStore, options?: ControllerOptions, 
 
   const everyWaitingPod = () => waiting.get(ALL);
 
-  return runController(
+  const controller = runController(
     informers,
     {
       name: 'default-scheduler',
@@ -149,4 +134,10 @@ export function startScheduler(store: ObjectStore, options?: ControllerOptions, 
     },
     { ...opts, ownsInformers: !shared },
   );
+  return {
+    stop: async () => {
+      for (const stop of unsubscribe) stop();
+      await controller.stop();
+    },
+  };
 }

@@ -4,6 +4,10 @@ import type { QueryFilter } from './query.js';
 
 /** EC2 filter values allow `*` (any run) and `?` (one character); `\` escapes them. */
 export function wildcardMatch(pattern: string, value: string): boolean {
+  return patternRegExp(pattern).test(value);
+}
+
+function patternRegExp(pattern: string): RegExp {
   let re = '^';
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i] as string;
@@ -12,7 +16,18 @@ export function wildcardMatch(pattern: string, value: string): boolean {
     else if (c === '?') re += '[\\s\\S]';
     else re += escapeRe(c);
   }
-  return new RegExp(`${re}$`).test(value);
+  return new RegExp(`${re}$`);
+}
+
+/**
+ * One filter's values as a predicate, compiled once: the plain values (no `*`, `?` or `\`)
+ * in a set, the patterns as regular expressions. A describe by 200 names over thousands of
+ * volumes otherwise built a regular expression per value per volume.
+ */
+function valueMatcher(patterns: readonly string[]): (value: string) => boolean {
+  const plain = new Set(patterns.filter((p) => !/[*?\\]/.test(p)));
+  const wild = patterns.filter((p) => !plain.has(p)).map(patternRegExp);
+  return (value) => plain.has(value) || wild.some((re) => re.test(value));
 }
 
 const escapeRe = (c: string) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -45,10 +60,8 @@ export function compileFilters<T>(filters: readonly QueryFilter[], table: Filter
   const checks = filters.map((f) => {
     const values = valuesFor(table, f.name);
     if (!values) throw ec2Errors.invalidValue(`The filter '${f.name}' is invalid`);
-    return (item: T) => {
-      const have = values(item);
-      return f.values.some((pattern) => have.some((v) => wildcardMatch(pattern, v)));
-    };
+    const matches = valueMatcher(f.values);
+    return (item: T) => values(item).some(matches);
   });
   return (item) => checks.every((check) => check(item));
 }

@@ -6,6 +6,9 @@ export interface ActionStats {
   throttled: number;
   /** Every error answer, injected ones included, by EC2 code. */
   errors: Record<string, number>;
+  /** Milliseconds from the last reset to the first and the last call answered without error. */
+  firstOkMs?: number;
+  lastOkMs?: number;
 }
 
 export interface Ec2SimStats {
@@ -28,10 +31,14 @@ export class StatsRecorder {
   record(action: string, outcome: { code?: string; throttled?: boolean }): void {
     let s = this.actions.get(action);
     if (!s) this.actions.set(action, (s = empty()));
+    const at = this.now() - this.since;
     for (const target of [s, this.total]) {
       target.calls++;
-      if (outcome.code === undefined) target.ok++;
-      else target.errors[outcome.code] = (target.errors[outcome.code] ?? 0) + 1;
+      if (outcome.code === undefined) {
+        target.ok++;
+        target.firstOkMs ??= at;
+        target.lastOkMs = at;
+      } else target.errors[outcome.code] = (target.errors[outcome.code] ?? 0) + 1;
       if (outcome.throttled) target.throttled++;
     }
   }

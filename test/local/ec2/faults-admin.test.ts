@@ -62,16 +62,20 @@ describe('admin endpoints', () => {
   const post = (url: string, body?: unknown) =>
     fetch(url, { method: 'POST', body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
 
-  it('GET /_sim/stats -> calls, throttled and errors by code per action; POST /_sim/reset-stats clears them', async () => {
-    const t = await sim({ throttling: { buckets: { DescribeAvailabilityZones: { capacity: 1, refillPerSecond: 0.001 } } } }, new ManualClock());
+  it('GET /_sim/stats -> calls, throttled and errors by code per action, when the first and last good call came; POST /_sim/reset-stats clears them', async () => {
+    const clock = new ManualClock();
+    const t = await sim({ throttling: { buckets: { DescribeAvailabilityZones: { capacity: 1, refillPerSecond: 0.001 } } } }, clock);
+    await post(`${t.url}/_sim/reset-stats`);
+    clock.advance(1_500);
     await t.ec2.send(new DescribeAvailabilityZonesCommand({}));
+    clock.advance(2_000);
     await expectEc2Error(t.ec2.send(new DescribeAvailabilityZonesCommand({})), 'RequestLimitExceeded', 503);
     await expectEc2Error(t.ec2.send(new DescribeVolumesCommand({ VolumeIds: ['vol-0123456789abcdef0'] })), 'InvalidVolume.NotFound');
     const stats = (await (await fetch(`${t.url}/_sim/stats`)).json()) as {
       total: { calls: number };
-      actions: Record<string, { calls: number; ok: number; throttled: number; errors: Record<string, number> }>;
+      actions: Record<string, { calls: number; ok: number; throttled: number; errors: Record<string, number>; firstOkMs?: number; lastOkMs?: number }>;
     };
-    expect(stats.actions.DescribeAvailabilityZones).toEqual({ calls: 2, ok: 1, throttled: 1, errors: { RequestLimitExceeded: 1 } });
+    expect(stats.actions.DescribeAvailabilityZones).toEqual({ calls: 2, ok: 1, throttled: 1, errors: { RequestLimitExceeded: 1 }, firstOkMs: 1_500, lastOkMs: 1_500 });
     expect(stats.actions.DescribeVolumes).toEqual({ calls: 1, ok: 0, throttled: 0, errors: { 'InvalidVolume.NotFound': 1 } });
     expect(stats.total.calls).toBe(3);
     await post(`${t.url}/_sim/reset-stats`);
