@@ -48,6 +48,10 @@ export interface MemoryResult {
   requests: number;
   /** Spawn to queue empty with every item answered. */
   drainedMs?: number;
+  /** CPU time (user + system) the process used from spawn to ready, ms. */
+  cpuAtReadyMs?: number;
+  /** CPU time from spawn to the queue drained (the start-up list and items), ms. */
+  cpuDrainedMs?: number;
   /** Why there are no settled figures: the process exited (out of memory…) or hung. */
   failure?: string;
 }
@@ -229,6 +233,7 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
     }
     result.readyMs = performance.now() - spawned;
     result.rssAtReady = procMemory(pid)?.rss;
+    result.cpuAtReadyMs = procCpuMs(pid);
 
     // The start-up items (one per PV of ours) answered, nothing left queued.
     let metrics = '';
@@ -239,6 +244,7 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
       metrics = (await httpGet(`${base}/metrics`, 5000))?.body ?? '';
       if (backend.items >= options.objects && promValue(metrics, 'volhook_forwarder_queue_depth') === 0) {
         result.drainedMs = performance.now() - spawned;
+        result.cpuDrainedMs = procCpuMs(pid);
         break;
       }
       await sleep(250);
@@ -274,6 +280,22 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
     await kube.close();
   }
 }
+
+/** CPU time (utime + stime) of `pid` so far, ms; undefined without /proc. */
+export function procCpuMs(pid: number): number | undefined {
+  try {
+    // The fields after the command name (which may hold spaces, hence after the last ')').
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime: fields 14 and 15 of stat
+    return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Linux's USER_HZ, 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** The forwarder exited or hung: a figure of its own (e.g. out of memory), not a bench failure. */
 class ForwarderDied extends Error {
