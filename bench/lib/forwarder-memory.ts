@@ -52,6 +52,11 @@ export interface MemoryResult {
   cpuAtReadyMs?: number;
   /** CPU time from spawn to the queue drained (the start-up list and items), ms. */
   cpuDrainedMs?: number;
+  /**
+   * Keys the forwarder logged as too large for one request (never sent, retried with backoff):
+   * they stay queued, so the queue is drained when it holds only these.
+   */
+  tooLarge: string[];
   /** Why there are no settled figures: the process exited (out of memory…) or hung. */
   failure?: string;
 }
@@ -162,6 +167,8 @@ export interface MeasureOptions {
   bundle?: string;
   nodeOptions?: string;
   timeoutMs?: number;
+  /** Called with the forwarder's pid once settled, before it is stopped (for a closer look at its memory). */
+  onSettled?: (pid: number) => void | Promise<void>;
 }
 
 export async function measureForwarderMemory(options: MeasureOptions): Promise<MemoryResult> {
@@ -177,6 +184,7 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
     nodeOptions: options.nodeOptions ?? '',
     itemsSent: 0,
     requests: 0,
+    tooLarge: [],
   };
   let child: ChildProcess | undefined;
   let sampler: NodeJS.Timeout | undefined;
@@ -210,8 +218,9 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
     let healthPort: number | undefined;
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
-        const entry = JSON.parse(line) as { msg?: string; port?: number };
+        const entry = JSON.parse(line) as { msg?: string; port?: number; key?: string };
         if (entry.msg === 'forwarder started' && typeof entry.port === 'number') healthPort = entry.port;
+        if (entry.msg?.startsWith('object is too large for one request') && entry.key && !result.tooLarge.includes(entry.key)) result.tooLarge.push(entry.key);
       } catch {
         // not a log line
       }
@@ -235,14 +244,14 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
     result.rssAtReady = procMemory(pid)?.rss;
     result.cpuAtReadyMs = procCpuMs(pid);
 
-    // The start-up items (one per PV of ours) answered, nothing left queued.
+    // The start-up items (one per PV of ours) answered, nothing left queued but what cannot be sent.
     let metrics = '';
     for (;;) {
       check('draining its queue');
       result.itemsSent = backend.items;
       result.requests = backend.requests;
       metrics = (await httpGet(`${base}/metrics`, 5000))?.body ?? '';
-      if (backend.items >= options.objects && promValue(metrics, 'volhook_forwarder_queue_depth') === 0) {
+      if (backend.items >= options.objects && promValue(metrics, 'volhook_forwarder_queue_depth') === result.tooLarge.length) {
         result.drainedMs = performance.now() - spawned;
         result.cpuDrainedMs = procCpuMs(pid);
         break;
@@ -260,6 +269,7 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
     result.external = promValue(metrics, 'volhook_forwarder_nodejs_external_memory_bytes');
     result.itemsSent = backend.items;
     result.requests = backend.requests;
+    await options.onSettled?.(pid);
     return result;
   } catch (err) {
     if (!(err instanceof ForwarderDied)) throw err;

@@ -26,6 +26,9 @@ export function printMemory(results: readonly MemoryResult[], limits: Deployment
       results.map(memoryRow),
     ),
   );
+  for (const r of results.filter((x) => x.tooLarge.length > 0)) {
+    say(`  NOTE ${r.runtime} with ${r.objects}+${r.objects}: never sent, too large for one request (retried with backoff, counted as drained): ${r.tooLarge.join(', ')}`);
+  }
   for (const r of results.filter((x) => x.failure)) say(`  FAILED ${r.runtime} with ${r.objects}+${r.objects}: forwarder ${r.failure}`);
   say('  RSS from /proc/<pid>/status (VmRSS; peak = VmHWM); heap from its /metrics (prom-client default metrics).');
   say('  CPU: user + system time of the process (/proc/<pid>/stat) from spawn to ready, and to the start-up items drained.');
