@@ -28,8 +28,11 @@ export const MAX_RESTART_DELAY_MS = 30_000;
 export type PagedList<T extends KubernetesObject> = (page: { limit: number; continue?: string }) => Promise<KubernetesListObject<T>>;
 
 /** One page of `path` over `rest`, as the API server sends it (plain JSON). */
-export function restList<T extends KubernetesObject>(rest: KubeRest, path: string, fieldSelector?: string): PagedList<T> {
-  return (page) => rest.request<KubernetesListObject<T>>('GET', path, { query: { limit: page.limit, continue: page.continue, fieldSelector } });
+export function restList<T extends KubernetesObject>(rest: KubeRest, path: string, fieldSelector?: string, signal?: () => AbortSignal): PagedList<T> {
+  return (page) => {
+    const aborted = signal?.();
+    return rest.request<KubernetesListObject<T>>('GET', path, { query: { limit: page.limit, continue: page.continue, fieldSelector }, ...(aborted ? { signal: aborted } : {}) });
+  };
 }
 
 /**
@@ -154,7 +157,8 @@ export function watchResource<T extends KubernetesObject>(options: {
 }): WatchedResource<T> {
   const { logger, resource, rest, path, handlers } = options;
   const transform = options.transform ?? ((object: T) => object);
-  const list = restList<T>(rest, path, options.fieldSelector);
+  // Stopping aborts a list in flight too, not only the watch.
+  const list = restList<T>(rest, path, options.fieldSelector, () => abort.signal);
   const watchTimeout = options.watchTimeoutSeconds ?? (() => Math.floor(MIN_WATCH_TIMEOUT_SECONDS * (1 + Math.random())));
   const cache = new ObjectCache<T>();
   let synced = false;

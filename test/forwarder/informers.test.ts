@@ -156,6 +156,25 @@ describe('watchResource', () => {
   });
 });
 
+describe('stopping', () => {
+  it('a list the server never answers -> stop() aborts it (the server sees the request closed) and resolves', async () => {
+    let listsClosed = 0;
+    let listsSeen = 0;
+    const server = createServer((req) => {
+      listsSeen++;
+      req.on('close', () => listsClosed++);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    const { informer } = pvInformer(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+    await informer.start();
+    await eventually(() => listsSeen === 1, 5_000, 'the list sent');
+    await informer.stop();
+    await eventually(() => listsClosed === 1, 5_000, 'the list closed');
+    expect(informer.synced).toBe(false);
+  });
+});
+
 describe('API access', () => {
   it('a KubeConfig with a token -> its server, the bearer token on each request', async () => {
     const seen: (string | undefined)[] = [];
