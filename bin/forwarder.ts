@@ -2,9 +2,8 @@
  * The forwarder's entry point: `node forwarder.mjs` in the image, `tsx bin/forwarder.ts`
  * locally. Configured by `VOLHOOK_*` environment variables (see lib/forwarder/config.ts).
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError, configFromEnv, createJsonLogger, retiredSettings, startForwarder } from '../lib/forwarder/index.js';
-import { kubeConfigFor } from '../lib/kube/index.js';
+import { kubeAccessFor } from '../lib/forwarder/kube/source.js';
 
 async function main(): Promise<void> {
   let config;
@@ -20,15 +19,9 @@ async function main(): Promise<void> {
   const logger = createJsonLogger({ level: config.logLevel });
   for (const { name, why } of retiredSettings(process.env)) logger.warn(`${name} is ignored`, { why });
 
-  let kubeConfig: KubeConfig;
-  if (config.kubeServer) {
-    kubeConfig = kubeConfigFor({ server: config.kubeServer, skipTLSVerify: true });
-  } else {
-    kubeConfig = new KubeConfig();
-    kubeConfig.loadFromDefault(); // KUBECONFIG, ~/.kube/config, or the in-cluster ServiceAccount
-  }
-
-  const forwarder = await startForwarder(config, { kubeConfig, logger });
+  // VOLHOOK_KUBE_SERVER, KUBECONFIG, ~/.kube/config, or the in-cluster ServiceAccount.
+  const kubeAccess = await kubeAccessFor(config.kubeServer);
+  const forwarder = await startForwarder(config, { kubeAccess, logger });
 
   let exiting = false;
   const exit = (signal: NodeJS.Signals) => {

@@ -48,6 +48,15 @@ export interface MemoryResult {
   requests: number;
   /** Spawn to queue empty with every item answered. */
   drainedMs?: number;
+  /** CPU time (user + system) the process used from spawn to ready, ms. */
+  cpuAtReadyMs?: number;
+  /** CPU time from spawn to the queue drained (the start-up list and items), ms. */
+  cpuDrainedMs?: number;
+  /**
+   * Keys the forwarder logged as too large for one request (never sent, retried with backoff):
+   * they stay queued, so the queue is drained when it holds only these.
+   */
+  tooLarge: string[];
   /** Why there are no settled figures: the process exited (out of memory…) or hung. */
   failure?: string;
 }
@@ -158,6 +167,8 @@ export interface MeasureOptions {
   bundle?: string;
   nodeOptions?: string;
   timeoutMs?: number;
+  /** Called with the forwarder's pid once settled, before it is stopped (for a closer look at its memory). */
+  onSettled?: (pid: number) => void | Promise<void>;
 }
 
 export async function measureForwarderMemory(options: MeasureOptions): Promise<MemoryResult> {
@@ -173,6 +184,7 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
     nodeOptions: options.nodeOptions ?? '',
     itemsSent: 0,
     requests: 0,
+    tooLarge: [],
   };
   let child: ChildProcess | undefined;
   let sampler: NodeJS.Timeout | undefined;
@@ -206,8 +218,9 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
     let healthPort: number | undefined;
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
-        const entry = JSON.parse(line) as { msg?: string; port?: number };
+        const entry = JSON.parse(line) as { msg?: string; port?: number; key?: string };
         if (entry.msg === 'forwarder started' && typeof entry.port === 'number') healthPort = entry.port;
+        if (entry.msg?.startsWith('object is too large for one request') && entry.key && !result.tooLarge.includes(entry.key)) result.tooLarge.push(entry.key);
       } catch {
         // not a log line
       }
@@ -229,16 +242,18 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
     }
     result.readyMs = performance.now() - spawned;
     result.rssAtReady = procMemory(pid)?.rss;
+    result.cpuAtReadyMs = procCpuMs(pid);
 
-    // The start-up items (one per PV of ours) answered, nothing left queued.
+    // The start-up items (one per PV of ours) answered, nothing left queued but what cannot be sent.
     let metrics = '';
     for (;;) {
       check('draining its queue');
       result.itemsSent = backend.items;
       result.requests = backend.requests;
       metrics = (await httpGet(`${base}/metrics`, 5000))?.body ?? '';
-      if (backend.items >= options.objects && promValue(metrics, 'volhook_forwarder_queue_depth') === 0) {
+      if (backend.items >= options.objects && promValue(metrics, 'volhook_forwarder_queue_depth') === result.tooLarge.length) {
         result.drainedMs = performance.now() - spawned;
+        result.cpuDrainedMs = procCpuMs(pid);
         break;
       }
       await sleep(250);
@@ -254,6 +269,7 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
     result.external = promValue(metrics, 'volhook_forwarder_nodejs_external_memory_bytes');
     result.itemsSent = backend.items;
     result.requests = backend.requests;
+    await options.onSettled?.(pid);
     return result;
   } catch (err) {
     if (!(err instanceof ForwarderDied)) throw err;
@@ -274,6 +290,22 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
     await kube.close();
   }
 }
+
+/** CPU time (utime + stime) of `pid` so far, ms; undefined without /proc. */
+export function procCpuMs(pid: number): number | undefined {
+  try {
+    // The fields after the command name (which may hold spaces, hence after the last ')').
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime: fields 14 and 15 of stat
+    return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Linux's USER_HZ, 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** The forwarder exited or hung: a figure of its own (e.g. out of memory), not a bench failure. */
 class ForwarderDied extends Error {

@@ -7,13 +7,14 @@ export function memoryRow(r: MemoryResult): string[] {
     r.runtime === 'tsx' ? 'node --import tsx bin/forwarder.ts' : `node forwarder.mjs (bundle)${r.nodeOptions ? ` ${r.nodeOptions}` : ''}`,
     r.objects === 0 ? 'idle' : `${r.objects.toLocaleString('en-US')} + ${r.objects.toLocaleString('en-US')}`,
     seconds(r.readyMs),
+    seconds(r.cpuAtReadyMs),
     mib(r.rssAtReady),
     mib(r.rssSettled),
     mib(r.peakRss),
     mib(r.heapUsed),
     mib(r.heapTotal),
     mib(r.external),
-    r.failure ? `FAILED after ${r.itemsSent} items` : r.objects === 0 ? '—' : `${r.itemsSent} in ${r.requests} req, ${seconds(r.drainedMs)}`,
+    r.failure ? `FAILED after ${r.itemsSent} items` : r.objects === 0 ? '—' : `${r.itemsSent} in ${r.requests} req, ${seconds(r.drainedMs)} (CPU ${seconds(r.cpuDrainedMs)})`,
   ];
 }
 
@@ -21,12 +22,16 @@ export function printMemory(results: readonly MemoryResult[], limits: Deployment
   say();
   say(
     table(
-      ['forwarder process', 'PVCs + PVs', 'ready', 'RSS ready', 'RSS settled', 'peak RSS', 'heap used', 'heap total', 'external', 'start-up items'],
+      ['forwarder process', 'PVCs + PVs', 'ready', 'CPU to ready', 'RSS ready', 'RSS settled', 'peak RSS', 'heap used', 'heap total', 'external', 'start-up items'],
       results.map(memoryRow),
     ),
   );
+  for (const r of results.filter((x) => x.tooLarge.length > 0)) {
+    say(`  NOTE ${r.runtime} with ${r.objects}+${r.objects}: never sent, too large for one request (retried with backoff, counted as drained): ${r.tooLarge.join(', ')}`);
+  }
   for (const r of results.filter((x) => x.failure)) say(`  FAILED ${r.runtime} with ${r.objects}+${r.objects}: forwarder ${r.failure}`);
   say('  RSS from /proc/<pid>/status (VmRSS; peak = VmHWM); heap from its /metrics (prom-client default metrics).');
+  say('  CPU: user + system time of the process (/proc/<pid>/stat) from spawn to ready, and to the start-up items drained.');
   say('  "settled": the start-up items (one per PV of ours) answered `done` by a dummy backend, queue empty, +2 s.');
   if (limits.memoryLimit) {
     say(`  infra/forwarder/deployment.yaml: memory request ${limits.memoryRequest ?? '—'}, limit ${limits.memoryLimit}, NODE_OPTIONS ${limits.nodeOptions ?? '—'}`);

@@ -28,6 +28,9 @@ export function forwarderBundleOptions(outfile: string): BuildOptions {
     // Bundled CommonJS code (client-node's dependencies) calls require(); ESM output needs one.
     banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
     logLevel: 'error',
+    // Loaded only to read a kubeconfig file out of the cluster (lib/forwarder/kube/source.ts).
+    // Bundled, its 3.5 MiB of code would be parsed at start even unused: +19 MiB RSS idle.
+    external: ['@kubernetes/client-node'],
   };
 }
 

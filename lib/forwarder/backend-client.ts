@@ -1,5 +1,5 @@
 /** Posting a batch to `POST /v1/clusters/{clusterId}/reconcile`, signed. */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ErrorResponseSchema, ReconcileResponseSchema, sign, type Result } from '../contract/index.js';
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;

@@ -90,12 +90,21 @@ const WHOLE_SECOND = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.000Z$/;
  * (client-node's model classes, `Date`s) and the same object from a watch (plain JSON) agree.
  */
 export function fingerprint(value: unknown): string {
+  return createHash('sha1').update(canonicalJson(value)).digest('base64url');
+}
+
+/** The fingerprint's first 48 bits, as a number: what `ChangeFilter` keeps per object (a string would take three times the heap). */
+export function fingerprint48(value: unknown): number {
+  return createHash('sha1').update(canonicalJson(value)).digest().readUIntBE(0, 6);
+}
+
+function canonicalJson(value: unknown): string {
   const json = JSON.stringify(value, (_key, v: unknown) => {
     if (typeof v === 'string') return v.replace(WHOLE_SECOND, '$1Z');
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
     return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   });
-  return createHash('sha1').update(json ?? '').digest('base64url');
+  return json ?? '';
 }
 
 /**
@@ -103,20 +112,25 @@ export function fingerprint(value: unknown): string {
  * caches hold the objects already).
  */
 export class ChangeFilter<T extends k8s.KubernetesObject> {
-  readonly #seen = new Map<string, string>();
+  /** By namespace ('' for cluster-scoped), then name (the cached object's own string). */
+  readonly #seen = new Map<string, Map<string, number>>();
 
   constructor(private readonly news: (object: T) => unknown) {}
 
   /** Whether the event is worth a look: any add or delete, an update whose news part changed. */
   isNews(type: EventType, object: T): boolean {
-    const id = `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
+    const namespace = object.metadata?.namespace ?? '';
+    const name = object.metadata?.name ?? '';
+    let byName = this.#seen.get(namespace);
     if (type === 'delete') {
-      this.#seen.delete(id);
+      byName?.delete(name);
+      if (byName?.size === 0) this.#seen.delete(namespace);
       return true;
     }
-    const print = fingerprint(this.news(object));
-    const before = this.#seen.get(id);
-    this.#seen.set(id, print);
+    const print = fingerprint48(this.news(object));
+    if (!byName) this.#seen.set(namespace, (byName = new Map()));
+    const before = byName.get(name);
+    byName.set(name, print);
     return type === 'add' || before !== print;
   }
 }

@@ -1,69 +1,78 @@
 /** The forwarder's configuration: validated once at start, from the environment or in code. */
-import { z } from 'zod';
+// zod/mini, as the contract's schemas: classic zod in the forwarder cost its process ~450 KiB of
+// bundled code to load and keep (bench scenario c), for a schema read once at start.
+import * as z from 'zod/mini';
 import { EBS_DRIVER, MAX_ITEMS_PER_REQUEST, WebhookSecretSchema } from '../contract/index.js';
 import { timingError, type LeaseTiming } from './lease.js';
 import { DEFAULT_CADENCE } from './queue.js';
+
+const text = () => z.string().check(z.minLength(1));
+const int = (min: number, max?: number) => z.int().check(z.minimum(min), ...(max !== undefined ? [z.maximum(max)] : []));
+const positiveInt = () => z.int().check(z.positive());
+const positive = () => z.number().check(z.positive());
 
 export const ForwarderConfigSchema = z
   .object({
     /** Backend base URL; requests go to `<apiUrl>/v1/clusters/<clusterId>/reconcile`. */
     apiUrl: z.url({ protocol: /^https?$/ }),
-    clusterId: z.string().min(1),
+    clusterId: text(),
     /** A mounted Secret file holding the signing secret; re-read when it changes. */
-    secretFile: z.string().min(1).optional(),
+    secretFile: z.optional(text()),
     /** The signing secret itself (local use); its key must be 24–64 bytes. */
     secret: z.optional(WebhookSecretSchema),
-    provisioner: z.string().min(1).default(EBS_DRIVER),
-    driver: z.string().min(1).default(EBS_DRIVER),
-    batchSize: z.number().int().min(1).max(MAX_ITEMS_PER_REQUEST).default(100),
+    provisioner: z._default(text(), EBS_DRIVER),
+    driver: z._default(text(), EBS_DRIVER),
+    batchSize: z._default(int(1, MAX_ITEMS_PER_REQUEST), 100),
     /** Requests in flight at once. */
-    concurrency: z.number().int().min(1).max(256).default(4),
+    concurrency: z._default(int(1, 256), 4),
     /** Every this often, re-offer every object of ours that is not settled. */
-    resyncSeconds: z.number().positive().default(300),
+    resyncSeconds: z._default(positive(), 300),
     /** Health and metrics port (0: any free port). */
-    port: z.number().int().min(0).max(65_535).default(8080),
+    port: z._default(int(0, 65_535), 8080),
     /** Listen address of the health server; default all interfaces. */
-    listenHost: z.string().min(1).optional(),
-    /** A plain-http API server (local stack) instead of in-cluster / KUBECONFIG. */
-    kubeServer: z.url().optional(),
-    logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+    listenHost: z.optional(text()),
+    /** An API server by URL (the local stack) instead of in-cluster / KUBECONFIG. */
+    kubeServer: z.optional(z.url()),
+    logLevel: z._default(z.enum(['debug', 'info', 'warn', 'error']), 'info'),
     /**
      * Leader election on a Lease (two or more replicas): only the holder sends; the others
      * keep their caches warm and take over when it stops renewing or releases it.
      */
-    leaderElect: z.boolean().default(false),
-    leaseName: z.string().min(1).default('volhook-forwarder'),
+    leaderElect: z._default(z.boolean(), false),
+    leaseName: z._default(text(), 'volhook-forwarder'),
     /** The Lease's namespace: the pod's own (downward API) in a cluster. */
-    leaseNamespace: z.string().min(1).optional(),
+    leaseNamespace: z.optional(text()),
     /** This replica's holderIdentity; default `<hostname>_<random uuid>`, as the control plane's components. */
-    leaderIdentity: z.string().min(1).optional(),
+    leaderIdentity: z.optional(text()),
     /** client-go's defaults: 15 s, 10 s, 2 s. The Lease holds whole seconds. */
-    leaseDurationSeconds: z.number().int().min(1).default(15),
-    renewDeadlineSeconds: z.number().positive().default(10),
-    retryPeriodSeconds: z.number().positive().default(2),
+    leaseDurationSeconds: z._default(int(1), 15),
+    renewDeadlineSeconds: z._default(positive(), 10),
+    retryPeriodSeconds: z._default(positive(), 2),
     // Tuning, not from the environment: tests shorten these.
     /** While `cadenceBusyKeys` or more keys are queued, sends go out on this grid (0: never). */
-    cadenceMs: z.number().int().nonnegative().default(DEFAULT_CADENCE.gridMs),
-    cadenceBusyKeys: z.number().int().min(1).default(DEFAULT_CADENCE.busyKeys),
-    requestTimeoutMs: z.number().int().positive().default(25_000),
-    backoffInitialMs: z.number().int().positive().default(1_000),
-    backoffMaxMs: z.number().int().positive().default(5 * 60_000),
-    informerRestartMs: z.number().int().positive().default(2_000),
-    shutdownTimeoutMs: z.number().int().nonnegative().default(10_000),
-    secretPollMs: z.number().int().positive().default(5_000),
+    cadenceMs: z._default(int(0), DEFAULT_CADENCE.gridMs),
+    cadenceBusyKeys: z._default(int(1), DEFAULT_CADENCE.busyKeys),
+    requestTimeoutMs: z._default(positiveInt(), 25_000),
+    backoffInitialMs: z._default(positiveInt(), 1_000),
+    backoffMaxMs: z._default(positiveInt(), 5 * 60_000),
+    informerRestartMs: z._default(positiveInt(), 2_000),
+    shutdownTimeoutMs: z._default(int(0), 10_000),
+    secretPollMs: z._default(positiveInt(), 5_000),
   })
-  .refine((c) => (c.secret === undefined) !== (c.secretFile === undefined), {
-    message: 'exactly one of VOLHOOK_SECRET_FILE or VOLHOOK_SECRET must be set',
-    path: ['secretFile'],
-  })
-  .refine((c) => !c.leaderElect || c.leaseNamespace !== undefined, {
-    message: 'is required with leader election (the namespace of the Lease: the pod\'s own)',
-    path: ['leaseNamespace'],
-  })
-  .superRefine((c, ctx) => {
-    const problem = timingError(leaseTiming(c));
-    if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['renewDeadlineSeconds'] });
-  });
+  .check(
+    z.refine((c) => (c.secret === undefined) !== (c.secretFile === undefined), {
+      message: 'exactly one of VOLHOOK_SECRET_FILE or VOLHOOK_SECRET must be set',
+      path: ['secretFile'],
+    }),
+    z.refine((c) => !c.leaderElect || c.leaseNamespace !== undefined, {
+      message: "is required with leader election (the namespace of the Lease: the pod's own)",
+      path: ['leaseNamespace'],
+    }),
+    z.superRefine((c, ctx) => {
+      const problem = timingError(leaseTiming(c));
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['renewDeadlineSeconds'] });
+    }),
+  );
 
 /** The election's timings in ms, from the configuration's seconds. */
 export function leaseTiming(c: { leaseDurationSeconds: number; renewDeadlineSeconds: number; retryPeriodSeconds: number }): LeaseTiming {
@@ -126,7 +135,7 @@ export function parseConfig(input: ForwarderConfigInput, names: Partial<Record<s
   if (parsed.success) return parsed.data;
   // Each setting is named as the operator gave it: by its environment variable.
   const named = parsed.error.issues.map((issue) => ({ ...issue, path: issue.path.map((p, i) => (i === 0 ? (names[String(p)] ?? p) : p)) }));
-  throw new ConfigError(`invalid forwarder configuration:\n${z.prettifyError(new z.ZodError(named))}`);
+  throw new ConfigError(`invalid forwarder configuration:\n${z.prettifyError(new z.core.$ZodError(named))}`);
 }
 
 /** Reads `VOLHOOK_*`; empty variables count as unset. Throws `ConfigError` naming the variable. */

@@ -12,9 +12,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { ItemKeys, type Ownership } from '../contract/index.js';
-import { kubeClientsFromConfig } from '../kube/index.js';
 import type { FetchLike } from './backend-client.js';
 import { ChangeFilter, type EventType } from './changes.js';
 import { leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
@@ -23,7 +22,10 @@ import { watchResource, type WatchedResource } from './informers.js';
 import { itemSource, liveClassRead, livePvRead } from './item-source.js';
 import type { DeletedClaim } from './items.js';
 import { httpFetch } from './http-fetch.js';
-import { leaseApi, startLeaderElection, type LeaderElector, type LeaseApi } from './leader-election.js';
+import { startLeaderElection, type LeaderElector, type LeaseApi } from './leader-election.js';
+import { accessFromKubeConfig, type KubeAccess, type KubeConfigLike } from './kube/access.js';
+import { restClients, restLeaseApi } from './kube/clients.js';
+import { kubeRest } from './kube/rest.js';
 import { createJsonLogger, type Logger } from './logger.js';
 import { createMetrics, type ForwarderMetrics } from './metrics.js';
 import { createPump } from './pump.js';
@@ -35,12 +37,25 @@ import { startHealthServer } from './server.js';
 import { TRANSFORMS } from './transforms.js';
 import { RESOURCES, WATCHES, type Offer, type Resource, type Watch, type WatchContext, type WatchedObjects } from './watches.js';
 
-export interface ForwarderDeps {
-  kubeConfig: KubeConfig;
+export type ForwarderDeps = ForwarderDepsBase &
+  (
+    | {
+        /** Where the API server is and how to authenticate (kube/access.ts: in the cluster, a URL). */
+        kubeAccess: KubeAccess;
+        kubeConfig?: never;
+      }
+    | {
+        /** A client-node KubeConfig (tests, the local stack): its server, TLS and credentials. */
+        kubeConfig: KubeConfigLike;
+        kubeAccess?: never;
+      }
+  );
+
+interface ForwarderDepsBase {
   /** Defaults to `httpFetch` (node:http; see http-fetch.ts for why not the global fetch). */
   fetch?: FetchLike;
   logger?: Logger;
-  /** The Lease calls (leader election); defaults to client-node's CoordinationV1Api. */
+  /** The Lease calls (leader election); defaults to kube/clients.ts's over the API server. */
   leaseApi?: LeaseApi;
 }
 
@@ -68,7 +83,9 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   const logger = deps.logger ?? createJsonLogger({ level: config.logLevel });
   const fetchFn: FetchLike = deps.fetch ?? httpFetch();
   const ownership: Ownership = { provisioner: config.provisioner, driver: config.driver };
-  const clients = kubeClientsFromConfig(deps.kubeConfig);
+  // client-node is not loaded: its import alone costs 25–33 MiB resident (kube/access.ts).
+  const rest = kubeRest(deps.kubeAccess ?? accessFromKubeConfig(deps.kubeConfig));
+  const clients = restClients(rest);
   const secret = await openSecret({ file: config.secretFile, value: config.secret, pollMs: config.secretPollMs, logger });
 
   const queue = new WorkQueue<DeletedClaim>({
@@ -121,10 +138,10 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
       for (const offered of watch.keys(type, object, ctx)) offer(offered);
     };
     return watchResource<WatchedObjects[R]>({
-      kubeConfig: deps.kubeConfig,
+      rest,
       resource,
       path: watch.path,
-      list: (page) => watch.list(clients, page),
+      optional: watch.optional ?? false,
       transform: TRANSFORMS[resource] as (object: WatchedObjects[R]) => WatchedObjects[R],
       restartDelayMs: config.informerRestartMs,
       logger,
@@ -197,7 +214,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   }
   if (config.leaderElect) {
     elector = startLeaderElection({
-      api: deps.leaseApi ?? leaseApi(deps.kubeConfig),
+      api: deps.leaseApi ?? restLeaseApi(rest),
       namespace: config.leaseNamespace ?? '',
       name: config.leaseName,
       identity: config.leaderIdentity ?? `${hostname()}_${randomUUID()}`,

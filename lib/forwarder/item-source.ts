@@ -4,7 +4,8 @@
  * that may delete a disk.
  */
 import { claimReleasesDisk, isOurContent, pvNameForClaim, type ItemInput, type Ownership } from '../contract/index.js';
-import { isApiError, type KubeClients } from '../kube/index.js';
+import type { KubeClients } from '../kube/clients.js';
+import { isApiError } from '../kube/errors.js';
 import type { Dependents } from './dependents.js';
 import { isOurAttachment, isOurClaim, isOurVolume } from './filter.js';
 import {

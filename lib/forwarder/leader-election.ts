@@ -12,8 +12,11 @@
  * `create` of the Lease happens once per cluster (the first candidate to find none); every
  * other write is a PUT of the Lease last read, with its resourceVersion (409 on a race).
  */
-import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
-import { isApiError } from '../kube/index.js';
+import type { V1Lease } from '@kubernetes/client-node';
+import { isApiError } from '../kube/errors.js';
+import { accessFromKubeConfig, type KubeConfigLike } from './kube/access.js';
+import { restLeaseApi } from './kube/clients.js';
+import { kubeRest } from './kube/rest.js';
 import { decide, isLeader, isLeaseValid, jittered, observe, recordOf, released, renewed, specOf, wrote, type LeaderRecord, type LeaseTiming, type Observation } from './lease.js';
 import type { Logger } from './logger.js';
 
@@ -24,8 +27,9 @@ export interface LeaseApi {
   replaceNamespacedLease(args: { name: string; namespace: string; body: V1Lease }): Promise<V1Lease>;
 }
 
-export function leaseApi(kubeConfig: KubeConfig): LeaseApi {
-  return kubeConfig.makeApiClient(CoordinationV1Api);
+/** The Lease calls over the API server a KubeConfig names. */
+export function leaseApi(kubeConfig: KubeConfigLike): LeaseApi {
+  return restLeaseApi(kubeRest(accessFromKubeConfig(kubeConfig)));
 }
 
 export interface LeaderElectorOptions extends LeaseTiming {

@@ -3,9 +3,11 @@
  * result's writes, and say how each key's turn ended. Never throws: whatever goes wrong
  * becomes a completion, so no key is ever lost.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ItemSchema, MAX_REQUEST_BYTES, type EventInvolvedObject, type ItemInput, type ObjectRef, type Result, type Write } from '../contract/index.js';
-import { applyWrites, isApiError, WriteError, type KubeClients } from '../kube/index.js';
+import { applyWrites, WriteError } from '../kube/apply-writes.js';
+import type { KubeClients } from '../kube/clients.js';
+import { isApiError } from '../kube/errors.js';
 import { BackendRequestError, matchResults, postReconcile, reconcileBody, type FetchLike } from './backend-client.js';
 import type { ForwarderConfig } from './config.js';
 import type { DeletedClaim } from './items.js';

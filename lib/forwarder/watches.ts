@@ -7,10 +7,10 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import { claimClassName, isClaimFor, isOurContent, isSettledContent, ItemKeys, SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type Ownership } from '../contract/index.js';
-import { isApiError, type KubeClients } from '../kube/index.js';
 import { attachmentNews, claimNews, snapshotContentNews, volumeNews, withoutVolhookWrites, type EventType } from './changes.js';
 import { csiNodeNews, nodeNews, type Dependents } from './dependents.js';
 import { isOurAttachment, isOurClaim, isOurVolume, isSettledAttachment, isSettledVolume } from './filter.js';
+import type { ObjectCache } from './informers.js';
 import { sourceRef, type DeletedClaim, type SnapshotClassObject, type SnapshotContentObject, type VolumeSnapshotObject } from './items.js';
 
 /** The objects of each watched resource. */
@@ -34,16 +34,10 @@ export interface Offer {
   payload?: DeletedClaim;
 }
 
-/** A list page: `limit` objects at most, after the `_continue` token of the page before. */
-export interface ListPage {
-  limit: number;
-  _continue?: string;
-}
-
 /** What the keys of an event are computed from. */
 export interface WatchContext {
   ownership: Ownership;
-  caches: { [R in Resource]: Pick<k8s.ObjectCache<WatchedObjects[R]>, 'get' | 'list'> };
+  caches: { [R in Resource]: Pick<ObjectCache<WatchedObjects[R]>, 'get' | 'list'> };
   dependents: Dependents;
   /**
    * Every cache has synced. Until then the initial lists offer every object of ours anyway,
@@ -53,10 +47,13 @@ export interface WatchContext {
 }
 
 export interface Watch<T extends k8s.KubernetesObject> {
-  /** The watch path, e.g. `/api/v1/persistentvolumeclaims`. */
+  /** The list and watch path, e.g. `/api/v1/persistentvolumeclaims`. */
   path: string;
-  /** One page of the list (client-go's reflector lists in pages of 500). */
-  list(clients: KubeClients, page: ListPage): Promise<k8s.KubernetesListObject<T>>;
+  /**
+   * A resource a cluster may not serve: its list answering 404 means none (the informer keeps
+   * watching, so one served later is picked up) rather than a forwarder that never gets ready.
+   */
+  optional?: true;
   /** What of an object is news: an update that leaves it as it was offers nothing. */
   news(object: T, ownership: Ownership): unknown;
   /** Bookkeeping every event needs, news or not: the dependents index. */
@@ -70,7 +67,6 @@ export interface Watch<T extends k8s.KubernetesObject> {
 export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   persistentvolumeclaims: {
     path: '/api/v1/persistentvolumeclaims',
-    list: (clients, page) => clients.core.listPersistentVolumeClaimForAllNamespaces(page),
     news: claimNews,
     *keys(type, pvc, ctx) {
       if (type === 'delete') yield* claimDeleted(pvc, ctx.ownership);
@@ -82,7 +78,6 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   persistentvolumes: {
     path: '/api/v1/persistentvolumes',
-    list: (clients, page) => clients.core.listPersistentVolume(page),
     news: volumeNews,
     *keys(type, pv, ctx) {
       const name = pv.metadata?.name ?? '';
@@ -105,7 +100,6 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   volumeattachments: {
     path: '/apis/storage.k8s.io/v1/volumeattachments',
-    list: (clients, page) => clients.storage.listVolumeAttachment(page),
     news: attachmentNews,
     track: (type, va, ctx) => ctx.dependents.trackAttachment(va, type === 'delete'),
     *keys(type, va, ctx) {
@@ -120,7 +114,6 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   storageclasses: {
     path: '/apis/storage.k8s.io/v1/storageclasses',
-    list: (clients, page) => clients.storage.listStorageClass(page),
     news: withoutVolhookWrites,
     *keys(_type, sc, ctx) {
       if (!ctx.ready()) return; // before sync every claim is offered anyway
@@ -130,7 +123,6 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   nodes: {
     path: '/api/v1/nodes',
-    list: (clients, page) => clients.core.listNode(page),
     news: nodeNews,
     *keys(_type, node, ctx) {
       if (!ctx.ready()) return;
@@ -147,14 +139,7 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
     path: '/apis/storage.k8s.io/v1/volumeattributesclasses',
     // A cluster before Kubernetes 1.34 serves no storage.k8s.io/v1 VolumeAttributesClass: then
     // there are none, and the forwarder must still become ready (its watch retries quietly).
-    list: async (clients, page) => {
-      try {
-        return await clients.storage.listVolumeAttributesClass(page);
-      } catch (err) {
-        if (!isApiError(err, 404)) throw err;
-        return { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttributesClassList', metadata: {}, items: [] };
-      }
-    },
+    optional: true,
     news: withoutVolhookWrites,
     *keys(_type, vac, ctx) {
       if (!ctx.ready()) return; // before sync every claim is offered anyway
@@ -164,7 +149,6 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   csinodes: {
     path: '/apis/storage.k8s.io/v1/csinodes',
-    list: (clients, page) => clients.storage.listCSINode(page),
     news: (csiNode, ownership) => csiNodeNews(csiNode, ownership.driver),
     *keys(_type, csiNode, ctx) {
       if (ctx.ready()) yield* nodeDependents(csiNode.metadata?.name ?? '', ctx);
@@ -172,7 +156,8 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   volumesnapshotcontents: {
     path: `/apis/${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}/volumesnapshotcontents`,
-    list: (clients, page) => listSnapshotObjects<SnapshotContentObject>(clients, 'volumesnapshotcontents', page),
+    // A cluster without the snapshot CRDs has no snapshots.
+    optional: true,
     news: snapshotContentNews,
     *keys(type, content, ctx) {
       if (type !== 'delete' && isOurContent(content, ctx.ownership.driver)) yield { key: ItemKeys.snapshotContent(content.metadata?.name ?? '') };
@@ -187,7 +172,8 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   volumesnapshotclasses: {
     path: `/apis/${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}/volumesnapshotclasses`,
-    list: (clients, page) => listSnapshotObjects<SnapshotClassObject>(clients, 'volumesnapshotclasses', page),
+    // A cluster without the snapshot CRDs has no snapshots.
+    optional: true,
     news: (object) => object,
     *keys(_type, snapshotClass, ctx) {
       if (!ctx.ready()) return;
@@ -201,27 +187,14 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   },
   volumesnapshots: {
     path: `/apis/${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}/volumesnapshots`,
-    list: (clients, page) => listSnapshotObjects<VolumeSnapshotObject>(clients, 'volumesnapshots', page),
+    // A cluster without the snapshot CRDs has no snapshots.
+    optional: true,
     news: (object) => object,
     *keys(_type, snapshot, ctx) {
       if (ctx.ready()) yield* claimOffers(dependentClaims(ctx, snapshot.metadata?.namespace ?? '', 'VolumeSnapshot', SNAPSHOT_API_GROUP, snapshot.metadata?.name ?? ''), ctx);
     },
   },
 };
-
-/**
- * A snapshot resource's list. A cluster without the snapshot CRDs answers 404: that is a
- * cluster with no snapshots, so the list is empty (and the informer keeps trying, so CRDs
- * installed later are picked up) rather than a forwarder that never becomes ready.
- */
-async function listSnapshotObjects<T extends k8s.KubernetesObject>(clients: KubeClients, plural: string, page: ListPage): Promise<k8s.KubernetesListObject<T>> {
-  try {
-    return (await clients.custom.listClusterCustomObject({ group: SNAPSHOT_API_GROUP, version: SNAPSHOT_API_VERSION, plural, ...page })) as k8s.KubernetesListObject<T>;
-  } catch (err) {
-    if (isApiError(err, 404)) return { apiVersion: `${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}`, kind: 'List', metadata: {}, items: [] };
-    throw err;
-  }
-}
 
 /** The cached claims in `namespace` whose data source is the object `kind`/`name` of `apiGroup` (core: ''). */
 function dependentClaims(ctx: WatchContext, namespace: string, kind: string, apiGroup: string, name: string): k8s.V1PersistentVolumeClaim[] {

@@ -5,7 +5,7 @@
  * Each write is idempotent: a state that already holds is success (the PV exists, the
  * finalizer is there, the object is gone), so a replayed response changes nothing.
  */
-import { PatchStrategy, setHeaderOptions, type StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type ObjectRef, type Write } from '../contract/index.js';
 import type { KubeClients } from './clients.js';
 import { describeError, isApiError } from './errors.js';
@@ -146,8 +146,7 @@ function access(clients: KubeClients, ref: ObjectRef): ObjectAccess {
     case 'VolumeSnapshotContent':
       return {
         read: () => readMeta(() => clients.custom.getClusterCustomObject({ ...SNAPSHOT_CONTENTS, name }) as Promise<{ metadata?: object }>),
-        patch: (ops) =>
-          clients.custom.patchClusterCustomObject({ ...SNAPSHOT_CONTENTS, name, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)),
+        patch: (ops) => clients.custom.patchClusterCustomObject({ ...SNAPSHOT_CONTENTS, name, body: ops }),
       };
   }
 }
@@ -245,10 +244,12 @@ async function updateSnapshotContentStatus(context: Context, write: Extract<Writ
     const recorded = current.status?.snapshotHandle;
     if (write.status.snapshotHandle && recorded && recorded !== write.status.snapshotHandle) return;
     try {
-      await custom.patchClusterCustomObjectStatus(
-        { ...SNAPSHOT_CONTENTS, name: write.name, body: { metadata: { resourceVersion: current.metadata?.resourceVersion }, status: write.status } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
+      // A merge patch (KubeClients).
+      await custom.patchClusterCustomObjectStatus({
+        ...SNAPSHOT_CONTENTS,
+        name: write.name,
+        body: { metadata: { resourceVersion: current.metadata?.resourceVersion }, status: write.status },
+      });
       return;
     } catch (err) {
       if (isApiError(err, 404)) return;
@@ -258,7 +259,7 @@ async function updateSnapshotContentStatus(context: Context, write: Extract<Writ
 }
 
 async function updateVolumeAttachmentStatus(
-  storage: StorageV1Api,
+  storage: KubeClients['storage'],
   write: Extract<Write, { op: 'updateVolumeAttachmentStatus' }>,
 ): Promise<void> {
   try {
@@ -267,10 +268,7 @@ async function updateVolumeAttachmentStatus(
       if (current.metadata?.uid !== write.uid) return; // a namesake: not ours to update
     }
     // Merge patch of the status subresource: nulls (attachError: null) clear a field.
-    await storage.patchVolumeAttachmentStatus(
-      { name: write.name, body: { status: write.status } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await storage.patchVolumeAttachmentStatus({ name: write.name, body: { status: write.status } });
   } catch (err) {
     if (isApiError(err, 404)) return; // the VolumeAttachment is gone: nothing left to report on
     throw err;

@@ -6,7 +6,8 @@
  */
 import { hostname } from 'node:os';
 import { randomInt } from 'node:crypto';
-import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
+import type { KubeClients } from './clients.js';
 import type { CreateEventWrite } from '../contract/index.js';
 import { isApiError } from './errors.js';
 
@@ -128,7 +129,7 @@ export function buildEvent(
 }
 
 /** Creates the Event, or bumps the count of the same Event written recently. */
-export async function recordEvent(core: CoreV1Api, write: CreateEventWrite, options: RecordEventOptions): Promise<void> {
+export async function recordEvent(core: KubeClients['core'], write: CreateEventWrite, options: RecordEventOptions): Promise<void> {
   const { correlator, component } = options;
   const key = eventKey(component, write);
   const recent = correlator.recent(key);
@@ -137,14 +138,12 @@ export async function recordEvent(core: CoreV1Api, write: CreateEventWrite, opti
     recent.count += 1;
     const count = recent.count;
     try {
-      await core.patchNamespacedEvent(
-        {
-          name: recent.name,
-          namespace: recent.namespace,
-          body: { count, lastTimestamp: new Date(correlator.now()).toISOString() },
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
+      // A merge patch (KubeClients).
+      await core.patchNamespacedEvent({
+        name: recent.name,
+        namespace: recent.namespace,
+        body: { count, lastTimestamp: new Date(correlator.now()).toISOString() },
+      });
       correlator.remember(key, { name: recent.name, namespace: recent.namespace, count: Math.max(count, recent.count) });
       return;
     } catch (err) {
