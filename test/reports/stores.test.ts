@@ -119,6 +119,8 @@ describe.each(stores)('report store: %s', (_name, make) => {
     expect((await store.get('c1'))?.digest).toBe('a'.repeat(64));
     expect(await store.putPart(next.parts.at(-1) as (typeof next.parts)[number])).toBe(next.parts.length);
     expect(await store.complete('c1', next.digest, next.parts.length, 2000)).toBe(true);
+    // Two requests carrying the same last part: the second completes nothing more, and says so without failing.
+    expect(await store.complete('c1', next.digest, next.parts.length, 2000)).toBe(true);
     expect(await store.get('c1')).toEqual({ clusterId: 'c1', digest: next.digest, observedAt: 2000, report: next.whole });
     expect(await store.confirm('c1', next.digest, 3000)).toBe(true);
     expect((await store.get('c1'))?.observedAt).toBe(3000);
