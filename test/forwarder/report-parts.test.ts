@@ -127,4 +127,40 @@ describe('a volume report of 20,000 PVs, claims and attachments', () => {
     // As old as the digest's last confirmation says.
     expect(audit.reportObservedAt).toBe(new Date((await reports.get('c1'))!.observedAt).toISOString());
   }, 300_000);
+
+  it('one PV whose entry is larger than a part alone -> that part is not sent, the log names the PV; the backend keeps no report made without it', async () => {
+    const source = cluster();
+    const volumes = source.volumes().slice(0, 50);
+    const enormous = volume('pvc-enormous', { provisionedBy: ownership.provisioner });
+    enormous.status = { phase: 'P'.repeat(400 * 1024) };
+    const small = { ...source, volumes: () => [...volumes, enormous], claims: () => source.claims().slice(0, 50), attachments: () => source.attachments().slice(0, 50) };
+    const reports = createMemoryReportStore();
+    const { app } = makeApp({ reports, now: () => Date.now() });
+    const warnings: { msg: string; fields?: Record<string, unknown> }[] = [];
+    const tracker = new ReportTracker();
+    let posted = 0;
+    const send = createBatchSender({
+      config: { apiUrl: 'http://backend.invalid', clusterId: 'c1', requestTimeoutMs: 60_000 },
+      clients: {} as KubeClients,
+      metrics: createMetrics({ queueDepth: () => 0, defaultMetrics: false }),
+      logger: { ...silentLogger, warn: (msg, fields) => void warnings.push({ msg, fields }) },
+      secret: { current: () => SECRET_C1, reload: async () => {}, close() {} },
+      fetch: async (url, init) => ((posted += 1), app.request(url, init)),
+      signal: new AbortController().signal,
+      buildItem: (key) => (key === ItemKeys.report() ? tracker.item(() => buildVolumeReport(small, ownership), Date.now()) : undefined),
+    });
+    const outcomes = [];
+    // Three parts: the 50 PVs, the enormous one alone, the attachments and claims; two rounds.
+    for (let i = 0; i < 6; i += 1) {
+      const completion = (await send([ItemKeys.report()], new Map())).get(ItemKeys.report());
+      tracker.answered(completion?.type === 'done');
+      outcomes.push(completion?.type);
+    }
+    expect(outcomes).toEqual(['requeue', 'error', 'requeue', 'requeue', 'error', 'requeue']);
+    expect(posted).toBe(4);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatchObject({ msg: 'object does not fit the contract; not sent, retried with backoff', fields: { key: 'VolumeReport/cluster' } });
+    expect(String(warnings[0]?.fields?.problem)).toContain(`the volume report cannot be sent: its PersistentVolume "pvc-enormous" alone is`);
+    expect(await reports.get('c1')).toBeUndefined();
+  });
 });
