@@ -11,6 +11,7 @@ import {
   isClaimFor,
   isOurContent,
   isOurVolume,
+  MAX_REPORT_PART_BYTES,
   reclaimPolicy,
   reportDigest,
   reportItemProblem,
@@ -124,6 +125,12 @@ export class ReportTracker {
   #acknowledged: string | undefined;
   #sent: Sent | undefined;
   #inParts: InParts | undefined;
+  readonly #maxPartBytes: number;
+
+  /** `maxPartBytes`: what one part may weigh as JSON (smaller in tests, to send small reports in parts). */
+  constructor(options: { maxPartBytes?: number } = {}) {
+    this.#maxPartBytes = Math.min(options.maxPartBytes ?? MAX_REPORT_PART_BYTES, MAX_REPORT_PART_BYTES);
+  }
 
   /** The item for the report (or what reads it), read from the caches at `observedAt` (epoch ms). */
   item(report: VolumeReport | (() => VolumeReport), observedAt: number): VolumeReportItem {
@@ -149,7 +156,7 @@ export class ReportTracker {
       this.#sent = { digest, as: 'digest' };
       return { kind: 'VolumeReport', digest, observedAt };
     }
-    const parts = splitReport(canonical);
+    const parts = splitReport(canonical, this.#maxPartBytes);
     if (parts.length === 1 && !reportItemProblem({ report: canonical, part: { index: 0, count: 1 } })) {
       this.#sent = { digest, as: 'whole' };
       return { kind: 'VolumeReport', digest, observedAt, report: read };
