@@ -16,12 +16,11 @@ import { done, failed, requeue, type Settled } from './plan.js';
 export const SEND_WHOLE_REPORT = 'no report with this digest is kept: send the whole report';
 
 export async function reconcileReport(item: VolumeReportItem, scope: Scope): Promise<Settled> {
-  const store = scope.reports;
-  if (!store) return failed('ReportsNotKept', 'this backend keeps no volume reports (no report store configured)', Requeue.failedSlow);
+  const reports = scope.reports;
+  if (!reports) return failed('ReportsNotKept', 'this backend keeps no volume reports (no report store configured)', Requeue.failedSlow);
   // What the report speaks for: when the forwarder read it, and never later than it signed.
   const observedAt = Math.min(scope.signedAt.getTime(), item.observedAt);
   const { clusterId } = scope;
-  const reports = store;
   if (item.report && item.part && item.part.count > 1) {
     const { index, count } = item.part;
     // A part of the report already kept (a forwarder that restarted sends the parts again): nothing to keep.
