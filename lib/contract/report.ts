@@ -2,7 +2,9 @@
  * The cluster's volume report: what the forwarder tells the backend, every resync, about the
  * disks its PersistentVolumes and VolumeAttachments name — the cluster's half of the audit
  * (lib/audit), which compares it with the disks EC2 holds for the cluster. Compact on the
- * wire: a digest alone while nothing changed, the digest and the whole report when it did.
+ * wire: a digest alone while nothing changed, the digest and the report when it did — whole
+ * when it fits in one part, else in parts ({@link splitReport}) that the backend puts back
+ * together ({@link assembleReport}) and keeps only once every part of one digest is in.
  */
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
@@ -80,10 +82,46 @@ export const VolumeReportItemSchema = deferred(() => z.object({
    * backend takes the earlier of the two as the time the report speaks for.
    */
   observedAt: z.int().check(z.positive()),
-  /** The report itself; left out when the backend acknowledged this digest already. */
+  /**
+   * The report itself, or with `part` one part of it; left out when the backend acknowledged
+   * this digest already.
+   */
   report: z.optional(VolumeReportSchema),
-}));
+  /**
+   * `report` is part `index` (from 0) of `count` parts of the report whose digest is `digest`.
+   * Absent: `report` is the whole report (the one way a forwarder sent it before parts).
+   */
+  part: z.optional(z.object({ index: z.int().check(z.nonnegative()), count: z.int().check(z.positive(), z.maximum(MAX_REPORT_PARTS)) })),
+}).check(
+  z.superRefine((item, ctx) => {
+    const problem = reportItemProblem(item);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+));
 export type VolumeReportItem = z.infer<typeof VolumeReportItemSchema>;
+
+/**
+ * What one part of a report may weigh as JSON: well under a request's 1 MiB with the rest of
+ * a batch, and — gzip never makes data more than a few bytes larger — under what one DynamoDB
+ * item holds of report (lib/reports/dynamodb.ts) whatever the entries compress to.
+ */
+export const MAX_REPORT_PART_BYTES = 320 * 1024;
+/** Parts of one report at most: 4,096 × 320 KiB is over a gigabyte of report. */
+export const MAX_REPORT_PARTS = 4096;
+
+/** Why a report item cannot be taken as it is (a part without its report, an index past the count, a part too large); undefined when it can. */
+export function reportItemProblem(item: { report?: VolumeReport | undefined; part?: { index: number; count: number } | undefined }): string | undefined {
+  const { part, report } = item;
+  if (!part) return undefined;
+  if (!report) return `part ${part.index} of a volume report carries no report`;
+  if (part.index >= part.count) return `part ${part.index} of a volume report of ${part.count} parts does not exist (parts are numbered from 0)`;
+  const bytes = jsonBytes(report);
+  if (bytes <= MAX_REPORT_PART_BYTES) return undefined;
+  const largest = entriesOf(report).reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  return largest.bytes + jsonBytes(emptyLike(report)) > MAX_REPORT_PART_BYTES
+    ? `the volume report cannot be sent: its ${largest.name} alone is ${largest.bytes} bytes of JSON, more than the ${MAX_REPORT_PART_BYTES} one part may hold`
+    : `part ${part.index} of ${part.count} of the volume report is ${bytes} bytes of JSON, more than the ${MAX_REPORT_PART_BYTES} one part may hold`;
+}
 
 /** The report in one order whatever order the caches listed it in: what the digest is taken over. */
 export function canonicalReport(input: VolumeReport): VolumeReport {
@@ -102,4 +140,69 @@ export function canonicalReport(input: VolumeReport): VolumeReport {
 /** Hex SHA-256 of the canonical report's JSON: equal reports, equal digests, on both sides. */
 export function reportDigest(report: VolumeReport): string {
   return createHash('sha256').update(JSON.stringify(canonicalReport(report))).digest('hex');
+}
+
+/**
+ * The canonical report (see {@link canonicalReport}) in parts of at most `maxBytes` of JSON
+ * each, its entries in order: volumes, attachments, claims, snapshots. Each part is a report
+ * of its own shape (with `snapshots` exactly when the whole has them), so that
+ * {@link assembleReport} of the parts in order is the canonical report again. An entry larger
+ * than a part alone gets a part of its own, which the item's schema then refuses, naming it.
+ */
+export function splitReport(report: VolumeReport, maxBytes = MAX_REPORT_PART_BYTES): VolumeReport[] {
+  const empty = emptyLike(report);
+  const base = jsonBytes(empty);
+  const parts: VolumeReport[] = [];
+  let current = structuredClone(empty);
+  let size = base;
+  let entries = 0;
+  for (const entry of entriesOf(report)) {
+    const cost = entry.bytes + (entries > 0 ? 1 : 0);
+    if (entries > 0 && size + cost > maxBytes) {
+      parts.push(current);
+      current = structuredClone(empty);
+      size = base;
+      entries = 0;
+    }
+    size += entry.bytes + (entries > 0 ? 1 : 0);
+    entries += 1;
+    entry.add(current);
+  }
+  parts.push(current);
+  return parts;
+}
+
+/** The parts of a report, in order, put back together: the inverse of {@link splitReport}. */
+export function assembleReport(parts: readonly VolumeReport[]): VolumeReport {
+  const first = parts[0];
+  if (!first) throw new Error('a volume report of no parts');
+  return {
+    volumes: parts.flatMap((p) => p.volumes),
+    attachments: parts.flatMap((p) => p.attachments),
+    claims: parts.flatMap((p) => p.claims),
+    ...(first.snapshots && { snapshots: parts.flatMap((p) => p.snapshots ?? []) }),
+  };
+}
+
+function emptyLike(report: VolumeReport): VolumeReport {
+  return { volumes: [], attachments: [], claims: [], ...(report.snapshots && { snapshots: [] }) };
+}
+
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value));
+}
+
+/** Every entry of the report in its order, with its size as JSON and a name for messages. */
+function entriesOf(report: VolumeReport): { name: string; bytes: number; add(to: VolumeReport): void }[] {
+  return [
+    ...report.volumes.map((v) => ({ name: `PersistentVolume "${shown(v.pv)}"`, bytes: jsonBytes(v), add: (to: VolumeReport) => void to.volumes.push(v) })),
+    ...report.attachments.map((a) => ({ name: `VolumeAttachment "${shown(a.name)}"`, bytes: jsonBytes(a), add: (to: VolumeReport) => void to.attachments.push(a) })),
+    ...report.claims.map((c) => ({ name: `claim uid "${shown(c)}"`, bytes: jsonBytes(c), add: (to: VolumeReport) => void to.claims.push(c) })),
+    ...(report.snapshots ?? []).map((c) => ({ name: `VolumeSnapshotContent "${shown(c.content)}"`, bytes: jsonBytes(c), add: (to: VolumeReport) => void to.snapshots?.push(c) })),
+  ];
+}
+
+/** A name as a message shows it: the start of an enormous one. */
+function shown(name: string): string {
+  return name.length > 100 ? `${name.slice(0, 100)}… (${name.length} characters)` : name;
 }

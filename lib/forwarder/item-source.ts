@@ -113,16 +113,18 @@ export function itemSource(options: {
       }
       case 'VolumeReport': {
         const observedAt = Date.now();
-        const report = buildVolumeReport(
-          {
-            claims: () => caches.persistentvolumeclaims.list(),
-            volumes: () => caches.persistentvolumes.list(),
-            attachments: () => caches.volumeattachments.list(),
-            csiNode: (name) => caches.csinodes.get(name),
-            snapshotContents: () => caches.volumesnapshotcontents.list(),
-          },
-          ownership,
-        );
+        // Read only when needed: a report going out in parts sends the parts of one earlier reading.
+        const report = () =>
+          buildVolumeReport(
+            {
+              claims: () => caches.persistentvolumeclaims.list(),
+              volumes: () => caches.persistentvolumes.list(),
+              attachments: () => caches.volumeattachments.list(),
+              csiNode: (name) => caches.csinodes.get(name),
+              snapshotContents: () => caches.volumesnapshotcontents.list(),
+            },
+            ownership,
+          );
         return options.reports?.item(report, observedAt);
       }
       default:

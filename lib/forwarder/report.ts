@@ -2,17 +2,21 @@
  * The forwarder's volume report (lib/contract/report.ts), built from the caches: every PV of
  * ours with the disk it names, every VolumeAttachment of our driver with its node's instance,
  * the uids of our claims, and every VolumeSnapshotContent of our driver with the snapshot it
- * names. Sent on each resync under one queue key; the whole report only when its digest is not
- * the one the backend last acknowledged.
+ * names. Sent on each resync under one queue key; the report itself (whole, or in parts) only
+ * when its digest is not the one the backend last acknowledged.
  */
 import type { V1CSINode, V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
 import {
+  canonicalReport,
   isClaimFor,
   isOurContent,
   isOurVolume,
+  MAX_REPORT_PART_BYTES,
   reclaimPolicy,
   reportDigest,
+  reportItemProblem,
   SnapshotAnnotations,
+  splitReport,
   type Ownership,
   type PersistentVolume,
   type ReportedAttachment,
@@ -99,23 +103,79 @@ function volumeIdOf(pv: V1PersistentVolume, driver: string): string | undefined 
   }
 }
 
+/** A report being sent in parts: the same parts, read at the same moment, until the backend holds them all. */
+interface InParts {
+  digest: string;
+  observedAt: number;
+  parts: VolumeReport[];
+  next: number;
+  /** Parts sent so far; after two rounds without the backend holding them all, the report is read afresh. */
+  sent: number;
+}
+
+type Sent = { digest: string; as: 'digest' | 'whole' | 'part' };
+
 /**
  * Which digest the backend holds: the report item carries only the digest while the report
- * is the one last acknowledged (`done`), the whole report otherwise.
+ * is the one last acknowledged (`done`), the whole report otherwise — in one item when it
+ * fits in one part, else one part per turn of the report's key, the parts of one reading of
+ * the caches in turn (the backend answers "requeue" until it holds every part, then `done`).
  */
 export class ReportTracker {
   #acknowledged: string | undefined;
-  #sent: string | undefined;
+  #sent: Sent | undefined;
+  #inParts: InParts | undefined;
+  readonly #maxPartBytes: number;
 
-  /** The item for `report`, read from the caches at `observedAt` (epoch ms). */
-  item(report: VolumeReport, observedAt: number): VolumeReportItem {
-    const digest = reportDigest(report);
-    this.#sent = digest;
-    return digest === this.#acknowledged ? { kind: 'VolumeReport', digest, observedAt } : { kind: 'VolumeReport', digest, observedAt, report };
+  /** `maxPartBytes`: what one part may weigh as JSON (smaller in tests, to send small reports in parts). */
+  constructor(options: { maxPartBytes?: number } = {}) {
+    this.#maxPartBytes = Math.min(options.maxPartBytes ?? MAX_REPORT_PART_BYTES, MAX_REPORT_PART_BYTES);
+  }
+
+  /** The item for the report (or what reads it), read from the caches at `observedAt` (epoch ms). */
+  item(report: VolumeReport | (() => VolumeReport), observedAt: number): VolumeReportItem {
+    const sending = this.#inParts;
+    if (sending && sending.sent < 2 * sending.parts.length) {
+      const index = sending.next;
+      sending.next = (index + 1) % sending.parts.length;
+      sending.sent += 1;
+      this.#sent = { digest: sending.digest, as: 'part' };
+      return {
+        kind: 'VolumeReport',
+        digest: sending.digest,
+        observedAt: sending.observedAt,
+        report: sending.parts[index] as VolumeReport,
+        part: { index, count: sending.parts.length },
+      };
+    }
+    this.#inParts = undefined;
+    const read = typeof report === 'function' ? report() : report;
+    const canonical = canonicalReport(read);
+    const digest = reportDigest(canonical);
+    if (digest === this.#acknowledged) {
+      this.#sent = { digest, as: 'digest' };
+      return { kind: 'VolumeReport', digest, observedAt };
+    }
+    const parts = splitReport(canonical, this.#maxPartBytes);
+    if (parts.length === 1 && !reportItemProblem({ report: canonical, part: { index: 0, count: 1 } })) {
+      this.#sent = { digest, as: 'whole' };
+      return { kind: 'VolumeReport', digest, observedAt, report: read };
+    }
+    this.#inParts = { digest, observedAt, parts, next: 1 % parts.length, sent: 1 };
+    this.#sent = { digest, as: 'part' };
+    return { kind: 'VolumeReport', digest, observedAt, report: parts[0] as VolumeReport, part: { index: 0, count: parts.length } };
   }
 
   /** The backend's answer to the last item: `done` means it holds that digest now. */
   answered(done: boolean): void {
-    this.#acknowledged = done ? this.#sent : undefined;
+    const sent = this.#sent;
+    if (!sent) return;
+    if (done) {
+      this.#acknowledged = sent.digest;
+      if (this.#inParts?.digest === sent.digest) this.#inParts = undefined;
+    } else if (sent.as !== 'part') {
+      // A part not (yet) answered done is the backend waiting for the others: the next turn sends the next part.
+      this.#acknowledged = undefined;
+    }
   }
 }

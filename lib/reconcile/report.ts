@@ -1,10 +1,13 @@
 /**
  * The forwarder's volume report (lib/contract/report.ts): kept as the cluster's latest, for the
  * audit (lib/audit). A digest alone confirms the report kept under it is still the cluster's;
- * a digest the backend does not hold asks for the whole report. The answer carries the
- * Warning Events an audit left for the cluster (a PV whose disk is lost).
+ * a digest the backend does not hold asks for the report. A report sent in parts is kept part
+ * by part under its digest and becomes the cluster's report only once every part of that
+ * digest is in and they make up that digest; until then the audit keeps the last whole one.
+ * The answer carries the Warning Events an audit left for the cluster (a PV whose disk is lost).
  */
-import { reportDigest, type VolumeReportItem } from '../contract/index.js';
+import { assembleReport, reportDigest, type VolumeReport, type VolumeReportItem } from '../contract/index.js';
+import type { StoredReportPart } from '../reports/index.js';
 import type { Scope } from './context.js';
 import { Requeue } from './outcomes.js';
 import { done, failed, requeue, type Settled } from './plan.js';
@@ -13,18 +16,37 @@ import { done, failed, requeue, type Settled } from './plan.js';
 export const SEND_WHOLE_REPORT = 'no report with this digest is kept: send the whole report';
 
 export async function reconcileReport(item: VolumeReportItem, scope: Scope): Promise<Settled> {
-  const store = scope.reports;
-  if (!store) return failed('ReportsNotKept', 'this backend keeps no volume reports (no report store configured)', Requeue.failedSlow);
+  const reports = scope.reports;
+  if (!reports) return failed('ReportsNotKept', 'this backend keeps no volume reports (no report store configured)', Requeue.failedSlow);
   // What the report speaks for: when the forwarder read it, and never later than it signed.
   const observedAt = Math.min(scope.signedAt.getTime(), item.observedAt);
-  if (item.report) {
-    const digest = reportDigest(item.report);
-    if (digest !== item.digest) {
-      return failed('InvalidItem', `the report's digest ${item.digest} is not the digest of its content (${digest}); it was not kept`, Requeue.failedSlow);
-    }
-    await store.put({ clusterId: scope.clusterId, digest, observedAt, report: item.report });
-  } else if (!(await store.confirm(scope.clusterId, item.digest, observedAt))) {
+  const { clusterId } = scope;
+  if (item.report && item.part && item.part.count > 1) {
+    const { index, count } = item.part;
+    // A part of the report already kept (a forwarder that restarted sends the parts again): nothing to keep.
+    if (await reports.confirm(clusterId, item.digest, observedAt)) return done(await reports.takeEvents(clusterId));
+    const held = await reports.putPart({ clusterId, digest: item.digest, index, count, observedAt, report: item.report });
+    if (held < count) return requeue(Requeue.recorded, `part ${index} of ${count} of report ${item.digest} kept; ${count - held} to come`);
+    const parts = await reports.parts(clusterId, item.digest, count);
+    const missing = parts.flatMap((p, i) => (p ? [] : [i]));
+    if (missing.length > 0) return requeue(Requeue.recorded, `part ${index} of ${count} of report ${item.digest} kept; parts ${missing.join(', ')} to come`);
+    const whole = parts as StoredReportPart[];
+    const refused = wrongDigest(item.digest, assembleReport(whole.map((p) => p.report)));
+    if (refused) return refused;
+    // The parts of one reading of the caches: the report speaks for the earliest they claim.
+    await reports.complete(clusterId, item.digest, count, Math.min(...whole.map((p) => p.observedAt)));
+  } else if (item.report) {
+    const refused = wrongDigest(item.digest, item.report);
+    if (refused) return refused;
+    await reports.put({ clusterId, digest: item.digest, observedAt, report: item.report });
+  } else if (!(await reports.confirm(clusterId, item.digest, observedAt))) {
     return requeue(Requeue.recorded, SEND_WHOLE_REPORT);
   }
-  return done(await store.takeEvents(scope.clusterId));
+  return done(await reports.takeEvents(clusterId));
+}
+
+function wrongDigest(sent: string, report: VolumeReport): Settled | undefined {
+  const digest = reportDigest(report);
+  if (digest === sent) return undefined;
+  return failed('InvalidItem', `the report's digest ${sent} is not the digest of its content (${digest}); it was not kept`, Requeue.failedSlow);
 }

@@ -5,13 +5,20 @@
  * (queued Warning Events, JSON strings). One item per cluster; every write is one
  * conditional UpdateItem, so a late request never replaces a newer report.
  *
+ * A report sent in parts (lib/contract/report.ts) is kept one item per part,
+ * `<clusterId>#part#<digest>#<index>` with `partBody` (gzip'd JSON of the part), and one
+ * item `<clusterId>#parts#<digest>` counting the parts in (`held`, a number set). Once all
+ * are in, the cluster's item takes `parts` (their count) in place of `body`: the report is
+ * the parts of its digest, which never change (a digest is its content). The parts of the
+ * report it replaced are deleted then.
+ *
  * The DynamoDB client is loaded on first use, not at import (lib/dynamodb).
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { dynamoDb } from '../dynamodb/index.js';
-import { VolumeReportSchema, WriteSchema } from '../contract/index.js';
-import type { ReportStore, StoredReport } from './store.js';
+import { assembleReport, VolumeReportSchema, WriteSchema, type VolumeReport } from '../contract/index.js';
+import type { ReportStore, StoredReport, StoredReportPart } from './store.js';
 
 /** What one item may hold of report, leaving room for the rest of the item under DynamoDB's 400 KB. */
 export const MAX_REPORT_BYTES = 350 * 1024;
@@ -39,40 +46,139 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
     const out = await client.send(new GetItemCommand({ TableName, Key: key(clusterId), ConsistentRead: true }));
     return out.Item;
   }
-  function toStored(clusterId: string, item: Record<string, AttributeValue> | undefined): StoredReport | undefined {
-    if (!item?.body?.B || !item.digest?.S || !item.observedAt?.N) return undefined;
-    const report = VolumeReportSchema.parse(JSON.parse(gunzipSync(item.body.B).toString('utf8')));
-    return { clusterId, digest: item.digest.S, observedAt: Number(item.observedAt.N), report };
+  const partKey = (clusterId: string, digest: string, index: number) => ({ pk: { S: `${clusterId}#part#${digest}#${index}` } });
+  const heldKey = (clusterId: string, digest: string) => ({ pk: { S: `${clusterId}#parts#${digest}` } });
+  const gzipped = (report: VolumeReport, what: string) => {
+    const body = gzipSync(JSON.stringify(report));
+    if (body.length > MAX_REPORT_BYTES) throw new ReportTooLargeError(`${what} is ${body.length} bytes compressed; the store holds at most ${MAX_REPORT_BYTES} in one item`);
+    return body;
+  };
+
+  async function readPart(clusterId: string, digest: string, index: number): Promise<StoredReportPart | undefined> {
+    const {
+      sdk: { GetItemCommand },
+      client,
+    } = await sdk();
+    const { Item } = await client.send(new GetItemCommand({ TableName, Key: partKey(clusterId, digest, index), ConsistentRead: true }));
+    if (!Item?.partBody?.B || Item.digest?.S !== digest || !Item.count?.N || !Item.observedAt?.N) return undefined;
+    const report = VolumeReportSchema.parse(JSON.parse(gunzipSync(Item.partBody.B).toString('utf8')));
+    return { clusterId, digest, index, count: Number(Item.count.N), observedAt: Number(Item.observedAt.N), report };
+  }
+  const readParts = (clusterId: string, digest: string, count: number) =>
+    Promise.all(Array.from({ length: count }, (_, i) => readPart(clusterId, digest, i).then((p) => (p?.count === count ? p : undefined))));
+
+  async function deleteParts(clusterId: string, digest: string, count: number): Promise<void> {
+    const {
+      sdk: { DeleteItemCommand },
+      client,
+    } = await sdk();
+    const keys = [heldKey(clusterId, digest), ...Array.from({ length: count }, (_, i) => partKey(clusterId, digest, i))];
+    await Promise.all(keys.map((Key) => client.send(new DeleteItemCommand({ TableName, Key }))));
+  }
+
+  /** The cluster's item replaced (unless a later report is kept): the parts of the report it held go. */
+  async function replace(clusterId: string, digest: string, observedAt: number, set: { body: Uint8Array } | { parts: number }): Promise<boolean> {
+    const {
+      sdk: { UpdateItemCommand },
+      client,
+    } = await sdk();
+    const body = 'body' in set;
+    let old: Record<string, AttributeValue> | undefined;
+    try {
+      ({ Attributes: old } = await client.send(
+        new UpdateItemCommand({
+          TableName,
+          Key: key(clusterId),
+          UpdateExpression: body ? 'SET digest = :d, observedAt = :t, body = :b REMOVE parts' : 'SET digest = :d, observedAt = :t, parts = :n REMOVE body',
+          ConditionExpression: 'attribute_not_exists(observedAt) OR observedAt <= :t',
+          ExpressionAttributeValues: {
+            ':d': { S: digest },
+            ':t': { N: String(observedAt) },
+            ...('body' in set ? { ':b': { B: set.body } } : { ':n': { N: String(set.parts) } }),
+          },
+          ReturnValues: 'UPDATED_OLD',
+        }),
+      ));
+    } catch (err) {
+      if (isConditionFailed(err)) return false;
+      throw err;
+    }
+    const oldDigest = old?.digest?.S;
+    const oldParts = old?.parts?.N;
+    if (oldDigest && oldParts && oldDigest !== digest) await deleteParts(clusterId, oldDigest, Number(oldParts));
+    return true;
+  }
+
+  async function toStored(clusterId: string, item: Record<string, AttributeValue> | undefined): Promise<StoredReport | 'parts missing' | undefined> {
+    if (!item?.digest?.S || !item.observedAt?.N) return undefined;
+    const digest = item.digest.S;
+    const observedAt = Number(item.observedAt.N);
+    if (item.body?.B) {
+      const report = VolumeReportSchema.parse(JSON.parse(gunzipSync(item.body.B).toString('utf8')));
+      return { clusterId, digest, observedAt, report };
+    }
+    if (!item.parts?.N) return undefined;
+    const parts = await readParts(clusterId, digest, Number(item.parts.N));
+    if (parts.some((p) => !p)) return 'parts missing';
+    return { clusterId, digest, observedAt, report: assembleReport(parts.map((p) => (p as StoredReportPart).report)) };
   }
 
   return {
     async get(clusterId) {
-      return toStored(clusterId, await read(clusterId));
+      // A report replaced while read has its parts deleted under the reader: read the new one.
+      for (let attempt = 1; ; attempt += 1) {
+        const stored = await toStored(clusterId, await read(clusterId));
+        if (stored !== 'parts missing') return stored;
+        if (attempt === 3) throw new Error(`the volume report of cluster "${clusterId}" names parts that are not in the table`);
+      }
     },
     async put(stored) {
-      const body = gzipSync(JSON.stringify(stored.report));
-      if (body.length > MAX_REPORT_BYTES) {
-        throw new ReportTooLargeError(`the volume report of cluster "${stored.clusterId}" is ${body.length} bytes compressed; the store holds at most ${MAX_REPORT_BYTES}`);
-      }
+      return replace(stored.clusterId, stored.digest, stored.observedAt, { body: gzipped(stored.report, `the volume report of cluster "${stored.clusterId}"`) });
+    },
+    async putPart(part) {
+      const body = gzipped(part.report, `part ${part.index} of ${part.count} of the volume report of cluster "${part.clusterId}"`);
       const {
         sdk: { UpdateItemCommand },
         client,
       } = await sdk();
-      try {
-        await client.send(
-          new UpdateItemCommand({
-            TableName,
-            Key: key(stored.clusterId),
-            UpdateExpression: 'SET digest = :d, observedAt = :t, body = :b',
-            ConditionExpression: 'attribute_not_exists(observedAt) OR observedAt <= :t',
-            ExpressionAttributeValues: { ':d': { S: stored.digest }, ':t': { N: String(stored.observedAt) }, ':b': { B: body } },
-          }),
-        );
-        return true;
-      } catch (err) {
-        if (isConditionFailed(err)) return false;
-        throw err;
+      await client.send(
+        new UpdateItemCommand({
+          TableName,
+          Key: partKey(part.clusterId, part.digest, part.index),
+          UpdateExpression: 'SET digest = :d, #i = :i, #c = :c, observedAt = :t, partBody = :b',
+          ExpressionAttributeNames: { '#i': 'index', '#c': 'count' },
+          ExpressionAttributeValues: {
+            ':d': { S: part.digest },
+            ':i': { N: String(part.index) },
+            ':c': { N: String(part.count) },
+            ':t': { N: String(part.observedAt) },
+            ':b': { B: body },
+          },
+        }),
+      );
+      const out = await client.send(
+        new UpdateItemCommand({
+          TableName,
+          Key: heldKey(part.clusterId, part.digest),
+          UpdateExpression: 'ADD held :i',
+          ExpressionAttributeValues: { ':i': { NS: [String(part.index)] } },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return out.Attributes?.held?.NS?.length ?? 0;
+    },
+    parts: readParts,
+    async complete(clusterId, digest, count, observedAt) {
+      const kept = await replace(clusterId, digest, observedAt, { parts: count });
+      if (!kept) await deleteParts(clusterId, digest, count);
+      else {
+        const {
+          sdk: { DeleteItemCommand },
+          client,
+        } = await sdk();
+        await client.send(new DeleteItemCommand({ TableName, Key: heldKey(clusterId, digest) }));
       }
+      return kept;
     },
     async confirm(clusterId, digest, observedAt) {
       const {
@@ -141,7 +247,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
       let ExclusiveStartKey: Record<string, AttributeValue> | undefined;
       do {
         const out = await client.send(
-          new ScanCommand({ TableName, ProjectionExpression: 'pk', FilterExpression: 'attribute_exists(body)', ExclusiveStartKey }),
+          new ScanCommand({ TableName, ProjectionExpression: 'pk', FilterExpression: 'attribute_exists(body) OR attribute_exists(parts)', ExclusiveStartKey }),
         );
         for (const item of out.Items ?? []) if (item.pk?.S) ids.push(item.pk.S);
         ExclusiveStartKey = out.LastEvaluatedKey;

@@ -1,5 +1,6 @@
 /**
- * Reports as files in one directory — `<clusterId>.report.json` and `<clusterId>.events.json` —
+ * Reports as files in one directory — `<clusterId>.report.json` and `<clusterId>.events.json`,
+ * and while a report sent in parts is coming in `<clusterId>.part.<digest>.<index>.json` —
  * so that the local stack's backend writes them and `npm run cluster -- audit` in another
  * process reads them. Each file is replaced whole by rename, so a reader never sees half of
  * one; the report and the Events live apart, so the two writers (the backend, the CLI) never
@@ -8,11 +9,13 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { assembleReport } from '../contract/index.js';
 import { ClusterIdSchema } from '../registry/registration.js';
-import { PendingEventsSchema, StoredReportSchema, type ReportStore, type StoredReport } from './store.js';
+import { PendingEventsSchema, StoredReportPartSchema, StoredReportSchema, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
 
 const REPORT = '.report.json';
 const EVENTS = '.events.json';
+const DIGEST = /^[0-9a-f]{64}$/;
 
 export function createFileReportStore(dir: string): ReportStore {
   const path = (clusterId: string, suffix: string) => {
@@ -41,6 +44,24 @@ export function createFileReportStore(dir: string): ReportStore {
     chain = next.catch(() => undefined);
     return next;
   };
+  const partPrefix = (clusterId: string, digest?: string) => {
+    ClusterIdSchema.parse(clusterId);
+    if (digest !== undefined && !DIGEST.test(digest)) throw new Error(`not a report digest: "${digest.slice(0, 80)}"`);
+    return `${clusterId}.part.${digest ?? ''}`;
+  };
+  const partFile = (clusterId: string, digest: string, index: number) => join(dir, `${partPrefix(clusterId, digest)}.${index}.json`);
+  async function names(): Promise<string[]> {
+    try {
+      return await readdir(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+  }
+  async function readPart(clusterId: string, digest: string, index: number): Promise<StoredReportPart | undefined> {
+    const raw = await readJson(partFile(clusterId, digest, index));
+    return raw === undefined ? undefined : StoredReportPartSchema.parse(raw);
+  }
   const get = async (clusterId: string): Promise<StoredReport | undefined> => {
     const raw = await readJson(path(clusterId, REPORT));
     return raw === undefined ? undefined : StoredReportSchema.parse(raw);
@@ -62,6 +83,31 @@ export function createFileReportStore(dir: string): ReportStore {
         if (observedAt > current.observedAt) await writeJson(path(clusterId, REPORT), { ...current, observedAt });
         return true;
       }),
+    putPart: (part) =>
+      serial(async () => {
+        await writeJson(partFile(part.clusterId, part.digest, part.index), part);
+        const prefix = `${partPrefix(part.clusterId, part.digest)}.`;
+        return (await names()).filter((n) => n.startsWith(prefix) && n.endsWith('.json')).length;
+      }),
+    async parts(clusterId, digest, count) {
+      const parts = await Promise.all(Array.from({ length: count }, (_, i) => readPart(clusterId, digest, i)));
+      return parts.map((p) => (p?.count === count ? p : undefined));
+    },
+    complete: (clusterId, digest, count, observedAt) =>
+      serial(async () => {
+        const parts = await Promise.all(Array.from({ length: count }, (_, i) => readPart(clusterId, digest, i)));
+        // Completed a moment ago by a request that carried the same last part.
+        if (parts.some((p) => !p) && (await get(clusterId))?.digest === digest) return true;
+        if (parts.some((p) => !p)) throw new Error(`the volume report ${digest} of cluster "${clusterId}" is not all kept: parts are missing`);
+        // Every report in parts of the cluster goes: another one still coming is sent again by its forwarder.
+        const prefix = partPrefix(clusterId);
+        await Promise.all((await names()).filter((n) => n.startsWith(prefix)).map((n) => rm(join(dir, n), { force: true })));
+        const current = await get(clusterId);
+        if (current && current.observedAt > observedAt) return false;
+        const report = assembleReport(parts.map((p) => (p as StoredReportPart).report));
+        await writeJson(path(clusterId, REPORT), { clusterId, digest, observedAt, report });
+        return true;
+      }),
     queueEvents: (clusterId, events) =>
       serial(async () => {
         const file = path(clusterId, EVENTS);
@@ -76,14 +122,7 @@ export function createFileReportStore(dir: string): ReportStore {
         return queued;
       }),
     async clusters() {
-      let names: string[];
-      try {
-        names = await readdir(dir);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-        throw err;
-      }
-      return names.filter((n) => n.endsWith(REPORT)).map((n) => n.slice(0, -REPORT.length)).sort();
+      return (await names()).filter((n) => n.endsWith(REPORT)).map((n) => n.slice(0, -REPORT.length)).sort();
     },
   };
 }

@@ -2,4 +2,4 @@ export { createDynamoDbReportStore, MAX_REPORT_BYTES, ReportTooLargeError, type 
 export { createFileReportStore } from './file.js';
 export { reportStoreFromEnvironment } from './from-environment.js';
 export { createMemoryReportStore } from './memory.js';
-export { PendingEventsSchema, StoredReportSchema, type ReportStore, type StoredReport } from './store.js';
+export { PendingEventsSchema, StoredReportPartSchema, StoredReportSchema, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';

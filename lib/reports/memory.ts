@@ -1,10 +1,16 @@
 /** Reports in one process's memory: tests, and the crash explorer. */
-import type { Write } from '../contract/index.js';
-import type { ReportStore, StoredReport } from './store.js';
+import { assembleReport, type Write } from '../contract/index.js';
+import type { ReportStore, StoredReport, StoredReportPart } from './store.js';
+
+/** Reports in parts kept per cluster at once; an older unfinished one is let go for a newer (its forwarder sends it again). */
+export const MAX_REPORTS_IN_PARTS = 4;
 
 export function createMemoryReportStore(): ReportStore {
   const reports = new Map<string, StoredReport>();
   const events = new Map<string, Write[]>();
+  /** Per cluster, per digest (in the order first seen), the parts by index. */
+  const inParts = new Map<string, Map<string, Map<number, StoredReportPart>>>();
+  const partsOf = (clusterId: string, digest: string) => inParts.get(clusterId)?.get(digest);
   return {
     async get(clusterId) {
       const stored = reports.get(clusterId);
@@ -20,6 +26,37 @@ export function createMemoryReportStore(): ReportStore {
       const current = reports.get(clusterId);
       if (current?.digest !== digest) return false;
       current.observedAt = Math.max(current.observedAt, observedAt);
+      return true;
+    },
+    async putPart(part) {
+      const digests = inParts.get(part.clusterId) ?? new Map<string, Map<number, StoredReportPart>>();
+      inParts.set(part.clusterId, digests);
+      let parts = digests.get(part.digest);
+      if (!parts) {
+        parts = new Map();
+        digests.set(part.digest, parts);
+        for (const digest of [...digests.keys()].slice(0, -MAX_REPORTS_IN_PARTS)) digests.delete(digest);
+      }
+      parts.set(part.index, structuredClone(part));
+      return parts.size;
+    },
+    async parts(clusterId, digest, count) {
+      const parts = partsOf(clusterId, digest);
+      return Array.from({ length: count }, (_, i) => {
+        const part = parts?.get(i);
+        return part && part.count === count ? structuredClone(part) : undefined;
+      });
+    },
+    async complete(clusterId, digest, count, observedAt) {
+      const parts = partsOf(clusterId, digest);
+      const ordered = Array.from({ length: count }, (_, i) => parts?.get(i));
+      // Completed a moment ago by a request that carried the same last part.
+      if (ordered.some((p) => !p) && reports.get(clusterId)?.digest === digest) return true;
+      if (ordered.some((p) => !p)) throw new Error(`the volume report ${digest} of cluster "${clusterId}" is not all kept: parts are missing`);
+      inParts.get(clusterId)?.delete(digest);
+      const current = reports.get(clusterId);
+      if (current && current.observedAt > observedAt) return false;
+      reports.set(clusterId, { clusterId, digest, observedAt, report: assembleReport(ordered.map((p) => (p as StoredReportPart).report)) });
       return true;
     },
     async queueEvents(clusterId, queued) {

@@ -18,6 +18,18 @@ export const StoredReportSchema = deferred(() => z.object({
 }));
 export type StoredReport = z.infer<typeof StoredReportSchema>;
 
+/** One part of a report sent in parts (lib/contract/report.ts `splitReport`), kept until all of its digest are in. */
+export const StoredReportPartSchema = deferred(() => z.object({
+  clusterId: z.string().check(z.minLength(1)),
+  /** The digest of the whole report the part belongs to. */
+  digest: z.string(),
+  index: z.number(),
+  count: z.number(),
+  observedAt: z.number(),
+  report: VolumeReportSchema,
+}));
+export type StoredReportPart = z.infer<typeof StoredReportPartSchema>;
+
 export const PendingEventsSchema = deferred(() => z.array(WriteSchema));
 
 export interface ReportStore {
@@ -33,6 +45,19 @@ export interface ReportStore {
    * stored (the forwarder must send the whole report).
    */
   confirm(clusterId: string, digest: string, observedAt: number): Promise<boolean>;
+  /**
+   * Keeps one part of a report sent in parts, under its digest (parts of other digests are
+   * kept apart). Answers how many distinct parts of that digest are kept now.
+   */
+  putPart(part: StoredReportPart): Promise<number>;
+  /** The kept parts of the report `digest`, by index (0 … count-1); undefined where one is missing. */
+  parts(clusterId: string, digest: string, count: number): Promise<(StoredReportPart | undefined)[]>;
+  /**
+   * The report `digest`, every one of whose `count` parts is kept and checked to make up that
+   * digest, becomes the cluster's report unless the stored one was observed later (as `put`),
+   * and its parts are let go. True when it did.
+   */
+  complete(clusterId: string, digest: string, count: number, observedAt: number): Promise<boolean>;
   /** Adds Events for the cluster to record; they go out with the answer to its next report. */
   queueEvents(clusterId: string, events: Write[]): Promise<void>;
   /** The queued Events, removed from the store. */

@@ -59,6 +59,11 @@ const RESYNC_MS = 40_000;
 const MAX_WAIT_MS = 20_000;
 /** After a backend error or a failed write (the real queue's first backoff). */
 const ERROR_BACKOFF_MS = 1_000;
+/**
+ * What one part of the volume report may weigh here: the worlds are small, so their reports go
+ * in several parts, and lost answers, restarts and duplicates meet a report coming in parts.
+ */
+const REPORT_PART_BYTES = 700;
 /** Rounds in one step for items answered `requeue` after 0 s. */
 const MAX_ROUNDS = 4;
 
@@ -121,7 +126,7 @@ export class ForwarderModel {
   private lastResync: number;
   private readonly view: ClusterView;
   /** The volume report's digest as the backend acknowledged it (lost with the forwarder's memory). */
-  private reports = new ReportTracker();
+  private reports = new ReportTracker({ maxPartBytes: REPORT_PART_BYTES });
 
   constructor(
     private readonly world: World,
@@ -170,7 +175,7 @@ export class ForwarderModel {
     this.deleted.clear();
     this.seen.clear();
     this.dueAt.clear();
-    this.reports = new ReportTracker();
+    this.reports = new ReportTracker({ maxPartBytes: REPORT_PART_BYTES });
     this.upAt = upAt;
     this.stats.restarts++;
     this.trace(`forwarder down (${why}); up again at step ${upAt}`);

@@ -309,7 +309,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(dynamo[0]!.Condition).toBeUndefined();
   });
 
-  it('volume reports: a PAY_PER_REQUEST table keyed by cluster id; GetItem, UpdateItem and Scan on it alone; DynamoDB otherwise only on the replay and rate-budget tables', () => {
+  it('volume reports: a PAY_PER_REQUEST table keyed by cluster id; GetItem, UpdateItem, DeleteItem (the parts of a replaced report) and Scan on it alone; DynamoDB otherwise only on the replay and rate-budget tables', () => {
     expect(template.Resources.ReportsTable!.Properties).toMatchObject({
       TableName: `volhook-${STAGE}-reports`,
       BillingMode: 'PAY_PER_REQUEST',
@@ -319,7 +319,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     const dynamo = statements().filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')));
     expect(dynamo.map((s) => [list(s.Action).sort(), list(s.Resource)])).toEqual([
       [['dynamodb:PutItem'], [{ 'Fn::GetAtt': ['ReplayTable', 'Arn'] }]],
-      [['dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:UpdateItem'], [{ 'Fn::GetAtt': ['ReportsTable', 'Arn'] }]],
+      [['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:UpdateItem'], [{ 'Fn::GetAtt': ['ReportsTable', 'Arn'] }]],
       [['dynamodb:GetItem', 'dynamodb:UpdateItem'], [{ 'Fn::GetAtt': ['RateBudgetTable', 'Arn'] }]],
     ]);
   });

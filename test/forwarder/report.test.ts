@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { reportDigest } from '../../lib/contract/index.js';
+import { canonicalReport, ItemSchema, reportDigest, splitReport, MAX_REPORT_PART_BYTES, type VolumeReport } from '../../lib/contract/index.js';
+import { bigReport } from '../contract/big-report.js';
 import { buildVolumeReport, ReportTracker } from '../../lib/forwarder/report.js';
 import { attachment, claim, csiNode, volume } from './objects.js';
 
@@ -72,5 +73,51 @@ describe('the volume report', () => {
     tracker.answered(true);
     const changed = { ...report, claims: [...report.claims, 'c-3'] };
     expect(tracker.item(changed, 1000).report).toEqual(changed);
+  });
+
+  it('tracker, a report larger than a part: one part per turn of one reading, whatever the caches say meanwhile; done -> the digest alone', () => {
+    const tracker = new ReportTracker();
+    const first = bigReport(6000);
+    const parts = splitReport(canonicalReport(first));
+    expect(parts.length).toBeGreaterThan(2);
+    let reads = 0;
+    const read = (report: VolumeReport) => () => ((reads += 1), report);
+    const sent = parts.map((_, i) => {
+      // The cluster changes between turns: the parts of the first reading go on all the same.
+      const item = tracker.item(read(i === 0 ? first : bigReport(6001)), 1000 + i);
+      tracker.answered(false);
+      return item;
+    });
+    expect(reads).toBe(1);
+    expect(sent.map((i) => i.part)).toEqual(parts.map((_, index) => ({ index, count: parts.length })));
+    expect(sent.map((i) => i.report)).toEqual(parts);
+    expect(new Set(sent.map((i) => `${i.digest}@${i.observedAt}`))).toEqual(new Set([`${reportDigest(first)}@1000`]));
+    for (const item of sent) expect(ItemSchema.safeParse(item).success).toBe(true);
+    // A part lost on the way: the next round sends them all again, from the first.
+    expect(tracker.item(read(first), 2000).part).toEqual({ index: 0, count: parts.length });
+    tracker.answered(true);
+    expect(tracker.item(read(first), 3000)).toEqual({ kind: 'VolumeReport', digest: reportDigest(first), observedAt: 3000 });
+  });
+
+  it('tracker: parts never all taken after two rounds -> the caches are read again and the new report goes from its first part', () => {
+    const tracker = new ReportTracker();
+    const first = bigReport(6000);
+    const count = splitReport(canonicalReport(first)).length;
+    for (let i = 0; i < 2 * count; i += 1) {
+      tracker.item(first, 1000);
+      tracker.answered(false);
+    }
+    const later = bigReport(6001);
+    const item = tracker.item(later, 5000);
+    expect(item).toMatchObject({ digest: reportDigest(later), observedAt: 5000, part: { index: 0 } });
+  });
+
+  it('tracker: one entry too large for a part alone -> sent as a part the contract refuses, naming the entry', () => {
+    const tracker = new ReportTracker();
+    const report = bigReport(10);
+    report.volumes.push({ pv: 'pv-enormous', volumeId: 'vol-0123456789abcdef1', reclaimPolicy: 'Delete', phase: 'x'.repeat(MAX_REPORT_PART_BYTES) });
+    const items = [tracker.item(report, 1000), tracker.item(report, 1000)];
+    const problems = items.map((i) => ItemSchema.safeParse(i).error?.issues.map((x) => x.message).join());
+    expect(problems.filter(Boolean)).toEqual([expect.stringContaining('its PersistentVolume "pv-enormous" alone is')]);
   });
 });

@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Write } from '../../lib/contract/index.js';
+import { canonicalReport, reportDigest, splitReport, type VolumeReport, type Write } from '../../lib/contract/index.js';
 import { createDynamoDbReportStore, createFileReportStore, createMemoryReportStore, type ReportStore, type StoredReport } from '../../lib/reports/index.js';
+import { bigReport } from '../contract/big-report.js';
 import { startMoto, type Moto } from '../e2e/support/moto.js';
 
 let moto: Moto;
@@ -88,4 +89,67 @@ describe.each(stores)('report store: %s', (_name, make) => {
     await store.queueEvents('z', [event('A')]);
     expect(await store.clusters()).toEqual(['a', 'b']);
   });
+
+  /** A report of `n` PVs in parts, as the forwarder splits it, with what the store needs to keep each. */
+  const inParts = (clusterId: string, n: number, observedAt: number, maxBytes?: number) => {
+    const whole = canonicalReport(bigReport(n));
+    const digest = reportDigest(whole);
+    const parts = splitReport(whole, maxBytes).map((report, index, all) => ({ clusterId, digest, index, count: all.length, observedAt, report }));
+    return { whole, digest, parts };
+  };
+
+  it('parts -> kept apart by digest, counted as they come; the cluster\'s report only once complete, until then the last complete one', async () => {
+    const store = await make();
+    await store.put(report('c1', 'a'.repeat(64), 1000, ['u1']));
+    const next = inParts('c1', 300, 2000, 16 * 1024);
+    const other = inParts('c1', 301, 2500, 16 * 1024);
+    expect(next.parts.length).toBeGreaterThan(3);
+    // Parts of two reports interleaved, one index twice.
+    const counts: number[] = [];
+    for (const [i, part] of next.parts.slice(0, -1).entries()) {
+      counts.push(await store.putPart(part));
+      await store.putPart(other.parts[i] as (typeof other.parts)[number]);
+    }
+    expect(counts).toEqual(next.parts.slice(0, -1).map((_, i) => i + 1));
+    expect(await store.putPart(next.parts[0] as (typeof next.parts)[number])).toBe(next.parts.length - 1);
+    const held = await store.parts('c1', next.digest, next.parts.length);
+    expect(held.map((p) => p?.index)).toEqual([...next.parts.slice(0, -1).map((p) => p.index), undefined]);
+    expect(held[0]).toEqual(next.parts[0]);
+    // Incomplete: the audit still reads the last complete report.
+    expect((await store.get('c1'))?.digest).toBe('a'.repeat(64));
+    expect(await store.putPart(next.parts.at(-1) as (typeof next.parts)[number])).toBe(next.parts.length);
+    expect(await store.complete('c1', next.digest, next.parts.length, 2000)).toBe(true);
+    // Two requests carrying the same last part: the second completes nothing more, and says so without failing.
+    expect(await store.complete('c1', next.digest, next.parts.length, 2000)).toBe(true);
+    expect(await store.get('c1')).toEqual({ clusterId: 'c1', digest: next.digest, observedAt: 2000, report: next.whole });
+    expect(await store.confirm('c1', next.digest, 3000)).toBe(true);
+    expect((await store.get('c1'))?.observedAt).toBe(3000);
+    expect(await store.clusters()).toEqual(['c1']);
+  });
+
+  it('a report in parts observed before the kept one -> not kept; a whole one after it -> replaces it, its parts let go', async () => {
+    const store = await make();
+    const later = inParts('c1', 200, 5000, 8 * 1024);
+    for (const part of later.parts) await store.putPart(part);
+    expect(await store.complete('c1', later.digest, later.parts.length, 5000)).toBe(true);
+    const earlier = inParts('c1', 201, 4000, 8 * 1024);
+    for (const part of earlier.parts) await store.putPart(part);
+    expect(await store.complete('c1', earlier.digest, earlier.parts.length, 4000)).toBe(false);
+    expect((await store.get('c1'))?.digest).toBe(later.digest);
+    expect(await store.put(report('c1', 'b'.repeat(64), 6000))).toBe(true);
+    expect(await store.get('c1')).toEqual(report('c1', 'b'.repeat(64), 6000));
+    expect((await store.parts('c1', later.digest, later.parts.length)).every((p) => p === undefined)).toBe(true);
+  });
+
+  it('20,000 PVs with their claims and attachments in parts -> kept and read back exactly', async () => {
+    const store = await make();
+    const big = inParts('c1', 20_000, 7000);
+    expect(big.parts.length).toBeGreaterThan(10);
+    for (const part of big.parts) await store.putPart(part);
+    expect(await store.complete('c1', big.digest, big.parts.length, 7000)).toBe(true);
+    const stored = await store.get('c1');
+    expect(stored?.digest).toBe(big.digest);
+    expect(reportDigest(stored?.report as VolumeReport)).toBe(big.digest);
+    expect(stored?.report).toEqual(big.whole);
+  }, 120_000);
 });
