@@ -96,7 +96,7 @@ async function applyEveryWrite(kube: KubeHarness, clients: KubeClients): Promise
 /** An object as both clusters should hold it: what the server generates (uids, versions, times, names of Events) left out. */
 function comparable(object: unknown): unknown {
   return JSON.parse(JSON.stringify(object), (key, value: unknown) =>
-    ['uid', 'resourceVersion', 'creationTimestamp', 'firstTimestamp', 'lastTimestamp', 'time', 'generation', 'name', 'reportingInstance'].includes(key) && typeof value !== 'object' ? '*' : value,
+    ['uid', 'resourceVersion', 'creationTimestamp', 'lastPhaseTransitionTime', 'firstTimestamp', 'lastTimestamp', 'time', 'generation', 'name', 'reportingInstance'].includes(key) && typeof value !== 'object' ? '*' : value,
   );
 }
 
