@@ -16,6 +16,7 @@
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { isApiError } from '../kube/errors.js';
 import type { Logger } from './logger.js';
+import { pause } from './pause.js';
 import type { KubeRest } from './kube/rest.js';
 
 /** client-go's reflector page size: a list of 20,000 never sits in memory whole, untrimmed. */
@@ -167,7 +168,6 @@ export function watchResource<T extends KubernetesObject>(options: {
   /** Restarts since the last successful list: the delay doubles, up to 30 s. */
   let failures = 0;
   let abort = new AbortController();
-  let wake: (() => void) | undefined;
   let running: Promise<void> | undefined;
 
   const emit = (kind: keyof WatchHandlers<T>, object: T) => {
@@ -256,17 +256,6 @@ export function watchResource<T extends KubernetesObject>(options: {
     resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
   }
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
-
   async function loop(): Promise<void> {
     while (!stopped) {
       try {
@@ -284,7 +273,7 @@ export function watchResource<T extends KubernetesObject>(options: {
         const quiet = options.optional && isApiError(err, 404);
         logger[quiet ? 'debug' : 'warn']('watch failed; restarting', { resource, err: describe(err), retryInMs: delay });
         options.onRestart?.();
-        await sleep(delay);
+        await pause(delay, abort.signal);
       }
     }
   }
@@ -304,7 +293,6 @@ export function watchResource<T extends KubernetesObject>(options: {
     async stop() {
       stopped = true;
       abort.abort();
-      wake?.();
       await running;
     },
   };

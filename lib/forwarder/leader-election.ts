@@ -19,6 +19,7 @@ import { restLeaseApi } from './kube/clients.js';
 import { kubeRest } from './kube/rest.js';
 import { decide, isLeader, isLeaseValid, jittered, observe, recordOf, released, renewed, specOf, wrote, type LeaderRecord, type LeaseTiming, type Observation } from './lease.js';
 import type { Logger } from './logger.js';
+import { pause } from './pause.js';
 
 /** The three calls the lock makes, as client-node's CoordinationV1Api names them. */
 export interface LeaseApi {
@@ -71,19 +72,10 @@ export function startLeaderElection(options: LeaderElectorOptions): LeaderElecto
   let leading = false;
   let stopped = false;
   let reported: string | undefined;
-  let wake: (() => void) | undefined;
+  /** Aborted by stop(): ends the wait between tries at once. */
+  const stopping = new AbortController();
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (stopped) return resolve();
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
+  const sleep = (ms: number) => pause(ms, stopping.signal);
 
   async function write(record: LeaderRecord): Promise<void> {
     if (!lease) throw new Error('lease not initialized, call get or create first');
@@ -206,7 +198,7 @@ export function startLeaderElection(options: LeaderElectorOptions): LeaderElecto
     async stop() {
       if (stopped) return loop;
       stopped = true;
-      wake?.();
+      stopping.abort();
       await loop;
       const wasLeading = leading;
       leading = false;
