@@ -53,6 +53,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
     if (body.length > MAX_REPORT_BYTES) throw new ReportTooLargeError(`${what} is ${body.length} bytes compressed; the store holds at most ${MAX_REPORT_BYTES} in one item`);
     return body;
   };
+  const unzipped = (body: Uint8Array): VolumeReport => VolumeReportSchema.parse(JSON.parse(gunzipSync(body).toString('utf8')));
 
   async function readPart(clusterId: string, digest: string, index: number): Promise<StoredReportPart | undefined> {
     const {
@@ -61,8 +62,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
     } = await sdk();
     const { Item } = await client.send(new GetItemCommand({ TableName, Key: partKey(clusterId, digest, index), ConsistentRead: true }));
     if (!Item?.partBody?.B || Item.digest?.S !== digest || !Item.count?.N || !Item.observedAt?.N) return undefined;
-    const report = VolumeReportSchema.parse(JSON.parse(gunzipSync(Item.partBody.B).toString('utf8')));
-    return { clusterId, digest, index, count: Number(Item.count.N), observedAt: Number(Item.observedAt.N), report };
+    return { clusterId, digest, index, count: Number(Item.count.N), observedAt: Number(Item.observedAt.N), report: unzipped(Item.partBody.B) };
   }
   const readParts = (clusterId: string, digest: string, count: number) =>
     Promise.all(Array.from({ length: count }, (_, i) => readPart(clusterId, digest, i).then((p) => (p?.count === count ? p : undefined))));
@@ -113,10 +113,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
     if (!item?.digest?.S || !item.observedAt?.N) return undefined;
     const digest = item.digest.S;
     const observedAt = Number(item.observedAt.N);
-    if (item.body?.B) {
-      const report = VolumeReportSchema.parse(JSON.parse(gunzipSync(item.body.B).toString('utf8')));
-      return { clusterId, digest, observedAt, report };
-    }
+    if (item.body?.B) return { clusterId, digest, observedAt, report: unzipped(item.body.B) };
     if (!item.parts?.N) return undefined;
     const parts = await readParts(clusterId, digest, Number(item.parts.N));
     if (parts.some((p) => !p)) return 'parts missing';
