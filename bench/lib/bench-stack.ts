@@ -60,7 +60,8 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
   }
 }
 
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+/** Polls `check` every 100 ms until it holds; throws naming `what` after `timeoutMs`. */
+export async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

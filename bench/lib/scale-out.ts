@@ -20,7 +20,7 @@ import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { startEc2Simulator } from '../../lib/local/ec2/index.js';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack/index.js';
-import { VOLUMES_PER_NODE } from './bench-stack.js';
+import { until, VOLUMES_PER_NODE } from './bench-stack.js';
 import { Diagnostics } from './diagnostics.js';
 import { say, table } from './format.js';
 import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
@@ -345,14 +345,6 @@ function sumStats(all: BackendStats[]): BackendStats {
     }
   }
   return out;
-}
-
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /** The backends' own count per action: calls made, throttled, other errors, tokens granted and waited. */
