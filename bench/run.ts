@@ -126,7 +126,7 @@ function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult
       r.objects === 0 ? 'RSS idle' : `RSS ${r.objects} PVCs + ${r.objects} PVs`,
       r.failure
         ? `FAILED (${r.failure.slice(0, 80)}), peak RSS ${mib(r.peakRss)}`
-        : `${mib(r.rssSettled)} (at ready ${mib(r.rssAtReady)}, peak ${mib(r.peakRss)}, heap ${mib(r.heapUsed)})`,
+        : `${mib(r.rssSettled)} (at ready ${mib(r.rssAtReady)}, idle ${mib(r.rssIdle)}, peak ${mib(r.peakRss)}, heap ${mib(r.heapUsed)})`,
     ]);
   }
   say('\nsummary');

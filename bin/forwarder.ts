@@ -1,6 +1,7 @@
 /**
- * The forwarder's entry point: `node forwarder.mjs` in the image, `tsx bin/forwarder.ts`
- * locally. Configured by `VOLHOOK_*` environment variables (see lib/forwarder/config.ts).
+ * The forwarder's entry point: the image's bundle (`forwarder.mjs`, started by the Dockerfile's
+ * CMD) in a cluster, `tsx bin/forwarder.ts` locally. Configured by `VOLHOOK_*` environment
+ * variables (see lib/forwarder/config.ts).
  */
 import { ConfigError, configFromEnv, createJsonLogger, retiredSettings, startForwarder } from '../lib/forwarder/index.js';
 import { kubeAccessFor } from '../lib/forwarder/kube/source.js';

@@ -3,8 +3,9 @@
  * controllers) holds `objects` PVCs of ours, already Bound (cached, never sent: a bound claim
  * is not ours to provision), and as many PVs provisioned by us, Bound (each sent once at
  * start-up and answered `done` by a dummy backend on loopback). The forwarder runs as its own
- * process; its RSS is read from /proc/<pid>/status once /readyz says ready, and again once the
- * start-up items have been answered and its queue is empty.
+ * process; its RSS is read from /proc/<pid>/status once /readyz says ready, again once the
+ * start-up items have been answered and its queue is empty, and once more after it has been idle
+ * long enough for V8's memory reducer (which starts 8 s after the last full GC) to have run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { buildForwarderBundle as buildImageBundle } from '../../infra/forwarder/bundle.js';
+import { imageNodeFlags } from '../../infra/forwarder/image.js';
 import { Annotations, EBS_DRIVER, Finalizers } from '../../lib/contract/index.js';
 import { createObjectStore, startKubeApiServer, type KubeObject, type LocalObjectStore } from '../../lib/local/kube/index.js';
 import { csiDriverObject, csiNodeObject, nodeObject, storageClassObjects } from '../../lib/local/stack/cluster-objects.js';
@@ -24,19 +26,24 @@ export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * `tsx`: `node --import tsx bin/forwarder.ts`, as run locally. `bundle`: the image's
- * esbuild bundle run by plain node with the Deployment's NODE_OPTIONS, as in a cluster.
+ * esbuild bundle run by plain node with the image's node flags and the Deployment's
+ * NODE_OPTIONS, as in a cluster.
  */
 export type ForwarderRuntime = 'tsx' | 'bundle';
 
 export interface MemoryResult {
   runtime: ForwarderRuntime;
   objects: number;
+  /** Options before the script, as the image's command gives them. */
+  nodeFlags: string[];
   nodeOptions: string;
   /** Spawn to /readyz 200. */
   readyMs?: number;
   rssAtReady?: number;
   /** After the start-up items were answered and the queue drained. */
   rssSettled?: number;
+  /** `IDLE_MS` after settled, nothing happening meanwhile: after V8's memory reducer. */
+  rssIdle?: number;
   /** VmHWM, or the highest VmRSS sampled (every 100 ms) if the process died. */
   peakRss?: number;
   heapUsed?: number;
@@ -165,6 +172,7 @@ export interface MeasureOptions {
   objects: number;
   /** The bundle, for runtime `bundle`. */
   bundle?: string;
+  nodeFlags?: string[];
   nodeOptions?: string;
   timeoutMs?: number;
   /** Called with the forwarder's pid once settled, before it is stopped (for a closer look at its memory). */
@@ -181,6 +189,7 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
   const result: MemoryResult = {
     runtime: options.runtime,
     objects: options.objects,
+    nodeFlags: options.nodeFlags ?? [],
     nodeOptions: options.nodeOptions ?? '',
     itemsSent: 0,
     requests: 0,
@@ -203,7 +212,7 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {}),
     });
-    const args = options.runtime === 'tsx' ? ['--import', 'tsx', join(repoRoot, 'bin/forwarder.ts')] : [options.bundle!];
+    const args = [...result.nodeFlags, ...(options.runtime === 'tsx' ? ['--import', 'tsx', join(repoRoot, 'bin/forwarder.ts')] : [options.bundle!])];
     const spawned = performance.now();
     child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const pid = child.pid!;
@@ -269,6 +278,9 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
     result.external = promValue(metrics, 'volhook_forwarder_nodejs_external_memory_bytes');
     result.itemsSent = backend.items;
     result.requests = backend.requests;
+    await sleep(IDLE_MS);
+    check('idle');
+    result.rssIdle = procMemory(pid)?.rss;
     await options.onSettled?.(pid);
     return result;
   } catch (err) {
@@ -304,6 +316,13 @@ export function procCpuMs(pid: number): number | undefined {
   }
 }
 
+/**
+ * How long the settled forwarder is left alone before its RSS is read again: V8's memory reducer
+ * runs 8 s after the last full GC (`--gc-memory-reducer-start-delay-ms`), when the process
+ * allocates little or `--optimize-for-size` is on.
+ */
+export const IDLE_MS = 12_000;
+
 /** Linux's USER_HZ, 100 on every architecture Node runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
@@ -326,11 +345,12 @@ export async function measureAll(objects: number, onEach: (r: MemoryResult) => v
   const results: MemoryResult[] = [];
   try {
     const bundle = await buildForwarderBundle(dir);
+    const nodeFlags = imageNodeFlags();
     const runs: MeasureOptions[] = [
       { runtime: 'tsx', objects: 0 },
       { runtime: 'tsx', objects },
-      { runtime: 'bundle', objects: 0, bundle, nodeOptions: limits.nodeOptions },
-      { runtime: 'bundle', objects, bundle, nodeOptions: limits.nodeOptions },
+      { runtime: 'bundle', objects: 0, bundle, nodeFlags, nodeOptions: limits.nodeOptions },
+      { runtime: 'bundle', objects, bundle, nodeFlags, nodeOptions: limits.nodeOptions },
     ];
     for (const run of runs) {
       const result = await measureForwarderMemory(run);

@@ -1,15 +1,16 @@
 /** How scenario (c)'s figures are printed. */
 import { mib, say, seconds, table } from './format.js';
-import type { DeploymentLimits, MemoryResult } from './forwarder-memory.js';
+import { IDLE_MS, type DeploymentLimits, type MemoryResult } from './forwarder-memory.js';
 
 export function memoryRow(r: MemoryResult): string[] {
   return [
-    r.runtime === 'tsx' ? 'node --import tsx bin/forwarder.ts' : `node forwarder.mjs (bundle)${r.nodeOptions ? ` ${r.nodeOptions}` : ''}`,
+    r.runtime === 'tsx' ? 'node --import tsx bin/forwarder.ts' : ['node', ...r.nodeFlags, 'forwarder.mjs (bundle)', r.nodeOptions].filter(Boolean).join(' '),
     r.objects === 0 ? 'idle' : `${r.objects.toLocaleString('en-US')} + ${r.objects.toLocaleString('en-US')}`,
     seconds(r.readyMs),
     seconds(r.cpuAtReadyMs),
     mib(r.rssAtReady),
     mib(r.rssSettled),
+    mib(r.rssIdle),
     mib(r.peakRss),
     mib(r.heapUsed),
     mib(r.heapTotal),
@@ -22,7 +23,7 @@ export function printMemory(results: readonly MemoryResult[], limits: Deployment
   say();
   say(
     table(
-      ['forwarder process', 'PVCs + PVs', 'ready', 'CPU to ready', 'RSS ready', 'RSS settled', 'peak RSS', 'heap used', 'heap total', 'external', 'start-up items'],
+      ['forwarder process', 'PVCs + PVs', 'ready', 'CPU to ready', 'RSS ready', 'RSS settled', `RSS +${IDLE_MS / 1000} s idle`, 'peak RSS', 'heap used', 'heap total', 'external', 'start-up items'],
       results.map(memoryRow),
     ),
   );
@@ -33,6 +34,7 @@ export function printMemory(results: readonly MemoryResult[], limits: Deployment
   say('  RSS from /proc/<pid>/status (VmRSS; peak = VmHWM); heap from its /metrics (prom-client default metrics).');
   say('  CPU: user + system time of the process (/proc/<pid>/stat) from spawn to ready, and to the start-up items drained.');
   say('  "settled": the start-up items (one per PV of ours) answered `done` by a dummy backend, queue empty, +2 s.');
+  say(`  "+${IDLE_MS / 1000} s idle": read again after that long with nothing to do (V8's memory reducer runs 8 s after the last full GC).`);
   if (limits.memoryLimit) {
     say(`  infra/forwarder/deployment.yaml: memory request ${limits.memoryRequest ?? '—'}, limit ${limits.memoryLimit}, NODE_OPTIONS ${limits.nodeOptions ?? '—'}`);
   }

@@ -1,7 +1,8 @@
 /**
  * The forwarder image, without a Docker engine: what the Dockerfile says (pinned Node of the
  * toolchain, the bundle built by infra/forwarder/bundle.ts, a non-root user, `node
- * forwarder.mjs`), then the very bundle that step builds, started as the image starts it — alone
+ * --optimize-for-size forwarder.mjs`), then the very bundle that step builds, started with the
+ * image's command line (infra/forwarder/image.ts) as the image starts it — alone
  * in an empty working directory, no node_modules, plain `node` — against the local stack, where
  * it provisions a claim.
  */
@@ -12,29 +13,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { buildForwarderBundle, FORWARDER_NODE_MAJOR } from '../../infra/forwarder/bundle.js';
+import { imageCommand, imageNodeFlags, instructions, type Instruction } from '../../infra/forwarder/image.js';
 import { createClaim, createNamespace } from '../e2e/support/kube.js';
 import { waitClaimBound } from '../e2e/support/scenarios.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from '../e2e/support/stack.js';
 import type { ScenarioContext } from '../e2e/support/scenarios.js';
 
 const file = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
-
-interface Instruction {
-  op: string;
-  args: string;
-}
-/** Dockerfile instructions in order, continuation lines joined, comments dropped. */
-function instructions(text: string): Instruction[] {
-  return text
-    .replace(/\\\n/g, ' ')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line) => {
-      const [op, ...rest] = line.split(/\s+/);
-      return { op: op!.toUpperCase(), args: rest.join(' ') };
-    });
-}
 
 const dockerfile = instructions(file('infra/forwarder/Dockerfile'));
 const stages = dockerfile.reduce<Instruction[][]>((all, i) => (i.op === 'FROM' ? [...all, [i]] : (all.at(-1)!.push(i), all)), []);
@@ -62,7 +47,7 @@ describe('infra/forwarder/Dockerfile', () => {
     for (const needed of ['package.json', 'package-lock.json', 'lib', 'bin', 'infra/forwarder/bundle.ts']) expect(copied).toContain(needed);
   });
 
-  it('the image: only the bundle, run as `node forwarder.mjs` by a non-root user', () => {
+  it('the image: only the bundle, run as `node --optimize-for-size forwarder.mjs` by a non-root user', () => {
     const image = stages.at(-1)!;
     expect(image.filter((i) => i.op === 'WORKDIR').map((i) => i.args)).toEqual(['/app']);
     expect(image.filter((i) => i.op === 'COPY').map((i) => i.args)).toEqual(['--from=build --chown=0:0 /src/dist/forwarder.mjs ./forwarder.mjs']);
@@ -75,8 +60,20 @@ describe('infra/forwarder/Dockerfile', () => {
     expect(file('infra/forwarder/deployment.yaml')).toContain(`runAsUser: ${uid}`);
     // The user comes before the command, and nothing after it switches back.
     expect(image.findIndex((i) => i.op === 'USER')).toBeLessThan(image.findIndex((i) => i.op === 'CMD'));
-    expect(image.filter((i) => i.op === 'CMD').map((i) => JSON.parse(i.args))).toEqual([['node', 'forwarder.mjs']]);
+    expect(image.filter((i) => i.op === 'CMD').map((i) => JSON.parse(i.args))).toEqual([['node', '--optimize-for-size', 'forwarder.mjs']]);
+    expect(imageCommand()).toEqual(['node', '--optimize-for-size', 'forwarder.mjs']);
     expect(image.some((i) => i.op === 'ENTRYPOINT')).toBe(false);
+  });
+});
+
+describe('infra/forwarder/image.ts: the command line read from a Dockerfile', () => {
+  it('the last CMD in exec form -> node, its flags, the script; shell form, another program or no CMD -> an error naming it', () => {
+    const base = 'FROM node:24-alpine AS build\nCMD ["node", "build.mjs"]\nFROM node:24-alpine\n';
+    expect(imageCommand(`${base}CMD ["node", "--optimize-for-size", "--stack-size=900", "forwarder.mjs"]`)).toEqual(['node', '--optimize-for-size', '--stack-size=900', 'forwarder.mjs']);
+    expect(imageNodeFlags(`${base}CMD ["node", "forwarder.mjs"]`)).toEqual([]);
+    expect(() => imageCommand(`${base}CMD node forwarder.mjs`)).toThrow('CMD must be ["node", ...flags, script], not node forwarder.mjs');
+    expect(() => imageCommand(`${base}CMD ["bun", "forwarder.mjs"]`)).toThrow('CMD must be ["node", ...flags, script], not ["bun", "forwarder.mjs"]');
+    expect(() => imageCommand('FROM node:24-alpine\nUSER 1:1\n')).toThrow('infra/forwarder/Dockerfile has no CMD');
   });
 });
 
@@ -103,7 +100,7 @@ describe('the image bundle, started as the image starts it, against the local st
     rmSync(app, { recursive: true, force: true });
   });
 
-  it('one file, nothing beside it; node forwarder.mjs provisions a claim (Bound, PV of the driver)', async () => {
+  it("one file, nothing beside it; the image's command provisions a claim (Bound, PV of the driver)", async () => {
     expect(readdirSync(app)).toEqual(['forwarder.mjs']);
     expect(Number(process.versions.node.split('.')[0])).toBe(FORWARDER_NODE_MAJOR);
     const deployment = file('infra/forwarder/deployment.yaml');
@@ -111,7 +108,10 @@ describe('the image bundle, started as the image starts it, against the local st
     expect(deployment).toMatch(/name: VOLHOOK_LEADER_ELECT\s+value: "true"/);
     await createNamespace(stack.kube, 'volhook');
 
-    child = spawn(process.execPath, ['forwarder.mjs'], {
+    // The image's own command line (its V8 flags among it: a flag this Node did not know would stop it here).
+    const [, ...args] = imageCommand();
+    expect(args.at(-1)).toBe('forwarder.mjs');
+    child = spawn(process.execPath, args, {
       cwd: app,
       env: {
         PATH: process.env.PATH,

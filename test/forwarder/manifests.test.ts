@@ -51,7 +51,7 @@ describe('infra/forwarder', () => {
     });
     expect(container.livenessProbe.httpGet.path).toBe('/healthz');
     expect(container.readinessProbe.httpGet.path).toBe('/readyz');
-    expect(container.resources).toEqual({ requests: { cpu: '50m', memory: '160Mi' }, limits: { cpu: '200m', memory: '256Mi' } });
+    expect(container.resources).toEqual({ requests: { cpu: '50m', memory: '144Mi' }, limits: { cpu: '200m', memory: '256Mi' } });
     const secretFile = container.env.find((e: { name: string }) => e.name === 'VOLHOOK_SECRET_FILE').value as string;
     const mount = container.volumeMounts.find((m: { mountPath: string }) => secretFile.startsWith(`${m.mountPath}/`));
     expect(pod.volumes.find((v: { name: string }) => v.name === mount.name).secret.secretName).toBe('volhook-forwarder');
