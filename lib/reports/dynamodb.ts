@@ -12,6 +12,12 @@
  * the parts of its digest, which never change (a digest is its content). The parts of the
  * report it replaced are deleted then.
  *
+ * Parts and their count carry `expiresAt` (epoch seconds, the table's TTL attribute) while
+ * their report is coming in: the parts of a report never completed (a forwarder that stopped
+ * mid-way, a report that changed while sent) go with DynamoDB's TTL a day later. Completing a
+ * report takes `expiresAt` off its parts first; a part already held without it (one of a
+ * completed report, sent again) is not written again, so it never gets one back.
+ *
  * The DynamoDB client is loaded on first use, not at import (lib/dynamodb).
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -28,15 +34,22 @@ export class ReportTooLargeError extends Error {
   override readonly name = 'ReportTooLargeError';
 }
 
+/** How long the parts of a report stay while it is coming in. */
+export const PART_TTL_SECONDS = 24 * 60 * 60;
+
 export interface DynamoDbReportStoreOptions {
   tableName: string;
   client?: DynamoDBClient;
+  /** Epoch ms; the clock the parts' expiry is set from (tests). */
+  now?: () => number;
 }
 
 export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): ReportStore {
   const TableName = options.tableName;
   const sdk = () => dynamoDb(options.client);
   const key = (clusterId: string) => ({ pk: { S: clusterId } });
+  const now = options.now ?? Date.now;
+  const partExpiry = () => ({ N: String(Math.floor(now() / 1000) + PART_TTL_SECONDS) });
 
   async function read(clusterId: string): Promise<Record<string, AttributeValue> | undefined> {
     const {
@@ -74,6 +87,39 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
     } = await sdk();
     const keys = [heldKey(clusterId, digest), ...Array.from({ length: count }, (_, i) => partKey(clusterId, digest, i))];
     await Promise.all(keys.map((Key) => client.send(new DeleteItemCommand({ TableName, Key }))));
+  }
+
+  /**
+   * The parts of `digest` kept for good (their `expiresAt` removed), each only if it is still
+   * there. False when one is not (it expired, or went with a report that replaced it).
+   */
+  async function keepParts(clusterId: string, digest: string, count: number): Promise<boolean> {
+    const {
+      sdk: { UpdateItemCommand },
+      client,
+    } = await sdk();
+    const kept = await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        client
+          .send(
+            new UpdateItemCommand({
+              TableName,
+              Key: partKey(clusterId, digest, i),
+              UpdateExpression: 'REMOVE expiresAt',
+              ConditionExpression: 'attribute_exists(partBody) AND digest = :d',
+              ExpressionAttributeValues: { ':d': { S: digest } },
+            }),
+          )
+          .then(
+            () => true,
+            (err: unknown) => {
+              if (isConditionFailed(err)) return false;
+              throw err;
+            },
+          ),
+      ),
+    );
+    return kept.every(Boolean);
   }
 
   /** The cluster's item replaced (unless a later report is kept): the parts of the report it held go. */
@@ -138,27 +184,36 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
         sdk: { UpdateItemCommand },
         client,
       } = await sdk();
-      await client.send(
-        new UpdateItemCommand({
-          TableName,
-          Key: partKey(part.clusterId, part.digest, part.index),
-          UpdateExpression: 'SET digest = :d, #i = :i, #c = :c, observedAt = :t, partBody = :b',
-          ExpressionAttributeNames: { '#i': 'index', '#c': 'count' },
-          ExpressionAttributeValues: {
-            ':d': { S: part.digest },
-            ':i': { N: String(part.index) },
-            ':c': { N: String(part.count) },
-            ':t': { N: String(part.observedAt) },
-            ':b': { B: body },
-          },
-        }),
-      );
+      const expiresAt = partExpiry();
+      try {
+        await client.send(
+          new UpdateItemCommand({
+            TableName,
+            Key: partKey(part.clusterId, part.digest, part.index),
+            UpdateExpression: 'SET digest = :d, #i = :i, #c = :c, observedAt = :t, partBody = :b, expiresAt = :e',
+            // Not over a part of a completed report (held for good: no expiresAt). Its content is
+            // this one's (the same digest and index), and rewritten it would expire under the report.
+            ConditionExpression: 'attribute_not_exists(partBody) OR attribute_exists(expiresAt)',
+            ExpressionAttributeNames: { '#i': 'index', '#c': 'count' },
+            ExpressionAttributeValues: {
+              ':d': { S: part.digest },
+              ':i': { N: String(part.index) },
+              ':c': { N: String(part.count) },
+              ':t': { N: String(part.observedAt) },
+              ':b': { B: body },
+              ':e': expiresAt,
+            },
+          }),
+        );
+      } catch (err) {
+        if (!isConditionFailed(err)) throw err;
+      }
       const out = await client.send(
         new UpdateItemCommand({
           TableName,
           Key: heldKey(part.clusterId, part.digest),
-          UpdateExpression: 'ADD held :i',
-          ExpressionAttributeValues: { ':i': { NS: [String(part.index)] } },
+          UpdateExpression: 'ADD held :i SET expiresAt = :e',
+          ExpressionAttributeValues: { ':i': { NS: [String(part.index)] }, ':e': expiresAt },
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -166,6 +221,12 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
     },
     parts: readParts,
     async complete(clusterId, digest, count, observedAt) {
+      if (!(await keepParts(clusterId, digest, count))) {
+        // Parts gone: expired, or deleted with a report of this digest that has been replaced since.
+        // What is left of them can never complete (its forwarder sends them again), unless they are the cluster's report.
+        if ((await read(clusterId))?.digest?.S !== digest) await deleteParts(clusterId, digest, count);
+        throw new Error(`the volume report ${digest} of cluster "${clusterId}" is not all kept: parts are missing`);
+      }
       const kept = await replace(clusterId, digest, observedAt, { parts: count });
       if (!kept) await deleteParts(clusterId, digest, count);
       else {

@@ -309,11 +309,12 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(dynamo[0]!.Condition).toBeUndefined();
   });
 
-  it('volume reports: a PAY_PER_REQUEST table keyed by cluster id; GetItem, UpdateItem, DeleteItem (the parts of a replaced report) and Scan on it alone; DynamoDB otherwise only on the replay and rate-budget tables', () => {
+  it('volume reports: a PAY_PER_REQUEST table keyed by cluster id, TTL on expiresAt (parts of reports never completed); GetItem, UpdateItem, DeleteItem (the parts of a replaced report) and Scan on it alone; DynamoDB otherwise only on the replay and rate-budget tables', () => {
     expect(template.Resources.ReportsTable!.Properties).toMatchObject({
       TableName: `volhook-${STAGE}-reports`,
       BillingMode: 'PAY_PER_REQUEST',
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
     });
     // Three tables, each statement on its own: replay ids, reports, the EC2 rate budget.
     const dynamo = statements().filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')));

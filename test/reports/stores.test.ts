@@ -5,10 +5,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteItemCommand, DynamoDBClient, GetItemCommand, ScanCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalReport, reportDigest, splitReport, type VolumeReport, type Write } from '../../lib/contract/index.js';
 import { createDynamoDbReportStore, createFileReportStore, createMemoryReportStore, type ReportStore, type StoredReport } from '../../lib/reports/index.js';
+import { PART_TTL_SECONDS } from '../../lib/reports/dynamodb.js';
 import { bigReport } from '../contract/big-report.js';
 import { startMoto, type Moto } from '../e2e/support/moto.js';
 
@@ -28,19 +29,20 @@ afterAll(async () => {
 });
 
 let tables = 0;
+/** A reports table as serverless.yml declares it: keyed by `pk`, TTL on `expiresAt`. */
+async function reportsTable(): Promise<string> {
+  const TableName = `volhook-test-reports-${++tables}`;
+  await client.send(
+    new CreateTableCommand({ TableName, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }),
+  );
+  await client.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true } }));
+  return TableName;
+}
+
 const stores: [string, () => Promise<ReportStore>][] = [
   ['memory', async () => createMemoryReportStore()],
   ['files', async () => createFileReportStore(await mkdtemp(join(dir, 'store-')))],
-  [
-    'DynamoDB (moto)',
-    async () => {
-      const TableName = `volhook-test-reports-${++tables}`;
-      await client.send(
-        new CreateTableCommand({ TableName, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }),
-      );
-      return createDynamoDbReportStore({ tableName: TableName, client });
-    },
-  ],
+  ['DynamoDB (moto)', async () => createDynamoDbReportStore({ tableName: await reportsTable(), client })],
 ];
 
 const report = (clusterId: string, digest: string, observedAt: number, claims: string[] = []): StoredReport => ({
@@ -152,4 +154,65 @@ describe.each(stores)('report store: %s', (_name, make) => {
     expect(reportDigest(stored?.report as VolumeReport)).toBe(big.digest);
     expect(stored?.report).toEqual(big.whole);
   }, 120_000);
+});
+
+describe('report store: DynamoDB (moto), the parts\' expiry', () => {
+  const NOW = Date.UTC(2026, 11, 1, 12);
+  const items = async (TableName: string) =>
+    ((await client.send(new ScanCommand({ TableName, ConsistentRead: true }))).Items ?? []).map((item) => ({ pk: item.pk?.S ?? '', expiresAt: item.expiresAt?.N }));
+  const partsOf = (all: { pk: string; expiresAt?: string }[], digest: string) => all.filter((i) => i.pk.includes(`#part#${digest}#`) || i.pk.endsWith(`#parts#${digest}`));
+  const split = (clusterId: string, n: number, observedAt: number) => {
+    const whole = canonicalReport(bigReport(n));
+    const digest = reportDigest(whole);
+    return { whole, digest, parts: splitReport(whole, 8 * 1024).map((report, index, all) => ({ clusterId, digest, index, count: all.length, observedAt, report })) };
+  };
+
+  it('parts and their count expire a day after they were sent; completing takes the expiry off the parts; a part of the completed report sent again stays without one', async () => {
+    const TableName = await reportsTable();
+    let now = NOW;
+    const store = createDynamoDbReportStore({ tableName: TableName, client, now: () => now });
+    const kept = split('c1', 120, 1000);
+    const abandoned = split('c1', 121, 1500);
+    expect(kept.parts.length).toBeGreaterThan(2);
+    for (const part of kept.parts) await store.putPart(part);
+    for (const part of abandoned.parts.slice(0, 2)) await store.putPart(part);
+    const due = String(NOW / 1000 + PART_TTL_SECONDS);
+    const before = await items(TableName);
+    expect(partsOf(before, kept.digest)).toHaveLength(kept.parts.length + 1);
+    expect(partsOf(before, kept.digest).every((i) => i.expiresAt === due)).toBe(true);
+    expect(partsOf(before, abandoned.digest).map((i) => i.expiresAt)).toEqual([due, due, due]);
+
+    now += 60_000;
+    expect(await store.complete('c1', kept.digest, kept.parts.length, 1000)).toBe(true);
+    const after = await items(TableName);
+    // The parts are the report now: none expires; the count of parts went; the abandoned report's parts still expire.
+    expect(partsOf(after, kept.digest).map((i) => i.expiresAt)).toEqual(kept.parts.map(() => undefined));
+    expect(after.some((i) => i.pk === `c1#parts#${kept.digest}`)).toBe(false);
+    expect(partsOf(after, abandoned.digest).map((i) => i.expiresAt)).toEqual([due, due, due]);
+    expect(after.find((i) => i.pk === 'c1')?.expiresAt).toBeUndefined();
+
+    // A lost answer: the forwarder sends part 1 again after the report was completed.
+    now += 60_000;
+    await store.putPart(kept.parts[1]!);
+    const part1 = await client.send(new GetItemCommand({ TableName, Key: { pk: { S: `c1#part#${kept.digest}#1` } }, ConsistentRead: true }));
+    expect(part1.Item?.expiresAt).toBeUndefined();
+    expect(part1.Item?.partBody?.B).toBeDefined();
+    expect((await store.get('c1'))?.report).toEqual(kept.whole);
+  });
+
+  it('a part gone before the report completes (as the TTL deletes it) -> refused naming the report, the last complete report kept, the rest of its parts deleted', async () => {
+    const TableName = await reportsTable();
+    const store = createDynamoDbReportStore({ tableName: TableName, client, now: () => NOW });
+    const first = split('c1', 50, 1000);
+    for (const part of first.parts) await store.putPart(part);
+    expect(await store.complete('c1', first.digest, first.parts.length, 1000)).toBe(true);
+    const next = split('c1', 60, 2000);
+    for (const part of next.parts) await store.putPart(part);
+    await client.send(new DeleteItemCommand({ TableName, Key: { pk: { S: `c1#part#${next.digest}#1` } } }));
+    await expect(store.complete('c1', next.digest, next.parts.length, 2000)).rejects.toThrow(`the volume report ${next.digest} of cluster "c1" is not all kept: parts are missing`);
+    expect(await store.get('c1')).toEqual({ clusterId: 'c1', digest: first.digest, observedAt: 1000, report: first.whole });
+    const left = await items(TableName);
+    expect(partsOf(left, next.digest)).toEqual([]);
+    expect(partsOf(left, first.digest)).toHaveLength(first.parts.length);
+  });
 });
