@@ -3,7 +3,8 @@
  * CreateSnapshot for a name that is being created already answers "in progress" instead of
  * racing it (CreateSnapshot has no ClientToken; two concurrent look-ups could both find
  * nothing and both create). Across processes the reconciler's look-up after creating deletes
- * a younger duplicate; within one, this keeps it from being made at all.
+ * a younger duplicate; within one, this keeps it from being made at all. Likewise a volume
+ * being modified or tagged (modify.ts): two look-ups could both find a tag missing.
  */
 const running = new Set<string>();
 

@@ -11,6 +11,11 @@
  * DeleteTags. EC2 allows one modification per volume per 6 hours: a change that comes within
  * that wait is recorded on the claim (status and Event) and reconciled when it ends, with
  * one call for the whole desired state.
+ *
+ * One reconcile per volume at a time in a process (in-flight.ts): EC2 refuses a second
+ * ModifyVolume while one is under way, but not a second CreateTags, and two copies of a
+ * claim's item arriving together would each find the class's tags missing and each send them.
+ * Across processes such a second CreateTags writes the same tags again: nothing is made twice.
  */
 import type { PersistentVolumeClaimItem, Write } from '../contract/index.js';
 import { isGone, MODIFY_COOLDOWN_MS, type Disk, type DiskChange, type DiskModification, type Ec2Error } from '../ec2/types.js';
@@ -23,6 +28,7 @@ import { EventReasons, pvcEvent } from './events.js';
 import { gibOf, prepareModify, type ModifyJob } from './modify-job.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
+import { exclusively } from './in-flight.js';
 import { isOwnedDisk } from './tags.js';
 import { kubeTime } from './writes.js';
 
@@ -243,7 +249,8 @@ export async function reconcileModify(item: PersistentVolumeClaimItem, scope: Sc
   if (!('job' in prepared)) return { writes: [...writes, ...prepared.writes], verdict: prepared.verdict };
   const { job } = prepared;
   const ctx = (): ModifyContext => ({ clusterId: scope.clusterId, now: scope.now(), cooldownMs: scope.modifyCooldownMs ?? MODIFY_COOLDOWN_MS });
-  return converge<ModifyObserved, ModifyAction>(
+  const busy = () => requeue(Requeue.inTransition, `volume ${job.volumeId} is being reconciled by another request; looking again shortly`, writes);
+  return exclusively(`${scope.clusterId}/modify/${job.volumeId}`, () => converge<ModifyObserved, ModifyAction>(
     {
       observe: async () => {
         const [disk, modification] = await Promise.all([scope.ec2.getDisk(job.volumeId, volumeNameOf(job.pv, scope.provisionerName)), scope.ec2.getModification(job.volumeId)]);
@@ -269,7 +276,7 @@ export async function reconcileModify(item: PersistentVolumeClaimItem, scope: Sc
       refused: (action, error, verdict, observed) => refusedModify(job, action, error, verdict, observed, ctx()),
     },
     writes,
-  );
+  ), busy);
 }
 
 function formatDuration(ms: number): string {

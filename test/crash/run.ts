@@ -7,8 +7,10 @@
  * converged — claims Bound, pods Running, VolumeAttachments attached, deleted claims cleaned
  * up — or the time budget is spent, or nothing moves any more), the teardown (all pods
  * deleted, then all claims), and the end (the same until everything is gone as its reclaim
- * policy says, then two steps more to give any wrong action its chance). The clock moves
- * 1–5 s per step while converging, or straight to the next due item when nothing was sent.
+ * policy says, then two steps more to give any wrong action its chance), and the scheduled
+ * audit's turn (a forwarder resync after the last leftover disk is past every grace, then the
+ * audit with --delete, then two steps more). The clock moves 1–5 s per step while converging,
+ * or straight to the next due item when nothing was sent.
  */
 import { createHash } from 'node:crypto';
 import { CrashController } from './crashes.js';
@@ -58,6 +60,10 @@ const NAMESPACE = 'default';
 const STUCK_MS = 200_000;
 /** A step that sends nothing moves the clock to the next due item, but no further than this. */
 const IDLE_JUMP_MS = 20_000;
+/** The graces the audit runs with, picked at random: the smallest leave only the report's evidence. */
+const AUDIT_GRACES_MS = [0, 0, 5_000, 60_000] as const;
+/** Simulated time the final audit waits for after the last change: a forwarder resync, so its report is fresh. */
+const FINAL_RESYNC_MS = 50_000;
 /** A guard; the simulated-time budgets end a convergence long before. */
 const MAX_CONVERGE_STEPS = 400;
 
@@ -197,12 +203,14 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
      * written) or between steps; its DeleteVolume answers may be lost like any other.
      */
     const audit = async () => {
-      const graceMs = runtime.pick([0, 0, 5_000, 60_000]);
+      const graceMs = runtime.pick(AUDIT_GRACES_MS);
       const result = await runAudit({ clusterId: w.clusterId, region: REGION, gateway: w.gateway(), reports: w.reports, graceMs, delete: true, deleteSnapshots: true, now: () => w.clock.now() });
       const deleted = result.deletions.filter((d) => d.outcome === 'deleted').map((d) => describeVolume(d.volumeId));
       log(`audit (grace ${graceMs / 1000}s): ${result.orphans.length} orphan(s), ${result.lost.length} lost, ${result.drift.length} drift${deleted.length ? `; deleted ${deleted.join(', ')}` : ''}`);
     };
 
+    /** When the last leftover disk (and snapshot) was made: the final audit waits until it is past every grace. */
+    let lastLeftoverAt = -Infinity;
     /** One step: a due restart, the forwarder's step (with an audit sometimes), then the clock moves on. */
     const forwarderStep = async (minMs: number, maxMs: number, during?: () => Promise<void>) => {
       const restart = crashes.restartAt(step);
@@ -212,6 +220,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       }
       const leftover = crashes.leftoverAt(step);
       if (leftover) {
+        lastLeftoverAt = w.clock.now();
         const uid = `${runtime.int(0x10000000, 0xffffffff).toString(16)}-0000-4000-8000-${String(step).padStart(12, '0')}`;
         const [disk] = w.sim.seedVolumes({
           zone: runtime.pick(w.nodes).zone,
@@ -310,8 +319,11 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     await converge(options.finalBudgetMs ?? 360_000, true);
     for (let extra = 0; extra < 2; extra++) await forwarderStep(1000, 5000);
     // The scheduled audit's turn at the end, after a forwarder resync (the report it judges by
-    // is at most one resync old, as with the hourly schedule and 5-minute resyncs).
-    for (const until = w.clock.now() + 50_000; w.clock.now() < until; ) await forwarderStep(5000, 10000);
+    // is at most one resync old, as with the hourly schedule and 5-minute resyncs), and once the
+    // last leftover is older than any grace it may run with: an hourly audit always meets one so.
+    // A leftover may fire during this wait itself (a crash plan due late), hence the bound read anew.
+    const resyncFrom = w.clock.now();
+    while (w.clock.now() < Math.max(resyncFrom, lastLeftoverAt + Math.max(...AUDIT_GRACES_MS)) + FINAL_RESYNC_MS) await forwarderStep(5000, 10000);
     await audit();
     for (let extra = 0; extra < 2; extra++) await forwarderStep(1000, 5000);
     const atEnd = convergenceProblems(w, tracked, true, trackedSnapshots).map((p) => `at end (step ${step}): ${p}`);

@@ -172,6 +172,23 @@ describe('VolumeAttributesClass change of a bound claim', () => {
     expect(statusWrite(result)?.status.currentVolumeAttributesClassName).toBe('tagged');
   });
 
+  it('two copies of the claim\'s item at once for a tagging class -> one CreateTags and one DeleteTags; the other copy requeued as in progress, and done once looked at again', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { tags: { [TagKeys.cluster(CLUSTER)]: 'owned', old: 'x' } });
+    const vac = { metadata: { name: 'tagged' }, driverName: DRIVER, parameters: { tagSpecification_1: 'team={{ .PVCNamespace }}', tagDeletion_1: 'old' } };
+    const item = boundClaim({ pvc: { spec: { resources: { requests: { storage: '4Gi' } }, volumeAttributesClassName: 'tagged' } }, volumeAttributesClass: vac });
+    const [first, second] = await Promise.all([reconcileOne(ctx, item), reconcileOne(ctx, item)]);
+    expect(ec2.mutations).toEqual([
+      { verb: 'tagDisk', args: [VOLUME, { team: 'shop' }] },
+      { verb: 'untagDisk', args: [VOLUME, ['old']] },
+    ]);
+    expect(statusWrite(first)?.status.currentVolumeAttributesClassName).toBe('tagged');
+    expect(second).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 2, message: `volume ${VOLUME} is being reconciled by another request; looking again shortly` });
+    const again = await reconcileOne(ctx, item);
+    expect(again.outcome).toBe('done');
+    expect(ec2.mutations).toHaveLength(2);
+  });
+
   it('modified less than 6 hours ago -> no ModifyVolume: InProgress with ModifyVolumeError VolumeModificationRateExceeded, Warning Event, requeue at the end of the wait', async () => {
     const { ec2, ctx } = setup();
     withVolume(ec2, { sizeGiB: 20 });
