@@ -25,10 +25,10 @@ import { claimStatusWrites, type ModifyPhase, type ResizePhase } from './claim-s
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { EventReasons, pvcEvent } from './events.js';
+import { exclusively } from './in-flight.js';
 import { gibOf, prepareModify, type ModifyJob } from './modify-job.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
-import { exclusively } from './in-flight.js';
 import { isOwnedDisk } from './tags.js';
 import { kubeTime } from './writes.js';
 
