@@ -19,6 +19,8 @@ export interface ClaimLike {
     resources?: { requests?: { storage?: unknown } | null } | null;
   };
   status?: {
+    capacity?: { storage?: unknown } | null;
+    conditions?: readonly { type?: string }[] | null;
     currentVolumeAttributesClassName?: string | null;
     modifyVolumeStatus?: unknown;
     allocatedResourceStatuses?: Record<string, string> | null;
@@ -77,11 +79,36 @@ export function claimWantsVolumeChange(pvc: ClaimLike, pvCapacity: string | unde
   const resize = status.allocatedResourceStatuses?.storage;
   if (resize === 'ControllerResizeInProgress' || resize === 'ControllerResizeInfeasible') return true;
   if (pvCapacity === undefined) return false;
+  if (claimResizeUnrecorded(pvc, pvCapacity)) return true;
   const requested = pvc.spec?.resources?.requests?.storage;
   try {
     return ceilGiB(parseQuantity(String(requested))) !== ceilGiB(parseQuantity(pvCapacity));
   } catch {
     // A request that is no quantity: the backend refuses it with an Event.
     return true;
+  }
+}
+
+/**
+ * A resize whose end the claim was never told: it asks more than its status says it has, its PV
+ * (`pvCapacity`) has that much already, and nothing says the node is at it (no resize status,
+ * no FileSystemResizePending condition). The status writes of the request that grew the disk
+ * were lost with its answer, and those of the one that recorded the PV's new capacity: left so,
+ * the kubelet never grows the filesystem, and no other rule offers the claim again. What is
+ * left is the status write that ends the controller's part (NodeResizePending, or the
+ * capacity of a Block volume), as external-resizer writes it after a crash between the two.
+ */
+export function claimResizeUnrecorded(pvc: ClaimLike, pvCapacity: string | undefined): boolean {
+  const status = pvc.status ?? {};
+  if (status.allocatedResourceStatuses?.storage) return false;
+  if (status.conditions?.some((c) => c.type === 'FileSystemResizePending')) return false;
+  const requested = pvc.spec?.resources?.requests?.storage;
+  const has = status.capacity?.storage;
+  if (pvCapacity === undefined || requested === undefined || has === undefined) return false;
+  try {
+    const wanted = ceilGiB(parseQuantity(String(requested)));
+    return wanted > ceilGiB(parseQuantity(String(has))) && ceilGiB(parseQuantity(pvCapacity)) >= wanted;
+  } catch {
+    return false;
   }
 }

@@ -7,6 +7,7 @@
  */
 import {
   claimClassName,
+  claimResizeUnrecorded,
   isDynamicallyOurs,
   isOurVolume,
   type PersistentVolume,
@@ -67,7 +68,10 @@ export function prepareModify(item: PersistentVolumeClaimItem, ctx: JobContext):
   const requested = bytesOf(pvc.spec.resources.requests.storage);
   const pvBytes = pv ? bytesOf(pv.spec.capacity.storage) : undefined;
   const resizeStatus = pvc.status?.allocatedResourceStatuses?.storage;
-  const resizeWanted = requested !== undefined && pvBytes !== undefined && requested > pvBytes;
+  // A PV grown without the claim being told (its status writes lost) is resized again: EC2,
+  // not the PV, says whether the disk has the size, and if it has, only the status is written.
+  const resizeUnrecorded = !!pv && claimResizeUnrecorded(pvc, pv.spec.capacity.storage);
+  const resizeWanted = requested !== undefined && pvBytes !== undefined && (requested > pvBytes || resizeUnrecorded);
   const resizeUnfinished = resizeStatus === ResizeStatus.controllerInProgress || resizeStatus === ResizeStatus.controllerInfeasible;
   if (!resizeWanted && !resizeUnfinished && !modifyWanted && !isShrink(pvc, pv, requested, pvBytes, ownership)) return done();
 

@@ -26,6 +26,15 @@ describe('claimWantsVolumeChange / isOurClaim for bound claims', () => {
     ['the class it has', bound('20Gi', { vac: 'fast', current: 'fast' }), false],
     ['a resize under way', bound('20Gi', { status: { allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } } }), true],
     ['waiting on the node only', bound('20Gi', { status: { allocatedResourceStatuses: { storage: 'NodeResizePending' } } }), false],
+    // Its PV grown to 20Gi while the claim still says 10Gi:
+    ['whose PV grew but was never told so (no resize status, no condition: the status writes lost)', bound('20Gi', { status: { capacity: { storage: '10Gi' } } }), true],
+    ['whose PV grew, the node told (NodeResizePending)', bound('20Gi', { status: { capacity: { storage: '10Gi' }, allocatedResourceStatuses: { storage: 'NodeResizePending' } } }), false],
+    ['whose PV grew, the kubelet at it (NodeResizeInProgress)', bound('20Gi', { status: { capacity: { storage: '10Gi' }, allocatedResourceStatuses: { storage: 'NodeResizeInProgress' } } }), false],
+    [
+      'whose PV grew, the node told by the condition alone (an API server without allocatedResourceStatuses)',
+      bound('20Gi', { status: { capacity: { storage: '10Gi' }, conditions: [{ type: 'FileSystemResizePending', status: 'True' }] } }),
+      false,
+    ],
   ])('bound claim %s -> offered: %s', (_name, pvc, offered) => {
     expect(isOurClaim(pvc, ownership, () => pvOf())).toBe(offered);
     expect(claimWantsVolumeChange(pvc, '20Gi')).toBe(offered);

@@ -113,6 +113,25 @@ describe('resize of a bound claim', () => {
     expect(after.writes.some((w) => w.op === 'patchPersistentVolume')).toBe(true);
   });
 
+  it('the disk grown and the PV saying 8Gi, every status write of the resize lost (the claim says 4Gi, no resize status) -> no ModifyVolume: NodeResizePending, FileSystemResizeRequired', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { sizeGiB: 8 });
+    const result = await reconcileOne(ctx, boundClaim({ pv: { spec: { capacity: { storage: '8Gi' } } } }));
+    expect(ec2.mutations).toEqual([]);
+    expect(result.outcome).toBe('done');
+    expect(result.writes.some((w) => w.op === 'patchPersistentVolume')).toBe(false);
+    expect(statusWrite(result)?.status.allocatedResourceStatuses).toEqual({ storage: 'NodeResizePending' });
+    expect(events(result).map((e) => e.reason)).toEqual(['FileSystemResizeRequired']);
+  });
+
+  it('the PV saying 8Gi of a disk EC2 says is 4 GiB, the claim never told -> the resize done for real: one ModifyVolume to 8 GiB, ControllerResizeInProgress', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2);
+    const result = await reconcileOne(ctx, boundClaim({ pv: { spec: { capacity: { storage: '8Gi' } } } }));
+    expect(ec2.mutations).toEqual([{ verb: 'modifyDisk', args: [VOLUME, { sizeGiB: 8 }] }]);
+    expect(statusWrite(result)?.status.allocatedResourceStatuses).toEqual({ storage: 'ControllerResizeInProgress' });
+  });
+
   it.each([
     ['shrink 4Gi -> 2Gi', 'ShrinkNotSupported', { pvc: { spec: { resources: { requests: { storage: '2Gi' } } } } }, /shrinking volume .* from 4Gi to 2Gi is not supported/],
     ['class without allowVolumeExpansion', 'ExpansionNotAllowed', { storageClass: { allowVolumeExpansion: false } }, /does not set allowVolumeExpansion: true/],
