@@ -96,7 +96,8 @@ export function claimWantsVolumeChange(pvc: ClaimLike, pvCapacity: string | unde
  * were lost with its answer, and those of the one that recorded the PV's new capacity: left so,
  * the kubelet never grows the filesystem, and no other rule offers the claim again. What is
  * left is the status write that ends the controller's part (NodeResizePending, or the
- * capacity of a Block volume), as external-resizer writes it after a crash between the two.
+ * capacity of a Block volume). external-resizer never meets this: it writes its Resizing
+ * condition before it acts, where volhook's answer carries it with the act.
  */
 export function claimResizeUnrecorded(pvc: ClaimLike, pvCapacity: string | undefined): boolean {
   const status = pvc.status ?? {};
