@@ -8,19 +8,18 @@
  * long enough for V8's memory reducer (which starts 8 s after the last full GC) to have run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
 import { buildForwarderBundle as buildImageBundle } from '../../infra/forwarder/bundle.js';
-import { imageNodeFlags } from '../../infra/forwarder/image.js';
+import { deploymentLimits, imageNodeFlags, type DeploymentLimits } from '../../infra/forwarder/image.js';
 import { Annotations, EBS_DRIVER, Finalizers } from '../../lib/contract/index.js';
 import { createObjectStore, startKubeApiServer, type KubeObject, type LocalObjectStore } from '../../lib/local/kube/index.js';
 import { csiDriverObject, csiNodeObject, nodeObject, storageClassObjects } from '../../lib/local/stack/cluster-objects.js';
 import { startDummyBackend } from './dummy-backend.js';
-import { httpGet, procMemory, promValue } from './proc.js';
+import { httpGet, procCpuMs, procMemory, promValue } from './proc.js';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -66,29 +65,6 @@ export interface MemoryResult {
   tooLarge: string[];
   /** Why there are no settled figures: the process exited (out of memory…) or hung. */
   failure?: string;
-}
-
-export interface DeploymentLimits {
-  memoryLimit?: string;
-  memoryRequest?: string;
-  nodeOptions?: string;
-}
-
-/** The forwarder container's memory request/limit and NODE_OPTIONS from infra/forwarder/deployment.yaml. */
-export function deploymentLimits(): DeploymentLimits {
-  try {
-    const doc = parseYaml(readFileSync(join(repoRoot, 'infra/forwarder/deployment.yaml'), 'utf8')) as {
-      spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }>; resources?: { limits?: { memory?: string }; requests?: { memory?: string } } }> } } };
-    };
-    const container = doc.spec?.template?.spec?.containers?.[0];
-    return {
-      memoryLimit: container?.resources?.limits?.memory,
-      memoryRequest: container?.resources?.requests?.memory,
-      nodeOptions: container?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value,
-    };
-  } catch {
-    return {};
-  }
 }
 
 /** Builds bin/forwarder.ts as infra/forwarder/Dockerfile does (infra/forwarder/bundle.ts); returns the file. */
@@ -303,28 +279,12 @@ export async function measureForwarderMemory(options: MeasureOptions): Promise<M
   }
 }
 
-/** CPU time (utime + stime) of `pid` so far, ms; undefined without /proc. */
-export function procCpuMs(pid: number): number | undefined {
-  try {
-    // The fields after the command name (which may hold spaces, hence after the last ')').
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime: fields 14 and 15 of stat
-    return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * How long the settled forwarder is left alone before its RSS is read again: V8's memory reducer
  * runs 8 s after the last full GC (`--gc-memory-reducer-start-delay-ms`), when the process
  * allocates little or `--optimize-for-size` is on.
  */
 export const IDLE_MS = 12_000;
-
-/** Linux's USER_HZ, 100 on every architecture Node runs on. */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 /** The forwarder exited or hung: a figure of its own (e.g. out of memory), not a bench failure. */
 class ForwarderDied extends Error {

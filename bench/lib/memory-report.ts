@@ -1,6 +1,7 @@
 /** How scenario (c)'s figures are printed. */
 import { mib, say, seconds, table } from './format.js';
-import { IDLE_MS, type DeploymentLimits, type MemoryResult } from './forwarder-memory.js';
+import type { DeploymentLimits } from '../../infra/forwarder/image.js';
+import { IDLE_MS, type MemoryResult } from './forwarder-memory.js';
 
 export function memoryRow(r: MemoryResult): string[] {
   return [

@@ -1,12 +1,15 @@
 /**
- * How the forwarder image starts its program, read from infra/forwarder/Dockerfile, for what
- * starts the image's bundle outside a container (the image test, bench scenario c): the same
- * command line, so a flag of the image's is measured and tested where it runs.
+ * How the forwarder image starts its program, read from infra/forwarder/Dockerfile, and what
+ * the Deployment gives it (NODE_OPTIONS, memory), read from deployment.yaml, for what starts
+ * the image's bundle outside a container (the image test, bench scenario c): the same command
+ * line and options, so a flag of the image's is measured and tested where it runs.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 
 const DOCKERFILE = fileURLToPath(new URL('./Dockerfile', import.meta.url));
+const DEPLOYMENT = fileURLToPath(new URL('./deployment.yaml', import.meta.url));
 
 export interface Instruction {
   op: string;
@@ -50,4 +53,27 @@ function execForm(args: string): string[] | undefined {
 /** The options the image gives node before its script (V8 flags NODE_OPTIONS does not accept). */
 export function imageNodeFlags(dockerfile?: string): string[] {
   return imageCommand(dockerfile).slice(1, -1);
+}
+
+export interface DeploymentLimits {
+  memoryLimit?: string;
+  memoryRequest?: string;
+  nodeOptions?: string;
+}
+
+/** The forwarder container's memory request/limit and NODE_OPTIONS from infra/forwarder/deployment.yaml. */
+export function deploymentLimits(): DeploymentLimits {
+  try {
+    const doc = parseYaml(readFileSync(DEPLOYMENT, 'utf8')) as {
+      spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }>; resources?: { limits?: { memory?: string }; requests?: { memory?: string } } }> } } };
+    };
+    const container = doc.spec?.template?.spec?.containers?.[0];
+    return {
+      memoryLimit: container?.resources?.limits?.memory,
+      memoryRequest: container?.resources?.requests?.memory,
+      nodeOptions: container?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value,
+    };
+  } catch {
+    return {};
+  }
 }

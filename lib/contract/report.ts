@@ -139,7 +139,12 @@ export function canonicalReport(input: VolumeReport): VolumeReport {
 
 /** Hex SHA-256 of the canonical report's JSON: equal reports, equal digests, on both sides. */
 export function reportDigest(report: VolumeReport): string {
-  return createHash('sha256').update(JSON.stringify(canonicalReport(report))).digest('hex');
+  return canonicalDigest(canonicalReport(report));
+}
+
+/** {@link reportDigest} of a report already made canonical ({@link canonicalReport}), without doing that again. */
+export function canonicalDigest(canonical: VolumeReport): string {
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
 
 /**

@@ -85,22 +85,24 @@ export function attachmentNews(va: k8s.V1VolumeAttachment, ownership: Pick<Owner
 /** Second-precision times as a list's `Date`s serialize them (`.000Z`), as the API writes them. */
 const WHOLE_SECOND = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.000Z$/;
 
-/**
- * A short, stable digest of a JSON value: keys sorted, so that an object from a list
- * (client-node's model classes, `Date`s) and the same object from a watch (plain JSON) agree.
- */
-export function fingerprint(value: unknown): string {
-  return createHash('sha1').update(canonicalJson(value)).digest('base64url');
+/** A time as the API server writes it: a whole-second `….000Z` as `…Z`; any other string as it is. */
+export function asApiServerTime(value: string): string {
+  return value.replace(WHOLE_SECOND, '$1Z');
 }
 
-/** The fingerprint's first 48 bits, as a number: what `ChangeFilter` keeps per object (a string would take three times the heap). */
-export function fingerprint48(value: unknown): number {
+/**
+ * A short, stable digest of a JSON value — the first 48 bits of its SHA-1, as a number: what
+ * `ChangeFilter` keeps per object (a string would take three times the heap). Keys sorted, so
+ * that an object from a list (client-node's model classes, `Date`s) and the same object from a
+ * watch (plain JSON) agree.
+ */
+export function fingerprint(value: unknown): number {
   return createHash('sha1').update(canonicalJson(value)).digest().readUIntBE(0, 6);
 }
 
 function canonicalJson(value: unknown): string {
   const json = JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v === 'string') return v.replace(WHOLE_SECOND, '$1Z');
+    if (typeof v === 'string') return asApiServerTime(v);
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
     return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   });
@@ -127,7 +129,7 @@ export class ChangeFilter<T extends k8s.KubernetesObject> {
       if (byName?.size === 0) this.#seen.delete(namespace);
       return true;
     }
-    const print = fingerprint48(this.news(object));
+    const print = fingerprint(this.news(object));
     if (!byName) this.#seen.set(namespace, (byName = new Map()));
     const before = byName.get(name);
     byName.set(name, print);

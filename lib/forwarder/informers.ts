@@ -212,15 +212,18 @@ export function watchResource<T extends KubernetesObject>(options: {
     let pending = '';
     for await (const chunk of res) {
       pending += chunk as string;
+      // Every whole line of the chunk, then what is left of the last one kept (one copy a chunk).
+      let start = 0;
       let newline: number;
-      while ((newline = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, newline).trim();
-        pending = pending.slice(newline + 1);
+      while ((newline = pending.indexOf('\n', start)) >= 0) {
+        const line = pending.slice(start, newline).trim();
+        start = newline + 1;
         if (line) {
           apply(JSON.parse(line) as WatchEvent<T>);
           events++;
         }
       }
+      pending = pending.slice(start);
     }
     if (pending.trim()) apply(JSON.parse(pending) as WatchEvent<T>);
     // client-go's reflector: a watch that ends at once with nothing in it is a failure (backed

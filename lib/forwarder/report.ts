@@ -7,13 +7,13 @@
  */
 import type { V1CSINode, V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
 import {
+  canonicalDigest,
   canonicalReport,
   isClaimFor,
   isOurContent,
   isOurVolume,
   MAX_REPORT_PART_BYTES,
   reclaimPolicy,
-  reportDigest,
   reportItemProblem,
   SnapshotAnnotations,
   splitReport,
@@ -151,7 +151,7 @@ export class ReportTracker {
     this.#inParts = undefined;
     const read = typeof report === 'function' ? report() : report;
     const canonical = canonicalReport(read);
-    const digest = reportDigest(canonical);
+    const digest = canonicalDigest(canonical);
     if (digest === this.#acknowledged) {
       this.#sent = { digest, as: 'digest' };
       return { kind: 'VolumeReport', digest, observedAt };

@@ -22,6 +22,7 @@
  * `ebs.csi.aws.com`. Measured in bench scenario (c).
  */
 import type * as k8s from '@kubernetes/client-node';
+import { asApiServerTime } from './changes.js';
 import type { Resource, WatchedObjects } from './watches.js';
 
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -41,8 +42,6 @@ function identity(meta: k8s.V1ObjectMeta | undefined): k8s.V1ObjectMeta {
   return out;
 }
 
-/** Whole-second times as a list's `Date`s serialize them (`.000Z`), written as the API server writes them. */
-const WHOLE_SECOND = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.000Z$/;
 
 /**
  * Values shared between cached objects, hash-consing: a value met a second time within the
@@ -131,7 +130,7 @@ export function compact<T>(value: T): T {
 }
 
 function copy(value: unknown): unknown {
-  if (typeof value === 'string') return intern(value.replace(WHOLE_SECOND, '$1Z'));
+  if (typeof value === 'string') return intern(asApiServerTime(value));
   if (value === null || typeof value !== 'object') return typeof value === 'function' ? undefined : value;
   if (value instanceof Date) return copy(value.toISOString());
   if (Array.isArray(value)) {

@@ -24,7 +24,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { dynamoDb } from '../dynamodb/index.js';
 import { assembleReport, VolumeReportSchema, WriteSchema, type VolumeReport } from '../contract/index.js';
-import type { ReportStore, StoredReport, StoredReportPart } from './store.js';
+import { partsMissing, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
 
 /** What one item may hold of report, leaving room for the rest of the item under DynamoDB's 400 KB. */
 export const MAX_REPORT_BYTES = 350 * 1024;
@@ -225,7 +225,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
         // Parts gone: expired, or deleted with a report of this digest that has been replaced since.
         // What is left of them can never complete (its forwarder sends them again), unless they are the cluster's report.
         if ((await read(clusterId))?.digest?.S !== digest) await deleteParts(clusterId, digest, count);
-        throw new Error(`the volume report ${digest} of cluster "${clusterId}" is not all kept: parts are missing`);
+        throw partsMissing(clusterId, digest);
       }
       const kept = await replace(clusterId, digest, observedAt, { parts: count });
       if (!kept) await deleteParts(clusterId, digest, count);

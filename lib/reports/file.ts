@@ -11,7 +11,7 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import { assembleReport } from '../contract/index.js';
 import { ClusterIdSchema } from '../registry/registration.js';
-import { PendingEventsSchema, StoredReportPartSchema, StoredReportSchema, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
+import { partsMissing, PendingEventsSchema, StoredReportPartSchema, StoredReportSchema, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
 
 const REPORT = '.report.json';
 const EVENTS = '.events.json';
@@ -98,7 +98,7 @@ export function createFileReportStore(dir: string): ReportStore {
         const parts = await Promise.all(Array.from({ length: count }, (_, i) => readPart(clusterId, digest, i)));
         // Completed a moment ago by a request that carried the same last part.
         if (parts.some((p) => !p) && (await get(clusterId))?.digest === digest) return true;
-        if (parts.some((p) => !p)) throw new Error(`the volume report ${digest} of cluster "${clusterId}" is not all kept: parts are missing`);
+        if (parts.some((p) => !p)) throw partsMissing(clusterId, digest);
         // Every report in parts of the cluster goes: another one still coming is sent again by its forwarder.
         const prefix = partPrefix(clusterId);
         await Promise.all((await names()).filter((n) => n.startsWith(prefix)).map((n) => rm(join(dir, n), { force: true })));

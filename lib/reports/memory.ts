@@ -1,6 +1,6 @@
 /** Reports in one process's memory: tests, and the crash explorer. */
 import { assembleReport, type Write } from '../contract/index.js';
-import type { ReportStore, StoredReport, StoredReportPart } from './store.js';
+import { partsMissing, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
 
 /** Reports in parts kept per cluster at once; an older unfinished one is let go for a newer (its forwarder sends it again). */
 export const MAX_REPORTS_IN_PARTS = 4;
@@ -52,7 +52,7 @@ export function createMemoryReportStore(): ReportStore {
       const ordered = Array.from({ length: count }, (_, i) => parts?.get(i));
       // Completed a moment ago by a request that carried the same last part.
       if (ordered.some((p) => !p) && reports.get(clusterId)?.digest === digest) return true;
-      if (ordered.some((p) => !p)) throw new Error(`the volume report ${digest} of cluster "${clusterId}" is not all kept: parts are missing`);
+      if (ordered.some((p) => !p)) throw partsMissing(clusterId, digest);
       inParts.get(clusterId)?.delete(digest);
       const current = reports.get(clusterId);
       if (current && current.observedAt > observedAt) return false;

@@ -30,6 +30,11 @@ export const StoredReportPartSchema = deferred(() => z.object({
 }));
 export type StoredReportPart = z.infer<typeof StoredReportPartSchema>;
 
+/** What `complete` throws when a part of the report is not in the store (every store says it so). */
+export function partsMissing(clusterId: string, digest: string): Error {
+  return new Error(`the volume report ${digest} of cluster "${clusterId}" is not all kept: parts are missing`);
+}
+
 export const PendingEventsSchema = deferred(() => z.array(WriteSchema));
 
 export interface ReportStore {

@@ -113,7 +113,7 @@ export interface ForwarderStats {
 export class ForwarderModel {
   readonly stats: ForwarderStats = { requests: 0, items: 0, outcomes: {}, backendErrors: [], writeErrors: [], invalidItems: [], restarts: 0 };
   private deleted = new Map<string, DeletedClaim>();
-  private seen = new Map<string, string>();
+  private seen = new Map<string, string | number>();
   private unwatch: (() => void) | undefined;
   /** The step from which a stopped forwarder runs again; undefined while running. */
   private upAt: number | undefined = 0;
@@ -226,7 +226,7 @@ export class ForwarderModel {
    */
   private collect(mark = true): Candidate[] {
     const out: Candidate[] = [];
-    const changed = (key: string, print: string) => {
+    const changed = (key: string, print: string | number) => {
       const before = this.seen.get(key);
       if (mark) this.seen.set(key, print);
       return before !== print;

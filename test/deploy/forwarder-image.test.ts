@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { buildForwarderBundle, FORWARDER_NODE_MAJOR } from '../../infra/forwarder/bundle.js';
-import { imageCommand, imageNodeFlags, instructions, type Instruction } from '../../infra/forwarder/image.js';
+import { deploymentLimits, imageCommand, imageNodeFlags, instructions, type Instruction } from '../../infra/forwarder/image.js';
 import { createClaim, createNamespace } from '../e2e/support/kube.js';
 import { waitClaimBound } from '../e2e/support/scenarios.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from '../e2e/support/stack.js';
@@ -104,7 +104,8 @@ describe('the image bundle, started as the image starts it, against the local st
     expect(readdirSync(app)).toEqual(['forwarder.mjs']);
     expect(Number(process.versions.node.split('.')[0])).toBe(FORWARDER_NODE_MAJOR);
     const deployment = file('infra/forwarder/deployment.yaml');
-    const nodeOptions = /name: NODE_OPTIONS\s+value: (.+)/.exec(deployment)?.[1]?.trim();
+    const { nodeOptions } = deploymentLimits();
+    expect(nodeOptions).toMatch(/--max-old-space-size=\d+/);
     expect(deployment).toMatch(/name: VOLHOOK_LEADER_ELECT\s+value: "true"/);
     await createNamespace(stack.kube, 'volhook');
 

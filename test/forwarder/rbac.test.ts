@@ -13,7 +13,7 @@ import { silentLogger } from '../../lib/forwarder/logger.js';
 import { applyWrites } from '../../lib/kube/index.js';
 import { startKubeApiServer } from '../../lib/local/kube/index.js';
 import { startKube, type KubeHarness } from '../kube/harness.js';
-import { createPv, pvcObject, vaObject } from '../kube/fixtures.js';
+import { createPv, pvcObject, snapshotContentObject, vaObject } from '../kube/fixtures.js';
 import { eventually, startFakeBackend, type FakeBackend } from './fake-backend.js';
 
 interface Call {
@@ -166,18 +166,7 @@ beforeAll(async () => {
   });
   await eventually(() => fake.items.some((i) => i.kind === 'PersistentVolumeClaim' && i.pvc.metadata.name === 'rbac-bound'), 5_000, 'bound claim sent');
   // The sidecar's writes on a snapshot content.
-  const content = kube.store.create('volumesnapshotcontents' as never, {
-    apiVersion: 'snapshot.storage.k8s.io/v1',
-    kind: 'VolumeSnapshotContent',
-    metadata: { name: 'snapcontent-rbac' },
-    spec: {
-      driver: 'ebs.csi.aws.com',
-      deletionPolicy: 'Delete',
-      source: { volumeHandle: 'vol-0123456789abcdef0' },
-      volumeSnapshotClassName: 'ebs',
-      volumeSnapshotRef: { kind: 'VolumeSnapshot', apiVersion: 'snapshot.storage.k8s.io/v1', namespace: 'default', name: 'rbac' },
-    },
-  } as never) as { metadata: { uid: string } };
+  const content = kube.store.create('volumesnapshotcontents' as never, snapshotContentObject('snapcontent-rbac', 'rbac') as never) as { metadata: { uid: string } };
   const contentRef = { kind: 'VolumeSnapshotContent' as const, name: 'snapcontent-rbac', uid: content.metadata.uid };
   await applyWrites(kube.clients, [
     { op: 'setAnnotation', target: contentRef, key: SnapshotAnnotations.beingCreated, value: 'yes' },

@@ -11,7 +11,7 @@ import { restClients, restLeaseApi } from '../../lib/forwarder/kube/clients.js';
 import { kubeRest, KubeApiError } from '../../lib/forwarder/kube/rest.js';
 import { applyWrites, EventCorrelator, isApiError, type KubeClients } from '../../lib/kube/index.js';
 import { startKube, type KubeHarness } from '../kube/harness.js';
-import { createPv, pvcObject, vaObject } from '../kube/fixtures.js';
+import { createPv, pvcObject, snapshotContentObject, vaObject } from '../kube/fixtures.js';
 
 let lean: KubeHarness;
 let reference: KubeHarness;
@@ -68,18 +68,7 @@ async function applyEveryWrite(kube: KubeHarness, clients: KubeClients): Promise
       status: { allocatedResources: { storage: '40Gi' }, allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } },
     },
   ]);
-  const content = kube.store.create('volumesnapshotcontents' as never, {
-    apiVersion: 'snapshot.storage.k8s.io/v1',
-    kind: 'VolumeSnapshotContent',
-    metadata: { name: 'snapcontent-w' },
-    spec: {
-      driver: 'ebs.csi.aws.com',
-      deletionPolicy: 'Delete',
-      source: { volumeHandle: 'vol-0123456789abcdef0' },
-      volumeSnapshotClassName: 'ebs',
-      volumeSnapshotRef: { kind: 'VolumeSnapshot', apiVersion: 'snapshot.storage.k8s.io/v1', namespace: 'default', name: 'w' },
-    },
-  } as never) as { metadata: { uid: string } };
+  const content = kube.store.create('volumesnapshotcontents' as never, snapshotContentObject('snapcontent-w', 'w') as never) as { metadata: { uid: string } };
   const contentRef = { kind: 'VolumeSnapshotContent' as const, name: 'snapcontent-w', uid: content.metadata.uid };
   await applyWrites(clients, [
     { op: 'setAnnotation', target: contentRef, key: SnapshotAnnotations.beingCreated, value: 'yes' },

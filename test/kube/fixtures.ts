@@ -43,4 +43,20 @@ export function vaObject(name: string, pvName: string, nodeName = 'ip-10-0-1-23.
   };
 }
 
+/** A dynamic VolumeSnapshotContent of the driver for the VolumeSnapshot `default/<snapshotName>`, as the snapshot controller creates it. */
+export function snapshotContentObject(name: string, snapshotName: string) {
+  return {
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshotContent',
+    metadata: { name },
+    spec: {
+      driver: 'ebs.csi.aws.com',
+      deletionPolicy: 'Delete',
+      source: { volumeHandle: 'vol-0123456789abcdef0' },
+      volumeSnapshotClassName: 'ebs',
+      volumeSnapshotRef: { kind: 'VolumeSnapshot', apiVersion: 'snapshot.storage.k8s.io/v1', namespace: 'default', name: snapshotName },
+    },
+  };
+}
+
 export const createPv = (name: string): Write => ({ op: 'createPersistentVolume', pv: newPv(name) });
