@@ -6,7 +6,7 @@
  * AWS never sends them.
  */
 import { runSimulation } from '@cloud-copilot/iam-simulate';
-import type { PolicyDocument } from './policy.js';
+import { listOf, type PolicyDocument } from './policy.js';
 
 export interface IamRequest {
   action: string;
@@ -42,29 +42,70 @@ function evaluatedArn(resource: string): string {
   return m && placeholder ? `${m[1]}${m[2]}/${placeholder}` : resource;
 }
 
-/** The first request the principal's policies do not allow, or allowed when they allow all. */
-export async function authorize(principal: IamPrincipal, requests: readonly IamRequest[]): Promise<IamDecision> {
-  for (const request of requests) {
-    const result = await runSimulation(
-      {
-        request: {
-          principal: principal.arn,
-          action: request.action,
-          resource: { resource: evaluatedArn(request.resource), accountId: principal.accountId },
-          contextVariables: request.context,
-        },
-        identityPolicies: principal.policies.map((p) => ({ name: p.name, policy: p.document })),
-        serviceControlPolicies: [],
-        resourceControlPolicies: [],
+/** IAM's answer to one request, as the evaluator gives it. */
+async function evaluate(principal: IamPrincipal, request: IamRequest): Promise<IamDecision> {
+  const result = await runSimulation(
+    {
+      request: {
+        principal: principal.arn,
+        action: request.action,
+        resource: { resource: evaluatedArn(request.resource), accountId: principal.accountId },
+        contextVariables: request.context,
       },
-      {},
-    );
-    if (result.resultType === 'error') {
-      return { allowed: false, request, result: 'Error', detail: result.errors.message };
-    }
-    if (result.overallResult !== 'Allowed') {
-      return { allowed: false, request, result: result.overallResult, detail: result.overallResult };
-    }
-  }
+      identityPolicies: principal.policies.map((p) => ({ name: p.name, policy: p.document })),
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+    },
+    {},
+  );
+  if (result.resultType === 'error') return { allowed: false, request, result: 'Error', detail: result.errors.message };
+  if (result.overallResult !== 'Allowed') return { allowed: false, request, result: result.overallResult, detail: result.overallResult };
   return { allowed: true };
+}
+
+/**
+ * What a decision can depend on, as a cache key: the action, the resource's ARN and the
+ * context keys the policies' conditions name (compared without case, as IAM compares key
+ * names). Where no resource pattern names an ID (each ends in `/*` or is `*`), the ID is left
+ * out of the ARN, so that the thousand volumes of a cluster share one entry.
+ */
+function keyer(principal: IamPrincipal): (request: IamRequest) => string {
+  const statements = principal.policies.flatMap((p) => p.document.Statement);
+  const conditionKeys = statements.flatMap((s) => Object.values(s.Condition ?? {}).flatMap((keys) => Object.keys(keys)));
+  // Policy variables (`${aws:PrincipalTag/…}`) read context keys too.
+  const variables = [...JSON.stringify(statements).matchAll(/\$\{([^}]+)\}/g)].map((m) => m[1] as string);
+  const named = new Set([...conditionKeys, ...variables].map((k) => k.toLowerCase()));
+  const patterns = statements.flatMap((s) => [...listOf(s.Resource), ...listOf(s.NotResource)]);
+  const idFree = patterns.every((r) => r === '*' || /^[^$]*\/\*$/.test(r));
+  return (request) => {
+    const resource = idFree ? request.resource.replace(/\/[^/]*$/, '/') : request.resource;
+    const context = Object.entries(request.context)
+      .filter(([k]) => named.has(k.toLowerCase()))
+      .sort(([a], [b]) => (a < b ? -1 : 1));
+    return JSON.stringify([request.action, resource, context]);
+  };
+}
+
+const CACHE_LIMIT = 10_000;
+
+/**
+ * The first request the principal's policies do not allow, or allowed when they allow all;
+ * decisions are remembered per principal (see {@link keyer}).
+ */
+export function authorizer(principal: IamPrincipal): (requests: readonly IamRequest[]) => Promise<IamDecision> {
+  const key = keyer(principal);
+  const cache = new Map<string, IamDecision>();
+  return async (requests) => {
+    for (const request of requests) {
+      const k = key(request);
+      let decision = cache.get(k);
+      if (!decision) {
+        decision = await evaluate(principal, request);
+        if (cache.size >= CACHE_LIMIT) cache.clear();
+        cache.set(k, decision);
+      }
+      if (!decision.allowed) return { ...decision, request };
+    }
+    return { allowed: true };
+  };
 }

@@ -6,7 +6,7 @@
  * for `sts decode-authorization-message`). Callers with any other access key are the account's
  * administrator — the operator's CLI, test setup — and are not evaluated.
  */
-import { authorize, type IamPrincipal } from '../../iam/evaluate.js';
+import { authorizer, type IamDecision, type IamPrincipal, type IamRequest } from '../../iam/evaluate.js';
 import { authorizationRequests } from './authorization.js';
 import { Ec2Error } from './errors.js';
 import type { QueryParams } from './query.js';
@@ -28,17 +28,30 @@ export function accessKeyOf(authorization: string | undefined, query: URLSearchP
   return credential || undefined;
 }
 
-/** Throws EC2's UnauthorizedOperation when the caller's principal may not make this call. */
-export async function checkAuthorized(iam: Ec2IamConfig | undefined, caller: Ec2Caller | undefined, action: string, params: QueryParams, world: World): Promise<void> {
-  const key = caller?.accessKeyId;
-  const principal = iam && key !== undefined && Object.hasOwn(iam.principals, key) ? iam.principals[key] : undefined;
-  if (!principal) return;
-  const decision = await authorize(principal, authorizationRequests(action, params, world));
-  if (decision.allowed) return;
+type Authorize = (requests: readonly IamRequest[]) => Promise<IamDecision>;
+
+/** The simulator's IAM: holds each principal's callers to its policies. */
+export class Ec2Iam {
+  private readonly authorizers = new Map<string, { principal: IamPrincipal; authorize: Authorize }>();
+
+  constructor(config: Ec2IamConfig | undefined) {
+    for (const [key, principal] of Object.entries(config?.principals ?? {})) this.authorizers.set(key, { principal, authorize: authorizer(principal) });
+  }
+
+  /** Throws EC2's UnauthorizedOperation when the caller's principal may not make this call. */
+  async check(caller: Ec2Caller | undefined, action: string, params: QueryParams, world: World): Promise<void> {
+    const found = caller?.accessKeyId === undefined ? undefined : this.authorizers.get(caller.accessKeyId);
+    if (!found) return;
+    const decision = await found.authorize(authorizationRequests(action, params, world));
+    if (!decision.allowed) throw unauthorized(found.principal, decision);
+  }
+}
+
+function unauthorized(principal: IamPrincipal, decision: Extract<IamDecision, { allowed: false }>): Ec2Error {
   const { request, result } = decision;
   const because = result === 'ExplicitlyDenied' ? 'with an explicit deny in an identity-based policy' : 'because no identity-based policy allows the ' + request.action + ' action';
   const encoded = Buffer.from(JSON.stringify({ allowed: false, explicitDeny: result === 'ExplicitlyDenied', context: { principal: principal.arn, action: request.action, resource: request.resource, conditions: request.context } })).toString('base64');
-  throw new Ec2Error(
+  return new Ec2Error(
     'UnauthorizedOperation',
     `You are not authorized to perform this operation. User: ${principal.arn} is not authorized to perform: ${request.action} on resource: ${request.resource} ${because}. Encoded authorization failure message: ${encoded}`,
     403,

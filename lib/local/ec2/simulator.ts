@@ -12,7 +12,7 @@ import {
   type ThrottlingConfig,
 } from './config.js';
 import { Ec2Error, ec2Errors, statusForCode } from './errors.js';
-import { checkAuthorized, type Ec2Caller, type Ec2IamConfig } from './iam.js';
+import { Ec2Iam, type Ec2Caller } from './iam.js';
 import { decideFaults } from './faults.js';
 import { runInstances, terminateInstances, type RunInstancesRequest } from './instances.js';
 import { seedSnapshots, seedVolumes, type SeedSnapshotRequest, type SeedVolumeRequest } from './seed.js';
@@ -67,7 +67,7 @@ export class Ec2Simulator {
   private faults: FaultConfig;
   private bucketOverrides: Record<string, BucketSpec>;
   private seed: number;
-  private readonly iam: Ec2IamConfig | undefined;
+  private readonly iam: Ec2Iam;
 
   constructor(options: Ec2SimulatorOptions = {}, clock: Clock = systemClock) {
     this.clock = clock;
@@ -93,7 +93,7 @@ export class Ec2Simulator {
     this.bucketOverrides = throttling.buckets ?? {};
     this.throttle = new Throttle(throttling.enabled ?? true, this.bucketOverrides, timeScale);
     this.faults = options.faults ?? {};
-    this.iam = options.iam;
+    this.iam = new Ec2Iam(options.iam);
     this.stats = new StatsRecorder(() => clock.now());
     if (options.stateDir) {
       const file = new StateFile(options.stateDir, () => this.world.snapshot());
@@ -139,7 +139,7 @@ export class Ec2Simulator {
       : undefined;
     if (injected && fault.error?.phase !== 'after') return answer(injected);
     try {
-      await checkAuthorized(this.iam, caller, action, params, this.world);
+      await this.iam.check(caller, action, params, this.world);
     } catch (err) {
       if (err instanceof Ec2Error) return answer(err);
       throw err;
