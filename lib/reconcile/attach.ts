@@ -1,6 +1,7 @@
 /**
- * Attaching a volume for a VolumeAttachment, as external-attacher does: check that the PV,
- * the node, the volume and the instance are all in order and ours; record the attachment
+ * Attaching a volume for a VolumeAttachment, as external-attacher does: only from a request
+ * signed at most FRESH_REQUEST_SECONDS ago (freshness.ts); check that the PV, the node, the
+ * volume and the instance are all in order and ours; record the attachment
  * first — the attacher finalizer on the PV and the VolumeAttachment, and the instance in the
  * VolumeAttachment's node-id annotation — and call AttachVolume only once the item shows them
  * applied (write before act: a VolumeAttachment deleted or an answer lost mid-attach still
@@ -14,6 +15,7 @@ import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf, volumeHan
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { withAttachment } from './disk-state.js';
+import { staleRequest } from './freshness.js';
 import { Requeue } from './outcomes.js';
 import { attachingWait, creatingWait } from './timing.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
@@ -160,6 +162,9 @@ export async function reconcileAttach(item: VolumeAttachmentItem, scope: Scope):
   const now = scope.now();
   const checked = attachTarget(item, scope, now);
   if (!('target' in checked)) return checked;
+  // The VolumeAttachment may have been deleted, and its disk detached, since this item was built.
+  const stale = staleRequest(scope, 'a volume is attached');
+  if (stale) return stale;
   const { target } = checked;
   const { volumeId, instanceId } = target;
   return converge<AttachObserved, AttachAction>({

@@ -16,12 +16,13 @@ import {
   type PersistentVolumeClaimItem,
 } from '../contract/index.js';
 import type { Disk, Ec2Error, Snapshot } from '../ec2/types.js';
-import { CREATE_FRESHNESS_SECONDS, reconcileClaimRelease } from './claim-deleted.js';
+import { reconcileClaimRelease } from './claim-deleted.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { deleting } from './disk-state.js';
 import { reconcileModify } from './modify.js';
 import { EventReasons, pvcEvent } from './events.js';
+import { staleRequest } from './freshness.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
 import { diskHasAttributes, prepareProvision, provisioningFailed, type ProvisionJob } from './provision-job.js';
@@ -175,11 +176,9 @@ export async function reconcileProvision(item: PersistentVolumeClaimItem, scope:
       addFinalizer(pvcRef(pvc), Finalizers.claimProtection),
     ]);
   }
-  const age = (scope.now().getTime() - scope.signedAt.getTime()) / 1000;
-  if (age > CREATE_FRESHNESS_SECONDS) {
-    // The claim may have been deleted since this item was built: a late create could leak.
-    return requeue(Requeue.recorded, `the request was signed ${Math.round(age)} s ago; a volume is created only from a request at most ${CREATE_FRESHNESS_SECONDS} s old`);
-  }
+  // The claim may have been deleted since this item was built: a late create could leak.
+  const stale = staleRequest(scope, 'a volume is created');
+  if (stale) return stale;
   return converge<ProvisionObserved, ProvisionAction>({
     observe: async () => {
       const disk = await scope.ec2.findDiskByName(job.pvName);
