@@ -28,7 +28,7 @@ import { EventReasons, pvcEvent } from './events.js';
 import { FRESH_REQUEST_SECONDS } from './freshness.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled } from './plan.js';
-import { isOwnedDisk } from './tags.js';
+import { isOwnedDisk, notAdoptedProblem } from './tags.js';
 import { pvcRef, removeFinalizer } from './writes.js';
 
 type DeleteAction = Extract<Ec2Action, { verb: 'deleteDisk' }>;
@@ -63,6 +63,8 @@ export function decideClaimDeleted(claim: ReleasedClaim, { disk }: ClaimDeletedO
       Requeue.failedSlow,
     );
   }
+  const unadopted = notAdoptedProblem(disk, clusterId, `delete it (claim ${claim.namespace}/${claim.name} no longer needs it)`);
+  if (unadopted) return failed('NotAdopted', unadopted, Requeue.failedSlow);
   if (disk.state === 'creating') return requeue(Requeue.creating, `volume ${disk.volumeId} is still being created`);
   if (disk.state === 'in-use' || disk.attachments.length > 0) {
     return requeue(Requeue.waitForCluster, `volume ${disk.volumeId} is attached; it is deleted once detached`);

@@ -29,6 +29,7 @@ import { diskHasAttributes, prepareProvision, provisioningFailed, type Provision
 import { creatingWait } from './timing.js';
 import { buildPersistentVolume } from './pv-builder.js';
 import { isOwnedSnapshot } from './snapshot-content.js';
+import { notAdoptedProblem } from './tags.js';
 import { addFinalizer, createPersistentVolume, pvcRef, removeFinalizer, removePvcAnnotation } from './writes.js';
 
 type ProvisionAction = Extract<Ec2Action, { verb: 'createDisk' | 'deleteDisk' | 'copyDisk' }>;
@@ -111,6 +112,8 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapsh
     case 'error': {
       // A volume that failed to create (a KMS key it may not use, say) is ours and useless:
       // delete it, so that a later attempt can create a good one.
+      const unadopted = notAdoptedProblem(disk, names.clusterId, `delete it (it failed to create, state error)`);
+      if (unadopted) return failed('NotAdopted', unadopted, Requeue.failedSlow, [provisioningFailed(pvc, job.className, unadopted)]);
       const message = `volume ${disk.volumeId} failed to create (state error, e.g. for a KMS key it may not use); deleting it and creating another`;
       return act({ verb: 'deleteDisk', volumeId: disk.volumeId }, [provisioningFailed(pvc, job.className, message)]);
     }
