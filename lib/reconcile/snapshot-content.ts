@@ -35,7 +35,7 @@ import { exclusively } from './in-flight.js';
 import { contentEvent, EventReasons } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
-import { isOwnedDisk } from './tags.js';
+import { isOwnedDisk, notAdoptedProblem } from './tags.js';
 import { contentRef, dropAnnotation, dropFinalizer, ensureAnnotation, kubeTime } from './writes.js';
 
 type CreateAction = Extract<Ec2Action, { verb: 'createSnapshot' | 'deleteSnapshot' | 'enableFastSnapshotRestores' }>;
@@ -119,6 +119,8 @@ export function decideCreate(content: VolumeSnapshotContent, spec: SnapshotSpec,
     if (!isOwnedDisk(volume, names.clusterId)) {
       return refuse(content, 'NotOwned', `failed to take snapshot of the volume ${request.volumeId}: it is not owned by cluster "${names.clusterId}"`, names);
     }
+    const unadopted = notAdoptedProblem(volume, names.clusterId, `take a snapshot of it for VolumeSnapshotContent "${content.metadata.name}"`);
+    if (unadopted) return refuse(content, 'NotAdopted', `failed to take snapshot of the volume ${request.volumeId}: ${unadopted}`, names);
     return act({ verb: 'createSnapshot', request });
   }
   // A younger duplicate this request made while another request made the oldest: delete it.
