@@ -30,7 +30,7 @@ import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, ty
 import { diskHasAttributes, prepareProvision, provisioningFailed, type ProvisionJob } from './provision-job.js';
 import { creatingWait } from './timing.js';
 import { buildPersistentVolume } from './pv-builder.js';
-import { isOwnedSnapshot } from './snapshot-content.js';
+import { isOwnedSnapshot, snapshotNotAdoptedProblem } from './snapshot-content.js';
 import { isOwnedDisk, notAdoptedProblem } from './tags.js';
 import { addFinalizer, createPersistentVolume, pvcRef, removeFinalizer, removePvcAnnotation } from './writes.js';
 
@@ -85,6 +85,8 @@ function checkSnapshot(job: ProvisionJob, source: Extract<VolumeSource, { kind: 
   if (!isOwnedSnapshot(snapshot, clusterId)) {
     return refuse('SnapshotNotOwned', `snapshot ${snapshotId} of ${what} is not owned by cluster "${clusterId}"; volhook restores only its cluster's snapshots`);
   }
+  const unadopted = snapshotNotAdoptedProblem(snapshot, clusterId, `restore claim ${job.pvc.metadata.namespace}/${job.pvc.metadata.name} from it`);
+  if (unadopted) return refuse('NotAdopted', unadopted);
   if (snapshot.state !== 'completed') {
     const message = `snapshot ${snapshotId} of ${what} is ${snapshot.state}, not completed yet`;
     return requeue(Requeue.snapshotPending, message, [pvcEvent(job.pvc, 'Normal', EventReasons.snapshotNotReady, message)]);

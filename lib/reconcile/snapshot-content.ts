@@ -49,6 +49,20 @@ export function isOwnedSnapshot(snapshot: Snapshot, clusterId: string): boolean 
 }
 
 /**
+ * Why volhook may not `act` on a snapshot of its cluster, when it lacks `ebs.csi.aws.com/cluster=true`
+ * (the IAM role restores from, deletes and fast-restores only snapshots tagged so; every
+ * snapshot volhook takes has it, one made elsewhere and named by a pre-provisioned content may
+ * not); undefined when it may, or when the snapshot is not the cluster's at all.
+ */
+export function snapshotNotAdoptedProblem(snapshot: Snapshot, clusterId: string, act: string): string | undefined {
+  if (!isOwnedSnapshot(snapshot, clusterId) || snapshot.tags[TagKeys.ebsCluster] === 'true') return undefined;
+  return (
+    `snapshot ${snapshot.snapshotId} is cluster "${clusterId}"'s but lacks the tag ${TagKeys.ebsCluster}=true, without which EC2 does not let volhook ${act}; ` +
+    `tag it (\`aws ec2 create-tags --resources ${snapshot.snapshotId} --tags Key=${TagKeys.ebsCluster},Value=true\`)`
+  );
+}
+
+/**
  * The status fields the sidecar writes for a snapshot: `creationTime` in nanoseconds (to the
  * second, which a JSON number holds exactly), `restoreSize` in bytes, `readyToUse` once EC2
  * says `completed`.
@@ -151,6 +165,8 @@ export function decideDelete(content: VolumeSnapshotContent, { owned, foreign }:
     return failed('NotOwned', message, Requeue.failedSlow, [contentEvent(content, 'Warning', EventReasons.snapshotDeleteError, message)]);
   }
   const [next] = owned;
+  const unadopted = next && snapshotNotAdoptedProblem(next, names.clusterId, 'delete it');
+  if (unadopted) return failed('NotAdopted', unadopted, Requeue.failedSlow, [contentEvent(content, 'Warning', EventReasons.snapshotDeleteError, unadopted)]);
   if (next) return act({ verb: 'deleteSnapshot', snapshotId: next.snapshotId });
   const ref = contentRef(content);
   const status = content.status;
@@ -265,6 +281,8 @@ async function reconcilePreProvisioned(content: VolumeSnapshotContent, snapshotI
   if (!isOwnedSnapshot(snapshot, scope.clusterId)) {
     return refuse(content, 'NotOwned', `snapshot ${snapshotId} is not owned by cluster "${scope.clusterId}" (tag ${TagKeys.cluster(scope.clusterId)}=owned); volhook uses only its cluster's snapshots`, names, check);
   }
+  const unadopted = snapshotNotAdoptedProblem(snapshot, scope.clusterId, 'restore volumes from it');
+  if (unadopted) return refuse(content, 'NotAdopted', unadopted, names, check);
   if (snapshot.state === 'error') return refuse(content, 'SnapshotFailed', `snapshot ${snapshotId} failed${snapshot.stateMessage ? `: ${snapshot.stateMessage}` : ''}`, names, check);
   return record(content, snapshot);
 }

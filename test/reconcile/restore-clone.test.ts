@@ -91,6 +91,7 @@ describe('restore from a VolumeSnapshot', () => {
     ['the snapshot larger than the request', { pvc: { spec: { resources: { requests: { storage: '5Gi' } } } } }, (e: FakeGateway) => e.addSnapshot({ snapshotId: SNAP, sizeGiB: 10 }), 'SnapshotTooLarge'],
     ['the snapshot gone from EC2', {}, () => undefined, 'SnapshotNotFound'],
     ["another cluster's snapshot", {}, (e: FakeGateway) => e.addSnapshot({ snapshotId: SNAP, tags: { 'kubernetes.io/cluster/other': 'owned' } }), 'SnapshotNotOwned'],
+    ["the cluster's snapshot without ebs.csi.aws.com/cluster=true (IAM would refuse the restore)", {}, (e: FakeGateway) => e.addSnapshot({ snapshotId: SNAP, tags: { [`kubernetes.io/cluster/${e.clusterId}`]: 'owned' } }), 'NotAdopted'],
     ['a content of another driver', { source: { content: readyContent(SNAP, { spec: { driver: 'other.csi.example.com' } }) } }, (e: FakeGateway) => e.addSnapshot({ snapshotId: SNAP }), 'SnapshotNotOurs'],
     ['a VolumeSnapshot that does not exist', { source: { snapshot: null, content: null } }, () => undefined, 'SnapshotNotFound'],
   ])('%s -> ProvisioningFailed with the reason, no disk', async (_name, override, prepare, reason) => {
