@@ -140,11 +140,17 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
       graceMs,
       delete: command.delete,
       deleteSnapshots: command.deleteSnapshots,
+      ...(command.volumes && { volumes: command.volumes }),
+      ...(command.snapshots && { snapshots: command.snapshots }),
     });
     io.stdout(command.json ? `${JSON.stringify(result, null, 2)}\n` : auditTable(result));
     io.stderr(auditSummary(result));
-    const deletable = result.orphans.filter((o) => o.deletable).length + result.orphanedSnapshots.filter((o) => o.deletable).length;
-    if (!command.delete && deletable > 0) io.stderr(`${deletable} orphan(s) can be deleted: run again with --delete.\n`);
+    const deletable = [...result.orphans, ...result.orphanedSnapshots].filter((o) => o.deletable);
+    const due = deletable.filter((o) => o.mark?.due).length;
+    if (!command.delete && due > 0) io.stderr(`${due} orphan(s) can be deleted: run again with --delete.\n`);
+    if (deletable.length > due) {
+      io.stderr(`${deletable.length - due} orphan(s) marked, not yet deletable: an audit with --delete deletes them once a report received after the mark still names nothing of them.\n`);
+    }
     return [...result.deletions, ...result.snapshotDeletions].some((d) => d.outcome === 'failed') ? EXIT.failed : EXIT.ok;
   });
 }
