@@ -64,7 +64,8 @@ describe('audit --delete on evidence dated by the backend', () => {
     const pvName = bound.spec!.volumeName!;
     const pv = await readVolume(stack.kube, pvName);
     const volumeId = pv.spec!.csi!.volumeHandle;
-    const zone = (await volumeById(stack.ec2, volumeId))!.AvailabilityZone!;
+    const made = (await volumeById(stack.ec2, volumeId))!;
+    const zone = made.AvailabilityZone!;
     await freshReport(stack, Date.now());
 
     // The user's steps: delete the claim (the PV is Released, its disk kept), then the PV.
@@ -75,8 +76,9 @@ describe('audit --delete on evidence dated by the backend', () => {
     await waitFor(() => orMissing(readClaim(stack.kube, ns, 'keep')), (c) => c === undefined, { what: 'claim keep gone' });
     await stack.kube.core.deletePersistentVolume({ name: pvName });
     await waitFor(() => orMissing(readVolume(stack.kube, pvName)), (v) => v === undefined, { what: `PV ${pvName} gone` });
-    // Its next report (at the latest a resync later) no longer names the disk.
-    await freshReport(stack, Date.now());
+    // Its next report (at the latest a resync later) no longer names the disk — nor its claim,
+    // and it postdates the disk (as an hourly audit meets it: the disk is older than any report).
+    await freshReport(stack, Math.max(Date.now(), made.CreateTime!.getTime() + 6_000));
 
     // Then a static PV for the disk, and at once an audit that deletes.
     await stack.kube.core.createPersistentVolume({
