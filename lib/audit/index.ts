@@ -40,6 +40,7 @@ export {
   teardownVerdict,
   type LeftBehind,
   type SnapshotLeftBehind,
+  type TeardownEvidence,
 } from './teardown.js';
 export { age, auditSummary, auditTable, leftBehindTable, reportLine, snapshotsLeftBehindTable } from './format.js';
 export { AUDIT_METRICS, auditMetricValues, publishAuditMetrics } from './metrics.js';

@@ -162,9 +162,9 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
 export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promise<number> {
   return withResolved(command, io, async (r) => {
     const gateway = pacedGateway(r.client, command.clusterId, r.region);
-    const report = await r.reports.get(command.clusterId);
-    const entries = leftBehind(await gateway.listClusterDisks(), report, r.region);
-    const snapshots = snapshotsLeftBehind(await gateway.listClusterSnapshots(), report, r.region);
+    const evidence = { report: await r.reports.get(command.clusterId), retained: await r.reports.retained(command.clusterId) };
+    const entries = leftBehind(await gateway.listClusterDisks(), evidence, r.region);
+    const snapshots = snapshotsLeftBehind(await gateway.listClusterSnapshots(), evidence, r.region);
     const toDelete = entries.filter((e) => e.action === 'delete');
     const snapshotsToDelete = snapshots.filter((e) => e.action === 'delete');
     io.stdout(leftBehindTable(entries));
@@ -185,10 +185,10 @@ export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promi
         return EXIT.failed;
       }
     }
-    const outcomes = await deleteLeftBehind(gateway, command.clusterId, entries, report);
+    const outcomes = await deleteLeftBehind(gateway, command.clusterId, entries, evidence);
     const deleted = outcomes.filter((o) => o.outcome === 'deleted').length;
     for (const o of outcomes) if (o.outcome !== 'deleted') io.stderr(`${o.volumeId}: ${o.outcome}: ${o.why}\n`);
-    const snapshotOutcomes = await deleteSnapshotsLeftBehind(gateway, command.clusterId, snapshots, report);
+    const snapshotOutcomes = await deleteSnapshotsLeftBehind(gateway, command.clusterId, snapshots, evidence);
     const deletedSnapshots = snapshotOutcomes.filter((o) => o.outcome === 'deleted').length;
     for (const o of snapshotOutcomes) if (o.outcome !== 'deleted') io.stderr(`${o.snapshotId}: ${o.outcome}: ${o.why}\n`);
     const removed = await r.registrations.delete(command.clusterId);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { auditSummary, auditTable, runAudit, type AuditRequest } from '../../lib/audit/index.js';
+import { auditSummary, auditTable, deleteLeftBehind, leftBehind, runAudit, type AuditRequest } from '../../lib/audit/index.js';
 import { reconcileItems } from '../../lib/reconcile/index.js';
 import { reportDigest, type VolumeReport } from '../../lib/contract/index.js';
 import { createMemoryReportStore, type ReportStore } from '../../lib/reports/index.js';
@@ -277,5 +277,26 @@ describe('runAudit on reports as the backend keeps them', () => {
       { volumeId: inUse.volumeId, outcome: 'kept', why: expect.stringContaining('not an orphan') },
     ]);
     expect(ec2.volumes.get(other.volumeId)?.state).toBe('available');
+  });
+});
+
+describe('remove --delete-volumes: disks left behind', () => {
+  it('deletes the available disks, never one a Retain PV names nor one whose last known PV had Retain', async () => {
+    const { ec2, reports, orphan, put } = setup();
+    const plain = orphan();
+    const named = orphan();
+    const remembered = orphan();
+    await put([], [{ pv: 'pv-kept', volumeId: named.volumeId, reclaimPolicy: 'Retain' }]);
+    await reports.retain('alpha', [remembered.volumeId]);
+    const evidence = { report: await reports.get('alpha'), retained: await reports.retained('alpha') };
+    const entries = leftBehind(await ec2.listClusterDisks(), evidence, 'us-east-1');
+    expect(entries.map((e) => [e.volumeId, e.action, e.why]).sort()).toEqual(
+      [
+        [plain.volumeId, 'delete', undefined],
+        [named.volumeId, 'keep', 'PersistentVolume pv-kept (Retain) names it'],
+        [remembered.volumeId, 'keep', expect.stringContaining('reclaimPolicy Retain')],
+      ].sort(),
+    );
+    expect(await deleteLeftBehind(ec2, 'alpha', entries, evidence)).toEqual([{ volumeId: plain.volumeId, outcome: 'deleted' }]);
   });
 });

@@ -168,26 +168,30 @@ describe('runAudit: snapshots', () => {
 });
 
 describe('remove --delete-volumes: snapshots left behind', () => {
-  it('lists every snapshot of the cluster; deletes the settled ones, never a pending one nor one a Retain content names', async () => {
+  it('lists every snapshot of the cluster; deletes the settled ones, never a pending one, one a Retain content names, nor one whose last content had Retain', async () => {
     const { ec2, snapshot } = setup();
     const reports = createMemoryReportStore();
     const plain = snapshot();
     const retained = snapshot();
+    const remembered = snapshot();
     const pending = snapshot();
     ec2.snapshots.get(pending.snapshotId)!.state = 'pending';
     await put(reports, [content({ content: retained.tags.CSIVolumeSnapshotName!, deletionPolicy: 'Retain' })]);
-    const report = await reports.get('alpha');
-    const entries = snapshotsLeftBehind(await ec2.listClusterSnapshots(), report, 'us-east-1');
+    await reports.retain('alpha', [remembered.snapshotId]);
+    const evidence = { report: await reports.get('alpha'), retained: await reports.retained('alpha') };
+    const entries = snapshotsLeftBehind(await ec2.listClusterSnapshots(), evidence, 'us-east-1');
     expect(entries.map((e) => [e.snapshotId, e.action]).sort()).toEqual(
       [
         [plain.snapshotId, 'delete'],
         [retained.snapshotId, 'keep'],
+        [remembered.snapshotId, 'keep'],
         [pending.snapshotId, 'keep'],
       ].sort(),
     );
+    expect(entries.find((e) => e.snapshotId === remembered.snapshotId)?.why).toContain('deletionPolicy Retain');
     expect(entries.find((e) => e.snapshotId === plain.snapshotId)).toMatchObject({ monthlyUsd: 1 });
-    const outcomes = await deleteSnapshotsLeftBehind(ec2, 'alpha', entries, report);
+    const outcomes = await deleteSnapshotsLeftBehind(ec2, 'alpha', entries, evidence);
     expect(outcomes).toEqual([{ snapshotId: plain.snapshotId, outcome: 'deleted' }]);
-    expect([...ec2.snapshots.keys()].sort()).toEqual([retained.snapshotId, pending.snapshotId].sort());
+    expect([...ec2.snapshots.keys()].sort()).toEqual([retained.snapshotId, remembered.snapshotId, pending.snapshotId].sort());
   });
 });
