@@ -12,7 +12,9 @@
  * - the zones of all the nodes are context of every Immediate claim (it may go to any zone);
  * - the disk each PV names is context of the volume report: a PV that comes to name a disk
  *   (added, or its handle changed) sends the report at once, so the audit never judges that
- *   disk by a report from before the PV (a Retain disk re-used by a static PV).
+ *   disk by a report from before the PV (a Retain disk re-used by a static PV); so does one that
+ *   stops naming it (deleted), so the audit does not take a PV gone with its disk for one whose
+ *   disk was lost.
  *
  * **Why Nodes and CSINodes are fingerprinted.** A kubelet updates its Node every few seconds
  * (conditions, heartbeat times, images), and each update of a node would offer every claim
@@ -63,14 +65,14 @@ export class Dependents {
   }
 
   /**
-   * Records the disk PV `pvName` names now (undefined: none, or the PV is gone); true when it
-   * names a disk it did not name before.
+   * Records the disk PV `pvName` names now (undefined: none, or the PV is gone); true when that
+   * is not the disk it named before (one added, changed or gone).
    */
   trackVolumeDisk(pvName: string, disk: string | undefined): boolean {
     const before = this.#diskByPv.get(pvName);
     if (disk === undefined) this.#diskByPv.delete(pvName);
     else if (disk !== before) this.#diskByPv.set(pvName, disk);
-    return disk !== undefined && disk !== before;
+    return disk !== before;
   }
 
   /** Names of the VolumeAttachments whose `spec.source.persistentVolumeName` is `pvName`. */

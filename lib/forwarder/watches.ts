@@ -86,12 +86,13 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
       if (type !== 'delete' && isOurVolume(pv, ctx.ownership)) yield { key: ItemKeys.volume(name) };
       // Kept here rather than in `track`: a PV's disk changes only with its spec, which is news,
       // and every add and delete is news too (the initial list's adds included).
-      const namesNewDisk = ctx.dependents.trackVolumeDisk(name, type === 'delete' ? undefined : reportedDiskOf(pv, ctx.ownership));
+      const diskChanged = ctx.dependents.trackVolumeDisk(name, type === 'delete' ? undefined : reportedDiskOf(pv, ctx.ownership));
       if (!ctx.ready()) return;
       // A PV that names a disk it did not name before (added, or its handle changed): the audit
       // must not judge that disk by a report from before it (a Retain disk re-used by a static
       // PV made for it) — as for a content added, the report goes now, not at the next resync.
-      if (namesNewDisk) yield { key: ItemKeys.report() };
+      // A PV gone too, or the audit takes it, still in the report, for one whose disk was lost.
+      if (diskChanged) yield { key: ItemKeys.report() };
       // Its attachments carry the PV as context (attach is refused while it is being deleted).
       const ref = pv.spec?.claimRef;
       if (ref?.namespace && ref.name) {

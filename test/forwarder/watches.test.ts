@@ -90,7 +90,7 @@ describe('PersistentVolumes and VolumeAttachments', () => {
     expect(keysOf('persistentvolumes', 'delete', pv, ctx).map((o) => o.key)).toEqual(['VolumeAttachment/csi-1']);
   });
 
-  it('PV added (ours, naming a disk: a static PV made for a Retain disk) -> the volume report too, so the audit learns of it at once; an update leaving its disk -> not; its handle changed -> the report; a PV of another driver -> not', () => {
+  it('PV added (ours, naming a disk: a static PV made for a Retain disk) -> the volume report too, so the audit learns of it at once; an update leaving its disk -> not; its handle changed, or the PV deleted -> the report; a PV of another driver -> not', () => {
     const ctx = contextOf({});
     const keys = (type: EventType, object: typeof pv) => keysOf('persistentvolumes', type, object, ctx).map((o) => o.key);
     const staticPv = volume('reused', { phase: 'Available' });
@@ -99,8 +99,8 @@ describe('PersistentVolumes and VolumeAttachments', () => {
     const moved = structuredClone(staticPv);
     moved.spec!.csi!.volumeHandle = 'vol-0fedcba9876543210';
     expect(keys('update', moved)).toEqual(['PersistentVolume/reused', 'VolumeReport/cluster']);
-    // Gone, then made again for the same disk (the watch saw the delete): a new PV naming it.
-    expect(keys('delete', moved)).toEqual([]);
+    // Gone (the report must stop naming it), then made again for the same disk: a new PV naming it.
+    expect(keys('delete', moved)).toEqual(['VolumeReport/cluster']);
     expect(keys('add', moved)).toEqual(['PersistentVolume/reused', 'VolumeReport/cluster']);
     expect(keys('add', volume('theirs', { driver: 'efs.csi.aws.com' }))).toEqual([]);
   });
