@@ -22,6 +22,8 @@ export interface TrackedClaim {
   resized?: boolean;
   /** The VolumeAttributesClass the scenario moved it to. */
   volumeAttributesClass?: string;
+  /** Of a deleted Retain claim: the disk the user took over (its Released PV deleted). */
+  takenOver?: string;
 }
 
 export interface TrackedSnapshot {
@@ -215,7 +217,8 @@ export function convergenceProblems(world: World, tracked: readonly TrackedClaim
         if (held.length) problems.push(`${label}: its retained disk ${d.id} is still attached to ${held.map((a) => nodeOf(world, a.instanceId)).join(', ')}`);
       }
     } else {
-      for (const d of disks) problems.push(`${label}: its disk ${d.id} is ${d.state} and no PV names it`);
+      // A disk the user took over is theirs, PV or not; its deletion is the oracle's to judge.
+      for (const d of disks) if (d.id !== c.takenOver) problems.push(`${label}: its disk ${d.id} is ${d.state} and no PV names it`);
     }
   }
 
@@ -324,6 +327,7 @@ export function finalVerdict(world: World, tracked: readonly TrackedClaim[], ora
   for (const v of s.volumes) {
     if (isGone(v)) continue;
     const pv = s.pvs.find((p) => diskIdOf(p) === v.id);
+    if (!pv && tracked.some((c) => c.takenOver === v.id)) continue; // the user's: kept on purpose
     if (!pv) note('leaked', `disk ${volumeLabel(tracked, v)} is ${v.state} and no PV names it`);
     else if ((pv.spec.persistentVolumeReclaimPolicy ?? 'Retain') === 'Delete' && !claimUids.has(pv.spec.claimRef?.uid ?? '')) {
       note('leaked', `disk ${volumeLabel(tracked, v)} is ${v.state}; its claim is gone and its Delete PV is ${pv.status?.phase ?? '?'}${pv.metadata.deletionTimestamp ? ' (terminating)' : ''}`);

@@ -3,8 +3,10 @@
  * (Immediate and WaitForFirstConsumer, Delete and Retain, pods coming and going fast, claims
  * deleted early, forwarder restarts, answers lost after EC2 mutations and after Kubernetes
  * writes, concurrent requests, the audit with --delete running alongside, disks left by gone
- * claims that only the audit can find) over the real app, gateway, EC2 simulator, controllers and
- * `applyWrites`: at least 300 crash points, and every count 0.
+ * claims that only the audit can find — in two audits, one that marks and one after a new report
+ * that deletes — and Retain disks their users took over, which no audit may delete) over the real
+ * app, gateway, EC2 simulator, controllers and `applyWrites`: at least 300 crash points, and every
+ * count 0.
  *
  * `CRASH_POINTS` and `CRASH_SEED` change the amount and the first seed; the long run is
  * `npm run test:crash -- --points 3000`, and a failing seed replays with

@@ -4,7 +4,7 @@
  *
  * - wrongly deleted: DeleteVolume of a disk whose PV is Retain, or whose PV exists and is not
  *   Released; or, with no PV, of a disk whose claim is alive (not being deleted) and that is
- *   not a failed (`error`) volume;
+ *   not a failed (`error`) volume, or of a disk the user took over (its Retain PV deleted);
  * - wrongly detached: DetachVolume while a VolumeAttachment that is not being deleted names
  *   that volume's PV and that instance's node;
  * - created: every volume CreateVolume made, by `CSIVolumeName`, to count duplicates from
@@ -33,6 +33,8 @@ export class Oracle {
   readonly modified = new Map<string, number>();
   /** Volume ID → CreateTags calls EC2 carried out on it (only class changes tag a volume after create). */
   readonly tagged = new Map<string, number>();
+  /** Disks the user took over (their Released Retain PV deleted): never to be deleted. */
+  readonly takenOver = new Set<string>();
   world?: World;
 
   constructor(
@@ -118,6 +120,7 @@ export class Oracle {
   }
 
   private judgeDelete(world: World, call: Ec2Call, volumeId: string): string | undefined {
+    if (this.takenOver.has(volumeId)) return 'the user took it over: its last PV had reclaim policy Retain and was deleted';
     const pv = pvNaming(world, volumeId);
     if (pv) {
       const policy = pv.spec.persistentVolumeReclaimPolicy ?? 'Retain';
