@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { resolveIntrinsics } from './cloudformation.js';
+import type { IamPrincipal } from './evaluate.js';
 import { listOf, PolicyDocument } from './policy.js';
 
 export const SERVERLESS_YML = fileURLToPath(new URL('../../serverless.yml', import.meta.url));
@@ -75,9 +76,17 @@ export function rolePolicy(options: RolePolicyOptions = {}): PolicyDocument {
   return { ...document, Statement: document.Statement.map((s) => (s.Action === undefined ? s : { ...s, Action: listOf(s.Action) })) };
 }
 
-/** The role serverless.yml's Lambda functions run as (the framework's default role name). */
-export function lambdaRoleSession(options: { stage?: string; region?: string; accountId?: string } = {}): string {
+/**
+ * The Lambda role as IAM sees its calls: the session of serverless.yml's functions (the
+ * framework's default role name) under the packaged policy, or `policy` in its place.
+ */
+export function lambdaRolePrincipal(options: { stage?: string; region?: string; accountId?: string; policy?: PolicyDocument } = {}): IamPrincipal {
   const stage = options.stage ?? 'dev';
   const region = options.region ?? 'us-east-1';
-  return `arn:aws:sts::${options.accountId ?? '123456789012'}:assumed-role/volhook-${stage}-${region}-lambdaRole/volhook-${stage}-api`;
+  const accountId = options.accountId ?? '123456789012';
+  return {
+    arn: `arn:aws:sts::${accountId}:assumed-role/volhook-${stage}-${region}-lambdaRole/volhook-${stage}-api`,
+    accountId,
+    policies: [{ name: 'volhook-lambda-role', document: options.policy ?? rolePolicy({ stage, region, accountId }) }],
+  };
 }

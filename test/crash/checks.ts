@@ -41,6 +41,8 @@ export interface Counts {
   wronglyDetached: number;
   attachedWithoutVa: number;
   notConverged: number;
+  /** Calls the role's IAM policy refused: a call the deployed backend could not make. */
+  unauthorized: number;
 }
 
 export const COUNT_NAMES: Record<keyof Counts, string> = {
@@ -50,10 +52,11 @@ export const COUNT_NAMES: Record<keyof Counts, string> = {
   wronglyDetached: 'wrongly detached',
   attachedWithoutVa: 'attached without VA',
   notConverged: 'not converged',
+  unauthorized: 'denied by IAM',
 };
 
 export function zeroCounts(): Counts {
-  return { leaked: 0, duplicate: 0, wronglyDeleted: 0, wronglyDetached: 0, attachedWithoutVa: 0, notConverged: 0 };
+  return { leaked: 0, duplicate: 0, wronglyDeleted: 0, wronglyDetached: 0, attachedWithoutVa: 0, notConverged: 0, unauthorized: 0 };
 }
 
 interface Claim extends KubeObject {
@@ -360,6 +363,7 @@ export function finalVerdict(world: World, tracked: readonly TrackedClaim[], ora
   }
   for (const line of oracle.wronglyDeleted) note('wronglyDeleted', line);
   for (const line of oracle.wronglyDetached) note('wronglyDetached', line);
+  for (const line of oracle.unauthorized) note('unauthorized', line);
   for (const line of attachedWithoutVa(world, s, tracked)) note('attachedWithoutVa', line);
   for (const line of notConverged) note('notConverged', line);
   return { counts, findings };

@@ -5,6 +5,7 @@
  * to lose its answer after the simulator acted on it (the request reached EC2, the answer
  * never came back: a network cut, a timeout, a crashed function).
  */
+import { accessKeyOf } from '../../lib/local/ec2/iam.js';
 import type { Ec2Response, Ec2Simulator, Volume } from '../../lib/local/ec2/index.js';
 
 /** The EC2 actions that change something. */
@@ -31,6 +32,7 @@ export type Ec2CallObserver = (call: Ec2Call) => boolean;
 /** What the SDK hands a request handler (the parts used here). */
 interface SdkHttpRequest {
   body?: unknown;
+  headers: Record<string, string | undefined>;
 }
 
 function bodyText(body: unknown): string {
@@ -57,7 +59,7 @@ export function simulatorTransport(sim: Ec2Simulator, observe: Ec2CallObserver) 
       const action = params.get('Action') ?? '';
       const volumeId = isMutation(action) ? (params.get('VolumeId') ?? params.get('SourceVolumeId')) : null;
       const volumeBefore = volumeId ? sim.volume(volumeId) : undefined;
-      const response = await sim.call(Object.fromEntries(params));
+      const response = await sim.call(Object.fromEntries(params), { accessKeyId: accessKeyOf(request.headers['authorization'], new URLSearchParams()) });
       if (observe({ action, params, response, ...(volumeBefore ? { volumeBefore } : {}) })) throw lostAnswerError(action);
       return {
         response: {

@@ -29,6 +29,8 @@ export class Oracle {
   readonly createdSnapshots = new Map<string, Set<string>>();
   readonly wronglyDeleted: string[] = [];
   readonly wronglyDetached: string[] = [];
+  /** Calls answered UnauthorizedOperation: the simulator holds the backend to the role policy. */
+  readonly unauthorized: string[] = [];
   /** `CSIVolumeName` (pvc-<claim uid>) → ModifyVolume calls EC2 carried out on its volume. */
   readonly modified = new Map<string, number>();
   /** Volume ID → CreateTags calls EC2 carried out on it (only class changes tag a volume after create). */
@@ -47,6 +49,7 @@ export class Oracle {
   /** The transport's observer: judges, records, and says whether to lose the answer. */
   observe(call: Ec2Call): boolean {
     const { action, params, response } = call;
+    if (response.code === 'UnauthorizedOperation') this.unauthorized.push(`${action} ${params.get('VolumeId') ?? params.get('SnapshotId') ?? params.get('SourceVolumeId') ?? ''}: ${/<Message>([^<]{0,200})/.exec(response.body)?.[1] ?? ''}`);
     if (!isMutation(action) || response.status !== 200) return false;
     const world = this.world;
     if (!world) throw new Error('oracle used before its world was set');

@@ -10,7 +10,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { isReservedTagKey } from '../../lib/contract/tags.js';
 import { AUTHORIZED_ACTIONS, ManualClock, Ec2Simulator } from '../../lib/local/ec2/index.js';
 import { ACTIONS } from '../../lib/local/ec2/actions.js';
-import { backendPrincipal, BACKEND_CREDENTIALS } from '../../lib/local/stack/stack.js';
+import { lambdaRolePrincipal } from '../../lib/iam/role-policy.js';
+import { BACKEND_CREDENTIALS } from '../../lib/local/stack/stack.js';
 
 const ZONE = 'us-east-1a';
 const ROLE = { accessKeyId: BACKEND_CREDENTIALS.accessKeyId };
@@ -32,7 +33,7 @@ let instanceId: string;
 
 beforeEach(() => {
   clock = new ManualClock();
-  sim = new Ec2Simulator({ seed: 7, throttling: false, createFaults: [], iam: { principals: { [ROLE.accessKeyId]: backendPrincipal('us-east-1') } } }, clock);
+  sim = new Ec2Simulator({ seed: 7, throttling: false, createFaults: [], iam: { principals: { [ROLE.accessKeyId]: lambdaRolePrincipal() } } }, clock);
   instanceId = sim.runInstance({ zone: ZONE }).id;
 });
 

@@ -6,9 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EC2Client } from '@aws-sdk/client-ec2';
-import type { IamPrincipal } from '../../iam/evaluate.js';
 import type { PolicyDocument } from '../../iam/policy.js';
-import { lambdaRoleSession, rolePolicy } from '../../iam/role-policy.js';
+import { lambdaRolePrincipal } from '../../iam/role-policy.js';
 import { createBackendApp, type BackendOptions } from '../../app/index.js';
 import { createMemoryBudget, type RateBudget } from '../../budget/index.js';
 import type { Item, Result } from '../../contract/index.js';
@@ -30,15 +29,6 @@ export const DEFAULT_PORTS = { backend: 8787, ec2: 8788, kube: 8001 } as const;
 
 /** What the backend signs its EC2 calls with: the simulator holds this key to the role's policy. */
 export const BACKEND_CREDENTIALS = { accessKeyId: 'volhook-backend-role', secretAccessKey: 'local' } as const;
-
-/** The deployed Lambda role, as the simulator evaluates it. */
-export function backendPrincipal(region: string, policy?: PolicyDocument, accountId = DEFAULT_ACCOUNT_ID): IamPrincipal {
-  return {
-    arn: lambdaRoleSession({ region, accountId }),
-    accountId,
-    policies: [{ name: 'volhook-lambda-role', document: policy ?? rolePolicy({ region, accountId }) }],
-  };
-}
 
 export interface LocalStackOptions {
   host?: string;
@@ -126,7 +116,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     let ec2Url = options.ec2Endpoint;
     let simulator: Ec2Simulator | undefined;
     if (!ec2Url) {
-      const iam = { principals: { [BACKEND_CREDENTIALS.accessKeyId]: backendPrincipal(region, options.rolePolicy) } };
+      const iam = { principals: { [BACKEND_CREDENTIALS.accessKeyId]: lambdaRolePrincipal({ region, accountId: DEFAULT_ACCOUNT_ID, policy: options.rolePolicy }) } };
       const sim = await startEc2Simulator({ ...options.ec2, port: ports.ec2, host, region, zones, iam });
       cleanups.push(() => sim.close());
       ec2Url = sim.url;

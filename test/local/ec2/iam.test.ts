@@ -6,13 +6,14 @@ import { CreateSnapshotCommand, DeleteVolumeCommand, EC2Client } from '@aws-sdk/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessKeyOf } from '../../../lib/local/ec2/iam.js';
 import { startEc2Simulator, type RunningEc2Simulator } from '../../../lib/local/ec2/index.js';
-import { backendPrincipal, BACKEND_CREDENTIALS } from '../../../lib/local/stack/stack.js';
+import { lambdaRolePrincipal } from '../../../lib/iam/role-policy.js';
+import { BACKEND_CREDENTIALS } from '../../../lib/local/stack/stack.js';
 
 let sim: RunningEc2Simulator;
 const client = (accessKeyId: string) => new EC2Client({ endpoint: sim.url, region: 'us-east-1', credentials: { accessKeyId, secretAccessKey: 'x' }, maxAttempts: 1 });
 
 beforeAll(async () => {
-  sim = await startEc2Simulator({ seed: 3, throttling: false, iam: { principals: { [BACKEND_CREDENTIALS.accessKeyId]: backendPrincipal('us-east-1') } } });
+  sim = await startEc2Simulator({ seed: 3, throttling: false, iam: { principals: { [BACKEND_CREDENTIALS.accessKeyId]: lambdaRolePrincipal() } } });
 });
 afterAll(() => sim.close());
 
