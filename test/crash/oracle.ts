@@ -10,10 +10,16 @@
  * - created: every volume CreateVolume made, by `CSIVolumeName`, to count duplicates from
  *   what EC2 created rather than from what is left.
  *
- * Only calls EC2 accepted count (an error answer changed nothing); a lost answer does.
+ * Only calls EC2 accepted count (an error answer changed nothing); a lost answer does. Except
+ * for what the backend must never ask at all, whatever EC2 (or its IAM) answers — a call that
+ * changes a volume which, at the call, is not the cluster's adopted disk (tagged
+ * `kubernetes.io/cluster/<id>=owned` and `ebs.csi.aws.com/cluster=true`):
+ * - copied foreign: a CopyVolumes of such a source (another cluster's data in a disk this one owns);
+ * - touched not adopted: any other change of such a volume (attach, detach, delete, modify, tags, snapshot).
  */
 import type { KubeObject } from '../../lib/local/kube/index.js';
-import { createdSnapshotId, createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
+import type { Volume } from '../../lib/local/ec2/index.js';
+import { changesVolumes, createdSnapshotId, createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
 import { contentOf, diskIdOf, type Content, type Pv } from './checks.js';
 import type { CrashController } from './crashes.js';
 import type { World } from './world.js';
@@ -37,6 +43,12 @@ export class Oracle {
   readonly tagged = new Map<string, number>();
   /** Disks the user took over (their Released Retain PV deleted): never to be deleted. */
   readonly takenOver = new Set<string>();
+  /** CopyVolumes asked of a source that was not, at the call, the cluster's adopted disk. */
+  readonly copiedForeign: string[] = [];
+  /** Other changes asked of a volume that was not, at the call, the cluster's adopted disk. */
+  readonly touchedNotAdopted: string[] = [];
+  /** Other clusters' disks the run put into EC2, as they were put there: so they must be at the end. */
+  readonly foreign = new Map<string, Volume>();
   world?: World;
 
   constructor(
@@ -50,9 +62,11 @@ export class Oracle {
   observe(call: Ec2Call): boolean {
     const { action, params, response } = call;
     if (response.code === 'UnauthorizedOperation') this.unauthorized.push(`${action} ${params.get('VolumeId') ?? params.get('SnapshotId') ?? params.get('SourceVolumeId') ?? ''}: ${/<Message>([^<]{0,200})/.exec(response.body)?.[1] ?? ''}`);
-    if (!isMutation(action) || response.status !== 200) return false;
+    if (!changesVolumes(action)) return false;
     const world = this.world;
     if (!world) throw new Error('oracle used before its world was set');
+    this.judgeOwnership(world, call);
+    if (!isMutation(action) || response.status !== 200) return false;
     const volumeId = action === 'CreateVolume' || action === 'CopyVolumes' ? createdVolumeId(response.body) : (params.get('VolumeId') ?? undefined);
     let subject = volumeId ?? '?';
     switch (action) {
@@ -122,6 +136,17 @@ export class Oracle {
     return lose;
   }
 
+  /** Judged for every call that changes volumes, answered or refused: asking is the fault. */
+  private judgeOwnership(world: World, call: Ec2Call): void {
+    for (const volume of call.volumesBefore ?? []) {
+      const why = notAdopted(volume, world.clusterId);
+      if (!why) continue;
+      const line = `${call.action} ${volume.id}: ${why} (EC2 answered ${call.response.code ?? call.response.status})`;
+      if (call.action === 'CopyVolumes') this.copiedForeign.push(line);
+      else this.touchedNotAdopted.push(line);
+    }
+  }
+
   private judgeDelete(world: World, call: Ec2Call, volumeId: string): string | undefined {
     if (this.takenOver.has(volumeId)) return 'the user took it over: its last PV had reclaim policy Retain and was deleted';
     const pv = pvNaming(world, volumeId);
@@ -174,6 +199,19 @@ export class Oracle {
     );
     return va ? `VolumeAttachment ${va.metadata.name.slice(0, 16)}… (not being deleted) names PV ${pv.metadata.name} on ${node}` : undefined;
   }
+}
+
+/**
+ * Why the volume is not the cluster's adopted disk, or undefined when it is. Read from the tags
+ * here, independently of lib/reconcile/tags.ts, so the judge does not share the rule it judges.
+ */
+export function notAdopted(volume: Pick<Volume, 'tags'>, clusterId: string): string | undefined {
+  const tag = (key: string) => volume.tags.find((t) => t.key === key)?.value;
+  if (tag(`kubernetes.io/cluster/${clusterId}`) !== 'owned') {
+    const other = volume.tags.find((t) => t.key.startsWith('kubernetes.io/cluster/'));
+    return other ? `another cluster's disk (${other.key}=${other.value})` : `not cluster "${clusterId}"'s disk`;
+  }
+  return tag('ebs.csi.aws.com/cluster') === 'true' ? undefined : `cluster "${clusterId}"'s disk, not adopted (no ebs.csi.aws.com/cluster=true)`;
 }
 
 export function pvNaming(world: World, volumeId: string): Pv | undefined {

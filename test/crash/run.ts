@@ -14,6 +14,12 @@
  * the backend holds a report received after the mark, the audit that deletes; then two steps
  * more). The clock moves 1–5 s per step while converging, or straight to the next due item
  * when nothing was sent.
+ *
+ * Disks volhook did not make (scenario.ts) are put into EC2 when their claim is due: the disk,
+ * a static PV (Retain) naming it pre-bound to the claim, and the claim. The operator's adoption
+ * of the one not adopted is a call of its own to the simulator, as `cluster adopt` is outside
+ * the backend. At the end the user deletes those static PVs (Released): the disks stay, the
+ * cluster's one the user's (taken over, like a Retain disk).
  */
 import { createHash } from 'node:crypto';
 import { CrashController } from './crashes.js';
@@ -22,8 +28,9 @@ import { convergenceProblems, diskIdOf, finalVerdict, unsettled, type Counts, ty
 import { ForwarderModel } from './forwarder-model.js';
 import { Oracle } from './oracle.js';
 import { Rng } from './rng.js';
-import { describeAction, describeScenario, generateScenario, type UserAction } from './scenario.js';
-import { createWorld, REGION, snapshotClassName, type World } from './world.js';
+import { describeAction, describeScenario, generateScenario, type StaticDisk, type UserAction } from './scenario.js';
+import { createWorld, DRIVER, FOREIGN_CLUSTER, REGION, snapshotClassName, type World } from './world.js';
+import { wantedTags } from '../../lib/cli/adopt-plan.js';
 import type { KubeObject } from '../../lib/local/kube/index.js';
 import { runAudit } from '../../lib/audit/index.js';
 import { reportTime } from '../../lib/reports/index.js';
@@ -121,12 +128,72 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       await w.settle();
     };
 
+    /**
+     * A disk volhook did not make, put into EC2 (another cluster's, adopted there; or this
+     * cluster's, not adopted), a static PV (Retain) naming it, pre-bound to the claim, and the claim.
+     */
+    const createStatic = (c: TrackedClaim, kind: StaticDisk, zone: string) => {
+      const tags: Record<string, string> =
+        kind === 'foreign' ? { [`kubernetes.io/cluster/${FOREIGN_CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' } : { [`kubernetes.io/cluster/${w.clusterId}`]: 'owned' };
+      const [disk] = w.sim.seedVolumes({ zone, tags, createdAt: new Date(w.clock.now()).toISOString() });
+      const volumeId = disk!.id;
+      if (kind === 'foreign') oracle.foreign.set(volumeId, disk!);
+      const pv = `static-${c.name}`;
+      c.static = { disk: kind, volumeId, pv };
+      w.store.create('persistentvolumes', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: pv },
+        spec: {
+          capacity: { storage: '4Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          storageClassName: c.class.name,
+          claimRef: { namespace: NAMESPACE, name: c.name },
+          csi: { driver: DRIVER, volumeHandle: volumeId, fsType: 'ext4' },
+          nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [zone] }] }] } },
+        },
+      });
+      const created = w.store.create('persistentvolumeclaims', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: c.name, namespace: NAMESPACE },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: c.class.name, resources: { requests: { storage: '4Gi' } }, volumeName: pv },
+      });
+      c.uid = created.metadata.uid;
+      log(`static PV ${pv} (Retain) for ${c.name}: ${kind === 'foreign' ? `cluster "${FOREIGN_CLUSTER}"'s disk` : 'a disk of the cluster, not adopted,'} ${volumeId} in ${zone}`);
+    };
+
+    /**
+     * The operator adopts the disk, as `cluster adopt --apply` does: the tags it would add, added
+     * by a call of its own (outside the backend and its role: not the oracle's to judge).
+     */
+    const adopt = async (volumeId: string, pvName: string, claim: string) => {
+      const volume = w.sim.volume(volumeId);
+      const present = new Set(volume?.tags.map((t) => t.key));
+      const wanted = wantedTags(w.clusterId, [{ pv: pvName, source: 'csi', volumeId, given: volumeId, claim: { namespace: NAMESPACE, name: claim } }]);
+      const tags = Object.entries(wanted).filter(([key]) => !present.has(key));
+      const params: Record<string, string> = { Action: 'CreateTags', 'ResourceId.1': volumeId };
+      tags.forEach(([key, value], i) => {
+        params[`Tag.${i + 1}.Key`] = key;
+        params[`Tag.${i + 1}.Value`] = value;
+      });
+      const answer = await w.sim.call(params);
+      if (answer.status !== 200) throw new Error(`the operator's adoption of ${volumeId} failed: ${answer.body}`);
+      log(`operator adopts ${volumeId} (${claim}): ${tags.map(([key, value]) => `${key}=${value}`).join(', ')}`);
+    };
+
     const perform = async (action: UserAction) => {
       log(`user ${describeAction(action)}`);
       switch (action.kind) {
         case 'createClaim': {
           const c = tracked.find((t) => t.name === action.claim) as TrackedClaim;
-          const source = scenario.claims.find((p) => p.name === c.name)?.source;
+          const plan = scenario.claims.find((p) => p.name === c.name);
+          if (plan?.static) {
+            createStatic(c, plan.static.disk, plan.static.zone);
+            break;
+          }
+          const source = plan?.source;
           const dataSource = source && (source.kind === 'VolumeSnapshot' ? { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: source.name } : { kind: 'PersistentVolumeClaim', name: source.name });
           const created = w.store.create('persistentvolumeclaims', {
             apiVersion: 'v1',
@@ -185,6 +252,11 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
           }
           if (action.kind === 'resizeClaim') c.resized = true;
           else c.volumeAttributesClass = action.className;
+          break;
+        }
+        case 'adopt': {
+          const c = tracked.find((t) => t.name === action.claim) as TrackedClaim;
+          if (c.static) await adopt(c.static.volumeId, c.static.pv, c.name);
           break;
         }
         case 'deleteClaim': {
@@ -341,6 +413,19 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       oracle.takenOver.add(disk);
       log(`user deletes the Released PV of ${c.name} (Retain): its disk ${disk} is theirs`);
       ignoreNotFound(() => w.store.delete('persistentvolumes', pv.metadata.name));
+    }
+    // The static PVs go too (deleted by the user, Released): the disks were never volhook's to delete,
+    // and this cluster's stays the user's.
+    for (const c of tracked) {
+      if (!c.static || !c.deleted) continue;
+      const pv = w.store.get('persistentvolumes', c.static.pv) as Pv | undefined;
+      if (!pv || pv.status?.phase !== 'Released' || pv.metadata.deletionTimestamp) continue;
+      if (c.static.disk === 'unadopted') {
+        c.takenOver = c.static.volumeId;
+        oracle.takenOver.add(c.static.volumeId);
+      }
+      log(`user deletes the static PV ${c.static.pv} of ${c.name}: its disk ${c.static.volumeId} stays`);
+      ignoreNotFound(() => w.store.delete('persistentvolumes', c.static!.pv));
     }
     await w.settle();
     // The scheduled audit's turn at the end, after a forwarder resync (the report it judges by

@@ -26,9 +26,11 @@ import type { Ec2Gateway } from '../../lib/ec2/index.js';
 import { simulatorTransport, type Ec2CallObserver } from './ec2-transport.js';
 
 export const DRIVER = 'ebs.csi.aws.com';
+/** The cluster whose disk a foreign clone's static PV names. */
+export const FOREIGN_CLUSTER = 'other';
 export const REGION = 'us-east-1';
 /** The access key the backend signs with: the simulator holds it to the role policy. */
-const BACKEND_KEY = 'crash-backend-role';
+export const BACKEND_KEY = 'crash-backend-role';
 export const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
 /** A fixed test secret (32 bytes of key): nothing here is secret, and it keeps runs replayable. */
 export const SECRET = `whsec_${Buffer.from('volhook-crash-explorer-test-key!').toString('base64')}`;
