@@ -45,7 +45,8 @@ try {
   const reports = createMemoryReportStore();
   const named = made.slice(orphans).map((v, n) => ({ pv: `pvc-${uids[n + orphans]}`, volumeId: v.id, reclaimPolicy: 'Delete', phase: 'Bound' }));
   const gone = Array.from({ length: lost }, (_, n) => ({ pv: `pvc-lost-${n}`, volumeId: `vol-${String(n).padStart(17, 'f')}`, reclaimPolicy: 'Delete', phase: 'Bound' }));
-  await reports.put({ clusterId, digest: '0'.repeat(64), observedAt: Date.now(), report: { volumes: [...named, ...gone], attachments: [], claims: [] } });
+  const at = Date.now();
+  await reports.put({ clusterId, digest: '0'.repeat(64), observedAt: at, receivedAt: at, report: { volumes: [...named, ...gone], attachments: [], claims: [] } });
 
   const client = createEc2Client({ region, endpoint: sim.url, credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
   sim.sim.resetStats();

@@ -2,22 +2,32 @@
  * The audit of one cluster, as pure functions: the disks EC2 holds for the cluster and the
  * cluster's latest volume report in, findings out.
  *
+ * The report is dated by {@link reportTime}: the forwarder's time, never later than when the
+ * backend received it (a forwarder whose clock is fast cannot make a report newer than it is).
+ *
  * - orphan: a disk of the cluster that no PV names, `available`, older than the grace period
- *   (so a disk being provisioned is never flagged). It is *deletable* only when it is provably
- *   orphaned: the claim its `CSIVolumeName` was made for is absent from a report taken after
- *   the disk was created — a claim uid never comes back, so no one can still need the disk.
+ *   (so a disk being provisioned is never flagged). It is *provably* orphaned when the claim its
+ *   `CSIVolumeName` was made for is absent from a report taken after the disk was created — a
+ *   claim uid never comes back, so no one can still need the disk. It is *deletable* when it is
+ *   provably orphaned and not retained (its last known PV had Retain: the user's disk), unless
+ *   the operator named it. Deleting takes two audits (marks.ts): one marks it, a later one
+ *   deletes it once a report received after the mark still names nothing of it.
+ * - unknown: a disk no PV names that is newer than the latest report: the report cannot say
+ *   what names it (a static PV made since, say), so nothing is judged.
  * - lost: a PV of ours whose disk EC2 no longer has.
  * - drift: attached in EC2 to an instance no VolumeAttachment names, or a VolumeAttachment
  *   reported attached whose disk is not attached to its node's instance.
  */
 import { KUBERNETES_UID, TagKeys, type ReportedVolume } from '../contract/index.js';
 import { isGone, type Disk } from '../ec2/types.js';
-import type { StoredReport } from '../reports/store.js';
+import { reportTime, type StoredReport } from '../reports/store.js';
+import { markOf, type MarkState } from './marks.js';
 import { monthlyCost, PRICES_AS_OF } from './prices.js';
 
 /**
  * How much earlier than a report a disk must have been made for the report to speak for it:
- * the report's time is the forwarder's clock, the disk's EC2's, and the two may differ a little.
+ * the report's time is at most when the backend received it, the disk's is EC2's clock, and a
+ * report reaches the backend a moment after the forwarder read it.
  */
 export const CLOCK_SKEW_MS = 5_000;
 
@@ -35,6 +45,12 @@ export interface AuditInput {
    * undefined where EC2 has no such volume.
    */
   lookedUp: ReadonlyMap<string, Disk | undefined>;
+  /** Disks whose last known PV had Retain after no report names them (the report store's memory). */
+  retained?: ReadonlySet<string>;
+  /** The audit's marks (resource ID → when marked, epoch ms). */
+  marks?: ReadonlyMap<string, number>;
+  /** Disks the operator named to be deleted (`--volume`): retained ones among them may go. */
+  chosen?: ReadonlySet<string>;
   /** Epoch ms. */
   now: number;
   graceMs: number;
@@ -55,8 +71,20 @@ export interface OrphanFinding extends Costed {
   name?: string;
   /** The claim it was made for, from its tags. */
   claim?: { namespace?: string; name?: string; uid?: string };
+  /** Provably orphaned, and not retained unless the operator named it: what a --delete audit deletes once its mark is due. */
   deletable: boolean;
   /** Why it may or may not be deleted. */
+  why: string;
+  /** Its last known PV had the Retain policy: kept unless the operator names it. */
+  retained?: true;
+  /** Of a provably orphaned disk: since when it is marked, and whether a report received since still names nothing of it. */
+  mark?: MarkState;
+}
+
+/** A disk no PV names that is newer than the latest report: the report cannot speak for it. */
+export interface UnknownFinding extends Costed {
+  createdAt: string;
+  name?: string;
   why: string;
 }
 
@@ -82,12 +110,17 @@ export interface AuditFindings {
   /** ISO 8601. */
   at: string;
   graceSeconds: number;
-  /** When the report the audit judged by was observed (ISO 8601); absent without one. */
+  /** When the report the audit judged by was observed, by the forwarder's clock (ISO 8601); absent without one. */
   reportObservedAt?: string;
+  /** The time the report speaks for as the audit dates it ({@link reportTime}, ISO 8601); absent without one. */
+  reportAt?: string;
+  /** How old that is, by the auditor's clock (seconds). */
+  reportAgeSeconds?: number;
   pricesAsOf: string;
   /** Disks of the cluster EC2 holds (not being deleted). */
   disks: number;
   orphans: OrphanFinding[];
+  unknown: UnknownFinding[];
   lost: LostFinding[];
   drift: DriftFinding[];
   totals: { orphanedVolumes: number; orphanedGiB: number; orphanedMonthlyUsd: number; unpriced: number };
@@ -116,24 +149,44 @@ export function auditFindings(input: AuditInput): AuditFindings {
     return {
       ...base,
       orphans: [],
+      unknown: [],
       lost: [],
       drift: [],
       totals: { orphanedVolumes: 0, orphanedGiB: 0, orphanedMonthlyUsd: 0, unpriced: 0 },
       notes: [`no volume report from cluster "${input.clusterId}" yet: nothing can be judged until its forwarder reports`],
     };
   }
-  const named = namedVolumes(report);
-  const orphans = live.flatMap((disk) => {
-    const verdict = judgeOrphan(disk, report, named, now, graceMs);
-    return verdict ? [{ ...costed(disk, region), ...orphanDetails(disk), ...verdict }] : [];
-  });
+  const evidence = evidenceOf(report, input);
+  const orphans: OrphanFinding[] = [];
+  const unknown: UnknownFinding[] = [];
+  for (const disk of live) {
+    const verdict = judgeOrphan(disk, evidence, now, graceMs);
+    if (verdict?.kind === 'unknown') {
+      const { createdAt, name } = orphanDetails(disk);
+      unknown.push({ ...costed(disk, region), createdAt, ...(name && { name }), why: verdict.why });
+    } else if (verdict) {
+      const mark = verdict.provable ? markOf(input.marks?.get(disk.volumeId), report, now) : undefined;
+      orphans.push({
+        ...costed(disk, region),
+        ...orphanDetails(disk),
+        deletable: verdict.deletable,
+        why: verdict.why,
+        ...(verdict.retained && { retained: true as const }),
+        ...(mark && { mark }),
+      });
+    }
+  }
   const lost = lostVolumes(input);
   const drift = driftOf(live, report, region);
   const priced = orphans.filter((o) => o.monthlyUsd !== undefined);
+  const at = reportTime(report);
   return {
     ...base,
     reportObservedAt: new Date(report.observedAt).toISOString(),
+    reportAt: new Date(at).toISOString(),
+    reportAgeSeconds: Math.round((now - at) / 1000),
     orphans,
+    unknown,
     lost,
     drift,
     totals: {
@@ -142,8 +195,28 @@ export function auditFindings(input: AuditInput): AuditFindings {
       orphanedMonthlyUsd: Math.round(priced.reduce((sum, o) => sum + (o.monthlyUsd ?? 0), 0) * 100) / 100,
       unpriced: orphans.length - priced.length,
     },
-    notes: priced.length < orphans.length ? [`no ${PRICES_AS_OF} list price for some volume types in ${region}: their cost is left out`] : [],
+    notes: [
+      ...(report.receivedAt === 0 ? [UNDATED_REPORT] : []),
+      ...(priced.length < orphans.length ? [`no ${PRICES_AS_OF} list price for some volume types in ${region}: their cost is left out`] : []),
+    ],
   };
+}
+
+/** The note of an audit that judges by a report kept before the backend dated reports by its own clock. */
+export const UNDATED_REPORT =
+  'the latest report was kept before the backend dated reports by its own clock: it speaks for no time, and nothing is judged orphaned until the next one arrives (within a resync)';
+
+/** What a disk is judged against: the report, what its PVs name, what the cluster keeps for its users, what the operator chose. */
+export interface Evidence {
+  report: StoredReport;
+  /** The volume IDs the report's PVs name ({@link namedVolumes}). */
+  named: ReadonlySet<string>;
+  retained: ReadonlySet<string>;
+  chosen: ReadonlySet<string>;
+}
+
+export function evidenceOf(report: StoredReport, from: Pick<AuditInput, 'retained' | 'chosen'>): Evidence {
+  return { report, named: namedVolumes(report), retained: from.retained ?? new Set(), chosen: from.chosen ?? new Set() };
 }
 
 /** The volume IDs the report's PVs name. */
@@ -151,29 +224,54 @@ export function namedVolumes(report: StoredReport): Set<string> {
   return new Set(report.report.volumes.map((v) => v.volumeId));
 }
 
+export type OrphanVerdict =
+  | { kind: 'unknown'; why: string }
+  | {
+      kind: 'orphan';
+      /** Provably orphaned: its claim is gone from a report that postdates it. */
+      provable: boolean;
+      /** Its last known PV had Retain. */
+      retained: boolean;
+      /** Provable, and not retained unless chosen by the operator. */
+      deletable: boolean;
+      why: string;
+    };
+
 /**
- * Whether `disk` is an orphan and, if so, whether it is provably one (deletable). undefined:
- * not an orphan — a PV names it, it is attached or not `available`, or younger than the grace.
- * The clean-up asks this again of a disk described anew right before deleting it.
+ * Whether `disk` is an orphan (or unknown to the report) and, if so, whether it is provably one
+ * and deletable. undefined: not an orphan — a PV names it, it is attached or not `available`, or
+ * younger than the grace. The clean-up asks this again of a disk described anew right before
+ * deleting it.
  */
-export function judgeOrphan(
-  disk: Disk,
-  report: StoredReport,
-  named: ReadonlySet<string>,
-  now: number,
-  graceMs: number,
-): { deletable: boolean; why: string } | undefined {
+export function judgeOrphan(disk: Disk, evidence: Evidence, now: number, graceMs: number): OrphanVerdict | undefined {
+  const { report, named } = evidence;
   if (disk.state !== 'available' || disk.attachments.some((a) => a.state !== 'detached')) return undefined;
   if (named.has(disk.volumeId)) return undefined;
   const created = Date.parse(disk.createdAt ?? '');
   // An age EC2 did not say is never taken for old.
   if (Number.isNaN(created) || now - created < graceMs) return undefined;
+  const at = reportTime(report);
+  if (at - CLOCK_SKEW_MS <= created) {
+    return { kind: 'unknown', why: `newer than the latest report (of ${new Date(at).toISOString()}): it cannot say what names the disk` };
+  }
 
+  const orphan = (provable: boolean, why: string): OrphanVerdict => ({ kind: 'orphan', provable, retained: false, deletable: provable, why });
   const uid = claimUidOf(disk);
-  if (uid === undefined) return { deletable: false, why: `its ${TagKeys.csiVolumeName} tag names no claim (pvc-<uid>): not volhook's to judge` };
-  if (report.report.claims.includes(uid)) return { deletable: false, why: `its claim ${uid} still exists: provisioning has not finished` };
-  if (report.observedAt - CLOCK_SKEW_MS <= created) return { deletable: false, why: 'the latest report does not postdate the disk: its claim may be new' };
-  return { deletable: true, why: `its claim ${uid} no longer exists and no PersistentVolume names it` };
+  if (uid === undefined) return orphan(false, `its ${TagKeys.csiVolumeName} tag names no claim (pvc-<uid>): not volhook's to judge`);
+  if (report.report.claims.includes(uid)) return orphan(false, `its claim ${uid} still exists: provisioning has not finished`);
+  if (evidence.retained.has(disk.volumeId)) {
+    const chosen = evidence.chosen.has(disk.volumeId);
+    return {
+      kind: 'orphan',
+      provable: true,
+      retained: true,
+      deletable: chosen,
+      why: chosen
+        ? `its last known PersistentVolume had reclaimPolicy Retain, and the operator named it; its claim ${uid} no longer exists and no PersistentVolume names it`
+        : `its last known PersistentVolume had reclaimPolicy Retain: the disk is its user's (delete it by naming it: --delete --volume ${disk.volumeId})`,
+    };
+  }
+  return orphan(true, `its claim ${uid} no longer exists and no PersistentVolume names it`);
 }
 
 /** The claim uid in a disk's `CSIVolumeName` (`pvc-<uid>`), when it is one. */
@@ -226,7 +324,7 @@ function driftOf(disks: readonly Disk[], report: StoredReport, region: string): 
       if (!LIVE_ATTACHMENT.has(a.state)) continue;
       // Attached after the report was taken: its VolumeAttachment may be newer than the report.
       const since = Date.parse(a.attachTime ?? '');
-      if (Number.isNaN(since) || since >= report.observedAt) continue;
+      if (Number.isNaN(since) || since >= reportTime(report)) continue;
       const known = attachments.some((va) => va.volumeId === disk.volumeId && (va.instanceId === undefined || va.instanceId === a.instanceId));
       if (!known) drift.push({ ...costed(disk, region), direction: 'attached-without-volumeattachment', instanceId: a.instanceId });
     }

@@ -10,6 +10,28 @@ export function table(header: string[], rows: string[][]): string {
 
 const usd = (value: number | undefined) => (value === undefined ? '?' : `$${value.toFixed(2)}`);
 
+/** A duration as a person reads it: 45s, 3m12s, 2h5m, 3d4h. */
+export function age(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${s % 60 ? `${s % 60}s` : ''}`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) ? `${Math.floor((s % 3600) / 60)}m` : ''}`;
+  return `${Math.floor(s / 86_400)}d${Math.floor((s % 86_400) / 3600) ? `${Math.floor((s % 86_400) / 3600)}h` : ''}`;
+}
+
+/** The report the audit judged by: of when (dated by when the backend received it), and how old. */
+export function reportLine(result: AuditResult): string {
+  if (result.reportAt === undefined || result.reportAgeSeconds === undefined) return 'report: none from the cluster yet';
+  return `report: of ${result.reportAt} (as the backend received it), ${age(result.reportAgeSeconds)} old`;
+}
+
+/** What an orphan's (or orphaned snapshot's) verdict says in the table. */
+function verdict(o: { deletable: boolean; why: string; retained?: true; mark?: { at: string; due: boolean } }): string {
+  if (!o.deletable) return `${o.retained ? 'kept (retained)' : 'kept'}: ${o.why}`;
+  if (o.mark?.due) return `deletable (marked ${o.mark.at}, a report received since names nothing of it): ${o.why}`;
+  return `marked ${o.mark?.at ?? 'now'}, deletable once a report received after that still names nothing of it: ${o.why}`;
+}
+
 export function auditTable(result: AuditResult): string {
   const rows: string[][] = [
     ...result.orphans.map((o) => [
@@ -18,8 +40,9 @@ export function auditTable(result: AuditResult): string {
       `${o.sizeGiB} GiB ${o.type}`,
       usd(o.monthlyUsd),
       [o.name, o.claim?.namespace && o.claim.name ? `${o.claim.namespace}/${o.claim.name}` : undefined].filter(Boolean).join(' '),
-      `${o.deletable ? 'deletable' : 'kept'}: ${o.why}`,
+      verdict(o),
     ]),
+    ...result.unknown.map((u) => ['unknown', u.volumeId, `${u.sizeGiB} GiB ${u.type}`, usd(u.monthlyUsd), u.name ?? '', `kept: ${u.why}`]),
     ...result.lost.map((l) => ['lost', l.volumeId, '', '', `${l.pv}${l.claim ? ` ${l.claim.namespace}/${l.claim.name}` : ''}`, 'the disk is gone; Warning VolumeLost on the PV and claim']),
     ...result.drift.map((d) => [
       'drift',
@@ -35,8 +58,9 @@ export function auditTable(result: AuditResult): string {
       `${o.sizeGiB} GiB snapshot`,
       usd(o.monthlyUsd),
       [o.name, `of ${o.volumeId}`].filter(Boolean).join(' '),
-      `${o.deletable ? 'deletable' : 'kept'}: ${o.why}`,
+      verdict(o),
     ]),
+    ...result.unknownSnapshots.map((u) => ['unknown snapshot', u.snapshotId, `${u.sizeGiB} GiB snapshot`, '', [u.name, `of ${u.volumeId}`].filter(Boolean).join(' '), `kept: ${u.why}`]),
     ...result.lostSnapshots.map((l) => ['lost snapshot', l.snapshotId, '', '', `${l.content} (${l.deletionPolicy})`, 'the snapshot is gone; Warning SnapshotLost on the content']),
   ];
   const body = rows.length === 0 ? 'no findings\n' : table(['FINDING', 'VOLUME', 'SIZE', 'PER MONTH', 'FOR', 'DETAIL'], rows);
@@ -45,25 +69,29 @@ export function auditTable(result: AuditResult): string {
     ...result.snapshotDeletions.map((d) => [d.outcome, d.snapshotId, d.outcome === 'deleted' ? '' : d.why]),
   ];
   const deletions = all.length === 0 ? '' : `\n${table(['DELETION', 'RESOURCE', 'WHY'], all)}`;
-  return body + deletions;
+  return `${reportLine(result)}\n${body}${deletions}`;
 }
 
 export function auditSummary(result: AuditResult): string {
   const t = result.totals;
   const deleted = result.deletions.filter((d) => d.outcome === 'deleted').length;
+  const marked = result.deletions.filter((d) => d.outcome === 'marked').length;
   const deletedSnapshots = result.snapshotDeletions.filter((d) => d.outcome === 'deleted').length;
+  const markedSnapshots = result.snapshotDeletions.filter((d) => d.outcome === 'marked').length;
   const s = result.snapshotTotals;
   const parts = [
     `${result.orphans.length} orphan(s) (${t.orphanedGiB} GiB, ${usd(t.orphanedMonthlyUsd)}/month at ${result.pricesAsOf} list prices${t.unpriced ? `, ${t.unpriced} unpriced` : ''})`,
+    ...(result.unknown.length > 0 ? [`${result.unknown.length} unknown (newer than the report)`] : []),
     `${result.lost.length} lost`,
     `${result.drift.length} drift`,
     `${s.orphanedSnapshots} orphaned snapshot(s) (${s.orphanedSnapshotGiB} GiB, at most ${usd(s.orphanedSnapshotMonthlyUsd)}/month)`,
     `${result.lostSnapshots.length} lost snapshot(s)`,
-    ...(result.deletions.length > 0 ? [`${deleted} deleted`] : []),
-    ...(result.snapshotDeletions.length > 0 ? [`${deletedSnapshots} snapshot(s) deleted`] : []),
+    ...(result.deletions.length > 0 ? [`${deleted} deleted`, `${marked} marked`] : []),
+    ...(result.snapshotDeletions.length > 0 ? [`${deletedSnapshots} snapshot(s) deleted`, `${markedSnapshots} snapshot(s) marked`] : []),
   ];
   const notes = result.notes.map((n) => `note: ${n}\n`).join('');
-  return `cluster "${result.clusterId}" (${result.region}): ${result.disks} disk(s), ${result.snapshots} snapshot(s), grace ${result.graceSeconds}s: ${parts.join(', ')}.\n${notes}`;
+  const report = result.reportAgeSeconds === undefined ? 'no report' : `report ${age(result.reportAgeSeconds)} old`;
+  return `cluster "${result.clusterId}" (${result.region}): ${result.disks} disk(s), ${result.snapshots} snapshot(s), grace ${result.graceSeconds}s, ${report}: ${parts.join(', ')}.\n${notes}`;
 }
 
 export function leftBehindTable(entries: readonly LeftBehind[]): string {

@@ -1,5 +1,33 @@
-export { auditFindings, claimUidOf, DEFAULT_GRACE_MS, judgeOrphan, lostCandidates, namedVolumes, type AuditFindings, type AuditInput, type DriftFinding, type LostFinding, type OrphanFinding } from './findings.js';
-export { judgeSnapshotOrphan, lostSnapshotCandidates, snapshotFindings, type LostSnapshotFinding, type SnapshotFindings, type SnapshotOrphanFinding } from './snapshot-findings.js';
+export {
+  auditFindings,
+  claimUidOf,
+  DEFAULT_GRACE_MS,
+  evidenceOf,
+  judgeOrphan,
+  lostCandidates,
+  namedVolumes,
+  UNDATED_REPORT,
+  type AuditFindings,
+  type AuditInput,
+  type DriftFinding,
+  type Evidence,
+  type LostFinding,
+  type OrphanFinding,
+  type OrphanVerdict,
+  type UnknownFinding,
+} from './findings.js';
+export { isDue, markChanges, markedWhy, markOf, newMarkTime, type MarkState } from './marks.js';
+export {
+  judgeSnapshotOrphan,
+  lostSnapshotCandidates,
+  snapshotFindings,
+  type LostSnapshotFinding,
+  type SnapshotEvidence,
+  type SnapshotFindings,
+  type SnapshotOrphanFinding,
+  type SnapshotVerdict,
+  type UnknownSnapshotFinding,
+} from './snapshot-findings.js';
 export { EBS_PRICES, monthlyCost, monthlySnapshotCost, PRICES_AS_OF } from './prices.js';
 export { lostEvents, lostSnapshotEvents, LOST_REASON, LOST_SNAPSHOT_REASON } from './events.js';
 export { MAX_DELETES_PER_AUDIT, runAudit, type AuditRequest, type AuditResult, type DeletionOutcome, type SnapshotDeletionOutcome } from './run.js';
@@ -12,7 +40,8 @@ export {
   teardownVerdict,
   type LeftBehind,
   type SnapshotLeftBehind,
+  type TeardownEvidence,
 } from './teardown.js';
-export { auditSummary, auditTable, leftBehindTable, snapshotsLeftBehindTable } from './format.js';
+export { age, auditSummary, auditTable, leftBehindTable, reportLine, snapshotsLeftBehindTable } from './format.js';
 export { AUDIT_METRICS, auditMetricValues, publishAuditMetrics } from './metrics.js';
 export { auditAllClusters, type ClusterAuditOutcome, type ScheduledAuditDeps } from './scheduled.js';

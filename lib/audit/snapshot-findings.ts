@@ -5,15 +5,19 @@
  * - orphaned snapshot: a `completed` snapshot of the cluster that no content names — neither by
  *   its snapshot handle nor by the `CSIVolumeSnapshotName` tag (a content whose CreateSnapshot is
  *   in flight, or whose handle was not written yet, names its snapshot by the tag) — older than
- *   the grace period. It is *deletable* only when the report speaks for it: taken after the
- *   snapshot was started, so a content made since cannot be missing from it.
+ *   the grace period and than the report (dated as for disks, findings.ts): a content made
+ *   since it was started cannot be missing from the report. It is *deletable* unless its last
+ *   known content had the Retain policy (then only when the operator names it), and — as
+ *   disks — deleted by a later audit than the one that marks it (marks.ts).
+ * - unknown snapshot: one no content names that is newer than the report.
  * - lost snapshot: a content of ours, once ready to use (its snapshot found and checked), whose
  *   snapshot handle EC2 no longer has.
  */
 import { TagKeys, type ReportedSnapshotContent } from '../contract/index.js';
 import type { Snapshot } from '../ec2/types.js';
-import type { StoredReport } from '../reports/store.js';
+import { reportTime, type StoredReport } from '../reports/store.js';
 import { CLOCK_SKEW_MS } from './findings.js';
+import { markOf, type MarkState } from './marks.js';
 import { monthlySnapshotCost } from './prices.js';
 
 export interface SnapshotOrphanFinding {
@@ -27,7 +31,22 @@ export interface SnapshotOrphanFinding {
   name?: string;
   /** USD per month at most (priced at the volume size); absent when the table has no price for the Region. */
   monthlyUsd?: number;
+  /** Provably orphaned, and not retained unless the operator named it. */
   deletable: boolean;
+  why: string;
+  /** Its last known content had the Retain policy: kept unless the operator names it. */
+  retained?: true;
+  /** Of a provably orphaned snapshot: since when it is marked, and whether it is due. */
+  mark?: MarkState;
+}
+
+/** A snapshot no content names that is newer than the latest report. */
+export interface UnknownSnapshotFinding {
+  snapshotId: string;
+  volumeId: string;
+  sizeGiB: number;
+  startTime: string;
+  name?: string;
   why: string;
 }
 
@@ -42,6 +61,7 @@ export interface SnapshotFindings {
   /** Snapshots of the cluster EC2 holds. */
   snapshots: number;
   orphanedSnapshots: SnapshotOrphanFinding[];
+  unknownSnapshots: UnknownSnapshotFinding[];
   lostSnapshots: LostSnapshotFinding[];
   snapshotTotals: { orphanedSnapshots: number; orphanedSnapshotGiB: number; orphanedSnapshotMonthlyUsd: number };
   notes: string[];
@@ -54,13 +74,23 @@ export function lostSnapshotCandidates(snapshots: readonly Snapshot[], report: S
   return [...new Set(handles)];
 }
 
+/** What a snapshot is judged against: the report, what the cluster keeps for its users, what the operator chose. */
+export interface SnapshotEvidence {
+  report: StoredReport;
+  retained: ReadonlySet<string>;
+  chosen: ReadonlySet<string>;
+}
+
+export type SnapshotVerdict = { kind: 'unknown'; why: string } | { kind: 'orphan'; provable: boolean; retained: boolean; deletable: boolean; why: string };
+
 /**
- * Whether `snapshot` is an orphan and, if so, whether it is provably one (deletable).
- * undefined: not an orphan — a content names it (by handle or by its name tag), it is not
- * `completed`, younger than the grace, or the report carries no contents to judge by. The
- * clean-up asks this again of a snapshot described anew right before deleting it.
+ * Whether `snapshot` is an orphan (or unknown to the report) and, if so, whether it is provably
+ * one and deletable. undefined: not an orphan — a content names it (by handle or by its name
+ * tag), it is not `completed`, younger than the grace, or the report carries no contents to
+ * judge by. The clean-up asks this again of a snapshot described anew right before deleting it.
  */
-export function judgeSnapshotOrphan(snapshot: Snapshot, report: StoredReport, now: number, graceMs: number): { deletable: boolean; why: string } | undefined {
+export function judgeSnapshotOrphan(snapshot: Snapshot, evidence: SnapshotEvidence, now: number, graceMs: number): SnapshotVerdict | undefined {
+  const { report } = evidence;
   const contents = report.report.snapshots;
   if (!contents) return undefined;
   // pending: a CreateSnapshot under way; error: EC2 failed it, and its content says so.
@@ -69,10 +99,23 @@ export function judgeSnapshotOrphan(snapshot: Snapshot, report: StoredReport, no
   const started = Date.parse(snapshot.startTime);
   // A start EC2 did not say (mapped to the epoch) is never taken for old.
   if (Number.isNaN(started) || started <= 0 || now - started < graceMs) return undefined;
+  const at = reportTime(report);
+  if (at - CLOCK_SKEW_MS <= started) return { kind: 'unknown', why: `newer than the latest report (of ${new Date(at).toISOString()}): its content may be new` };
   const name = snapshot.tags[TagKeys.csiVolumeSnapshotName];
-  if (!name) return { deletable: false, why: `it has no ${TagKeys.csiVolumeSnapshotName} tag: not volhook's to judge` };
-  if (report.observedAt - CLOCK_SKEW_MS <= started) return { deletable: false, why: 'the latest report does not postdate the snapshot: its content may be new' };
-  return { deletable: true, why: `no VolumeSnapshotContent names it (its content ${name} is gone)` };
+  if (!name) return { kind: 'orphan', provable: false, retained: false, deletable: false, why: `it has no ${TagKeys.csiVolumeSnapshotName} tag: not volhook's to judge` };
+  if (evidence.retained.has(snapshot.snapshotId)) {
+    const chosen = evidence.chosen.has(snapshot.snapshotId);
+    return {
+      kind: 'orphan',
+      provable: true,
+      retained: true,
+      deletable: chosen,
+      why: chosen
+        ? `its last known VolumeSnapshotContent had deletionPolicy Retain, and the operator named it; no content names it now`
+        : `its last known VolumeSnapshotContent had deletionPolicy Retain: the snapshot is its user's (delete it by naming it: --delete-snapshots --snapshot ${snapshot.snapshotId})`,
+    };
+  }
+  return { kind: 'orphan', provable: true, retained: false, deletable: true, why: `no VolumeSnapshotContent names it (its content ${name} is gone)` };
 }
 
 /** The content that names the snapshot: by handle, or by the name tag (a CreateSnapshot in flight, a handle not written yet). */
@@ -89,30 +132,48 @@ export function snapshotFindings(input: {
   region: string;
   now: number;
   graceMs: number;
+  /** Snapshots whose last known content had Retain after no report names them. */
+  retained?: ReadonlySet<string>;
+  /** The audit's marks (resource ID → when marked, epoch ms). */
+  marks?: ReadonlyMap<string, number>;
+  /** Snapshots the operator named to be deleted (`--snapshot`). */
+  chosen?: ReadonlySet<string>;
 }): SnapshotFindings {
   const { snapshots, report, lookedUp, region, now, graceMs } = input;
-  const base = { snapshots: snapshots.length, orphanedSnapshots: [], lostSnapshots: [], snapshotTotals: { orphanedSnapshots: 0, orphanedSnapshotGiB: 0, orphanedSnapshotMonthlyUsd: 0 } };
+  const base = {
+    snapshots: snapshots.length,
+    orphanedSnapshots: [],
+    unknownSnapshots: [],
+    lostSnapshots: [],
+    snapshotTotals: { orphanedSnapshots: 0, orphanedSnapshotGiB: 0, orphanedSnapshotMonthlyUsd: 0 },
+  };
   if (!report) return { ...base, notes: [] };
   if (!report.report.snapshots) {
     return { ...base, notes: ["the cluster's report carries no VolumeSnapshotContents (its forwarder predates them): snapshots are not judged"] };
   }
-  const orphanedSnapshots = snapshots.flatMap((snapshot) => {
-    const verdict = judgeSnapshotOrphan(snapshot, report, now, graceMs);
-    if (!verdict) return [];
-    const usd = monthlySnapshotCost(snapshot.sizeGiB, region);
+  const evidence = { report, retained: input.retained ?? new Set<string>(), chosen: input.chosen ?? new Set<string>() };
+  const orphanedSnapshots: SnapshotOrphanFinding[] = [];
+  const unknownSnapshots: UnknownSnapshotFinding[] = [];
+  for (const snapshot of snapshots) {
+    const verdict = judgeSnapshotOrphan(snapshot, evidence, now, graceMs);
+    if (!verdict) continue;
     const name = snapshot.tags[TagKeys.csiVolumeSnapshotName];
-    return [
-      {
-        snapshotId: snapshot.snapshotId,
-        volumeId: snapshot.volumeId,
-        sizeGiB: snapshot.sizeGiB,
-        startTime: snapshot.startTime,
-        ...(name && { name }),
-        ...(usd !== undefined && { monthlyUsd: usd }),
-        ...verdict,
-      },
-    ];
-  });
+    const about = { snapshotId: snapshot.snapshotId, volumeId: snapshot.volumeId, sizeGiB: snapshot.sizeGiB, startTime: snapshot.startTime, ...(name && { name }) };
+    if (verdict.kind === 'unknown') {
+      unknownSnapshots.push({ ...about, why: verdict.why });
+      continue;
+    }
+    const usd = monthlySnapshotCost(snapshot.sizeGiB, region);
+    const mark = verdict.provable ? markOf(input.marks?.get(snapshot.snapshotId), report, now) : undefined;
+    orphanedSnapshots.push({
+      ...about,
+      ...(usd !== undefined && { monthlyUsd: usd }),
+      deletable: verdict.deletable,
+      why: verdict.why,
+      ...(verdict.retained && { retained: true as const }),
+      ...(mark && { mark }),
+    });
+  }
   const listed = new Set(snapshots.map((s) => s.snapshotId));
   const lostSnapshots = report.report.snapshots.flatMap((c): LostSnapshotFinding[] => {
     const handle = c.snapshotHandle;
@@ -129,5 +190,5 @@ export function snapshotFindings(input: {
     orphanedSnapshotGiB: orphanedSnapshots.reduce((sum, o) => sum + o.sizeGiB, 0),
     orphanedSnapshotMonthlyUsd: Math.round(orphanedSnapshots.reduce((sum, o) => sum + (o.monthlyUsd ?? 0), 0) * 100) / 100,
   };
-  return { ...base, orphanedSnapshots, lostSnapshots, snapshotTotals, notes: unpriced ? [`no snapshot list price for ${region}: the orphaned snapshots' cost is left out`] : [] };
+  return { ...base, orphanedSnapshots, unknownSnapshots, lostSnapshots, snapshotTotals, notes: unpriced ? [`no snapshot list price for ${region}: the orphaned snapshots' cost is left out`] : [] };
 }

@@ -2,14 +2,22 @@
  * What a cluster leaves behind when it is removed (`npm run cluster -- remove <id>
  * --delete-volumes`): every disk still tagged for it. Those that are `available` are deleted;
  * an attached disk or one in transition is never deleted, nor one a Retain PV named in the
- * cluster's last report — they are listed with the reason, for a person to decide. Its snapshots
+ * cluster's last report or whose last known PV had Retain (the report store's memory of disks
+ * kept for their users) — they are listed with the reason, for a person to decide. Its snapshots
  * likewise: those settled are deleted, never one being taken nor one a Retain content named.
  */
 import { TagKeys } from '../contract/index.js';
 import { isGone, type Disk, type Ec2Gateway, type Snapshot } from '../ec2/types.js';
+import { keepsResource } from '../reports/retained.js';
 import type { StoredReport } from '../reports/store.js';
 import { monthlyCost, monthlySnapshotCost } from './prices.js';
 import type { DeletionOutcome, SnapshotDeletionOutcome } from './run.js';
+
+/** What teardown judges by: the cluster's last report, and what the store keeps for its users after their PV or content went. */
+export interface TeardownEvidence {
+  report: StoredReport | undefined;
+  retained: ReadonlySet<string>;
+}
 
 export interface LeftBehind {
   volumeId: string;
@@ -24,16 +32,17 @@ export interface LeftBehind {
   why?: string;
 }
 
-/** The disk as teardown sees it: deletable when available, unattached and named by no Retain PV. */
-export function teardownVerdict(disk: Disk, report: StoredReport | undefined): { action: 'delete' | 'keep'; why?: string } {
+/** The disk as teardown sees it: deletable when available, unattached, named by no Retain PV and not kept for its user. */
+export function teardownVerdict(disk: Disk, { report, retained }: TeardownEvidence): { action: 'delete' | 'keep'; why?: string } {
   if (disk.attachments.some((a) => a.state !== 'detached')) return { action: 'keep', why: `attached to ${disk.attachments.map((a) => a.instanceId).join(', ')}` };
   if (disk.state !== 'available') return { action: 'keep', why: `state ${disk.state}` };
-  const retained = report?.report.volumes.find((v) => v.volumeId === disk.volumeId && v.reclaimPolicy === 'Retain');
-  if (retained) return { action: 'keep', why: `PersistentVolume ${retained.pv} (Retain) names it` };
+  const named = report?.report.volumes.find((v) => v.volumeId === disk.volumeId && keepsResource(v.reclaimPolicy));
+  if (named) return { action: 'keep', why: `PersistentVolume ${named.pv} (${named.reclaimPolicy}) names it` };
+  if (retained.has(disk.volumeId)) return { action: 'keep', why: 'its last known PersistentVolume had reclaimPolicy Retain: the disk is its user\'s' };
   return { action: 'delete' };
 }
 
-export function leftBehind(disks: readonly Disk[], report: StoredReport | undefined, region: string): LeftBehind[] {
+export function leftBehind(disks: readonly Disk[], evidence: TeardownEvidence, region: string): LeftBehind[] {
   return disks
     .filter((d) => !isGone(d))
     .map((disk) => {
@@ -47,7 +56,7 @@ export function leftBehind(disks: readonly Disk[], report: StoredReport | undefi
         state: disk.state,
         ...(name && { name }),
         ...(usd !== undefined && { monthlyUsd: usd }),
-        ...teardownVerdict(disk, report),
+        ...teardownVerdict(disk, evidence),
       };
     });
 }
@@ -57,7 +66,7 @@ export async function deleteLeftBehind(
   gateway: Ec2Gateway,
   clusterId: string,
   entries: readonly LeftBehind[],
-  report: StoredReport | undefined,
+  evidence: TeardownEvidence,
 ): Promise<DeletionOutcome[]> {
   const outcomes: DeletionOutcome[] = [];
   for (const entry of entries.filter((e) => e.action === 'delete')) {
@@ -72,7 +81,7 @@ export async function deleteLeftBehind(
         outcomes.push({ volumeId, outcome: 'kept', why: `no longer tagged for cluster "${clusterId}"` });
         continue;
       }
-      const verdict = teardownVerdict(disk, report);
+      const verdict = teardownVerdict(disk, evidence);
       if (verdict.action === 'keep') {
         outcomes.push({ volumeId, outcome: 'kept', why: verdict.why ?? 'changed' });
         continue;
@@ -97,16 +106,17 @@ export interface SnapshotLeftBehind {
   why?: string;
 }
 
-/** The snapshot as teardown sees it: deletable once settled and named by no Retain content of the last report. */
-export function snapshotTeardownVerdict(snapshot: Snapshot, report: StoredReport | undefined): { action: 'delete' | 'keep'; why?: string } {
+/** The snapshot as teardown sees it: deletable once settled, named by no Retain content of the last report and not kept for its user. */
+export function snapshotTeardownVerdict(snapshot: Snapshot, { report, retained }: TeardownEvidence): { action: 'delete' | 'keep'; why?: string } {
   if (snapshot.state === 'pending') return { action: 'keep', why: 'state pending (a snapshot being taken)' };
   const name = snapshot.tags[TagKeys.csiVolumeSnapshotName];
-  const retained = report?.report.snapshots?.find((c) => c.deletionPolicy === 'Retain' && (c.snapshotHandle === snapshot.snapshotId || c.content === name));
-  if (retained) return { action: 'keep', why: `VolumeSnapshotContent ${retained.content} (Retain) names it` };
+  const named = report?.report.snapshots?.find((c) => keepsResource(c.deletionPolicy) && (c.snapshotHandle === snapshot.snapshotId || c.content === name));
+  if (named) return { action: 'keep', why: `VolumeSnapshotContent ${named.content} (${named.deletionPolicy}) names it` };
+  if (retained.has(snapshot.snapshotId)) return { action: 'keep', why: 'its last known VolumeSnapshotContent had deletionPolicy Retain: the snapshot is its user\'s' };
   return { action: 'delete' };
 }
 
-export function snapshotsLeftBehind(snapshots: readonly Snapshot[], report: StoredReport | undefined, region: string): SnapshotLeftBehind[] {
+export function snapshotsLeftBehind(snapshots: readonly Snapshot[], evidence: TeardownEvidence, region: string): SnapshotLeftBehind[] {
   return snapshots.map((snapshot) => {
     const usd = monthlySnapshotCost(snapshot.sizeGiB, region);
     const name = snapshot.tags[TagKeys.csiVolumeSnapshotName];
@@ -117,7 +127,7 @@ export function snapshotsLeftBehind(snapshots: readonly Snapshot[], report: Stor
       state: snapshot.state,
       ...(name && { name }),
       ...(usd !== undefined && { monthlyUsd: usd }),
-      ...snapshotTeardownVerdict(snapshot, report),
+      ...snapshotTeardownVerdict(snapshot, evidence),
     };
   });
 }
@@ -127,7 +137,7 @@ export async function deleteSnapshotsLeftBehind(
   gateway: Ec2Gateway,
   clusterId: string,
   entries: readonly SnapshotLeftBehind[],
-  report: StoredReport | undefined,
+  evidence: TeardownEvidence,
 ): Promise<SnapshotDeletionOutcome[]> {
   const outcomes: SnapshotDeletionOutcome[] = [];
   for (const { snapshotId } of entries.filter((e) => e.action === 'delete')) {
@@ -141,7 +151,7 @@ export async function deleteSnapshotsLeftBehind(
         outcomes.push({ snapshotId, outcome: 'kept', why: `no longer tagged for cluster "${clusterId}"` });
         continue;
       }
-      const verdict = snapshotTeardownVerdict(snapshot, report);
+      const verdict = snapshotTeardownVerdict(snapshot, evidence);
       if (verdict.action === 'keep') {
         outcomes.push({ snapshotId, outcome: 'kept', why: verdict.why ?? 'changed' });
         continue;

@@ -29,3 +29,30 @@ export interface RateBudget {
 export class BudgetUnavailableError extends Error {
   override name = 'BudgetUnavailableError';
 }
+
+/**
+ * The budget's answer as the gateway may take it: a whole number of tokens in 0..wanted, and
+ * for each refused item a wait of a finite number of ms ≥ 0. Anything else — NaN or an endless
+ * wait from a store's state (a rate factor of 0, a corrupt item) — is the store's fault and
+ * throws BudgetUnavailableError naming the bucket and the value: never a wait that would
+ * reach the forwarder as `requeueAfterSeconds: null`, nor one of 0 that would loop.
+ */
+export function checkedGrant(bucket: string, wanted: number, grant: Grant): Grant {
+  const { granted } = grant;
+  const refuse = (what: string) =>
+    new BudgetUnavailableError(`the rate budget of bucket ${bucket} answered ${what}; no EC2 call is made on such an answer`);
+  if (!Number.isInteger(granted) || granted < 0 || granted > wanted) throw refuse(`a grant of ${granted} tokens for ${wanted} asked`);
+  const waits = Array.from({ length: wanted - granted }, (_, i) => {
+    const ms = grant.waitMs(i);
+    if (!Number.isFinite(ms) || ms < 0) throw refuse(`a wait of ${ms} ms for refused item ${i}`);
+    return ms;
+  });
+  return {
+    granted,
+    waitMs(i) {
+      const ms = waits[i];
+      if (ms === undefined) throw new RangeError(`i must be a whole number in 0..${waits.length - 1}, got ${i}`);
+      return ms;
+    },
+  };
+}

@@ -1,5 +1,5 @@
 /** The RateBudget over any BucketStore: the token-bucket steps, run atomically by the store. */
-import type { Grant, RateBudget } from './budget.js';
+import { checkedGrant, type Grant, type RateBudget } from './budget.js';
 import { resolveOptions, type BudgetOptions } from './options.js';
 import type { BucketStore } from './store.js';
 import { bucketId } from './store.js';
@@ -11,12 +11,14 @@ export function createBudget(store: BucketStore, options?: BudgetOptions): RateB
     async take(key, wanted) {
       const id = bucketId(key);
       const limits = limitsOf(key.region, key.bucket);
+      // Checked inside the step, before its state is written back: a state whose arithmetic
+      // gives no sound answer is not stored either.
       return store.update<Grant>(
         id,
         (current) => {
           const t = now();
           const taken = take(current ?? fullBucket(limits, t), limits, aimd, wanted, t);
-          const grant = { granted: taken.granted, waitMs: taken.waitMs };
+          const grant = checkedGrant(id, wanted, { granted: taken.granted, waitMs: taken.waitMs });
           // A grant takes tokens; a refusal promises slots (promisedUntil): both are written.
           return wanted > 0 ? { next: taken.state, result: grant } : { result: grant };
         },
@@ -24,7 +26,7 @@ export function createBudget(store: BucketStore, options?: BudgetOptions): RateB
         (last) => {
           const t = now();
           const factor = last ? settle(last, limits, aimd, t).factor : 1;
-          return { granted: 0, waitMs: waits(0, limits.refillPerMs * factor) };
+          return checkedGrant(id, wanted, { granted: 0, waitMs: waits(0, limits.refillPerMs * factor) });
         },
       );
     },

@@ -5,10 +5,12 @@
  *
  * The tags are those volhook writes when it provisions (`volumeTags`), less the StorageClass's
  * and registration's own:
- * - `kubernetes.io/cluster/<id>=owned` — the one volhook checks before it attaches, detaches or
- *   deletes a disk (`isOwnedDisk`) and filters its look-ups by name on;
+ * - `kubernetes.io/cluster/<id>=owned` — the one volhook checks before it changes a disk in any
+ *   way (`isOwnedDisk`) and filters its look-ups by name on;
  * - `ebs.csi.aws.com/cluster=true` — the one the function's IAM policy requires on every
- *   Attach/Detach/DeleteVolume (EBS CSI disks have it; in-tree disks do not);
+ *   change of an existing volume (attach, detach, modify, snapshot, copy, delete); EBS CSI disks
+ *   have it, in-tree disks do not. volhook refuses a disk without it before calling EC2
+ *   (`isAdoptedDisk`, reason `NotAdopted`), naming this command;
  * - `CSIVolumeName=<PV name>` and `kubernetes.io/created-for/pv/name`, `…/pvc/name`,
  *   `…/pvc/namespace` from the PV and its claimRef — what volhook's look-up by name and its
  *   cleanup of a deleted claim's disk read, so an adopted disk looks like one volhook made.
@@ -17,8 +19,8 @@
  */
 import { TagKeys } from '../contract/index.js';
 import type { Disk } from '../ec2/index.js';
-// The very rule reclaim, attach and detach apply: adopted means exactly what they accept.
-import { isOwnedDisk } from '../reconcile/tags.js';
+// The very rule every reconciler that changes a disk applies: adopted means exactly what they accept.
+import { isAdoptedDisk } from '../reconcile/tags.js';
 import type { PvDisk } from './adopt-pvs.js';
 
 export type AdoptionStatus =
@@ -92,11 +94,6 @@ export function wantedTags(clusterId: string, pvs: readonly PvDisk[]): Record<st
   return tags;
 }
 
-/** Whether volhook can act on the disk now: owned by the cluster, and within the function's IAM scope. */
-function isAdopted(disk: Disk, clusterId: string): boolean {
-  return isOwnedDisk(disk, clusterId) && disk.tags[TagKeys.ebsCluster] === 'true';
-}
-
 /** Pure: the plan for one disk named by `pvs`; `disk` is EC2's answer (undefined: no such volume). */
 export function planDisk(clusterId: string, volumeId: string, pvs: readonly PvDisk[], disk: Disk | undefined): DiskAdoption {
   const row = { volumeId, pvs: pvs.map((p) => p.pv) };
@@ -104,7 +101,7 @@ export function planDisk(clusterId: string, volumeId: string, pvs: readonly PvDi
   if (!disk || disk.state === 'deleting' || disk.state === 'deleted') return leave('not-found', disk ? `volume is ${disk.state}` : 'EC2 has no such volume');
   const claim = otherClusterTag(disk.tags, clusterId);
   if (claim) return leave('other-cluster', `tagged ${claim}`);
-  if (isAdopted(disk, clusterId)) return leave('adopted');
+  if (isAdoptedDisk(disk, clusterId)) return leave('adopted');
 
   // Only the two tags volhook acts on can stand in the way; a CSIVolumeName or created-for tag
   // that differs (a static PV on a disk made for another) describes the disk's past and is kept.

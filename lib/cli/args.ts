@@ -56,6 +56,13 @@ export interface AuditCommand {
    * deleted under Retain (a backup tool keeping its snapshots) is an orphan by every test.
    */
   deleteSnapshots: boolean;
+  /**
+   * `--volume`: the disks to delete, and only these (with `--delete`); one whose last known PV
+   * had Retain is deleted only so. Absent: every provably orphaned disk that is not retained.
+   */
+  volumes?: string[];
+  /** `--snapshot`: likewise for snapshots (with `--delete-snapshots`). */
+  snapshots?: string[];
   json: boolean;
 }
 
@@ -100,7 +107,9 @@ commands:
                            also list the disks the cluster leaves behind and delete them
                            after a confirmation (--yes for scripts)
   audit <id>               orphaned, lost and drifted disks of the cluster, with their size
-                           and monthly cost; --delete removes the provably orphaned ones
+                           and monthly cost; --delete marks the provably orphaned ones and
+                           removes those marked by an earlier audit that a report received
+                           since still does not name
   show <id>                print the registration (secrets redacted unless --show-secrets)
   adopt <id>               tag the disks of the cluster's EBS PersistentVolumes so volhook owns
                            them (disks the EBS CSI controller made); a dry run unless --apply
@@ -129,9 +138,13 @@ endpoint: AWS_ENDPOINT_URL_EC2; with neither --file nor --ssm-path, a running np
   --region <region>        the disks' region (default: the registration's)
   --grace <duration>       audit: how old an orphan must be, e.g. 0s, 30m, 1h (default:
                            the registration's audit.graceSeconds, else 1h)
-  --delete                 audit: delete the provably orphaned disks
-  --delete-snapshots       audit: delete the provably orphaned snapshots (kept otherwise:
-                           a snapshot retained on purpose looks orphaned too)
+  --delete                 audit: delete the provably orphaned disks (in two audits: the
+                           first marks them, a later one after a new report deletes them)
+  --delete-snapshots       audit: likewise the provably orphaned snapshots
+  --volume <vol-…>         audit --delete: only this disk, even one whose last PV had
+                           reclaimPolicy Retain (kept otherwise); repeatable
+  --snapshot <snap-…>      audit --delete-snapshots: likewise for snapshots whose last
+                           content had deletionPolicy Retain; repeatable
   --json                   audit: print the result as JSON instead of a table
   --delete-volumes         remove: delete the disks the cluster leaves behind
   --yes                    remove: do not ask (needed when stdin is not a terminal)
@@ -169,6 +182,8 @@ const PER_COMMAND: Record<string, Record<string, OptionKind>> = {
     '--grace': 'value',
     '--delete': 'flag',
     '--delete-snapshots': 'flag',
+    '--volume': 'repeat',
+    '--snapshot': 'repeat',
     '--json': 'flag',
   },
   show: { '--show-secrets': 'flag' },
@@ -238,6 +253,10 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
       const region = options.values.get('--region');
       const grace = options.values.get('--grace');
       const reports = readReports(options);
+      const del = options.flags.has('--delete');
+      const deleteSnapshots = options.flags.has('--delete-snapshots');
+      const volumes = readIds(options, '--volume', '--delete', del, /^vol-[0-9a-f]+$/);
+      const snapshots = readIds(options, '--snapshot', '--delete-snapshots', deleteSnapshots, /^snap-[0-9a-f]+$/);
       return {
         command,
         clusterId,
@@ -246,8 +265,10 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
         ...(region !== undefined && { region: checkRegion('--region', region) }),
         ...(reports && { reports }),
         ...(grace !== undefined && { graceMs: parseDuration('--grace', grace) }),
-        delete: options.flags.has('--delete'),
-        deleteSnapshots: options.flags.has('--delete-snapshots'),
+        delete: del,
+        deleteSnapshots,
+        ...(volumes && { volumes }),
+        ...(snapshots && { snapshots }),
         json: options.flags.has('--json'),
       };
     }
@@ -256,6 +277,16 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
     default:
       return { command: 'show', clusterId, target, showSecrets: options.flags.has('--show-secrets') };
   }
+}
+
+/** The IDs of a repeated `option` (`--volume vol-…`), each of the `shape` EC2 gives them; only with `needs`. */
+function readIds(options: RawOptions, option: string, needs: string, given: boolean, shape: RegExp): string[] | undefined {
+  const ids = options.repeats.get(option);
+  if (!ids) return undefined;
+  if (!given) throw new UsageError(`${option} only applies with ${needs}: it names what to delete`);
+  const bad = ids.find((id) => !shape.test(id));
+  if (bad !== undefined) throw new UsageError(`${option} "${bad.slice(0, 80)}": not an EC2 ${option === '--volume' ? 'volume ID (vol-…)' : 'snapshot ID (snap-…)'}`);
+  return [...new Set(ids)];
 }
 
 /** `parseArgs` over the arguments after the command; then which options apply to it, and given once. */

@@ -140,11 +140,17 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
       graceMs,
       delete: command.delete,
       deleteSnapshots: command.deleteSnapshots,
+      ...(command.volumes && { volumes: command.volumes }),
+      ...(command.snapshots && { snapshots: command.snapshots }),
     });
     io.stdout(command.json ? `${JSON.stringify(result, null, 2)}\n` : auditTable(result));
     io.stderr(auditSummary(result));
-    const deletable = result.orphans.filter((o) => o.deletable).length + result.orphanedSnapshots.filter((o) => o.deletable).length;
-    if (!command.delete && deletable > 0) io.stderr(`${deletable} orphan(s) can be deleted: run again with --delete.\n`);
+    const deletable = [...result.orphans, ...result.orphanedSnapshots].filter((o) => o.deletable);
+    const due = deletable.filter((o) => o.mark?.due).length;
+    if (!command.delete && due > 0) io.stderr(`${due} orphan(s) can be deleted: run again with --delete.\n`);
+    if (deletable.length > due) {
+      io.stderr(`${deletable.length - due} orphan(s) marked, not yet deletable: an audit with --delete deletes them once a report received after the mark still names nothing of them.\n`);
+    }
     return [...result.deletions, ...result.snapshotDeletions].some((d) => d.outcome === 'failed') ? EXIT.failed : EXIT.ok;
   });
 }
@@ -156,9 +162,9 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
 export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promise<number> {
   return withResolved(command, io, async (r) => {
     const gateway = pacedGateway(r.client, command.clusterId, r.region);
-    const report = await r.reports.get(command.clusterId);
-    const entries = leftBehind(await gateway.listClusterDisks(), report, r.region);
-    const snapshots = snapshotsLeftBehind(await gateway.listClusterSnapshots(), report, r.region);
+    const evidence = { report: await r.reports.get(command.clusterId), retained: await r.reports.retained(command.clusterId) };
+    const entries = leftBehind(await gateway.listClusterDisks(), evidence, r.region);
+    const snapshots = snapshotsLeftBehind(await gateway.listClusterSnapshots(), evidence, r.region);
     const toDelete = entries.filter((e) => e.action === 'delete');
     const snapshotsToDelete = snapshots.filter((e) => e.action === 'delete');
     io.stdout(leftBehindTable(entries));
@@ -179,10 +185,10 @@ export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promi
         return EXIT.failed;
       }
     }
-    const outcomes = await deleteLeftBehind(gateway, command.clusterId, entries, report);
+    const outcomes = await deleteLeftBehind(gateway, command.clusterId, entries, evidence);
     const deleted = outcomes.filter((o) => o.outcome === 'deleted').length;
     for (const o of outcomes) if (o.outcome !== 'deleted') io.stderr(`${o.volumeId}: ${o.outcome}: ${o.why}\n`);
-    const snapshotOutcomes = await deleteSnapshotsLeftBehind(gateway, command.clusterId, snapshots, report);
+    const snapshotOutcomes = await deleteSnapshotsLeftBehind(gateway, command.clusterId, snapshots, evidence);
     const deletedSnapshots = snapshotOutcomes.filter((o) => o.outcome === 'deleted').length;
     for (const o of snapshotOutcomes) if (o.outcome !== 'deleted') io.stderr(`${o.snapshotId}: ${o.outcome}: ${o.why}\n`);
     const removed = await r.registrations.delete(command.clusterId);

@@ -9,7 +9,12 @@
  *   so the index keeps PV → VolumeAttachments;
  * - a Node and its CSINode are context of the claims that selected the node and of the
  *   attachments on it;
- * - the zones of all the nodes are context of every Immediate claim (it may go to any zone).
+ * - the zones of all the nodes are context of every Immediate claim (it may go to any zone);
+ * - the disk each PV names is context of the volume report: a PV that comes to name a disk
+ *   (added, or its handle changed) sends the report at once, so the audit never judges that
+ *   disk by a report from before the PV (a Retain disk re-used by a static PV); so does one that
+ *   stops naming it (deleted), so the audit does not take a PV gone with its disk for one whose
+ *   disk was lost.
  *
  * **Why Nodes and CSINodes are fingerprinted.** A kubelet updates its Node every few seconds
  * (conditions, heartbeat times, images), and each update of a node would offer every claim
@@ -40,6 +45,8 @@ export class Dependents {
 
   /** PV name → names of the VolumeAttachments whose source it is. */
   readonly #attachmentsByPv = new Map<string, Set<string>>();
+  /** PV name → the disk the report lists under it. */
+  readonly #diskByPv = new Map<string, string>();
   #zones: readonly string[] = [];
 
   /** Keeps the PV → VolumeAttachments index: every event, news or not. */
@@ -55,6 +62,17 @@ export class Dependents {
       if (!names) this.#attachmentsByPv.set(pvName, (names = new Set()));
       names.add(name);
     }
+  }
+
+  /**
+   * Records the disk PV `pvName` names now (undefined: none, or the PV is gone); true when that
+   * is not the disk it named before (one added, changed or gone).
+   */
+  trackVolumeDisk(pvName: string, disk: string | undefined): boolean {
+    const before = this.#diskByPv.get(pvName);
+    if (disk === undefined) this.#diskByPv.delete(pvName);
+    else if (disk !== before) this.#diskByPv.set(pvName, disk);
+    return disk !== before;
   }
 
   /** Names of the VolumeAttachments whose `spec.source.persistentVolumeName` is `pvName`. */

@@ -37,13 +37,18 @@ export interface ReportSource {
   snapshotContents(): readonly SnapshotContentObject[];
 }
 
+/** The disk the report lists under this PV: undefined for a PV that is not ours or names none. */
+export function reportedDiskOf(pv: V1PersistentVolume, ownership: Ownership): string | undefined {
+  return isOurVolume(pv, ownership) ? volumeIdOf(pv, ownership.driver) : undefined;
+}
+
 export function buildVolumeReport(source: ReportSource, ownership: Ownership): VolumeReport {
   const volumes: ReportedVolume[] = [];
   const handles = new Map<string, string>();
   for (const pv of source.volumes()) {
     const name = pv.metadata?.name;
-    if (!name || !isOurVolume(pv, ownership)) continue;
-    const volumeId = volumeIdOf(pv, ownership.driver);
+    if (!name) continue;
+    const volumeId = reportedDiskOf(pv, ownership);
     if (!volumeId) continue;
     handles.set(name, volumeId);
     const claimRef = pv.spec?.claimRef;

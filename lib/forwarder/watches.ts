@@ -12,6 +12,7 @@ import { csiNodeNews, nodeNews, type Dependents } from './dependents.js';
 import { isOurAttachment, isOurClaim, isOurVolume, isSettledAttachment, isSettledVolume } from './filter.js';
 import type { ObjectCache } from './informers.js';
 import { sourceRef, type DeletedClaim, type SnapshotClassObject, type SnapshotContentObject, type VolumeSnapshotObject } from './items.js';
+import { reportedDiskOf } from './report.js';
 
 /** The objects of each watched resource. */
 export interface WatchedObjects {
@@ -83,8 +84,16 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
       const name = pv.metadata?.name ?? '';
       // A PV gone for good leaves nothing to do (its reclaim happened before the delete).
       if (type !== 'delete' && isOurVolume(pv, ctx.ownership)) yield { key: ItemKeys.volume(name) };
-      // Its attachments carry the PV as context (attach is refused while it is being deleted).
+      // Kept here rather than in `track`: a PV's disk changes only with its spec, which is news,
+      // and every add and delete is news too (the initial list's adds included).
+      const diskChanged = ctx.dependents.trackVolumeDisk(name, type === 'delete' ? undefined : reportedDiskOf(pv, ctx.ownership));
       if (!ctx.ready()) return;
+      // A PV that names a disk it did not name before (added, or its handle changed): the audit
+      // must not judge that disk by a report from before it (a Retain disk re-used by a static
+      // PV made for it) — as for a content added, the report goes now, not at the next resync.
+      // A PV gone too, or the audit takes it, still in the report, for one whose disk was lost.
+      if (diskChanged) yield { key: ItemKeys.report() };
+      // Its attachments carry the PV as context (attach is refused while it is being deleted).
       const ref = pv.spec?.claimRef;
       if (ref?.namespace && ref.name) {
         // Its bound claim carries it too: a resize is judged against the PV's capacity.

@@ -1,6 +1,8 @@
 /**
- * Attaching a volume for a VolumeAttachment, as external-attacher does: check that the PV,
- * the node, the volume and the instance are all in order and ours; record the attachment
+ * Attaching a volume for a VolumeAttachment, as external-attacher does: only from a request
+ * signed at most FRESH_REQUEST_SECONDS ago (freshness.ts); check that the PV, the node, the
+ * volume and the instance are all in order and ours, the volume adopted before EC2 is asked
+ * anything of it (`notAdoptedProblem`: IAM would refuse it); record the attachment
  * first — the attacher finalizer on the PV and the VolumeAttachment, and the instance in the
  * VolumeAttachment's node-id annotation — and call AttachVolume only once the item shows them
  * applied (write before act: a VolumeAttachment deleted or an answer lost mid-attach still
@@ -14,7 +16,10 @@ import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf, volumeHan
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { withAttachment } from './disk-state.js';
+import { EventReasons, pvEvent } from './events.js';
+import { staleRequest } from './freshness.js';
 import { Requeue } from './outcomes.js';
+import { notAdoptedProblem } from './tags.js';
 import { attachingWait, creatingWait } from './timing.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
 import { ensureAnnotation, ensureFinalizer, kubeTime, pvRef, vaRef, vaStatusWrites } from './writes.js';
@@ -50,10 +55,10 @@ export const STUCK_ATTACHING_MS = 90_000;
  * the same, so does its time (when the failure began): a retry refused for the same reason
  * writes nothing, so there is no update for anyone to take for news.
  */
-export function attachFailed(va: VolumeAttachment, now: Date, reason: string, message: string, requeueAfterSeconds: number = Requeue.failed): Settled {
+export function attachFailed(va: VolumeAttachment, now: Date, reason: string, message: string, requeueAfterSeconds: number = Requeue.failed, extra: Write[] = []): Settled {
   const previous = va.status?.attachError;
   const time = previous?.message === message && previous.time ? previous.time : kubeTime(now);
-  return failed(reason, message, requeueAfterSeconds, vaStatusWrites(va, { attachError: { time, message } }));
+  return failed(reason, message, requeueAfterSeconds, [...vaStatusWrites(va, { attachError: { time, message } }), ...extra]);
 }
 
 /** Pure: the PV and node of a VolumeAttachment, or why it cannot be attached. */
@@ -89,6 +94,14 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
   if (!instance) return refuse('InstanceNotFound', `instance ${instanceId} of node "${target.nodeName}" not found`);
   const notOurs = ownershipProblem(disk, instance, ctx.clusterId);
   if (notOurs) return refuse('NotOwned', notOurs, Requeue.failedSlow);
+  // A disk attached already needs nothing of EC2; one that does must be adopted first.
+  const unadopted = notAdoptedProblem(disk, ctx.clusterId, `attach it to node "${target.nodeName}"`);
+  const mutate = (action: AttachAction): Plan<AttachAction> =>
+    unadopted
+      ? // Said on the PV too: the VolumeAttachment's error reaches only the pod's events, and
+        // this one needs a person, not a retry.
+        attachFailed(va, now, 'NotAdopted', unadopted, Requeue.failedSlow, [pvEvent(pv, 'Warning', EventReasons.failedAttachVolume, unadopted)])
+      : act(action);
   if (disk.zone !== instance.zone) {
     return refuse('ZoneMismatch', `volume ${volumeId} is in zone ${disk.zone}, instance ${instanceId} in zone ${instance.zone}`, Requeue.failedSlow);
   }
@@ -104,7 +117,7 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
       return done(vaStatusWrites(va, { attached: true, attachmentMetadata: { devicePath: mine.device }, attachError: null }));
     case 'attaching': {
       const since = mine.attachTime ? Date.parse(mine.attachTime) : NaN;
-      if (now.getTime() - since > STUCK_ATTACHING_MS) return act({ verb: 'detachDisk', volumeId, instanceId });
+      if (now.getTime() - since > STUCK_ATTACHING_MS) return mutate({ verb: 'detachDisk', volumeId, instanceId });
       return requeue(attachingWait(mine, now), `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`);
     }
     case 'detaching':
@@ -124,7 +137,7 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
     return refuse('VolumeNotAvailable', `volume ${volumeId} is ${disk.state}`);
   }
   if (observed.noFreeDevice) return refuse('NoDeviceName', `instance ${instanceId} has no free device name left`);
-  return act({ verb: 'attachDisk', volumeId, instanceId, attempt: 0 });
+  return mutate({ verb: 'attachDisk', volumeId, instanceId, attempt: 0 });
 }
 
 /**
@@ -160,6 +173,9 @@ export async function reconcileAttach(item: VolumeAttachmentItem, scope: Scope):
   const now = scope.now();
   const checked = attachTarget(item, scope, now);
   if (!('target' in checked)) return checked;
+  // The VolumeAttachment may have been deleted, and its disk detached, since this item was built.
+  const stale = staleRequest(scope, 'a volume is attached');
+  if (stale) return stale;
   const { target } = checked;
   const { volumeId, instanceId } = target;
   return converge<AttachObserved, AttachAction>({

@@ -25,9 +25,10 @@ import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { deleting } from './disk-state.js';
 import { EventReasons, pvcEvent } from './events.js';
+import { FRESH_REQUEST_SECONDS } from './freshness.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled } from './plan.js';
-import { isOwnedDisk } from './tags.js';
+import { isOwnedDisk, notAdoptedProblem } from './tags.js';
 import { pvcRef, removeFinalizer } from './writes.js';
 
 type DeleteAction = Extract<Ec2Action, { verb: 'deleteDisk' }>;
@@ -44,18 +45,11 @@ export interface ReleasedClaim {
 }
 
 /**
- * A CreateVolume is made only from a request signed at most this long ago. A request's items
- * are built when it is sent, so an older one was delayed, or outlived a forwarder that
- * restarted: its claim may have been deleted since.
- */
-export const CREATE_FRESHNESS_SECONDS = 60;
-
-/**
  * How long after a claim's deletion a CreateVolume for it may still land: a request built
- * just before the deletion creates only while it is fresh, and works for at most the
- * function's timeout (under 30 s); the rest covers clocks that disagree.
+ * just before the deletion creates only while it is fresh (freshness.ts), and works for at
+ * most the function's timeout (under 30 s); the rest covers clocks that disagree.
  */
-export const CREATE_HORIZON_SECONDS = CREATE_FRESHNESS_SECONDS + 30 + 30;
+export const CREATE_HORIZON_SECONDS = FRESH_REQUEST_SECONDS + 30 + 30;
 
 /** Pure: the next step for the disk of a released claim; `done` once EC2 shows none of it left. */
 export function decideClaimDeleted(claim: ReleasedClaim, { disk }: ClaimDeletedObserved, clusterId: string): Plan<DeleteAction> {
@@ -69,6 +63,8 @@ export function decideClaimDeleted(claim: ReleasedClaim, { disk }: ClaimDeletedO
       Requeue.failedSlow,
     );
   }
+  const unadopted = notAdoptedProblem(disk, clusterId, `delete it (claim ${claim.namespace}/${claim.name} no longer needs it)`);
+  if (unadopted) return failed('NotAdopted', unadopted, Requeue.failedSlow);
   if (disk.state === 'creating') return requeue(Requeue.creating, `volume ${disk.volumeId} is still being created`);
   if (disk.state === 'in-use' || disk.attachments.length > 0) {
     return requeue(Requeue.waitForCluster, `volume ${disk.volumeId} is attached; it is deleted once detached`);

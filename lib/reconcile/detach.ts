@@ -6,13 +6,15 @@
  * from EC2 only: the volume or the instance gone, or no attachment between them. The PV's own
  * attacher finalizer is dropped by the reclaim reconciler once no VolumeAttachment names the PV.
  */
-import { Annotations, Finalizers, type VolumeAttachment, type VolumeAttachmentItem, type Write } from '../contract/index.js';
+import { Annotations, Finalizers, type PersistentVolume, type VolumeAttachment, type VolumeAttachmentItem, type Write } from '../contract/index.js';
 import { isGone, type Disk, type Ec2Error, type Instance } from '../ec2/types.js';
 import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf, volumeNameOf } from './attachment.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { withAttachment } from './disk-state.js';
+import { EventReasons, pvEvent } from './events.js';
 import { Requeue } from './outcomes.js';
+import { notAdoptedProblem } from './tags.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
 import { hasFinalizer, kubeTime, removeFinalizer, vaRef, vaStatusWrites } from './writes.js';
 
@@ -20,6 +22,8 @@ type DetachAction = Extract<Ec2Action, { verb: 'detachDisk' }>;
 
 export interface DetachTarget {
   va: VolumeAttachment;
+  /** The PV whose volume is detached: where a refusal that needs a person is said. */
+  pv?: PersistentVolume;
   volumeId: string;
   /** Unknown only for a VolumeAttachment with neither the node-id annotation nor its Node. */
   instanceId: string | undefined;
@@ -40,10 +44,10 @@ export function detachedWrites(va: VolumeAttachment, driverName: string): Write[
 }
 
 /** Pure: `failed`, recorded in the VolumeAttachment's `detachError`; its time kept while the message is the same. */
-function detachFailed(va: VolumeAttachment, now: Date, reason: string, message: string, requeueAfterSeconds: number): Settled {
+function detachFailed(va: VolumeAttachment, now: Date, reason: string, message: string, requeueAfterSeconds: number, extra: Write[] = []): Settled {
   const previous = va.status?.detachError;
   const time = previous?.message === message && previous.time ? previous.time : kubeTime(now);
-  return failed(reason, message, requeueAfterSeconds, vaStatusWrites(va, { detachError: { time, message } }));
+  return failed(reason, message, requeueAfterSeconds, [...vaStatusWrites(va, { detachError: { time, message } }), ...extra]);
 }
 
 /** Pure: the next step towards the volume being detached from the node's instance. */
@@ -63,6 +67,11 @@ export function decideDetach(target: DetachTarget, observed: DetachObserved, ctx
   const attachment = attachmentOn(disk, instanceId);
   if (!attachment) return done(detachedWrites(va, ctx.driverName));
   if (attachment.state === 'detaching') return requeue(Requeue.detaching, `volume ${volumeId} is detaching from instance ${instanceId}`);
+  const unadopted = notAdoptedProblem(disk, ctx.clusterId, `detach it from node "${va.spec.nodeName}"`);
+  if (unadopted) {
+    const warning = target.pv ? [pvEvent(target.pv, 'Warning', EventReasons.failedDetachVolume, unadopted)] : [];
+    return detachFailed(va, observed.now, 'NotAdopted', unadopted, Requeue.failedSlow, warning);
+  }
   return act({ verb: 'detachDisk', volumeId, instanceId });
 }
 
@@ -80,7 +89,7 @@ export async function reconcileDetach(item: VolumeAttachmentItem, scope: Scope):
   // missing for a PV that was never ours to attach: nothing in EC2 to detach.
   if (!volumeId) return done(detachedWrites(va, scope.driverName));
   const instanceId = va.metadata.annotations?.[Annotations.attachedNodeId] ?? instanceIdOf(item.node);
-  const target: DetachTarget = { va, volumeId, instanceId };
+  const target: DetachTarget = { va, ...(item.pv && { pv: item.pv }), volumeId, instanceId };
   const now = scope.now();
   return converge<DetachObserved, DetachAction>({
     observe: async () => {

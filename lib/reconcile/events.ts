@@ -17,6 +17,12 @@ export const EventReasons = {
   snapshotDeleteError: 'SnapshotDeleteError',
   /** volhook's own, on a claim restored from a snapshot that is not ready yet. */
   snapshotNotReady: 'SnapshotNotReady',
+  /**
+   * The attach/detach controller's, which records them on the pod from the VolumeAttachment's
+   * error; volhook records them on the PV when the reason needs a person (a disk not adopted).
+   */
+  failedAttachVolume: 'FailedAttachVolume',
+  failedDetachVolume: 'FailedDetachVolume',
   // external-resizer's (pkg/util/events.go).
   resizing: 'Resizing',
   volumeResizeFailed: 'VolumeResizeFailed',

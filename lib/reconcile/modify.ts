@@ -29,7 +29,7 @@ import { exclusively } from './in-flight.js';
 import { gibOf, prepareModify, type ModifyJob } from './modify-job.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
-import { isOwnedDisk } from './tags.js';
+import { isOwnedDisk, notAdoptedProblem } from './tags.js';
 import { kubeTime } from './writes.js';
 
 type ModifyAction = Extract<Ec2Action, { verb: 'modifyDisk' | 'tagDisk' | 'untagDisk' }>;
@@ -69,6 +69,12 @@ export function decideModify(job: ModifyJob, observed: ModifyObserved, ctx: Modi
     const message = `EBS volume ${job.volumeId} is not tagged kubernetes.io/cluster/${ctx.clusterId}=owned: this cluster may not modify it`;
     return failed('NotOwned', message, Requeue.failedSlow, events('Warning', EventReasons.volumeResizeFailed, EventReasons.volumeModifyFailed, message));
   }
+  // What is left to write once EC2 has the change needs no adoption; any EC2 call does.
+  const unadopted = notAdoptedProblem(disk, ctx.clusterId, job.resize ? 'resize it' : 'change its VolumeAttributesClass');
+  const mutate = (action: ModifyAction, writes: Write[] = []): Plan<ModifyAction> =>
+    unadopted
+      ? failed('NotAdopted', unadopted, Requeue.failedSlow, events('Warning', EventReasons.volumeResizeFailed, EventReasons.volumeModifyFailed, unadopted))
+      : act(action, writes);
 
   const target = desiredPerformance(job, disk);
   const problem = infeasibility({
@@ -107,15 +113,15 @@ export function decideModify(job: ModifyJob, observed: ModifyObserved, ctx: Modi
       ...(job.resize ? [pvcEvent(pvc, 'Normal', EventReasons.resizing, `External resizer is resizing volume ${job.pv.metadata.name}`)] : []),
       ...(job.modify ? [pvcEvent(pvc, 'Normal', EventReasons.volumeModify, `external resizer is modifying volume ${pvc.metadata.name} with vac ${job.modify.className}`)] : []),
     ];
-    return act({ verb: 'modifyDisk', volumeId: job.volumeId, change }, started);
+    return mutate({ verb: 'modifyDisk', volumeId: job.volumeId, change }, started);
   }
 
   // Size and performance are there: tags, then what the claim and the PV should say.
   if (job.modify) {
     const add = Object.fromEntries(Object.entries(job.modify.attributes.tagsToAdd).filter(([key, value]) => disk.tags[key] !== value));
-    if (Object.keys(add).length > 0) return act({ verb: 'tagDisk', volumeId: job.volumeId, tags: add });
+    if (Object.keys(add).length > 0) return mutate({ verb: 'tagDisk', volumeId: job.volumeId, tags: add });
     const remove = job.modify.attributes.tagsToDelete.filter((key) => key in disk.tags);
-    if (remove.length > 0) return act({ verb: 'untagDisk', volumeId: job.volumeId, keys: remove });
+    if (remove.length > 0) return mutate({ verb: 'untagDisk', volumeId: job.volumeId, keys: remove });
   }
   return completed(job, disk, ctx);
 }

@@ -13,21 +13,25 @@ import {
   isClaimFor,
   isProtectedClaim,
   pvNameForClaim,
+  TagKeys,
   type PersistentVolumeClaimItem,
 } from '../contract/index.js';
-import type { Disk, Ec2Error, Snapshot } from '../ec2/types.js';
-import { CREATE_FRESHNESS_SECONDS, reconcileClaimRelease } from './claim-deleted.js';
+import { isGone, type Disk, type Ec2Error, type Snapshot } from '../ec2/types.js';
+import { reconcileClaimRelease } from './claim-deleted.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
+import type { VolumeSource } from './data-source.js';
 import { deleting } from './disk-state.js';
 import { reconcileModify } from './modify.js';
 import { EventReasons, pvcEvent } from './events.js';
+import { staleRequest } from './freshness.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
 import { diskHasAttributes, prepareProvision, provisioningFailed, type ProvisionJob } from './provision-job.js';
 import { creatingWait } from './timing.js';
 import { buildPersistentVolume } from './pv-builder.js';
-import { isOwnedSnapshot } from './snapshot-content.js';
+import { isOwnedSnapshot, snapshotNotAdoptedProblem } from './snapshot-content.js';
+import { isOwnedDisk, notAdoptedProblem } from './tags.js';
 import { addFinalizer, createPersistentVolume, pvcRef, removeFinalizer, removePvcAnnotation } from './writes.js';
 
 type ProvisionAction = Extract<Ec2Action, { verb: 'createDisk' | 'deleteDisk' | 'copyDisk' }>;
@@ -35,8 +39,10 @@ type ProvisionAction = Extract<Ec2Action, { verb: 'createDisk' | 'deleteDisk' | 
 /** What the cloud says about the claim's disk: the volume tagged with its name, if any. */
 export interface ProvisionObserved {
   disk: Disk | undefined;
-  /** A restore with no disk yet: the snapshot in EC2; null when EC2 has no such snapshot. */
+  /** A restore with no live disk yet: the snapshot in EC2; null when EC2 has no such snapshot. */
   snapshot?: Snapshot | null;
+  /** A clone with no live disk yet: the source volume in EC2; null when EC2 has no such volume. */
+  sourceDisk?: Disk | null;
   /** This request deleted the claim's failed volume: its replacement waits for the next one. */
   deletedFailed?: boolean;
   /** When it was observed: a volume `creating` is looked at again when EC2 should be done. */
@@ -53,15 +59,34 @@ function makeVolume(job: ProvisionJob): ProvisionAction {
   return job.copy ? { verb: 'copyDisk', request: job.copy } : { verb: 'createDisk', request: job.request };
 }
 
-/** Pure: a restore's snapshot as EC2 has it, checked before the volume is made; undefined when it will do. */
-export function checkSnapshot(job: ProvisionJob, snapshot: Snapshot | null | undefined, clusterId: string): Settled | undefined {
-  if (job.source?.kind !== 'snapshot') return undefined;
-  const { snapshotId, what } = job.source;
-  const refuse = (reason: string, message: string) => failed(reason, message, Requeue.failed, [provisioningFailed(job.pvc, job.className, message)]);
+/**
+ * Pure: what the volume is made from as EC2 has it — a restore's snapshot, a clone's source
+ * volume — checked before the volume is made; undefined when it will do (or there is none).
+ */
+export function checkSource(job: ProvisionJob, { snapshot, sourceDisk }: Pick<ProvisionObserved, 'snapshot' | 'sourceDisk'>, clusterId: string): Settled | undefined {
+  switch (job.source?.kind) {
+    case 'snapshot':
+      return checkSnapshot(job, job.source, snapshot, clusterId);
+    case 'clone':
+      return checkSourceDisk(job, job.source, sourceDisk, clusterId);
+    case undefined:
+      return undefined;
+  }
+}
+
+function refuseSource(job: ProvisionJob, reason: string, message: string): Settled {
+  return failed(reason, message, Requeue.failed, [provisioningFailed(job.pvc, job.className, message)]);
+}
+
+function checkSnapshot(job: ProvisionJob, source: Extract<VolumeSource, { kind: 'snapshot' }>, snapshot: Snapshot | null | undefined, clusterId: string): Settled | undefined {
+  const { snapshotId, what } = source;
+  const refuse = (reason: string, message: string) => refuseSource(job, reason, message);
   if (!snapshot) return refuse('SnapshotNotFound', `snapshot ${snapshotId} of ${what} does not exist in EC2`);
   if (!isOwnedSnapshot(snapshot, clusterId)) {
     return refuse('SnapshotNotOwned', `snapshot ${snapshotId} of ${what} is not owned by cluster "${clusterId}"; volhook restores only its cluster's snapshots`);
   }
+  const unadopted = snapshotNotAdoptedProblem(snapshot, clusterId, `restore claim ${job.pvc.metadata.namespace}/${job.pvc.metadata.name} from it`);
+  if (unadopted) return refuse('NotAdopted', unadopted);
   if (snapshot.state !== 'completed') {
     const message = `snapshot ${snapshotId} of ${what} is ${snapshot.state}, not completed yet`;
     return requeue(Requeue.snapshotPending, message, [pvcEvent(job.pvc, 'Normal', EventReasons.snapshotNotReady, message)]);
@@ -74,11 +99,30 @@ export function checkSnapshot(job: ProvisionJob, snapshot: Snapshot | null | und
   return undefined;
 }
 
+/**
+ * A clone copies the source into a disk the cluster owns, so the source must be the cluster's
+ * own, adopted disk: a static PV can name any volume of the account, another cluster's too.
+ */
+function checkSourceDisk(job: ProvisionJob, source: Extract<VolumeSource, { kind: 'clone' }>, sourceDisk: Disk | null | undefined, clusterId: string): Settled | undefined {
+  const { sourceVolumeId, what } = source;
+  if (!sourceDisk || isGone(sourceDisk)) return refuseSource(job, 'SourceNotFound', `volume ${sourceVolumeId} of the source claim ${what} does not exist in EC2`);
+  if (!isOwnedDisk(sourceDisk, clusterId)) {
+    return refuseSource(
+      job,
+      'SourceNotOwned',
+      `volume ${sourceVolumeId} of the source claim ${what} is not owned by cluster "${clusterId}" (no tag ${TagKeys.cluster(clusterId)}=owned); volhook clones only its cluster's disks`,
+    );
+  }
+  const unadopted = notAdoptedProblem(sourceDisk, clusterId, `clone it for claim ${job.pvc.metadata.namespace}/${job.pvc.metadata.name}`);
+  if (unadopted) return refuseSource(job, 'SourceNotOwned', `the source claim ${what}: ${unadopted}`);
+  return undefined;
+}
+
 /** Pure: the next step for a claim's disk. */
-export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapshot, now }: ProvisionObserved, names: Names): Plan<ProvisionAction> {
+export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapshot, sourceDisk, now }: ProvisionObserved, names: Names): Plan<ProvisionAction> {
   const { pvc } = job;
   if (!disk) {
-    const refused = checkSnapshot(job, snapshot, names.clusterId);
+    const refused = checkSource(job, { snapshot, sourceDisk }, names.clusterId);
     if (refused) return refused;
     const message = `External provisioner is provisioning volume for claim ${pvc.metadata.namespace}/${pvc.metadata.name}`;
     return act(makeVolume(job), [pvcEvent(pvc, 'Normal', EventReasons.provisioning, message)]);
@@ -110,6 +154,8 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapsh
     case 'error': {
       // A volume that failed to create (a KMS key it may not use, say) is ours and useless:
       // delete it, so that a later attempt can create a good one.
+      const unadopted = notAdoptedProblem(disk, names.clusterId, `delete it (it failed to create, state error)`);
+      if (unadopted) return failed('NotAdopted', unadopted, Requeue.failedSlow, [provisioningFailed(pvc, job.className, unadopted)]);
       const message = `volume ${disk.volumeId} failed to create (state error, e.g. for a KMS key it may not use); deleting it and creating another`;
       return act({ verb: 'deleteDisk', volumeId: disk.volumeId }, [provisioningFailed(pvc, job.className, message)]);
     }
@@ -122,7 +168,7 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapsh
         return failed('VolumeCreationFailed', message, Requeue.failed);
       }
       // Under a new ClientToken: the gateway derives it from the failed volume's ID.
-      return act(makeVolume(job));
+      return checkSource(job, { snapshot, sourceDisk }, names.clusterId) ?? act(makeVolume(job));
     }
   }
 }
@@ -175,22 +221,23 @@ export async function reconcileProvision(item: PersistentVolumeClaimItem, scope:
       addFinalizer(pvcRef(pvc), Finalizers.claimProtection),
     ]);
   }
-  const age = (scope.now().getTime() - scope.signedAt.getTime()) / 1000;
-  if (age > CREATE_FRESHNESS_SECONDS) {
-    // The claim may have been deleted since this item was built: a late create could leak.
-    return requeue(Requeue.recorded, `the request was signed ${Math.round(age)} s ago; a volume is created only from a request at most ${CREATE_FRESHNESS_SECONDS} s old`);
-  }
+  // The claim may have been deleted since this item was built: a late create could leak.
+  const stale = staleRequest(scope, 'a volume is created');
+  if (stale) return stale;
   return converge<ProvisionObserved, ProvisionAction>({
     observe: async () => {
       const disk = await scope.ec2.findDiskByName(job.pvName);
-      if (disk || job.source?.kind !== 'snapshot') return { disk, now: scope.now() };
-      return { disk, snapshot: (await scope.ec2.getSnapshot(job.source.snapshotId)) ?? null, now: scope.now() };
+      // The source is read live before the volume is made from it, every time it is made.
+      if ((disk && !isGone(disk)) || !job.source) return { disk, now: scope.now() };
+      if (job.source.kind === 'snapshot') return { disk, snapshot: (await scope.ec2.getSnapshot(job.source.snapshotId)) ?? null, now: scope.now() };
+      return { disk, sourceDisk: (await scope.ec2.getDisk(job.source.sourceVolumeId)) ?? null, now: scope.now() };
     },
     decide: (observed) => decideProvision(job, observed, scope),
     perform: async (action, observed) => {
       // The reconciler just looked the name up in this request: the gateway need not again.
-      if (action.verb === 'createDisk') return { disk: await scope.ec2.createDisk(action.request, { found: observed.disk }), now: scope.now() };
-      if (action.verb === 'copyDisk') return { disk: await scope.ec2.copyDisk(action.request), now: scope.now() };
+      // The source as read stays what the next decision checks, should EC2 answer a dead volume.
+      if (action.verb === 'createDisk') return { ...observed, disk: await scope.ec2.createDisk(action.request, { found: observed.disk }), now: scope.now() };
+      if (action.verb === 'copyDisk') return { ...observed, disk: await scope.ec2.copyDisk(action.request), now: scope.now() };
       await scope.ec2.deleteDisk(action.volumeId);
       return { disk: deleting(observed.disk), deletedFailed: true, now: scope.now() };
     },

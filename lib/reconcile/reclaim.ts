@@ -2,7 +2,7 @@
  * A PersistentVolume's reclaim: keep its finalizers right, and when it is Released with the
  * Delete policy, delete its disk and then the PV. The disk is deleted only when every rule
  * holds: the PV is ours, Released, Delete, no VolumeAttachment names it, the volume is owned by
- * this cluster and attached nowhere.
+ * this cluster, adopted (`isAdoptedDisk`: within the IAM role's scope) and attached nowhere.
  */
 import {
   Finalizers,
@@ -23,7 +23,7 @@ import { deleting } from './disk-state.js';
 import { EventReasons, pvEvent } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
-import { isOwnedDisk } from './tags.js';
+import { isOwnedDisk, notAdoptedProblem } from './tags.js';
 import { deletePersistentVolume, dropFinalizer, ensureFinalizer, pvRef } from './writes.js';
 
 type DeleteAction = Extract<Ec2Action, { verb: 'deleteDisk' }>;
@@ -70,6 +70,8 @@ export function decideReclaim(pv: PersistentVolume, { disk }: ReclaimObserved, c
     const message = `volume ${disk.volumeId} is not owned by cluster "${clusterId}"; not deleting it`;
     return failed('NotOwned', message, Requeue.failedSlow, warn(message));
   }
+  const unadopted = notAdoptedProblem(disk, clusterId, `delete it (PersistentVolume "${pv.metadata.name}" is Released, reclaim policy Delete)`);
+  if (unadopted) return failed('NotAdopted', unadopted, Requeue.failedSlow, warn(unadopted));
   const attachedTo = disk.attachments.map((a) => a.instanceId);
   if (disk.state === 'in-use' || attachedTo.length > 0) {
     const message = `persistentvolume ${pv.metadata.name} is still attached to instance ${attachedTo.join(', ') || '(unknown)'}`;

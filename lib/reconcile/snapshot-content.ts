@@ -35,7 +35,7 @@ import { exclusively } from './in-flight.js';
 import { contentEvent, EventReasons } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
-import { isOwnedDisk } from './tags.js';
+import { isOwnedDisk, notAdoptedProblem } from './tags.js';
 import { contentRef, dropAnnotation, dropFinalizer, ensureAnnotation, kubeTime } from './writes.js';
 
 type CreateAction = Extract<Ec2Action, { verb: 'createSnapshot' | 'deleteSnapshot' | 'enableFastSnapshotRestores' }>;
@@ -46,6 +46,20 @@ const GiB = 2 ** 30;
 /** Whether the cluster created this snapshot: tag `kubernetes.io/cluster/<id>=owned`. */
 export function isOwnedSnapshot(snapshot: Snapshot, clusterId: string): boolean {
   return snapshot.tags[TagKeys.cluster(clusterId)] === 'owned';
+}
+
+/**
+ * Why volhook may not `act` on a snapshot of its cluster, when it lacks `ebs.csi.aws.com/cluster=true`
+ * (the IAM role restores from, deletes and fast-restores only snapshots tagged so; every
+ * snapshot volhook takes has it, one made elsewhere and named by a pre-provisioned content may
+ * not); undefined when it may, or when the snapshot is not the cluster's at all.
+ */
+export function snapshotNotAdoptedProblem(snapshot: Snapshot, clusterId: string, act: string): string | undefined {
+  if (!isOwnedSnapshot(snapshot, clusterId) || snapshot.tags[TagKeys.ebsCluster] === 'true') return undefined;
+  return (
+    `snapshot ${snapshot.snapshotId} is cluster "${clusterId}"'s but lacks the tag ${TagKeys.ebsCluster}=true, without which EC2 does not let volhook ${act}; ` +
+    `tag it (\`aws ec2 create-tags --resources ${snapshot.snapshotId} --tags Key=${TagKeys.ebsCluster},Value=true\`)`
+  );
 }
 
 /**
@@ -119,6 +133,8 @@ export function decideCreate(content: VolumeSnapshotContent, spec: SnapshotSpec,
     if (!isOwnedDisk(volume, names.clusterId)) {
       return refuse(content, 'NotOwned', `failed to take snapshot of the volume ${request.volumeId}: it is not owned by cluster "${names.clusterId}"`, names);
     }
+    const unadopted = notAdoptedProblem(volume, names.clusterId, `take a snapshot of it for VolumeSnapshotContent "${content.metadata.name}"`);
+    if (unadopted) return refuse(content, 'NotAdopted', `failed to take snapshot of the volume ${request.volumeId}: ${unadopted}`, names);
     return act({ verb: 'createSnapshot', request });
   }
   // A younger duplicate this request made while another request made the oldest: delete it.
@@ -149,6 +165,8 @@ export function decideDelete(content: VolumeSnapshotContent, { owned, foreign }:
     return failed('NotOwned', message, Requeue.failedSlow, [contentEvent(content, 'Warning', EventReasons.snapshotDeleteError, message)]);
   }
   const [next] = owned;
+  const unadopted = next && snapshotNotAdoptedProblem(next, names.clusterId, 'delete it');
+  if (unadopted) return failed('NotAdopted', unadopted, Requeue.failedSlow, [contentEvent(content, 'Warning', EventReasons.snapshotDeleteError, unadopted)]);
   if (next) return act({ verb: 'deleteSnapshot', snapshotId: next.snapshotId });
   const ref = contentRef(content);
   const status = content.status;
@@ -263,6 +281,8 @@ async function reconcilePreProvisioned(content: VolumeSnapshotContent, snapshotI
   if (!isOwnedSnapshot(snapshot, scope.clusterId)) {
     return refuse(content, 'NotOwned', `snapshot ${snapshotId} is not owned by cluster "${scope.clusterId}" (tag ${TagKeys.cluster(scope.clusterId)}=owned); volhook uses only its cluster's snapshots`, names, check);
   }
+  const unadopted = snapshotNotAdoptedProblem(snapshot, scope.clusterId, 'restore volumes from it');
+  if (unadopted) return refuse(content, 'NotAdopted', unadopted, names, check);
   if (snapshot.state === 'error') return refuse(content, 'SnapshotFailed', `snapshot ${snapshotId} failed${snapshot.stateMessage ? `: ${snapshot.stateMessage}` : ''}`, names, check);
   return record(content, snapshot);
 }

@@ -46,6 +46,30 @@ export function isOwnedDisk(disk: Disk, clusterId: string): boolean {
   return disk.tags[TagKeys.cluster(clusterId)] === 'owned';
 }
 
+/**
+ * Whether volhook may change the volume: the cluster's (`isOwnedDisk`) and tagged
+ * `ebs.csi.aws.com/cluster=true`, the tag the function's IAM role requires on every change of
+ * an existing volume (attach, detach, modify, retag, snapshot, copy, delete). Every volume
+ * volhook creates has both; `cluster adopt` adds them to the disks of older PVs.
+ */
+export function isAdoptedDisk(disk: Disk, clusterId: string): boolean {
+  return isOwnedDisk(disk, clusterId) && disk.tags[TagKeys.ebsCluster] === 'true';
+}
+
+/**
+ * Why volhook may not `act` on a volume of its cluster ("attach it to node …"), in the words
+ * of the objects it acts for, when the volume is owned but not adopted; undefined when it may.
+ * For a volume that is not the cluster's at all, each caller says so in its own words.
+ */
+export function notAdoptedProblem(disk: Disk, clusterId: string, act: string): string | undefined {
+  if (!isOwnedDisk(disk, clusterId) || isAdoptedDisk(disk, clusterId)) return undefined;
+  return (
+    `volume ${disk.volumeId} is cluster "${clusterId}"'s (${TagKeys.cluster(clusterId)}=owned) but not adopted: it lacks the tag ` +
+    `${TagKeys.ebsCluster}=true, without which EC2 does not let volhook ${act}; ` +
+    `adopt it with \`npm run cluster -- adopt ${clusterId} --apply\``
+  );
+}
+
 /** Whether the instance is one of the cluster's nodes: tag `kubernetes.io/cluster/<id>` = owned | shared. */
 export function isClusterInstance(instance: Instance, clusterId: string): boolean {
   const value = instance.tags[TagKeys.cluster(clusterId)];

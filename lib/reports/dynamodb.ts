@@ -18,13 +18,19 @@
  * report takes `expiresAt` off its parts first; a part already held without it (one of a
  * completed report, sent again) is not written again, so it never gets one back.
  *
+ * The audit's marks are the item `<clusterId>#marks`, one attribute per marked resource (its
+ * ID → the mark's time), each set with `if_not_exists` (an earlier mark stays) or removed on
+ * its own; the retained resources are the string set `ids` of the item `<clusterId>#retained`,
+ * added to and deleted from element by element (`ADD`, `DELETE`), so that the backend retaining
+ * and an audit releasing never undo each other's change.
+ *
  * The DynamoDB client is loaded on first use, not at import (lib/dynamodb).
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { dynamoDb } from '../dynamodb/index.js';
 import { assembleReport, VolumeReportSchema, WriteSchema, type VolumeReport } from '../contract/index.js';
-import { partsMissing, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
+import { checkResourceIds, partsMissing, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
 
 /** What one item may hold of report, leaving room for the rest of the item under DynamoDB's 400 KB. */
 export const MAX_REPORT_BYTES = 350 * 1024;
@@ -36,6 +42,9 @@ export class ReportTooLargeError extends Error {
 
 /** How long the parts of a report stay while it is coming in. */
 export const PART_TTL_SECONDS = 24 * 60 * 60;
+
+/** Marks set or removed by one UpdateItem: its expression stays well under DynamoDB's 4 KB. */
+const MARKS_PER_UPDATE = 50;
 
 export interface DynamoDbReportStoreOptions {
   tableName: string;
@@ -75,7 +84,15 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
     } = await sdk();
     const { Item } = await client.send(new GetItemCommand({ TableName, Key: partKey(clusterId, digest, index), ConsistentRead: true }));
     if (!Item?.partBody?.B || Item.digest?.S !== digest || !Item.count?.N || !Item.observedAt?.N) return undefined;
-    return { clusterId, digest, index, count: Number(Item.count.N), observedAt: Number(Item.observedAt.N), report: unzipped(Item.partBody.B) };
+    return {
+      clusterId,
+      digest,
+      index,
+      count: Number(Item.count.N),
+      observedAt: Number(Item.observedAt.N),
+      receivedAt: Number(Item.receivedAt?.N ?? 0),
+      report: unzipped(Item.partBody.B),
+    };
   }
   const readParts = (clusterId: string, digest: string, count: number) =>
     Promise.all(Array.from({ length: count }, (_, i) => readPart(clusterId, digest, i).then((p) => (p?.count === count ? p : undefined))));
@@ -123,7 +140,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
   }
 
   /** The cluster's item replaced (unless a later report is kept): the parts of the report it held go. */
-  async function replace(clusterId: string, digest: string, observedAt: number, set: { body: Uint8Array } | { parts: number }): Promise<boolean> {
+  async function replace(clusterId: string, digest: string, at: { observedAt: number; receivedAt: number }, set: { body: Uint8Array } | { parts: number }): Promise<boolean> {
     const {
       sdk: { UpdateItemCommand },
       client,
@@ -135,11 +152,14 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
         new UpdateItemCommand({
           TableName,
           Key: key(clusterId),
-          UpdateExpression: body ? 'SET digest = :d, observedAt = :t, body = :b REMOVE parts' : 'SET digest = :d, observedAt = :t, parts = :n REMOVE body',
+          UpdateExpression: body
+            ? 'SET digest = :d, observedAt = :t, receivedAt = :r, body = :b REMOVE parts'
+            : 'SET digest = :d, observedAt = :t, receivedAt = :r, parts = :n REMOVE body',
           ConditionExpression: 'attribute_not_exists(observedAt) OR observedAt <= :t',
           ExpressionAttributeValues: {
             ':d': { S: digest },
-            ':t': { N: String(observedAt) },
+            ':t': { N: String(at.observedAt) },
+            ':r': { N: String(at.receivedAt) },
             ...('body' in set ? { ':b': { B: set.body } } : { ':n': { N: String(set.parts) } }),
           },
           ReturnValues: 'UPDATED_OLD',
@@ -159,11 +179,12 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
     if (!item?.digest?.S || !item.observedAt?.N) return undefined;
     const digest = item.digest.S;
     const observedAt = Number(item.observedAt.N);
-    if (item.body?.B) return { clusterId, digest, observedAt, report: unzipped(item.body.B) };
+    const receivedAt = Number(item.receivedAt?.N ?? 0);
+    if (item.body?.B) return { clusterId, digest, observedAt, receivedAt, report: unzipped(item.body.B) };
     if (!item.parts?.N) return undefined;
     const parts = await readParts(clusterId, digest, Number(item.parts.N));
     if (parts.some((p) => !p)) return 'parts missing';
-    return { clusterId, digest, observedAt, report: assembleReport(parts.map((p) => (p as StoredReportPart).report)) };
+    return { clusterId, digest, observedAt, receivedAt, report: assembleReport(parts.map((p) => (p as StoredReportPart).report)) };
   }
 
   return {
@@ -176,7 +197,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
       }
     },
     async put(stored) {
-      return replace(stored.clusterId, stored.digest, stored.observedAt, { body: gzipped(stored.report, `the volume report of cluster "${stored.clusterId}"`) });
+      return replace(stored.clusterId, stored.digest, stored, { body: gzipped(stored.report, `the volume report of cluster "${stored.clusterId}"`) });
     },
     async putPart(part) {
       const body = gzipped(part.report, `part ${part.index} of ${part.count} of the volume report of cluster "${part.clusterId}"`);
@@ -190,7 +211,8 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
           new UpdateItemCommand({
             TableName,
             Key: partKey(part.clusterId, part.digest, part.index),
-            UpdateExpression: 'SET digest = :d, #i = :i, #c = :c, observedAt = :t, partBody = :b, expiresAt = :e',
+            // A part sent again keeps the time it was first received at.
+            UpdateExpression: 'SET digest = :d, #i = :i, #c = :c, observedAt = :t, receivedAt = if_not_exists(receivedAt, :r), partBody = :b, expiresAt = :e',
             // Not over a part of a completed report (held for good: no expiresAt). Its content is
             // this one's (the same digest and index), and rewritten it would expire under the report.
             ConditionExpression: 'attribute_not_exists(partBody) OR attribute_exists(expiresAt)',
@@ -200,6 +222,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
               ':i': { N: String(part.index) },
               ':c': { N: String(part.count) },
               ':t': { N: String(part.observedAt) },
+              ':r': { N: String(part.receivedAt) },
               ':b': { B: body },
               ':e': expiresAt,
             },
@@ -220,14 +243,14 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
       return out.Attributes?.held?.NS?.length ?? 0;
     },
     parts: readParts,
-    async complete(clusterId, digest, count, observedAt) {
+    async complete(clusterId, digest, count, observedAt, receivedAt) {
       if (!(await keepParts(clusterId, digest, count))) {
         // Parts gone: expired, or deleted with a report of this digest that has been replaced since.
         // What is left of them can never complete (its forwarder sends them again), unless they are the cluster's report.
         if ((await read(clusterId))?.digest?.S !== digest) await deleteParts(clusterId, digest, count);
         throw partsMissing(clusterId, digest);
       }
-      const kept = await replace(clusterId, digest, observedAt, { parts: count });
+      const kept = await replace(clusterId, digest, { observedAt, receivedAt }, { parts: count });
       if (!kept) await deleteParts(clusterId, digest, count);
       else {
         const {
@@ -238,7 +261,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
       }
       return kept;
     },
-    async confirm(clusterId, digest, observedAt) {
+    async confirm(clusterId, digest, observedAt, receivedAt) {
       const {
         sdk: { UpdateItemCommand },
         client,
@@ -248,9 +271,13 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
           new UpdateItemCommand({
             TableName,
             Key: key(clusterId),
-            UpdateExpression: 'SET observedAt = :t',
+            UpdateExpression: receivedAt === undefined ? 'SET observedAt = :t' : 'SET observedAt = :t, receivedAt = :r',
             ConditionExpression: 'digest = :d AND observedAt <= :t',
-            ExpressionAttributeValues: { ':d': { S: digest }, ':t': { N: String(observedAt) } },
+            ExpressionAttributeValues: {
+              ':d': { S: digest },
+              ':t': { N: String(observedAt) },
+              ...(receivedAt !== undefined && { ':r': { N: String(receivedAt) } }),
+            },
           }),
         );
         return true;
@@ -312,7 +339,83 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
       } while (ExclusiveStartKey);
       return ids.sort();
     },
+    async marks(clusterId) {
+      const {
+        sdk: { GetItemCommand },
+        client,
+      } = await sdk();
+      const { Item } = await client.send(new GetItemCommand({ TableName, Key: marksKey(clusterId), ConsistentRead: true }));
+      return new Map(Object.entries(Item ?? {}).flatMap(([id, value]) => (id !== 'pk' && value.N !== undefined ? [[id, Number(value.N)] as const] : [])));
+    },
+    async mark(clusterId, marked) {
+      checkResourceIds(marked.keys());
+      const {
+        sdk: { UpdateItemCommand },
+        client,
+      } = await sdk();
+      for (const chunk of chunks([...marked], MARKS_PER_UPDATE)) {
+        await client.send(
+          new UpdateItemCommand({
+            TableName,
+            Key: marksKey(clusterId),
+            UpdateExpression: `SET ${chunk.map((_, i) => `#m${i} = if_not_exists(#m${i}, :t${i})`).join(', ')}`,
+            ExpressionAttributeNames: Object.fromEntries(chunk.map(([id], i) => [`#m${i}`, id])),
+            ExpressionAttributeValues: Object.fromEntries(chunk.map(([, at], i) => [`:t${i}`, { N: String(at) }])),
+          }),
+        );
+      }
+    },
+    async unmark(clusterId, ids) {
+      const {
+        sdk: { UpdateItemCommand },
+        client,
+      } = await sdk();
+      for (const chunk of chunks([...new Set(ids)], MARKS_PER_UPDATE)) {
+        await client.send(
+          new UpdateItemCommand({
+            TableName,
+            Key: marksKey(clusterId),
+            UpdateExpression: `REMOVE ${chunk.map((_, i) => `#m${i}`).join(', ')}`,
+            ExpressionAttributeNames: Object.fromEntries(chunk.map((id, i) => [`#m${i}`, id])),
+          }),
+        );
+      }
+    },
+    async retained(clusterId) {
+      const {
+        sdk: { GetItemCommand },
+        client,
+      } = await sdk();
+      const { Item } = await client.send(new GetItemCommand({ TableName, Key: retainedKey(clusterId), ConsistentRead: true }));
+      return new Set(Item?.ids?.SS ?? []);
+    },
+    async retain(clusterId, ids) {
+      checkResourceIds(ids);
+      await changeRetained(clusterId, 'ADD', ids);
+    },
+    async release(clusterId, ids) {
+      await changeRetained(clusterId, 'DELETE', ids);
+    },
   };
+
+  /** One element-wise change of the retained set (an empty set is no change: DynamoDB refuses empty sets). */
+  async function changeRetained(clusterId: string, op: 'ADD' | 'DELETE', ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const {
+      sdk: { UpdateItemCommand },
+      client,
+    } = await sdk();
+    await client.send(
+      new UpdateItemCommand({ TableName, Key: retainedKey(clusterId), UpdateExpression: `${op} ids :s`, ExpressionAttributeValues: { ':s': { SS: [...new Set(ids)] } } }),
+    );
+  }
+}
+
+const marksKey = (clusterId: string) => ({ pk: { S: `${clusterId}#marks` } });
+const retainedKey = (clusterId: string) => ({ pk: { S: `${clusterId}#retained` } });
+
+function chunks<T>(all: readonly T[], size: number): T[][] {
+  return Array.from({ length: Math.ceil(all.length / size) }, (_, i) => all.slice(i * size, (i + 1) * size));
 }
 
 function isConditionFailed(err: unknown): boolean {

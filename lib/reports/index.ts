@@ -2,4 +2,5 @@ export { createDynamoDbReportStore, MAX_REPORT_BYTES, ReportTooLargeError, type 
 export { createFileReportStore } from './file.js';
 export { reportStoreFromEnvironment } from './from-environment.js';
 export { createMemoryReportStore } from './memory.js';
-export { PendingEventsSchema, StoredReportPartSchema, StoredReportSchema, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
+export { keepsResource, retainedChange } from './retained.js';
+export { PendingEventsSchema, reportTime, RESOURCE_ID, StoredReportPartSchema, StoredReportSchema, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';

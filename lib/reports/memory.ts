@@ -1,6 +1,6 @@
 /** Reports in one process's memory: tests, and the crash explorer. */
 import { assembleReport, type Write } from '../contract/index.js';
-import { partsMissing, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
+import { checkResourceIds, partsMissing, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
 
 /** Reports in parts kept per cluster at once; an older unfinished one is let go for a newer (its forwarder sends it again). */
 export const MAX_REPORTS_IN_PARTS = 4;
@@ -10,6 +10,8 @@ export function createMemoryReportStore(): ReportStore {
   const events = new Map<string, Write[]>();
   /** Per cluster, per digest (in the order first seen), the parts by index. */
   const inParts = new Map<string, Map<string, Map<number, StoredReportPart>>>();
+  const marks = new Map<string, Map<string, number>>();
+  const retained = new Map<string, Set<string>>();
   const partsOf = (clusterId: string, digest: string) => inParts.get(clusterId)?.get(digest);
   return {
     async get(clusterId) {
@@ -22,10 +24,12 @@ export function createMemoryReportStore(): ReportStore {
       reports.set(report.clusterId, structuredClone(report));
       return true;
     },
-    async confirm(clusterId, digest, observedAt) {
+    async confirm(clusterId, digest, observedAt, receivedAt) {
       const current = reports.get(clusterId);
       if (current?.digest !== digest) return false;
-      current.observedAt = Math.max(current.observedAt, observedAt);
+      if (observedAt < current.observedAt) return true;
+      current.observedAt = observedAt;
+      if (receivedAt !== undefined) current.receivedAt = receivedAt;
       return true;
     },
     async putPart(part) {
@@ -37,7 +41,8 @@ export function createMemoryReportStore(): ReportStore {
         digests.set(part.digest, parts);
         for (const digest of [...digests.keys()].slice(0, -MAX_REPORTS_IN_PARTS)) digests.delete(digest);
       }
-      parts.set(part.index, structuredClone(part));
+      const kept = parts.get(part.index);
+      parts.set(part.index, { ...structuredClone(part), receivedAt: Math.min(part.receivedAt, kept?.receivedAt ?? Infinity) });
       return parts.size;
     },
     async parts(clusterId, digest, count) {
@@ -47,7 +52,7 @@ export function createMemoryReportStore(): ReportStore {
         return part && part.count === count ? structuredClone(part) : undefined;
       });
     },
-    async complete(clusterId, digest, count, observedAt) {
+    async complete(clusterId, digest, count, observedAt, receivedAt) {
       const parts = partsOf(clusterId, digest);
       const ordered = Array.from({ length: count }, (_, i) => parts?.get(i));
       // Completed a moment ago by a request that carried the same last part.
@@ -56,7 +61,7 @@ export function createMemoryReportStore(): ReportStore {
       inParts.get(clusterId)?.delete(digest);
       const current = reports.get(clusterId);
       if (current && current.observedAt > observedAt) return false;
-      reports.set(clusterId, { clusterId, digest, observedAt, report: assembleReport(ordered.map((p) => (p as StoredReportPart).report)) });
+      reports.set(clusterId, { clusterId, digest, observedAt, receivedAt, report: assembleReport(ordered.map((p) => (p as StoredReportPart).report)) });
       return true;
     },
     async queueEvents(clusterId, queued) {
@@ -69,6 +74,30 @@ export function createMemoryReportStore(): ReportStore {
     },
     async clusters() {
       return [...reports.keys()].sort();
+    },
+    async marks(clusterId) {
+      return new Map(marks.get(clusterId));
+    },
+    async mark(clusterId, marked) {
+      checkResourceIds(marked.keys());
+      const held = marks.get(clusterId) ?? new Map<string, number>();
+      marks.set(clusterId, held);
+      for (const [id, at] of marked) if (!held.has(id)) held.set(id, at);
+    },
+    async unmark(clusterId, ids) {
+      for (const id of ids) marks.get(clusterId)?.delete(id);
+    },
+    async retained(clusterId) {
+      return new Set(retained.get(clusterId));
+    },
+    async retain(clusterId, ids) {
+      checkResourceIds(ids);
+      const held = retained.get(clusterId) ?? new Set<string>();
+      retained.set(clusterId, held);
+      for (const id of ids) held.add(id);
+    },
+    async release(clusterId, ids) {
+      for (const id of ids) retained.get(clusterId)?.delete(id);
     },
   };
 }

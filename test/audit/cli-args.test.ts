@@ -41,6 +41,20 @@ describe('cluster audit / remove --delete-volumes arguments', () => {
     expect(() => parseClusterArgs(['remove', 'c1', '--delete'])).toThrow(UsageError);
   });
 
+  it('--volume and --snapshot, repeatable -> the IDs to delete (only these); without --delete / --delete-snapshots, or not an EC2 ID -> refused', () => {
+    expect(parseClusterArgs(['audit', 'c1', '--delete', '--volume', 'vol-0123456789abcdef0', '--volume', 'vol-0fedcba9876543210', '--volume', 'vol-0123456789abcdef0'])).toMatchObject({
+      delete: true,
+      volumes: ['vol-0123456789abcdef0', 'vol-0fedcba9876543210'],
+    });
+    expect(parseClusterArgs(['audit', 'c1', '--delete-snapshots', '--snapshot', 'snap-0123456789abcdef0'])).toMatchObject({ deleteSnapshots: true, snapshots: ['snap-0123456789abcdef0'] });
+    expect(parseClusterArgs(['audit', 'c1', '--delete'])).not.toHaveProperty('volumes');
+    expect(() => parseClusterArgs(['audit', 'c1', '--volume', 'vol-0123456789abcdef0'])).toThrow('--volume only applies with --delete');
+    expect(() => parseClusterArgs(['audit', 'c1', '--delete', '--snapshot', 'snap-0123456789abcdef0'])).toThrow('--snapshot only applies with --delete-snapshots');
+    expect(() => parseClusterArgs(['audit', 'c1', '--delete', '--volume', 'pvc-1'])).toThrow('--volume "pvc-1": not an EC2 volume ID');
+    expect(() => parseClusterArgs(['audit', 'c1', '--delete-snapshots', '--snapshot', 'vol-0123456789abcdef0'])).toThrow('not an EC2 snapshot ID');
+    expect(() => parseClusterArgs(['remove', 'c1', '--delete-volumes', '--volume', 'vol-0123456789abcdef0'])).toThrow('--volume does not apply to remove');
+  });
+
   it('--reports-table and --reports-dir together -> refused', () => {
     expect(() => parseClusterArgs(['audit', 'c1', '--reports-table', 't', '--reports-dir', 'd'])).toThrow(/exclude each other/);
   });

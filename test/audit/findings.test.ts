@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { auditFindings, DEFAULT_GRACE_MS, monthlyCost, type AuditInput } from '../../lib/audit/index.js';
+import { auditFindings, claimUidOf, DEFAULT_GRACE_MS, monthlyCost, type AuditInput } from '../../lib/audit/index.js';
 import type { VolumeReport } from '../../lib/contract/index.js';
 import type { Disk } from '../../lib/ec2/index.js';
 import type { StoredReport } from '../../lib/reports/index.js';
@@ -35,7 +35,7 @@ function disk(over: Partial<Disk> & { uid?: string } = {}): Disk {
 }
 
 function stored(report: Partial<VolumeReport> = {}, observedAt = NOW - 60_000): StoredReport {
-  return { clusterId: CLUSTER, digest: 'd'.repeat(64), observedAt, report: { volumes: [], attachments: [], claims: [], ...report } };
+  return { clusterId: CLUSTER, digest: 'd'.repeat(64), observedAt, receivedAt: observedAt, report: { volumes: [], attachments: [], claims: [], ...report } };
 }
 
 function audit(input: Partial<AuditInput>) {
@@ -63,10 +63,64 @@ describe('orphans', () => {
     expect(o?.why).toContain('still exists');
   });
 
-  it('the report predates the disk -> not deletable (its claim may be newer than the report)', () => {
+  it('the report predates the disk -> unknown, not an orphan (its claim, its PV may be newer than the report)', () => {
     const d = disk();
-    const [o] = audit({ disks: [d], report: stored({}, Date.parse(d.createdAt!) - 1) }).orphans;
-    expect(o?.deletable).toBe(false);
+    const result = audit({ disks: [d], report: stored({}, Date.parse(d.createdAt!) - 1) });
+    expect(result.orphans).toEqual([]);
+    expect(result.unknown).toMatchObject([{ volumeId: d.volumeId, why: expect.stringContaining('newer than the latest report') }]);
+  });
+
+  it('a disk made after the latest report with no claim in its tags (a static PV\'s, made since) -> unknown, not an orphan "whose tag names no claim"; the same disk older than the report -> that orphan', () => {
+    const made = NOW - 2 * HOUR;
+    const d = disk({ createdAt: new Date(made).toISOString() });
+    delete d.tags.CSIVolumeName;
+    const newer = audit({ disks: [d], report: stored({}, made - 60_000) });
+    expect(newer.orphans).toEqual([]);
+    expect(newer.unknown).toMatchObject([{ volumeId: d.volumeId, sizeGiB: 100, monthlyUsd: 8 }]);
+    const older = audit({ disks: [d], report: stored({}, made + 60_000) });
+    expect(older.unknown).toEqual([]);
+    expect(older.orphans).toMatchObject([{ volumeId: d.volumeId, deletable: false, why: expect.stringContaining('names no claim') }]);
+  });
+
+  it("the report's age by the backend's clock: the earlier of the sender's time and the receipt", () => {
+    const result = audit({ report: { ...stored({}, NOW - 60_000), receivedAt: NOW - 90_000 } });
+    expect(result).toMatchObject({ reportAt: new Date(NOW - 90_000).toISOString(), reportAgeSeconds: 90, reportObservedAt: new Date(NOW - 60_000).toISOString() });
+  });
+
+  it('a forwarder clock 200 s fast: a disk made after the report was received, before the time the forwarder claims -> unknown, never deletable; a report received after the disk -> deletable', () => {
+    const received = NOW - 2 * HOUR;
+    const d = disk({ createdAt: new Date(received + 20_000).toISOString() });
+    const fast = { ...stored({}, received + 200_000), receivedAt: received };
+    const result = audit({ disks: [d], report: fast });
+    expect(result.orphans).toEqual([]);
+    expect(result.unknown.map((u) => u.volumeId)).toEqual([d.volumeId]);
+    expect(audit({ disks: [d], report: { ...fast, receivedAt: received + 200_000 } }).orphans).toMatchObject([{ volumeId: d.volumeId, deletable: true }]);
+  });
+
+  it('a report kept before reports were dated by the backend (receivedAt 0) -> nothing judged orphaned, and a note says why', () => {
+    const result = audit({ disks: [disk()], report: { ...stored(), receivedAt: 0 } });
+    expect(result.orphans).toEqual([]);
+    expect(result.unknown).toHaveLength(1);
+    expect(result.notes.join(' ')).toContain('before the backend dated reports by its own clock');
+  });
+
+  it('its last known PV had Retain (the store keeps it after the PV went) -> an orphan, retained, not deletable; named by the operator -> deletable', () => {
+    const d = disk();
+    const retained = new Set([d.volumeId]);
+    expect(audit({ disks: [d], retained }).orphans).toMatchObject([{ volumeId: d.volumeId, deletable: false, retained: true, why: expect.stringContaining('reclaimPolicy Retain') }]);
+    expect(audit({ disks: [d], retained, chosen: new Set([d.volumeId]) }).orphans).toMatchObject([{ deletable: true, retained: true }]);
+    expect(audit({ disks: [d], retained: new Set() }).orphans).toMatchObject([{ deletable: true }]);
+  });
+
+  it('marks: a provable orphan not marked yet -> marked now, not due; marked before the report -> due; marked at or after it -> not due; an orphan not provable -> no mark', () => {
+    const d = disk();
+    const report = stored({}, NOW - 60_000);
+    expect(audit({ disks: [d], report }).orphans[0]?.mark).toEqual({ at: new Date(NOW).toISOString(), due: false });
+    expect(audit({ disks: [d], report, marks: new Map([[d.volumeId, NOW - 61_000]]) }).orphans[0]?.mark).toEqual({ at: new Date(NOW - 61_000).toISOString(), due: true });
+    expect(audit({ disks: [d], report, marks: new Map([[d.volumeId, NOW - 60_000]]) }).orphans[0]?.mark?.due).toBe(false);
+    const claimed = disk();
+    const [o] = audit({ disks: [claimed], report: stored({ claims: [claimUidOf(claimed)!] }) }).orphans;
+    expect(o?.mark).toBeUndefined();
   });
 
   it('named by a PV (Retain or Delete), attached, creating or being deleted -> no orphan', () => {

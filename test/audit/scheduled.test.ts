@@ -9,7 +9,7 @@ const SECRET = 'a-secret-of-at-least-24-bytes';
 const now = Date.now();
 
 describe('the scheduled audit', () => {
-  it("every cluster with a report, by its registration: deletes only where deleteOrphans is set; a cluster without a registration is skipped, said why", async () => {
+  it("every cluster with a report, by its registration: deletes only where deleteOrphans is set, two hourly audits the two phases (mark, then delete after a report); a cluster without a registration is skipped, said why", async () => {
     const ec2 = new FakeGateway('keep');
     const reports = createMemoryReportStore();
     const orphanOf = (clusterId: string) =>
@@ -21,25 +21,37 @@ describe('the scheduled audit', () => {
     const kept = orphanOf('keep');
     const cleaned = orphanOf('clean');
     for (const clusterId of ['keep', 'clean', 'gone']) {
-      await reports.put({ clusterId, digest: 'a'.repeat(64), observedAt: now - 1000, report: { volumes: [], attachments: [], claims: [] } });
+      await reports.put({ clusterId, digest: 'a'.repeat(64), observedAt: now - 1000, receivedAt: now - 1000, report: { volumes: [], attachments: [], claims: [] } });
     }
     const registry = createStaticRegistry([
       { clusterId: 'keep', secrets: [SECRET], region: 'us-east-1' },
       { clusterId: 'clean', secrets: [SECRET], region: 'us-east-1', audit: { deleteOrphans: true, graceSeconds: 7200 } },
     ]);
-    const results: AuditResult[] = [];
+    let results: AuditResult[] = [];
     const skipped: string[] = [];
-    const outcomes = await auditAllClusters({
-      registry,
-      reports,
-      gatewayFor: (registration) => ec2.forCluster(registration.clusterId),
-      onResult: (r) => results.push(r),
-      onSkipped: (id, why) => skipped.push(`${id}: ${why}`),
-      now: () => now,
-    });
+    /** One hourly run; then the clusters' forwarders report again (their digests, received later). */
+    const hourly = async (at: number) => {
+      results = [];
+      const outcomes = await auditAllClusters({
+        registry,
+        reports,
+        gatewayFor: (registration) => ec2.forCluster(registration.clusterId),
+        onResult: (r) => results.push(r),
+        onSkipped: (id, why) => skipped.push(`${id}: ${why}`),
+        now: () => at,
+      });
+      for (const clusterId of ['keep', 'clean', 'gone']) await reports.confirm(clusterId, 'a'.repeat(64), at + 300_000, at + 300_000);
+      return outcomes;
+    };
+    const outcomes = await hourly(now);
     expect(outcomes.map((o) => `${o.clusterId}:${o.outcome}`)).toEqual(['clean:audited', 'gone:skipped', 'keep:audited']);
     expect(skipped.join()).toContain('no registration');
     expect(results.find((r) => r.clusterId === 'keep')?.orphans.map((o) => o.volumeId)).toEqual([kept.volumeId]);
+    expect(results.find((r) => r.clusterId === 'keep')?.deletions).toEqual([]);
+    // The first of two consecutive hourly audits marks, the second deletes.
+    expect(results.find((r) => r.clusterId === 'clean')?.deletions).toMatchObject([{ volumeId: cleaned.volumeId, outcome: 'marked' }]);
+    expect(ec2.volumes.get(cleaned.volumeId)?.state).toBe('available');
+    await hourly(now + 3_600_000);
     expect(results.find((r) => r.clusterId === 'keep')?.deletions).toEqual([]);
     expect(results.find((r) => r.clusterId === 'clean')?.deletions).toEqual([{ volumeId: cleaned.volumeId, outcome: 'deleted' }]);
     expect(results.find((r) => r.clusterId === 'clean')?.graceSeconds).toBe(7200);
@@ -59,14 +71,18 @@ describe('the scheduled audit', () => {
     const kept = snapshotOf('disks-only');
     const cleaned = snapshotOf('snapshots-too');
     for (const clusterId of ['disks-only', 'snapshots-too']) {
-      await reports.put({ clusterId, digest: 'a'.repeat(64), observedAt: now - 1000, report: { volumes: [], attachments: [], claims: [], snapshots: [] } });
+      await reports.put({ clusterId, digest: 'a'.repeat(64), observedAt: now - 1000, receivedAt: now - 1000, report: { volumes: [], attachments: [], claims: [], snapshots: [] } });
     }
     const registry = createStaticRegistry([
       { clusterId: 'disks-only', secrets: [SECRET], region: 'us-east-1', audit: { deleteOrphans: true } },
       { clusterId: 'snapshots-too', secrets: [SECRET], region: 'us-east-1', audit: { deleteOrphanedSnapshots: true } },
     ]);
-    const results: AuditResult[] = [];
-    await auditAllClusters({ registry, reports, gatewayFor: (r) => ec2.forCluster(r.clusterId), onResult: (r) => results.push(r), onSkipped: () => {}, now: () => now });
+    let results: AuditResult[] = [];
+    for (const at of [now, now + 3_600_000]) {
+      results = [];
+      await auditAllClusters({ registry, reports, gatewayFor: (r) => ec2.forCluster(r.clusterId), onResult: (r) => results.push(r), onSkipped: () => {}, now: () => at });
+      for (const clusterId of ['disks-only', 'snapshots-too']) await reports.confirm(clusterId, 'a'.repeat(64), at + 300_000, at + 300_000);
+    }
     expect(results.find((r) => r.clusterId === 'disks-only')?.orphanedSnapshots.map((o) => o.snapshotId)).toEqual([kept.snapshotId]);
     expect(results.find((r) => r.clusterId === 'disks-only')?.snapshotDeletions).toEqual([]);
     expect(results.find((r) => r.clusterId === 'snapshots-too')?.snapshotDeletions).toEqual([{ snapshotId: cleaned.snapshotId, outcome: 'deleted' }]);

@@ -32,10 +32,18 @@ function content(over: Partial<ReportedSnapshotContent> = {}): ReportedSnapshotC
 }
 
 function stored(snapshots: ReportedSnapshotContent[] | null = [], observedAt = NOW - 60_000): StoredReport {
-  return { clusterId: CLUSTER, digest: 'd'.repeat(64), observedAt, report: { volumes: [], attachments: [], claims: [], ...(snapshots && { snapshots }) } };
+  return { clusterId: CLUSTER, digest: 'd'.repeat(64), observedAt, receivedAt: observedAt, report: { volumes: [], attachments: [], claims: [], ...(snapshots && { snapshots }) } };
 }
 
-function findings(input: { snapshots: Snapshot[]; report?: StoredReport; lookedUp?: Map<string, Snapshot | undefined>; graceMs?: number }) {
+function findings(input: {
+  snapshots: Snapshot[];
+  report?: StoredReport;
+  lookedUp?: Map<string, Snapshot | undefined>;
+  graceMs?: number;
+  retained?: Set<string>;
+  chosen?: Set<string>;
+  marks?: Map<string, number>;
+}) {
   return snapshotFindings({ report: stored(), lookedUp: new Map(), region: REGION, now: NOW, graceMs: DEFAULT_GRACE_MS, ...input });
 }
 
@@ -59,7 +67,7 @@ describe('orphaned snapshots', () => {
     const s = snapshot({ state: 'completed' });
     const inFlight = content({ content: s.tags.CSIVolumeSnapshotName!, beingCreated: true, readyToUse: false });
     expect(findings({ snapshots: [s], report: stored([inFlight]), graceMs: 0 }).orphanedSnapshots).toEqual([]);
-    expect(judgeSnapshotOrphan(s, stored([inFlight]), NOW, 0)).toBeUndefined();
+    expect(judgeSnapshotOrphan(s, { report: stored([inFlight]), retained: new Set(), chosen: new Set() }, NOW, 0)).toBeUndefined();
   });
 
   it('its content still exists but has not recorded the handle -> not flagged; a pending snapshot -> never flagged', () => {
@@ -74,10 +82,29 @@ describe('orphaned snapshots', () => {
     expect(findings({ snapshots: [s], report: stored([retained]), graceMs: 0 }).orphanedSnapshots).toEqual([]);
   });
 
-  it('the report does not postdate the snapshot by the clock skew -> an orphan, not deletable', () => {
+  it('the report does not postdate the snapshot by the clock skew -> unknown (its content may be newer than the report), not an orphan', () => {
     const s = snapshot({ startTime: new Date(NOW - 2 * HOUR).toISOString() });
-    const [finding] = findings({ snapshots: [s], report: stored([], NOW - 2 * HOUR + 2_000) }).orphanedSnapshots;
-    expect(finding).toMatchObject({ deletable: false, why: expect.stringContaining('does not postdate') });
+    const out = findings({ snapshots: [s], report: stored([], NOW - 2 * HOUR + 2_000) });
+    expect(out.orphanedSnapshots).toEqual([]);
+    expect(out.unknownSnapshots).toMatchObject([{ snapshotId: s.snapshotId, why: expect.stringContaining('newer than the latest report') }]);
+    // Control: the same snapshot against a report taken well after it -> an orphan.
+    expect(findings({ snapshots: [s], report: stored([], NOW - 2 * HOUR + 6_000) }).orphanedSnapshots).toMatchObject([{ snapshotId: s.snapshotId, deletable: true }]);
+  });
+
+  it('its last known content had Retain (kept by the store after the content went) -> reported, kept; named by the operator -> deletable', () => {
+    const s = snapshot();
+    const retained = new Set([s.snapshotId]);
+    expect(findings({ snapshots: [s], retained }).orphanedSnapshots).toMatchObject([{ snapshotId: s.snapshotId, deletable: false, retained: true, why: expect.stringContaining('deletionPolicy Retain') }]);
+    expect(findings({ snapshots: [s], retained, chosen: new Set([s.snapshotId]) }).orphanedSnapshots).toMatchObject([{ deletable: true, retained: true }]);
+    expect(findings({ snapshots: [s] }).orphanedSnapshots).toMatchObject([{ deletable: true }]);
+  });
+
+  it('marks: a provable orphan not marked -> marked now, not due; marked before a report received since -> due; marked after the report -> not due', () => {
+    const s = snapshot();
+    const report = stored([], NOW - 60_000);
+    expect(findings({ snapshots: [s], report }).orphanedSnapshots[0]?.mark).toEqual({ at: new Date(NOW).toISOString(), due: false });
+    expect(findings({ snapshots: [s], report, marks: new Map([[s.snapshotId, NOW - 120_000]]) }).orphanedSnapshots[0]?.mark).toEqual({ at: new Date(NOW - 120_000).toISOString(), due: true });
+    expect(findings({ snapshots: [s], report, marks: new Map([[s.snapshotId, NOW - 60_000]]) }).orphanedSnapshots[0]?.mark?.due).toBe(false);
   });
 
   it('no CSIVolumeSnapshotName tag (not made by volhook) -> listed, never deletable', () => {

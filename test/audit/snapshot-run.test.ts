@@ -35,11 +35,20 @@ const put = (reports: ReportStore, snapshots: ReportedSnapshotContent[] | undefi
     clusterId: 'alpha',
     digest: randomUUID().replaceAll('-', '').padEnd(64, '0'),
     observedAt: now - 1000,
+    receivedAt: now - 1000,
     report: { volumes: [], attachments: [], claims: [], ...(snapshots && { snapshots }) },
   });
 
-const audit = (ec2: FakeGateway, reports: ReportStore, del: boolean, graceMs = HOUR) =>
-  runAudit({ clusterId: 'alpha', region: 'us-east-1', gateway: ec2, reports, graceMs, delete: del, deleteSnapshots: del, now: () => now });
+const audit = (ec2: FakeGateway, reports: ReportStore, del: boolean, graceMs = HOUR, at = now, over: { snapshots?: string[] } = {}) =>
+  runAudit({ clusterId: 'alpha', region: 'us-east-1', gateway: ec2, reports, graceMs, delete: del, deleteSnapshots: del, now: () => at, ...over });
+
+/** The two phases: an audit that marks, the forwarder's next report (its digest, received a second later), the audit that deletes. */
+async function twoAudits(ec2: FakeGateway, reports: ReportStore, graceMs = HOUR, over: { snapshots?: string[] } = {}) {
+  const first = await audit(ec2, reports, true, graceMs, now, over);
+  const stored = await reports.get('alpha');
+  if (stored) expect(await reports.confirm('alpha', stored.digest, now + 1000, now + 1000)).toBe(true);
+  return { first, second: await audit(ec2, reports, true, graceMs, now + 2000, over) };
+}
 
 describe('runAudit: snapshots', () => {
   it('delete without deleteSnapshots (the CLI\'s --delete alone) -> the orphaned snapshot is reported and kept', async () => {
@@ -63,7 +72,8 @@ describe('runAudit: snapshots', () => {
     ec2.snapshots.get(pending.snapshotId)!.state = 'pending';
     await put(reports, [content({ snapshotHandle: named.snapshotId, deletionPolicy: 'Retain' }), content({ content: 'snapcontent-in-flight', beingCreated: true, readyToUse: false })]);
 
-    const result = await audit(ec2, reports, true);
+    const { first, second: result } = await twoAudits(ec2, reports);
+    expect(first.snapshotDeletions).toMatchObject([{ snapshotId: orphan.snapshotId, outcome: 'marked' }]);
     expect(result.orphanedSnapshots.map((o) => o.snapshotId)).toEqual([orphan.snapshotId]);
     expect(result.snapshotDeletions).toEqual([{ snapshotId: orphan.snapshotId, outcome: 'deleted' }]);
     expect(ec2.callsOf('deleteSnapshot').map((c) => c.args[0])).toEqual([orphan.snapshotId]);
@@ -81,7 +91,7 @@ describe('runAudit: snapshots', () => {
     expect(result.orphanedSnapshots).toHaveLength(1);
     expect(ec2.callsOf('deleteSnapshot')).toEqual([]);
     const row = auditTable(result).split('\n').find((line) => line.includes(s.snapshotId));
-    expect(row).toMatch(/^orphaned snapshot\s+snap-\S+\s+20 GiB snapshot\s+\$1\.00\s+snapcontent-\S+ of vol-\S+\s+deletable: no VolumeSnapshotContent names it/);
+    expect(row).toMatch(/^orphaned snapshot\s+snap-\S+\s+20 GiB snapshot\s+\$1\.00\s+snapcontent-\S+ of vol-\S+\s+marked \S+Z, deletable once a report received after that still names nothing of it: no VolumeSnapshotContent names it/);
     expect(auditSummary(result)).toContain('1 snapshot(s)');
     expect(auditSummary(result)).toContain('1 orphaned snapshot(s) (20 GiB, at most $1.00/month)');
   });
@@ -94,11 +104,11 @@ describe('runAudit: snapshots', () => {
       ...reports,
       get: async (id) => {
         const stored = await reports.get(id);
-        if (ec2.callsOf('listClusterSnapshots').length > 0 && stored) stored.report.snapshots!.push(content({ content: s.tags.CSIVolumeSnapshotName! }));
+        if (ec2.callsOf('listClusterSnapshots').length > 1 && stored) stored.report.snapshots!.push(content({ content: s.tags.CSIVolumeSnapshotName! }));
         return stored;
       },
     };
-    const result = await audit(ec2, racing, true);
+    const { second: result } = await twoAudits(ec2, racing);
     expect(result.snapshotDeletions).toMatchObject([{ snapshotId: s.snapshotId, outcome: 'kept', why: 'no longer an orphan' }]);
     expect(ec2.callsOf('deleteSnapshot')).toEqual([]);
   });
@@ -112,7 +122,7 @@ describe('runAudit: snapshots', () => {
       const found = await original(id);
       return found && { ...found, tags: { ...found.tags, 'kubernetes.io/cluster/alpha': 'shared' } };
     };
-    const result = await audit(ec2, reports, true);
+    const { second: result } = await twoAudits(ec2, reports);
     expect(result.snapshotDeletions).toMatchObject([{ snapshotId: s.snapshotId, outcome: 'kept', why: expect.stringContaining('no longer tagged') }]);
     expect(ec2.callsOf('deleteSnapshot')).toEqual([]);
   });
@@ -125,6 +135,21 @@ describe('runAudit: snapshots', () => {
     expect(ec2.callsOf('listClusterSnapshots')).toEqual([]);
     expect(result.snapshotDeletions).toEqual([]);
     expect(result.notes.join(' ')).toContain('carries no VolumeSnapshotContents');
+  });
+
+  it('a snapshot whose last known content had Retain (the content deleted since) -> reported and kept by every audit; named with --snapshot -> deleted (marked by the first audit, a report received since)', async () => {
+    const { ec2, reports, snapshot } = setup();
+    const s = snapshot();
+    const other = snapshot();
+    await put(reports, []);
+    await reports.retain('alpha', [s.snapshotId]);
+    const { first, second } = await twoAudits(ec2, reports);
+    for (const result of [first, second]) expect(result.orphanedSnapshots.find((o) => o.snapshotId === s.snapshotId)).toMatchObject({ deletable: false, retained: true });
+    expect(second.snapshotDeletions).toEqual([{ snapshotId: other.snapshotId, outcome: 'deleted' }]);
+    expect(ec2.snapshots.has(s.snapshotId)).toBe(true);
+    const named = await audit(ec2, reports, true, HOUR, now + 2000, { snapshots: [s.snapshotId] });
+    expect(named.snapshotDeletions).toEqual([{ snapshotId: s.snapshotId, outcome: 'deleted' }]);
+    expect(ec2.snapshots.has(s.snapshotId)).toBe(false);
   });
 
   it('a lost snapshot -> a Warning SnapshotLost Event on its content, queued for the next report answer; nothing deleted', async () => {
@@ -143,26 +168,30 @@ describe('runAudit: snapshots', () => {
 });
 
 describe('remove --delete-volumes: snapshots left behind', () => {
-  it('lists every snapshot of the cluster; deletes the settled ones, never a pending one nor one a Retain content names', async () => {
+  it('lists every snapshot of the cluster; deletes the settled ones, never a pending one, one a Retain content names, nor one whose last content had Retain', async () => {
     const { ec2, snapshot } = setup();
     const reports = createMemoryReportStore();
     const plain = snapshot();
     const retained = snapshot();
+    const remembered = snapshot();
     const pending = snapshot();
     ec2.snapshots.get(pending.snapshotId)!.state = 'pending';
     await put(reports, [content({ content: retained.tags.CSIVolumeSnapshotName!, deletionPolicy: 'Retain' })]);
-    const report = await reports.get('alpha');
-    const entries = snapshotsLeftBehind(await ec2.listClusterSnapshots(), report, 'us-east-1');
+    await reports.retain('alpha', [remembered.snapshotId]);
+    const evidence = { report: await reports.get('alpha'), retained: await reports.retained('alpha') };
+    const entries = snapshotsLeftBehind(await ec2.listClusterSnapshots(), evidence, 'us-east-1');
     expect(entries.map((e) => [e.snapshotId, e.action]).sort()).toEqual(
       [
         [plain.snapshotId, 'delete'],
         [retained.snapshotId, 'keep'],
+        [remembered.snapshotId, 'keep'],
         [pending.snapshotId, 'keep'],
       ].sort(),
     );
+    expect(entries.find((e) => e.snapshotId === remembered.snapshotId)?.why).toContain('deletionPolicy Retain');
     expect(entries.find((e) => e.snapshotId === plain.snapshotId)).toMatchObject({ monthlyUsd: 1 });
-    const outcomes = await deleteSnapshotsLeftBehind(ec2, 'alpha', entries, report);
+    const outcomes = await deleteSnapshotsLeftBehind(ec2, 'alpha', entries, evidence);
     expect(outcomes).toEqual([{ snapshotId: plain.snapshotId, outcome: 'deleted' }]);
-    expect([...ec2.snapshots.keys()].sort()).toEqual([retained.snapshotId, pending.snapshotId].sort());
+    expect([...ec2.snapshots.keys()].sort()).toEqual([retained.snapshotId, remembered.snapshotId, pending.snapshotId].sort());
   });
 });

@@ -136,6 +136,18 @@ describe('DynamoDB budget store', () => {
     await expect(budget.take(keyOf('AttachVolume'), 1)).rejects.toThrow(/attribute factor is missing/);
     expect(ddb).toHaveReceivedCommandTimes(UpdateItemCommand, 0);
   });
+
+  it('an item whose rate factor is 0 (a number, but no rate) -> BudgetUnavailableError, not an endless wait', async () => {
+    const clock = scriptedClock();
+    ddb.on(GetItemCommand).resolves({ Item: { ...item('acct1#eu-west-1#AttachVolume', 0, clock.at(), 3).Item, factor: { N: '0' } } });
+    ddb.on(UpdateItemCommand).resolves({});
+    const budget = createDynamoDbBudget({ tableName: TABLE, client, now: clock.now, share: 1 });
+    const err = await budget.take(keyOf('AttachVolume', 'eu-west-1', 'acct1'), 2).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BudgetUnavailableError);
+    expect((err as Error).message).toMatch(/rate budget of bucket acct1#eu-west-1#AttachVolume answered a wait of (NaN|Infinity) ms/);
+    // Refused before the step's state is written back: nothing of it reaches the table.
+    expect(ddb).toHaveReceivedCommandTimes(UpdateItemCommand, 0);
+  });
 });
 
 describe('DynamoDB budget, store unreachable', () => {

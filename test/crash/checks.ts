@@ -5,11 +5,17 @@
  * list is empty or its budget is spent, so the same function is both the stop condition and,
  * once the budget is spent, the "not converged" verdict. `finalCounts` adds the end-of-run
  * counts that do not depend on the scenario's intent: leaked disks, duplicates, disks left
- * attached without a VolumeAttachment.
+ * attached without a VolumeAttachment, another cluster's disk not as it was put into EC2.
+ *
+ * What must not converge, narrowly: a clone whose source claim's disk is not, now, the
+ * cluster's adopted disk stays Pending, with a Warning naming the disk; a VolumeAttachment of a
+ * disk of the cluster not adopted stays unattached, its error and a Warning on the PV naming
+ * `npm run cluster -- adopt`, and its pod waits. Once adopted, it must attach like any other.
  */
 import type { KubeObject } from '../../lib/local/kube/index.js';
 import type { Snapshot as Ec2Snapshot, Volume } from '../../lib/local/ec2/index.js';
-import type { Oracle } from './oracle.js';
+import { notAdopted, type Oracle } from './oracle.js';
+import type { StaticDisk } from './scenario.js';
 import type { ClassSpec, World } from './world.js';
 
 export interface TrackedClaim {
@@ -22,6 +28,10 @@ export interface TrackedClaim {
   resized?: boolean;
   /** The VolumeAttributesClass the scenario moved it to. */
   volumeAttributesClass?: string;
+  /** Of a deleted Retain claim: the disk the user took over (its Released PV deleted). */
+  takenOver?: string;
+  /** Bound to a static PV (Retain) the run made, naming the disk it put into EC2. */
+  static?: { disk: StaticDisk; volumeId: string; pv: string };
 }
 
 export interface TrackedSnapshot {
@@ -39,6 +49,12 @@ export interface Counts {
   wronglyDetached: number;
   attachedWithoutVa: number;
   notConverged: number;
+  /** Calls the role's IAM policy refused: a call the deployed backend could not make. */
+  unauthorized: number;
+  /** CopyVolumes asked of a source that is not the cluster's adopted disk. */
+  copiedForeign: number;
+  /** Any other change asked of a volume that is not the cluster's adopted disk; another cluster's disk not as it was put. */
+  touchedNotAdopted: number;
 }
 
 export const COUNT_NAMES: Record<keyof Counts, string> = {
@@ -48,14 +64,17 @@ export const COUNT_NAMES: Record<keyof Counts, string> = {
   wronglyDetached: 'wrongly detached',
   attachedWithoutVa: 'attached without VA',
   notConverged: 'not converged',
+  unauthorized: 'denied by IAM',
+  copiedForeign: 'copied foreign',
+  touchedNotAdopted: 'touched not adopted',
 };
 
 export function zeroCounts(): Counts {
-  return { leaked: 0, duplicate: 0, wronglyDeleted: 0, wronglyDetached: 0, attachedWithoutVa: 0, notConverged: 0 };
+  return { leaked: 0, duplicate: 0, wronglyDeleted: 0, wronglyDetached: 0, attachedWithoutVa: 0, notConverged: 0, unauthorized: 0, copiedForeign: 0, touchedNotAdopted: 0 };
 }
 
 interface Claim extends KubeObject {
-  spec: { volumeName?: string };
+  spec: { volumeName?: string; dataSource?: { kind?: string; name?: string } };
   status?: {
     phase?: string;
     capacity?: { storage?: string };
@@ -88,7 +107,13 @@ export function diskIdOf(pv: Pv): string | undefined {
 }
 interface Va extends KubeObject {
   spec: { nodeName?: string; source?: { persistentVolumeName?: string } };
-  status?: { attached?: boolean };
+  status?: { attached?: boolean; attachError?: { message?: string } };
+}
+interface Event extends KubeObject {
+  involvedObject: { kind?: string; name?: string; namespace?: string };
+  type?: string;
+  reason?: string;
+  message?: string;
 }
 
 const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
@@ -116,6 +141,7 @@ export interface Snapshot {
   contents: Content[];
   /** EBS snapshots tagged for the cluster. */
   ebsSnapshots: Ec2Snapshot[];
+  events: Event[];
 }
 
 export function snapshot(world: World): Snapshot {
@@ -129,7 +155,34 @@ export function snapshot(world: World): Snapshot {
     volumeSnapshots: world.store.list('volumesnapshots').items as VolumeSnapshot[],
     contents: world.store.list('volumesnapshotcontents').items as Content[],
     ebsSnapshots: world.sim.snapshots().filter((v) => v.tags.find((t) => t.key === owner)?.value === 'owned'),
+    events: world.store.list('events').items as Event[],
   };
+}
+
+/** A Warning about the object whose message contains `text`. */
+function warned(s: Snapshot, kind: string, name: string, reason: string, text: string): boolean {
+  return s.events.some((e) => e.involvedObject.kind === kind && e.involvedObject.name === name && e.type === 'Warning' && e.reason === reason && (e.message ?? '').includes(text));
+}
+
+/**
+ * The disk a PV names, when EC2 has it and it is not, now, the cluster's adopted disk (another
+ * cluster's, or not adopted); `ownOnly`: only when it is the cluster's, not adopted.
+ */
+function unadoptedDiskOf(world: World, pv: Pv | undefined, ownOnly = false): { id: string; why: string } | undefined {
+  const id = pv && diskIdOf(pv);
+  const volume = id ? world.sim.volume(id) : undefined;
+  const why = volume && notAdopted(volume, world.clusterId);
+  if (!id || !why) return undefined;
+  if (ownOnly && tag(volume, `kubernetes.io/cluster/${world.clusterId}`) !== 'owned') return undefined;
+  return { id, why };
+}
+
+/** A clone whose source claim is bound to a PV naming a disk that is not the cluster's adopted one: it must be refused. */
+function refusedCloneSource(world: World, s: Snapshot, pvc: Claim): { id: string; why: string } | undefined {
+  const source = pvc.spec.dataSource;
+  if (source?.kind !== 'PersistentVolumeClaim') return undefined;
+  const claim = s.claims.find((c) => c.metadata.namespace === pvc.metadata.namespace && c.metadata.name === source.name);
+  return unadoptedDiskOf(world, s.pvs.find((p) => claim?.spec.volumeName !== undefined && p.metadata.name === claim.spec.volumeName));
 }
 
 /** The content that names an EBS snapshot: by its recorded handle, or by the name tag (`CSIVolumeSnapshotName`). */
@@ -189,6 +242,13 @@ export function convergenceProblems(world: World, tracked: readonly TrackedClaim
       }
       const shouldBind = c.class.binding === 'Immediate' || Boolean(pvc.metadata.annotations?.[SELECTED_NODE]) || livePodsUsing(c.name).length > 0;
       const phase = pvc.status?.phase ?? 'Pending';
+      const refused = refusedCloneSource(world, s, pvc);
+      if (refused) {
+        // Never copied: Pending for good, and told why (ProvisioningFailed, naming the disk).
+        if (phase !== 'Pending' || pvc.spec.volumeName) problems.push(`claim ${c.name} (${c.class.name}) is ${phase}${pvc.spec.volumeName ? ` on ${pvc.spec.volumeName}` : ''}, though its source's disk ${refused.id} is ${refused.why}`);
+        else if (!warned(s, 'PersistentVolumeClaim', c.name, 'ProvisioningFailed', refused.id)) problems.push(`claim ${c.name} (${c.class.name}) is Pending with no Warning ProvisioningFailed naming its source's disk ${refused.id} (${refused.why})`);
+        continue;
+      }
       if (shouldBind && phase !== 'Bound') problems.push(`claim ${c.name} (${c.class.name}) is ${phase}, not Bound`);
       if (phase === 'Bound') problems.push(...dayTwoProblems(c, pvc, s, livePodsUsing(c.name)));
       continue;
@@ -197,6 +257,13 @@ export function convergenceProblems(world: World, tracked: readonly TrackedClaim
       // Deleted while a pod still uses it: held by pvc-protection, rightly, until the pod goes.
       if (livePodsUsing(c.name).length > 0) continue;
       problems.push(`deleted claim ${c.name} (${c.class.name}) is stuck terminating (finalizers: ${(pvc.metadata.finalizers ?? []).join(', ') || 'none'})`);
+      continue;
+    }
+    if (c.static) {
+      // The user's PV: Released, Retain, until they delete it; its disk is theirs (the oracle judges what is done to it).
+      const pv = s.pvs.find((p) => p.metadata.name === c.static?.pv);
+      if (pv?.metadata.deletionTimestamp) problems.push(`deleted claim ${c.name}: its static PV ${pv.metadata.name} is stuck terminating (finalizers: ${(pv.metadata.finalizers ?? []).join(', ') || 'none'})`);
+      else if (pv && pv.status?.phase !== 'Released') problems.push(`deleted claim ${c.name}: its static PV ${pv.metadata.name} is ${pv.status?.phase ?? '?'}, not Released`);
       continue;
     }
     if (!c.uid) continue;
@@ -215,7 +282,8 @@ export function convergenceProblems(world: World, tracked: readonly TrackedClaim
         if (held.length) problems.push(`${label}: its retained disk ${d.id} is still attached to ${held.map((a) => nodeOf(world, a.instanceId)).join(', ')}`);
       }
     } else {
-      for (const d of disks) problems.push(`${label}: its disk ${d.id} is ${d.state} and no PV names it`);
+      // A disk the user took over is theirs, PV or not; its deletion is the oracle's to judge.
+      for (const d of disks) if (d.id !== c.takenOver) problems.push(`${label}: its disk ${d.id} is ${d.state} and no PV names it`);
     }
   }
 
@@ -229,7 +297,9 @@ export function convergenceProblems(world: World, tracked: readonly TrackedClaim
       if (!anyTerminating) problems.push(`pod ${pod.metadata.name} is not scheduled`);
       continue;
     }
-    if (allBound && pod.status?.phase !== 'Running') problems.push(`pod ${pod.metadata.name} on ${pod.spec.nodeName} is ${pod.status?.phase ?? 'Pending'}, not Running`);
+    // A disk of the cluster's that is not adopted is never attached: its pod waits (its VolumeAttachment says why, below).
+    const unattachable = claims.some((c) => unadoptedDiskOf(world, s.pvs.find((p) => p.metadata.name === c?.spec.volumeName), true));
+    if (allBound && !unattachable && pod.status?.phase !== 'Running') problems.push(`pod ${pod.metadata.name} on ${pod.spec.nodeName} is ${pod.status?.phase ?? 'Pending'}, not Running`);
   }
 
   for (const va of s.vas) {
@@ -242,6 +312,15 @@ export function convergenceProblems(world: World, tracked: readonly TrackedClaim
     }
     if (va.metadata.deletionTimestamp) {
       problems.push(`${who} is stuck terminating (finalizers: ${(va.metadata.finalizers ?? []).join(', ') || 'none'})`);
+      continue;
+    }
+    const unadopted = unadoptedDiskOf(world, pv, true);
+    if (unadopted) {
+      // Refused before EC2 is asked (NotAdopted), on the VolumeAttachment and as a Warning on the PV, naming the fix.
+      const fix = 'npm run cluster -- adopt';
+      if (va.status?.attached === true) problems.push(`${who} is attached, though its disk ${unadopted.id} is ${unadopted.why}`);
+      else if (!(va.status?.attachError?.message ?? '').includes(fix)) problems.push(`${who}: its disk ${unadopted.id} is ${unadopted.why}, and its attachError does not name \`${fix}\` (${va.status?.attachError?.message ?? 'none'})`);
+      else if (!warned(s, 'PersistentVolume', pvName, 'FailedAttachVolume', fix)) problems.push(`${who}: its disk ${unadopted.id} is ${unadopted.why}, and no Warning FailedAttachVolume on PV ${pvName} names \`${fix}\``);
       continue;
     }
     if (va.status?.attached !== true) problems.push(`${who} is not attached`);
@@ -324,6 +403,7 @@ export function finalVerdict(world: World, tracked: readonly TrackedClaim[], ora
   for (const v of s.volumes) {
     if (isGone(v)) continue;
     const pv = s.pvs.find((p) => diskIdOf(p) === v.id);
+    if (!pv && tracked.some((c) => c.takenOver === v.id)) continue; // the user's: kept on purpose
     if (!pv) note('leaked', `disk ${volumeLabel(tracked, v)} is ${v.state} and no PV names it`);
     else if ((pv.spec.persistentVolumeReclaimPolicy ?? 'Retain') === 'Delete' && !claimUids.has(pv.spec.claimRef?.uid ?? '')) {
       note('leaked', `disk ${volumeLabel(tracked, v)} is ${v.state}; its claim is gone and its Delete PV is ${pv.status?.phase ?? '?'}${pv.metadata.deletionTimestamp ? ' (terminating)' : ''}`);
@@ -356,7 +436,31 @@ export function finalVerdict(world: World, tracked: readonly TrackedClaim[], ora
   }
   for (const line of oracle.wronglyDeleted) note('wronglyDeleted', line);
   for (const line of oracle.wronglyDetached) note('wronglyDetached', line);
+  for (const line of oracle.unauthorized) note('unauthorized', line);
+  for (const line of oracle.copiedForeign) note('copiedForeign', line);
+  for (const line of oracle.touchedNotAdopted) note('touchedNotAdopted', line);
+  for (const [id, seeded] of oracle.foreign) {
+    const change = changeOf(seeded, world.sim.volume(id));
+    if (change) note('touchedNotAdopted', `another cluster's disk ${id} is not as it was put into EC2: ${change}`);
+  }
   for (const line of attachedWithoutVa(world, s, tracked)) note('attachedWithoutVa', line);
   for (const line of notConverged) note('notConverged', line);
   return { counts, findings };
+}
+
+/** How a volume differs from what it was (state, size, type, performance, tags, attachments); undefined when it does not. */
+export function changeOf(before: Volume, now: Volume | undefined): string | undefined {
+  if (!now) return 'EC2 no longer has it';
+  const tags = (v: Volume) => JSON.stringify(v.tags.map((t) => `${t.key}=${t.value}`).sort());
+  const fields: [string, unknown, unknown][] = [
+    ['state', before.state, now.state],
+    ['size', before.size, now.size],
+    ['type', before.type, now.type],
+    ['iops', before.iops, now.iops],
+    ['throughput', before.throughput, now.throughput],
+    ['tags', tags(before), tags(now)],
+    ['attachments', JSON.stringify(before.attachments), JSON.stringify(now.attachments)],
+  ];
+  const changed = fields.filter(([, a, b]) => a !== b).map(([name, a, b]) => `${name} ${String(a)} → ${String(b)}`);
+  return changed.length ? changed.join('; ') : undefined;
 }

@@ -3,7 +3,10 @@
  * (Immediate and WaitForFirstConsumer, Delete and Retain, pods coming and going fast, claims
  * deleted early, forwarder restarts, answers lost after EC2 mutations and after Kubernetes
  * writes, concurrent requests, the audit with --delete running alongside, disks left by gone
- * claims that only the audit can find) over the real app, gateway, EC2 simulator, controllers and
+ * claims that only the audit can find — in two audits, one that marks and one after a new report
+ * that deletes — Retain disks their users took over, which no audit may delete, a clone of a claim
+ * on another cluster's disk, never copied, and a pod on a disk of the cluster not adopted, never
+ * attached until the operator adopts it) over the real app, gateway, EC2 simulator, controllers and
  * `applyWrites`: at least 300 crash points, and every count 0.
  *
  * `CRASH_POINTS` and `CRASH_SEED` change the amount and the first seed; the long run is
@@ -19,7 +22,7 @@ const POINTS = Number(process.env.CRASH_POINTS ?? 300);
 const SEED = Number(process.env.CRASH_SEED ?? 1);
 
 describe('crash-point explorer', () => {
-  it(`${POINTS} crash points from seed ${SEED}: 0 leaked, 0 duplicate, 0 wrongly deleted, 0 wrongly detached, 0 attached without a VolumeAttachment, every claim converged`, async () => {
+  it(`${POINTS} crash points from seed ${SEED}: 0 leaked, 0 duplicate, 0 wrongly deleted, 0 wrongly detached, 0 attached without a VolumeAttachment, 0 copied foreign, 0 touched not adopted, every claim converged`, async () => {
     const summary = await explore({ points: POINTS, seed: SEED });
     console.log(`${formatSummary(summary)}\n\n${formatFailures(summary)}`);
     expect(summary.points).toBeGreaterThanOrEqual(POINTS);

@@ -5,6 +5,7 @@
  * to lose its answer after the simulator acted on it (the request reached EC2, the answer
  * never came back: a network cut, a timeout, a crashed function).
  */
+import { accessKeyOf } from '../../lib/local/ec2/iam.js';
 import type { Ec2Response, Ec2Simulator, Volume } from '../../lib/local/ec2/index.js';
 
 /** The EC2 actions that change something. */
@@ -17,12 +18,26 @@ export function isMutation(action: string): action is Mutation {
   return (MUTATIONS as readonly string[]).includes(action);
 }
 
+/** Whether the action changes the existing volumes it names: a mutation, or DeleteTags (a class change's tags removed). */
+export function changesVolumes(action: string): boolean {
+  return isMutation(action) || action === 'DeleteTags';
+}
+
+/** The existing volumes a call names: `VolumeId`, a copy's `SourceVolumeId`, a tag call's `ResourceId.N` that are volume IDs. */
+function namedVolumeIds(params: URLSearchParams): string[] {
+  const ids = [params.get('VolumeId'), params.get('SourceVolumeId')];
+  for (const [key, value] of params) if (/^ResourceId\.\d+$/.test(key)) ids.push(value);
+  return [...new Set(ids.filter((id): id is string => id?.startsWith('vol-') === true))];
+}
+
 export interface Ec2Call {
   action: string;
   params: URLSearchParams;
   response: Ec2Response;
   /** For calls naming a `VolumeId`: the volume as it was just before the call. */
   volumeBefore?: Volume;
+  /** For calls that change volumes: every existing volume the call names, as it was just before the call. */
+  volumesBefore?: Volume[];
 }
 
 /** Told about every call once the simulator has answered it; returns true to lose the answer. */
@@ -31,6 +46,7 @@ export type Ec2CallObserver = (call: Ec2Call) => boolean;
 /** What the SDK hands a request handler (the parts used here). */
 interface SdkHttpRequest {
   body?: unknown;
+  headers: Record<string, string | undefined>;
 }
 
 function bodyText(body: unknown): string {
@@ -57,8 +73,9 @@ export function simulatorTransport(sim: Ec2Simulator, observe: Ec2CallObserver) 
       const action = params.get('Action') ?? '';
       const volumeId = isMutation(action) ? (params.get('VolumeId') ?? params.get('SourceVolumeId')) : null;
       const volumeBefore = volumeId ? sim.volume(volumeId) : undefined;
-      const response = await sim.call(Object.fromEntries(params));
-      if (observe({ action, params, response, ...(volumeBefore ? { volumeBefore } : {}) })) throw lostAnswerError(action);
+      const volumesBefore = changesVolumes(action) ? namedVolumeIds(params).flatMap((id) => sim.volume(id) ?? []) : undefined;
+      const response = await sim.call(Object.fromEntries(params), { accessKeyId: accessKeyOf(request.headers['authorization'], new URLSearchParams()) });
+      if (observe({ action, params, response, ...(volumeBefore ? { volumeBefore } : {}), ...(volumesBefore ? { volumesBefore } : {}) })) throw lostAnswerError(action);
       return {
         response: {
           statusCode: response.status,

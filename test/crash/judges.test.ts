@@ -5,9 +5,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { finalVerdict, unsettled, type TrackedClaim } from './checks.js';
 import { CrashController } from './crashes.js';
-import type { Ec2Call } from './ec2-transport.js';
+import { simulatorTransport, type Ec2Call } from './ec2-transport.js';
 import { Oracle } from './oracle.js';
-import { CLASSES, createWorld, type World } from './world.js';
+import { BACKEND_KEY, CLASSES, createWorld, DRIVER, type World } from './world.js';
 
 const retain = CLASSES.find((c) => c.name === 'wffc-retain')!;
 const del = CLASSES.find((c) => c.name === 'wffc-delete')!;
@@ -219,6 +219,185 @@ describe('crash explorer judges: snapshots', () => {
     expect(verdict.findings.filter((f) => f.startsWith('leaked: EBS snapshot'))).toEqual([expect.stringContaining(`leaked: EBS snapshot ${orphan}`)]);
     expect(verdict.findings.filter((f) => f.startsWith('duplicate'))).toEqual([expect.stringContaining(`2 EBS snapshots created for snapcontent-kept`)]);
     expect(verdict.counts).toMatchObject({ duplicate: 1, wronglyDeleted: 0 });
+  });
+});
+
+describe("crash explorer judges: disks that are not the cluster's adopted ones", () => {
+  const FOREIGN = { 'kubernetes.io/cluster/other': 'owned', 'ebs.csi.aws.com/cluster': 'true' };
+  const UNADOPTED = { 'kubernetes.io/cluster/crash': 'owned' };
+  const ADOPTED = { 'kubernetes.io/cluster/crash': 'owned', 'ebs.csi.aws.com/cluster': 'true' };
+  const immediate = CLASSES.find((c) => c.name === 'immediate-retain')!;
+
+  /** A disk put straight into EC2 with exactly these tags, in the first node's zone. */
+  function disk(tags: Record<string, string>): string {
+    return world.sim.seedVolumes({ zone: world.nodes[0]!.zone, tags })[0]!.id;
+  }
+
+  /**
+   * A call through the run's transport, so the oracle is told what a run tells it (the volumes
+   * the call names, as they were before it); signed with the backend's key (`role`), IAM holds
+   * it to the role policy, as in a run.
+   */
+  async function send(params: Record<string, string>, role = false) {
+    const transport = simulatorTransport(world.sim, (c) => oracle.observe(c));
+    const authorization = role ? `AWS4-HMAC-SHA256 Credential=${BACKEND_KEY}/20260101/us-east-1/ec2/aws4_request` : undefined;
+    await transport.handle({ body: new URLSearchParams({ Version: '2016-11-15', ...params }).toString(), headers: { authorization } });
+  }
+
+  /** A static PV (Retain) naming the disk, pre-bound to a claim of that name, and the claim; bound by the cluster's controllers. */
+  async function staticClaim(name: string, volumeId: string) {
+    world.store.create('persistentvolumes', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: `static-${name}` },
+      spec: {
+        capacity: { storage: '4Gi' },
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Retain',
+        storageClassName: immediate.name,
+        claimRef: { namespace: 'default', name },
+        csi: { driver: DRIVER, volumeHandle: volumeId, fsType: 'ext4' },
+        nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [world.nodes[0]!.zone] }] }] } },
+      },
+    });
+    claimObject(name, { volumeName: `static-${name}` });
+    await world.settle();
+  }
+
+  function claimObject(name: string, spec: Record<string, unknown> = {}) {
+    return world.store.create('persistentvolumeclaims', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: 'default' },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName: immediate.name, resources: { requests: { storage: '4Gi' } }, ...spec },
+    });
+  }
+
+  function warning(kind: string, name: string, reason: string, message: string) {
+    world.store.create('events', {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${name}.${reason.toLowerCase()}`, namespace: 'default' },
+      involvedObject: { kind, name, namespace: 'default' },
+      type: 'Warning',
+      reason,
+      message,
+    } as never);
+  }
+
+  it("copied foreign: a CopyVolumes of another cluster's disk, or of the cluster's not adopted, counted whether EC2 copied it or IAM refused it; of an adopted disk, not", async () => {
+    const foreign = disk(FOREIGN);
+    const unadopted = disk(UNADOPTED);
+    const adopted = disk(ADOPTED);
+    const copy = (source: string, role: boolean) =>
+      send({ Action: 'CopyVolumes', SourceVolumeId: source, 'TagSpecification.1.ResourceType': 'volume', 'TagSpecification.1.Tag.1.Key': 'CSIVolumeName', 'TagSpecification.1.Tag.1.Value': `pvc-copy-of-${source}` }, role);
+    await copy(foreign, false);
+    await copy(unadopted, true);
+    await copy(adopted, false);
+    expect(oracle.copiedForeign).toEqual([
+      expect.stringMatching(new RegExp(`^CopyVolumes ${foreign}: another cluster's disk \\(kubernetes.io/cluster/other=owned\\) \\(EC2 answered 200\\)`)),
+      expect.stringMatching(new RegExp(`^CopyVolumes ${unadopted}: cluster "crash"'s disk, not adopted .*\\(EC2 answered UnauthorizedOperation\\)`)),
+    ]);
+    expect(oracle.touchedNotAdopted).toEqual([]);
+    // The control went through: the adopted disk was copied.
+    expect(oracle.created.get(`pvc-copy-of-${adopted}`)?.size).toBe(1);
+    expect(finalVerdict(world, [], oracle, []).counts).toMatchObject({ copiedForeign: 2, touchedNotAdopted: 0 });
+  });
+
+  it('touched not adopted: every change of a disk not adopted (attach, detach, modify, tags, snapshot, delete) or of another cluster\'s, answered or refused; the same of an adopted disk, not', async () => {
+    const node = world.nodes[0]!;
+    const unadopted = disk(UNADOPTED);
+    const foreign = disk(FOREIGN);
+    const adopted = disk(ADOPTED);
+    const changes = (id: string): Record<string, string>[] => [
+      { Action: 'AttachVolume', VolumeId: id, InstanceId: node.instanceId, Device: '/dev/xvdbz' },
+      { Action: 'DetachVolume', VolumeId: id, InstanceId: node.instanceId },
+      { Action: 'ModifyVolume', VolumeId: id, Size: '8' },
+      { Action: 'CreateTags', 'ResourceId.1': id, 'Tag.1.Key': 'team', 'Tag.1.Value': 'crash' },
+      { Action: 'DeleteTags', 'ResourceId.1': id, 'Tag.1.Key': 'team' },
+      { Action: 'CreateSnapshot', VolumeId: id },
+      { Action: 'DeleteVolume', VolumeId: id },
+    ];
+    for (const params of changes(adopted)) {
+      await send(params);
+      world.clock.advance(15_000);
+    }
+    expect(oracle.touchedNotAdopted).toEqual([]);
+    for (const params of changes(unadopted)) {
+      await send(params, true);
+      world.clock.advance(15_000);
+    }
+    await send({ Action: 'AttachVolume', VolumeId: foreign, InstanceId: node.instanceId, Device: '/dev/xvdby' }, true);
+    expect(oracle.touchedNotAdopted.map((line) => line.split(':')[0])).toEqual([
+      ...changes(unadopted).map((p) => `${p.Action} ${unadopted}`),
+      `AttachVolume ${foreign}`,
+    ]);
+    // IAM refuses the disk without ebs.csi.aws.com/cluster=true, but not another cluster's
+    // (the tag is the same in every cluster of the account): only asking can be the judge.
+    expect(oracle.touchedNotAdopted[0]).toContain('(EC2 answered UnauthorizedOperation)');
+    expect(oracle.touchedNotAdopted.at(-1)).toContain('(EC2 answered 200)');
+    expect(finalVerdict(world, [], oracle, []).counts).toMatchObject({ touchedNotAdopted: 8, copiedForeign: 0 });
+  });
+
+  it("touched not adopted: another cluster's disk the run put into EC2 must be as it was at the end; a change to it is counted, whoever made it", async () => {
+    const foreign = disk(FOREIGN);
+    oracle.foreign.set(foreign, world.sim.volume(foreign)!);
+    world.clock.advance(60_000);
+    expect(finalVerdict(world, [], oracle, []).counts.touchedNotAdopted).toBe(0);
+    await world.sim.call({ Action: 'CreateTags', 'ResourceId.1': foreign, 'Tag.1.Key': 'Name', 'Tag.1.Value': 'mine now' });
+    const verdict = finalVerdict(world, [], oracle, []);
+    expect(verdict.counts.touchedNotAdopted).toBe(1);
+    expect(verdict.findings).toEqual([expect.stringMatching(new RegExp(`another cluster's disk ${foreign} is not as it was put into EC2: tags .*Name=mine now`))]);
+  });
+
+  it("not converged, narrowed: a clone of a claim on another cluster's disk must stay Pending with a Warning ProvisioningFailed naming the disk; a clone of an adopted disk's claim Pending is not converged", async () => {
+    const foreign = disk(FOREIGN);
+    await staticClaim('f0', foreign);
+    expect(world.store.get('persistentvolumeclaims', 'f0', 'default')?.status).toMatchObject({ phase: 'Bound' });
+    claimObject('kf0', { dataSource: { kind: 'PersistentVolumeClaim', name: 'f0' } });
+    await world.settle();
+    const tracked: TrackedClaim[] = [{ name: 'kf0', class: immediate, deleted: false }];
+    expect(unsettled(world, tracked, false)).toEqual([`claim kf0 (immediate-retain) is Pending with no Warning ProvisioningFailed naming its source's disk ${foreign} (another cluster's disk (kubernetes.io/cluster/other=owned))`]);
+    warning('PersistentVolumeClaim', 'kf0', 'ProvisioningFailed', `volume ${foreign} of the source claim PersistentVolumeClaim "f0" is not owned by cluster "crash"`);
+    expect(unsettled(world, tracked, false)).toEqual([]);
+
+    // The control: the same clone of an adopted disk's claim must be provisioned.
+    await staticClaim('a0', disk(ADOPTED));
+    claimObject('ka0', { dataSource: { kind: 'PersistentVolumeClaim', name: 'a0' } });
+    await world.settle();
+    warning('PersistentVolumeClaim', 'ka0', 'ProvisioningFailed', 'anything');
+    expect(unsettled(world, [{ name: 'ka0', class: immediate, deleted: false }], false)).toEqual(['claim ka0 (immediate-retain) is Pending, not Bound']);
+  });
+
+  it('not converged, narrowed: a pod on a disk of the cluster not adopted waits, its VolumeAttachment unattached with an attachError and a Warning on the PV naming `npm run cluster -- adopt`; once adopted, it must attach', async () => {
+    const volumeId = disk(UNADOPTED);
+    await staticClaim('u0', volumeId);
+    world.store.create('pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'u0-pod0', namespace: 'default' },
+      spec: { containers: [{ name: 'app', image: 'busybox:1.36' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'u0' } }] },
+    });
+    await world.settle();
+    const [va] = world.store.list('volumeattachments').items;
+    expect(va?.spec).toMatchObject({ nodeName: world.nodes[0]!.name, source: { persistentVolumeName: 'static-u0' } });
+    const tracked: TrackedClaim[] = [{ name: 'u0', class: immediate, deleted: false }];
+    const who = `VolumeAttachment of u0 on ${world.nodes[0]!.name}`;
+    const why = `its disk ${volumeId} is cluster "crash"'s disk, not adopted (no ebs.csi.aws.com/cluster=true)`;
+    expect(unsettled(world, tracked, false)).toEqual([`${who}: ${why}, and its attachError does not name \`npm run cluster -- adopt\` (none)`]);
+    const fix = `volume ${volumeId} is cluster "crash"'s but not adopted; adopt it with \`npm run cluster -- adopt crash --apply\``;
+    world.store.updateStatus('volumeattachments', { ...va!, status: { attached: false, attachError: { message: fix } } });
+    expect(unsettled(world, tracked, false)).toEqual([`${who}: ${why}, and no Warning FailedAttachVolume on PV static-u0 names \`npm run cluster -- adopt\``]);
+    warning('PersistentVolume', 'static-u0', 'FailedAttachVolume', fix);
+    expect(unsettled(world, tracked, false)).toEqual([]);
+
+    // The control: adopted, the same VolumeAttachment unattached and its pod waiting are not converged.
+    await world.sim.call({ Action: 'CreateTags', 'ResourceId.1': volumeId, 'Tag.1.Key': 'ebs.csi.aws.com/cluster', 'Tag.1.Value': 'true' });
+    expect(unsettled(world, tracked, false)).toEqual([
+      `pod u0-pod0 on ${world.nodes[0]!.name} is Pending, not Running`,
+      `${who} is not attached`,
+      `${who}: its disk ${volumeId} is not attached there in EC2 (no attachment)`,
+    ]);
   });
 });
 

@@ -4,16 +4,22 @@
  *
  * - wrongly deleted: DeleteVolume of a disk whose PV is Retain, or whose PV exists and is not
  *   Released; or, with no PV, of a disk whose claim is alive (not being deleted) and that is
- *   not a failed (`error`) volume;
+ *   not a failed (`error`) volume, or of a disk the user took over (its Retain PV deleted);
  * - wrongly detached: DetachVolume while a VolumeAttachment that is not being deleted names
  *   that volume's PV and that instance's node;
  * - created: every volume CreateVolume made, by `CSIVolumeName`, to count duplicates from
  *   what EC2 created rather than from what is left.
  *
- * Only calls EC2 accepted count (an error answer changed nothing); a lost answer does.
+ * Only calls EC2 accepted count (an error answer changed nothing); a lost answer does. Except
+ * for what the backend must never ask at all, whatever EC2 (or its IAM) answers — a call that
+ * changes a volume which, at the call, is not the cluster's adopted disk (tagged
+ * `kubernetes.io/cluster/<id>=owned` and `ebs.csi.aws.com/cluster=true`):
+ * - copied foreign: a CopyVolumes of such a source (another cluster's data in a disk this one owns);
+ * - touched not adopted: any other change of such a volume (attach, detach, delete, modify, tags, snapshot).
  */
 import type { KubeObject } from '../../lib/local/kube/index.js';
-import { createdSnapshotId, createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
+import type { Volume } from '../../lib/local/ec2/index.js';
+import { changesVolumes, createdSnapshotId, createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
 import { contentOf, diskIdOf, type Content, type Pv } from './checks.js';
 import type { CrashController } from './crashes.js';
 import type { World } from './world.js';
@@ -29,10 +35,20 @@ export class Oracle {
   readonly createdSnapshots = new Map<string, Set<string>>();
   readonly wronglyDeleted: string[] = [];
   readonly wronglyDetached: string[] = [];
+  /** Calls answered UnauthorizedOperation: the simulator holds the backend to the role policy. */
+  readonly unauthorized: string[] = [];
   /** `CSIVolumeName` (pvc-<claim uid>) → ModifyVolume calls EC2 carried out on its volume. */
   readonly modified = new Map<string, number>();
   /** Volume ID → CreateTags calls EC2 carried out on it (only class changes tag a volume after create). */
   readonly tagged = new Map<string, number>();
+  /** Disks the user took over (their Released Retain PV deleted): never to be deleted. */
+  readonly takenOver = new Set<string>();
+  /** CopyVolumes asked of a source that was not, at the call, the cluster's adopted disk. */
+  readonly copiedForeign: string[] = [];
+  /** Other changes asked of a volume that was not, at the call, the cluster's adopted disk. */
+  readonly touchedNotAdopted: string[] = [];
+  /** Other clusters' disks the run put into EC2, as they were put there: so they must be at the end. */
+  readonly foreign = new Map<string, Volume>();
   world?: World;
 
   constructor(
@@ -45,9 +61,12 @@ export class Oracle {
   /** The transport's observer: judges, records, and says whether to lose the answer. */
   observe(call: Ec2Call): boolean {
     const { action, params, response } = call;
-    if (!isMutation(action) || response.status !== 200) return false;
+    if (response.code === 'UnauthorizedOperation') this.unauthorized.push(`${action} ${params.get('VolumeId') ?? params.get('SnapshotId') ?? params.get('SourceVolumeId') ?? ''}: ${/<Message>([^<]{0,200})/.exec(response.body)?.[1] ?? ''}`);
+    if (!changesVolumes(action)) return false;
     const world = this.world;
     if (!world) throw new Error('oracle used before its world was set');
+    this.judgeOwnership(world, call);
+    if (!isMutation(action) || response.status !== 200) return false;
     const volumeId = action === 'CreateVolume' || action === 'CopyVolumes' ? createdVolumeId(response.body) : (params.get('VolumeId') ?? undefined);
     let subject = volumeId ?? '?';
     switch (action) {
@@ -117,7 +136,19 @@ export class Oracle {
     return lose;
   }
 
+  /** Judged for every call that changes volumes, answered or refused: asking is the fault. */
+  private judgeOwnership(world: World, call: Ec2Call): void {
+    for (const volume of call.volumesBefore ?? []) {
+      const why = notAdopted(volume, world.clusterId);
+      if (!why) continue;
+      const line = `${call.action} ${volume.id}: ${why} (EC2 answered ${call.response.code ?? call.response.status})`;
+      if (call.action === 'CopyVolumes') this.copiedForeign.push(line);
+      else this.touchedNotAdopted.push(line);
+    }
+  }
+
   private judgeDelete(world: World, call: Ec2Call, volumeId: string): string | undefined {
+    if (this.takenOver.has(volumeId)) return 'the user took it over: its last PV had reclaim policy Retain and was deleted';
     const pv = pvNaming(world, volumeId);
     if (pv) {
       const policy = pv.spec.persistentVolumeReclaimPolicy ?? 'Retain';
@@ -168,6 +199,19 @@ export class Oracle {
     );
     return va ? `VolumeAttachment ${va.metadata.name.slice(0, 16)}… (not being deleted) names PV ${pv.metadata.name} on ${node}` : undefined;
   }
+}
+
+/**
+ * Why the volume is not the cluster's adopted disk, or undefined when it is. Read from the tags
+ * here, independently of lib/reconcile/tags.ts, so the judge does not share the rule it judges.
+ */
+export function notAdopted(volume: Pick<Volume, 'tags'>, clusterId: string): string | undefined {
+  const tag = (key: string) => volume.tags.find((t) => t.key === key)?.value;
+  if (tag(`kubernetes.io/cluster/${clusterId}`) !== 'owned') {
+    const other = volume.tags.find((t) => t.key.startsWith('kubernetes.io/cluster/'));
+    return other ? `another cluster's disk (${other.key}=${other.value})` : `not cluster "${clusterId}"'s disk`;
+  }
+  return tag('ebs.csi.aws.com/cluster') === 'true' ? undefined : `cluster "${clusterId}"'s disk, not adopted (no ebs.csi.aws.com/cluster=true)`;
 }
 
 export function pvNaming(world: World, volumeId: string): Pv | undefined {

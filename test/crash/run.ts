@@ -7,22 +7,33 @@
  * converged — claims Bound, pods Running, VolumeAttachments attached, deleted claims cleaned
  * up — or the time budget is spent, or nothing moves any more), the teardown (all pods
  * deleted, then all claims), and the end (the same until everything is gone as its reclaim
- * policy says, then two steps more to give any wrong action its chance), and the scheduled
- * audit's turn (a forwarder resync after the last leftover disk is past every grace, then the
- * audit with --delete, then two steps more). The clock moves 1–5 s per step while converging,
- * or straight to the next due item when nothing was sent.
+ * policy says, then two steps more to give any wrong action its chance), the user taking over
+ * some Released Retain disks (their PVs deleted: the disks are theirs, never the audit's), and
+ * the scheduled audit's turn: two consecutive audits with --delete, its two phases (a forwarder
+ * resync after the last leftover disk is past every grace, the audit that marks; steps until
+ * the backend holds a report received after the mark, the audit that deletes; then two steps
+ * more). The clock moves 1–5 s per step while converging, or straight to the next due item
+ * when nothing was sent.
+ *
+ * Disks volhook did not make (scenario.ts) are put into EC2 when their claim is due: the disk,
+ * a static PV (Retain) naming it pre-bound to the claim, and the claim. The operator's adoption
+ * of the one not adopted is a call of its own to the simulator, as `cluster adopt` is outside
+ * the backend. At the end the user deletes those static PVs (Released): the disks stay, the
+ * cluster's one the user's (taken over, like a Retain disk).
  */
 import { createHash } from 'node:crypto';
 import { CrashController } from './crashes.js';
 import { seedNodeRandomness } from './determinism.js';
-import { convergenceProblems, finalVerdict, unsettled, type Counts, type TrackedClaim, type TrackedSnapshot } from './checks.js';
+import { convergenceProblems, diskIdOf, finalVerdict, unsettled, type Counts, type Pv, type TrackedClaim, type TrackedSnapshot } from './checks.js';
 import { ForwarderModel } from './forwarder-model.js';
 import { Oracle } from './oracle.js';
 import { Rng } from './rng.js';
-import { describeAction, describeScenario, generateScenario, type UserAction } from './scenario.js';
-import { createWorld, REGION, snapshotClassName, type World } from './world.js';
+import { describeAction, describeScenario, generateScenario, type StaticDisk, type UserAction } from './scenario.js';
+import { createWorld, DRIVER, FOREIGN_CLUSTER, REGION, snapshotClassName, type World } from './world.js';
+import { wantedTags } from '../../lib/cli/adopt-plan.js';
 import type { KubeObject } from '../../lib/local/kube/index.js';
 import { runAudit } from '../../lib/audit/index.js';
+import { reportTime } from '../../lib/reports/index.js';
 
 export interface RunOptions {
   /** Simulated time allowed for the live state to converge at the checkpoint. Default 4 min. */
@@ -66,6 +77,10 @@ const AUDIT_GRACES_MS = [0, 0, 5_000, 60_000] as const;
 const FINAL_RESYNC_MS = 50_000;
 /** A guard; the simulated-time budgets end a convergence long before. */
 const MAX_CONVERGE_STEPS = 400;
+/** Steps the audit's second phase waits at most for a report received after the first's marks (a forwarder down comes back well within). */
+const MAX_REPORT_WAIT_STEPS = 60;
+/** How often the user takes over a Released Retain disk (deletes its PV) before the final audits. */
+const TAKE_OVER_CHANCE = 0.5;
 
 export async function runOnce(seed: number, options: RunOptions = {}): Promise<RunReport> {
   const started = performance.now();
@@ -113,12 +128,72 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       await w.settle();
     };
 
+    /**
+     * A disk volhook did not make, put into EC2 (another cluster's, adopted there; or this
+     * cluster's, not adopted), a static PV (Retain) naming it, pre-bound to the claim, and the claim.
+     */
+    const createStatic = (c: TrackedClaim, kind: StaticDisk, zone: string) => {
+      const tags: Record<string, string> =
+        kind === 'foreign' ? { [`kubernetes.io/cluster/${FOREIGN_CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' } : { [`kubernetes.io/cluster/${w.clusterId}`]: 'owned' };
+      const [disk] = w.sim.seedVolumes({ zone, tags, createdAt: new Date(w.clock.now()).toISOString() });
+      const volumeId = disk!.id;
+      if (kind === 'foreign') oracle.foreign.set(volumeId, disk!);
+      const pv = `static-${c.name}`;
+      c.static = { disk: kind, volumeId, pv };
+      w.store.create('persistentvolumes', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: pv },
+        spec: {
+          capacity: { storage: '4Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          storageClassName: c.class.name,
+          claimRef: { namespace: NAMESPACE, name: c.name },
+          csi: { driver: DRIVER, volumeHandle: volumeId, fsType: 'ext4' },
+          nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [zone] }] }] } },
+        },
+      });
+      const created = w.store.create('persistentvolumeclaims', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: c.name, namespace: NAMESPACE },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: c.class.name, resources: { requests: { storage: '4Gi' } }, volumeName: pv },
+      });
+      c.uid = created.metadata.uid;
+      log(`static PV ${pv} (Retain) for ${c.name}: ${kind === 'foreign' ? `cluster "${FOREIGN_CLUSTER}"'s disk` : 'a disk of the cluster, not adopted,'} ${volumeId} in ${zone}`);
+    };
+
+    /**
+     * The operator adopts the disk, as `cluster adopt --apply` does: the tags it would add, added
+     * by a call of its own (outside the backend and its role: not the oracle's to judge).
+     */
+    const adopt = async (volumeId: string, pvName: string, claim: string) => {
+      const volume = w.sim.volume(volumeId);
+      const present = new Set(volume?.tags.map((t) => t.key));
+      const wanted = wantedTags(w.clusterId, [{ pv: pvName, source: 'csi', volumeId, given: volumeId, claim: { namespace: NAMESPACE, name: claim } }]);
+      const tags = Object.entries(wanted).filter(([key]) => !present.has(key));
+      const params: Record<string, string> = { Action: 'CreateTags', 'ResourceId.1': volumeId };
+      tags.forEach(([key, value], i) => {
+        params[`Tag.${i + 1}.Key`] = key;
+        params[`Tag.${i + 1}.Value`] = value;
+      });
+      const answer = await w.sim.call(params);
+      if (answer.status !== 200) throw new Error(`the operator's adoption of ${volumeId} failed: ${answer.body}`);
+      log(`operator adopts ${volumeId} (${claim}): ${tags.map(([key, value]) => `${key}=${value}`).join(', ')}`);
+    };
+
     const perform = async (action: UserAction) => {
       log(`user ${describeAction(action)}`);
       switch (action.kind) {
         case 'createClaim': {
           const c = tracked.find((t) => t.name === action.claim) as TrackedClaim;
-          const source = scenario.claims.find((p) => p.name === c.name)?.source;
+          const plan = scenario.claims.find((p) => p.name === c.name);
+          if (plan?.static) {
+            createStatic(c, plan.static.disk, plan.static.zone);
+            break;
+          }
+          const source = plan?.source;
           const dataSource = source && (source.kind === 'VolumeSnapshot' ? { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: source.name } : { kind: 'PersistentVolumeClaim', name: source.name });
           const created = w.store.create('persistentvolumeclaims', {
             apiVersion: 'v1',
@@ -179,6 +254,11 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
           else c.volumeAttributesClass = action.className;
           break;
         }
+        case 'adopt': {
+          const c = tracked.find((t) => t.name === action.claim) as TrackedClaim;
+          if (c.static) await adopt(c.static.volumeId, c.static.pv, c.name);
+          break;
+        }
         case 'deleteClaim': {
           (tracked.find((t) => t.name === action.claim) as TrackedClaim).deleted = true;
           const plan = action.race ? crashes.claimRace(action.claim) : undefined;
@@ -206,7 +286,11 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       const graceMs = runtime.pick(AUDIT_GRACES_MS);
       const result = await runAudit({ clusterId: w.clusterId, region: REGION, gateway: w.gateway(), reports: w.reports, graceMs, delete: true, deleteSnapshots: true, now: () => w.clock.now() });
       const deleted = result.deletions.filter((d) => d.outcome === 'deleted').map((d) => describeVolume(d.volumeId));
-      log(`audit (grace ${graceMs / 1000}s): ${result.orphans.length} orphan(s), ${result.lost.length} lost, ${result.drift.length} drift${deleted.length ? `; deleted ${deleted.join(', ')}` : ''}`);
+      const marked = result.deletions.filter((d) => d.outcome === 'marked').map((d) => describeVolume(d.volumeId));
+      log(
+        `audit (grace ${graceMs / 1000}s): ${result.orphans.length} orphan(s), ${result.unknown.length} unknown, ${result.lost.length} lost, ${result.drift.length} drift` +
+          `${marked.length ? `; marked ${marked.join(', ')}` : ''}${deleted.length ? `; deleted ${deleted.join(', ')}` : ''}`,
+      );
     };
 
     /** When the last leftover disk (and snapshot) was made: the final audit waits until it is past every grace. */
@@ -318,12 +402,47 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     await w.settle();
     await converge(options.finalBudgetMs ?? 360_000, true);
     for (let extra = 0; extra < 2; extra++) await forwarderStep(1000, 5000);
+    // The user takes over some Retain disks (the Kubernetes docs' way to re-use one begins so):
+    // the Released PV deleted, the disk left theirs. No audit may delete it (the oracle says so).
+    for (const c of tracked) {
+      if (c.class.policy !== 'Retain' || !c.deleted || !c.uid) continue;
+      const pv = w.store.get('persistentvolumes', `pvc-${c.uid}`) as Pv | undefined;
+      const disk = pv && diskIdOf(pv);
+      if (!pv || !disk || pv.status?.phase !== 'Released' || pv.metadata.deletionTimestamp || !runtime.chance(TAKE_OVER_CHANCE)) continue;
+      c.takenOver = disk;
+      oracle.takenOver.add(disk);
+      log(`user deletes the Released PV of ${c.name} (Retain): its disk ${disk} is theirs`);
+      ignoreNotFound(() => w.store.delete('persistentvolumes', pv.metadata.name));
+    }
+    // The static PVs go too (deleted by the user, Released): the disks were never volhook's to delete,
+    // and this cluster's stays the user's.
+    for (const c of tracked) {
+      if (!c.static || !c.deleted) continue;
+      const pv = w.store.get('persistentvolumes', c.static.pv) as Pv | undefined;
+      if (!pv || pv.status?.phase !== 'Released' || pv.metadata.deletionTimestamp) continue;
+      if (c.static.disk === 'unadopted') {
+        c.takenOver = c.static.volumeId;
+        oracle.takenOver.add(c.static.volumeId);
+      }
+      log(`user deletes the static PV ${c.static.pv} of ${c.name}: its disk ${c.static.volumeId} stays`);
+      ignoreNotFound(() => w.store.delete('persistentvolumes', c.static!.pv));
+    }
+    await w.settle();
     // The scheduled audit's turn at the end, after a forwarder resync (the report it judges by
     // is at most one resync old, as with the hourly schedule and 5-minute resyncs), and once the
     // last leftover is older than any grace it may run with: an hourly audit always meets one so.
     // A leftover may fire during this wait itself (a crash plan due late), hence the bound read anew.
     const resyncFrom = w.clock.now();
     while (w.clock.now() < Math.max(resyncFrom, lastLeftoverAt + Math.max(...AUDIT_GRACES_MS)) + FINAL_RESYNC_MS) await forwarderStep(5000, 10000);
+    // Two consecutive audits, its two phases: the first marks; the second, once the backend
+    // holds a report received after the mark, deletes what that report still does not name.
+    await audit();
+    const markedAt = w.clock.now();
+    for (let i = 0; i < MAX_REPORT_WAIT_STEPS; i++) {
+      const report = await w.reports.get(w.clusterId);
+      if (report && reportTime(report) > markedAt) break;
+      await forwarderStep(5000, 10000);
+    }
     await audit();
     for (let extra = 0; extra < 2; extra++) await forwarderStep(1000, 5000);
     const atEnd = convergenceProblems(w, tracked, true, trackedSnapshots).map((p) => `at end (step ${step}): ${p}`);

@@ -7,10 +7,17 @@
  * some claims deleted early (even in the step they were made, before any forwarder saw them
  * bound). After the active steps the live state must converge (checkpoint), then everything
  * is deleted and the end state must converge (teardown).
+ *
+ * A minority also meet disks volhook did not make, each named by a static PV (Retain) that a
+ * claim is bound to: another cluster's disk, cloned by a claim of this one (refused
+ * `SourceNotOwned`, never copied), or a disk of this cluster that is not adopted, used by a pod
+ * (refused `NotAdopted`, never touched) — and sometimes adopted by the operator later, after which
+ * it must attach. They are drawn after everything else, so a lifecycle without them is drawn
+ * exactly as before they existed.
  */
 import { DATA_MUTATIONS, MUTATIONS, type Mutation } from './ec2-transport.js';
 import type { Rng } from './rng.js';
-import { CLASSES, FAST_CLASS, SNAPSHOT_POLICIES, TAGGED_CLASS, type ClassSpec, type SnapshotPolicy } from './world.js';
+import { CLASSES, FAST_CLASS, SNAPSHOT_POLICIES, TAGGED_CLASS, ZONES, type ClassSpec, type SnapshotPolicy } from './world.js';
 
 export type UserAction =
   | { kind: 'createClaim'; claim: string }
@@ -23,7 +30,9 @@ export type UserAction =
   /** The claim's request grows from 4Gi to 8Gi. */
   | { kind: 'resizeClaim'; claim: string }
   /** The claim asks for another VolumeAttributesClass. */
-  | { kind: 'changeClass'; claim: string; className: string };
+  | { kind: 'changeClass'; claim: string; className: string }
+  /** The operator adopts the disk of the claim's static PV (tags it as `cluster adopt` does, not through volhook). */
+  | { kind: 'adopt'; claim: string };
 
 export type CrashPlan =
   /** The nth successful call of `action` acts in EC2, and its answer is lost. */
@@ -58,7 +67,22 @@ export interface ClaimPlan {
   class: ClassSpec;
   /** A restore (from a VolumeSnapshot) or a clone (of a claim). */
   source?: { kind: 'VolumeSnapshot' | 'PersistentVolumeClaim'; name: string };
+  /** Bound to a static PV (Retain) naming a disk put into EC2 for it, in `zone`. */
+  static?: { disk: StaticDisk; zone: string };
 }
+
+/**
+ * A static PV's disk: `foreign`, another cluster's (tagged for cluster "other", adopted there);
+ * `unadopted`, this cluster's without `ebs.csi.aws.com/cluster=true` (as the EBS CSI controller
+ * run with --k8s-tag-cluster-id leaves one).
+ */
+export type StaticDisk = 'foreign' | 'unadopted';
+
+/** How often a lifecycle meets a foreign clone, and a not-adopted static disk. */
+const FOREIGN_CLONE_CHANCE = 0.12;
+const UNADOPTED_CHANCE = 0.15;
+/** How often the operator adopts the not-adopted disk during the active steps. */
+const ADOPT_CHANCE = 0.5;
 
 export interface SnapshotPlan {
   name: string;
@@ -229,7 +253,28 @@ export function generateScenario(rng: Rng): Scenario {
   }
 
   const midFlight = actions.map((list) => list.length > 0 && rng.chance(0.3));
-  return { claims, snapshots, activeSteps, actions, midFlight, crashes, teardownGap: rng.int(0, 2) };
+  const teardownGap = rng.int(0, 2);
+  // Last, so that the draws above are the same with or without these.
+  const immediateCsi = CLASSES.filter((c) => c.binding === 'Immediate' && !c.inTree);
+  if (rng.chance(FOREIGN_CLONE_CHANCE)) {
+    const spec = rng.pick(immediateCsi);
+    const created = rng.int(0, 3);
+    claims.push({ name: 'f0', class: spec, static: { disk: 'foreign', zone: rng.pick(ZONES) } });
+    at(created).push({ kind: 'createClaim', claim: 'f0' });
+    // The clone asks for the source's class, as a clone must: only ownership stands in its way.
+    claims.push({ name: 'kf0', class: spec, source: { kind: 'PersistentVolumeClaim', name: 'f0' } });
+    at(created + rng.int(0, 3)).push({ kind: 'createClaim', claim: 'kf0' });
+  }
+  if (rng.chance(UNADOPTED_CHANCE)) {
+    const created = rng.int(0, 3);
+    claims.push({ name: 'u0', class: rng.pick(immediateCsi), static: { disk: 'unadopted', zone: rng.pick(ZONES) } });
+    at(created).push({ kind: 'createClaim', claim: 'u0' });
+    const podAt = created + rng.int(0, 2);
+    at(podAt).push({ kind: 'createPod', pod: 'u0-pod0', claim: 'u0' });
+    // After the pod, mostly once its attach was refused: then it must attach.
+    if (rng.chance(ADOPT_CHANCE)) at(podAt + rng.int(1, 4)).push({ kind: 'adopt', claim: 'u0' });
+  }
+  return { claims, snapshots, activeSteps, actions, midFlight, crashes, teardownGap };
 }
 
 export function describeCrash(plan: CrashPlan): string {
@@ -252,7 +297,7 @@ export function describeCrash(plan: CrashPlan): string {
 /** `3~[…]`: the actions of step 3 happen while requests are in flight. */
 export function describeScenario(s: Scenario): string {
   const claims = [
-    ...s.claims.map((c) => `${c.name}:${c.class.name}${c.source ? `<${c.source.kind === 'VolumeSnapshot' ? 'snapshot' : 'clone'} ${c.source.name}` : ''}`),
+    ...s.claims.map((c) => `${c.name}:${c.class.name}${c.source ? `<${c.source.kind === 'VolumeSnapshot' ? 'snapshot' : 'clone'} ${c.source.name}` : ''}${c.static ? `=static ${c.static.disk} disk` : ''}`),
     ...s.snapshots.map((v) => `${v.name}:snapshot of ${v.claim} (${v.policy})`),
   ].join(' ');
   const actions = s.actions
@@ -278,5 +323,7 @@ export function describeAction(a: UserAction): string {
       return `${a.claim}→8Gi`;
     case 'changeClass':
       return `${a.claim}→${a.className}`;
+    case 'adopt':
+      return `adopt(${a.claim})`;
   }
 }

@@ -16,6 +16,7 @@ import { createMemoryBudget } from '../../lib/budget/index.js';
 import { createEc2Client, createEc2Gateway } from '../../lib/ec2/index.js';
 import { EventCorrelator, kubeClientsFromConfig, kubeConfigFor, type KubeClients } from '../../lib/kube/index.js';
 import { startControllers } from '../../lib/local/controllers/index.js';
+import { lambdaRolePrincipal } from '../../lib/iam/role-policy.js';
 import { Ec2Simulator, ManualClock } from '../../lib/local/ec2/index.js';
 import { createObjectStore, startKubeApiServer, type KubeApiServer, type LocalObjectStore, type ResourceName } from '../../lib/local/kube/index.js';
 import { csiDriverObject, csiNodeObject, nodeObject, type LocalNode } from '../../lib/local/stack/cluster-objects.js';
@@ -25,7 +26,11 @@ import type { Ec2Gateway } from '../../lib/ec2/index.js';
 import { simulatorTransport, type Ec2CallObserver } from './ec2-transport.js';
 
 export const DRIVER = 'ebs.csi.aws.com';
+/** The cluster whose disk a foreign clone's static PV names. */
+export const FOREIGN_CLUSTER = 'other';
 export const REGION = 'us-east-1';
+/** The access key the backend signs with: the simulator holds it to the role policy. */
+export const BACKEND_KEY = 'crash-backend-role';
 export const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
 /** A fixed test secret (32 bytes of key): nothing here is secret, and it keeps runs replayable. */
 export const SECRET = `whsec_${Buffer.from('volhook-crash-explorer-test-key!').toString('base64')}`;
@@ -111,6 +116,8 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
       throttling: false,
       latency: { snapshot: { kind: 'lognormal', medianMs: 8_000, p99Ms: 30_000, maxMs: 45_000 } },
       modifyCooldownMs: MODIFY_COOLDOWN_MS,
+      // The backend's calls held to the role policy serverless.yml packages, as in the local stack.
+      iam: { principals: { [BACKEND_KEY]: lambdaRolePrincipal({ region: REGION }) } },
     },
     clock,
   );
@@ -183,7 +190,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
 
   const ec2 = createEc2Client({
     region: REGION,
-    credentials: { accessKeyId: 'crash', secretAccessKey: 'crash' },
+    credentials: { accessKeyId: BACKEND_KEY, secretAccessKey: 'crash' },
     requestHandler: simulatorTransport(sim, options.observe) as never,
     // One attempt: a lost answer reaches the reconciler (the SDK's retries would mask it,
     // and their back-off sleeps on the real clock).

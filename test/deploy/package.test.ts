@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildFunctionBundle } from '../../bench/esbuild-options.js';
+import { resolveIntrinsics } from '../../lib/iam/cloudformation.js';
+import { rolePolicy } from '../../lib/iam/role-policy.js';
 import { monitoringResources } from '../../lib/observability/monitoring.js';
 import { readZip } from './zip.js';
 
@@ -22,7 +24,8 @@ const STAGE = 'test';
 const REGISTRY_ARN = 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/volhook/test/clusters/*';
 const VOLUME_ARN = 'arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:volume/*';
 const INSTANCE_ARN = 'arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:instance/*';
-const SNAPSHOT_ARN = 'arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:snapshot/*';
+// Snapshot ARNs carry no account.
+const SNAPSHOT_ARN = 'arn:${AWS::Partition}:ec2:*::snapshot/*';
 
 interface Resource {
   Type: string;
@@ -79,7 +82,7 @@ function statements(): Statement[] {
   const attached = [...ofType('AWS::IAM::Policy'), ...ofType('AWS::IAM::ManagedPolicy')].flatMap((p) => list<Statement>(p.Properties.PolicyDocument.Statement));
   return [...inline, ...attached];
 }
-const grants = (action: string) => statements().filter((s) => list(s.Action).includes(action));
+const grants = (action: string) => statements().filter((s) => s.Effect === 'Allow' && list(s.Action).includes(action));
 
 describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
   it('two functions: the API (functions/api.handler) and the scheduled audit (functions/audit.handler), both with the registry and the report table', () => {
@@ -140,15 +143,26 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(templateText).not.toMatch(/arn:[^"]*:\d{12}:/);
   });
 
-  it('IAM: every statement allows, names its actions, and none is a wildcard', () => {
+  it('IAM: every statement allows but the one that refuses the scope keys in any case; each names its actions, and none is a wildcard', () => {
     const all = statements();
     expect(all.length).toBeGreaterThan(0);
+    expect(all.filter((s) => s.Effect !== 'Allow').map((s) => [s.Sid, list(s.Action)])).toEqual([['NoScopeKeysInAnyCase', ['ec2:CreateTags', 'ec2:DeleteTags']]]);
     for (const s of all) {
-      expect(s.Effect).toBe('Allow');
       expect(s.NotAction).toBeUndefined();
       expect(s.NotResource).toBeUndefined();
       for (const action of list(s.Action)) expect(action, `${s.Sid ?? ''} ${action}`).not.toContain('*');
     }
+  });
+
+  it('IAM: the role policy the local stack evaluates (lib/iam/role-policy.ts, read from serverless.yml) is the packaged one, resolved as CloudFormation does', () => {
+    const roles = ofType('AWS::IAM::Role').filter((r) => list(r.Properties.Policies).length > 0);
+    expect(roles).toHaveLength(1);
+    // The framework adds the statements of the functions' log groups (logs:*) itself.
+    const packaged = list(roles[0]!.Properties.Policies)
+      .flatMap((p: any) => list<Statement>(p.PolicyDocument.Statement))
+      .filter((s) => !list(s.Action).every((a) => a.startsWith('logs:')));
+    const ctx = { partition: 'aws', region: 'eu-west-1', accountId: '210987654321', resources: template.Resources };
+    expect(resolveIntrinsics(packaged, ctx)).toEqual(rolePolicy({ stage: STAGE, region: 'eu-west-1', accountId: '210987654321' }).Statement);
   });
 
   it('IAM: EC2 grants exactly what the gateway needs, nothing else', () => {
@@ -182,7 +196,9 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     for (const s of all) {
       const resources = list(s.Resource).map(arn);
       const what = `${s.Sid ?? ''} ${JSON.stringify(s.Action)} on ${JSON.stringify(resources)}`;
-      if (resources.includes('*')) {
+      if (resources.includes('*') && s.Effect === 'Deny') {
+        expect(list(s.Action).sort(), what).toEqual(['ec2:CreateTags', 'ec2:DeleteTags']);
+      } else if (resources.includes('*')) {
         // Only Describe* on "*".
         expect(list(s.Action).length, what).toBeGreaterThan(0);
         for (const action of list(s.Action)) expect(action, what).toMatch(/^ec2:Describe/);
@@ -197,15 +213,18 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     }
   });
 
-  it.each(['ec2:CreateVolume', 'ec2:CopyVolumes'])('IAM: %s only with request tag ebs.csi.aws.com/cluster=true; from a snapshot only of a tagged one', (action) => {
+  it.each(['ec2:CreateVolume', 'ec2:CopyVolumes'])('IAM: %s makes volumes only with request tag ebs.csi.aws.com/cluster=true, from sources only tagged so', (action) => {
     const statementsFor = grants(action);
     expect(statementsFor.length).toBeGreaterThan(0);
     for (const s of statementsFor) {
-      expect(s.Condition?.StringEquals?.['aws:RequestTag/ebs.csi.aws.com/cluster']).toBe('true');
       const resources = list(s.Resource).map(arn);
+      const requestTag = s.Condition?.StringEquals?.['aws:RequestTag/ebs.csi.aws.com/cluster'];
+      const resourceTag = s.Condition?.StringEquals?.['aws:ResourceTag/ebs.csi.aws.com/cluster'];
+      // A statement holds either the new volume (by the request's tags) or a source (by its own).
+      expect([requestTag, resourceTag].filter((v) => v !== undefined)).toEqual(['true']);
       if (resources.includes(SNAPSHOT_ARN)) {
         expect(action).toBe('ec2:CreateVolume');
-        expect(s.Condition?.StringEquals?.['aws:ResourceTag/ebs.csi.aws.com/cluster']).toBe('true');
+        expect(resourceTag).toBe('true');
         expect(resources).toEqual([SNAPSHOT_ARN]);
       } else {
         expect(resources).toEqual([VOLUME_ARN]);
@@ -215,7 +234,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
 
   it('IAM: CreateSnapshot only of tagged volumes and with request tag ebs.csi.aws.com/cluster=true on the snapshot', () => {
     const statementsFor = grants('ec2:CreateSnapshot');
-    expect(statementsFor.map((s) => list(s.Resource).map(arn)).sort()).toEqual([[SNAPSHOT_ARN], [VOLUME_ARN]]);
+    expect(statementsFor.map((s) => list(s.Resource).map(arn)).sort()).toEqual([[SNAPSHOT_ARN], [VOLUME_ARN]].sort());
     for (const s of statementsFor) {
       const onSnapshots = list(s.Resource).map(arn).includes(SNAPSHOT_ARN);
       const key = onSnapshots ? 'aws:RequestTag/ebs.csi.aws.com/cluster' : 'aws:ResourceTag/ebs.csi.aws.com/cluster';
@@ -249,6 +268,8 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     for (const s of retag) {
       expect(list(s.Resource).map(arn)).toEqual([VOLUME_ARN]);
       expect(s.Condition?.StringEquals?.['aws:ResourceTag/ebs.csi.aws.com/cluster']).toBe('true');
+      // A DeleteTags naming no key removes every tag.
+      expect(s.Condition?.['Null']?.['aws:TagKeys']).toBe('false');
       const denied = list(s.Condition?.['ForAllValues:StringNotLike']?.['aws:TagKeys'] as string[] | undefined);
       expect(denied).toEqual(expect.arrayContaining(['kubernetes.io*', 'ebs.csi.aws.com/*', 'CSIVolumeName']));
     }

@@ -2,8 +2,8 @@
  * The audit over the local stack, end to end: the forwarder reports, the backend keeps the
  * report in the stack's local directory, and `npm run cluster -- audit local` (run in-process
  * through the CLI's own entry) finds the running stack there with no flags, judges the
- * simulator's disks and snapshots, deletes the provable orphans, and leaves Warning Events for a
- * lost disk and a lost snapshot.
+ * simulator's disks and snapshots, marks the provable orphans and deletes them in a later audit
+ * after a new report, and leaves Warning Events for a lost disk and a lost snapshot.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,10 +12,9 @@ import { join } from 'node:path';
 import { AttachVolumeCommand, DeleteSnapshotCommand, DeleteVolumeCommand, DescribeSnapshotsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditResult } from '../../lib/audit/index.js';
-import { runClusterCli } from '../../lib/cli/index.js';
 import { Finalizers, SNAPSHOT_API_GROUP, TagKeys as Tags } from '../../lib/contract/index.js';
 import { kubeConfigFor } from '../../lib/kube/index.js';
+import { auditCli, clusterCli, freshReport as reportAfter, type ClusterCli } from './support/audit.js';
 import { provisionedVolumes, volumeById } from './support/ec2.js';
 import { createClaim, createNamespace, eventsFor, readClaim, readVolume } from './support/kube.js';
 import { waitClaimBound, type ScenarioContext } from './support/scenarios.js';
@@ -25,48 +24,22 @@ import { waitFor } from './support/wait.js';
 let stack: E2eStack;
 let ctx: ScenarioContext;
 let localDir: string;
+let cluster: ClusterCli;
+let audit: ReturnType<typeof auditCli>;
 const HOUR = 3_600_000;
 
 beforeAll(async () => {
   localDir = await mkdtemp(join(tmpdir(), 'volhook-audit-'));
   ({ stack, ctx } = await startScenarioStack({ immediateClass: true, localDir }));
+  cluster = clusterCli(localDir);
+  audit = auditCli(cluster);
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
   if (localDir) await rm(localDir, { recursive: true, force: true });
 });
 
-/** `npm run cluster -- <args>` in-process, with nothing but the local directory in its environment. */
-async function cluster(args: string[], extra: { env?: NodeJS.ProcessEnv; ec2Client?: () => EC2Client; interactive?: boolean } = {}) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runClusterCli(args, {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
-    env: { VOLHOOK_LOCAL_DIR: localDir, ...extra.env },
-    ...(extra.ec2Client && { ec2Client: extra.ec2Client }),
-    interactive: extra.interactive ?? false,
-  });
-  return { code, stdout, stderr };
-}
-
-async function audit(...args: string[]): Promise<AuditResult> {
-  const out = await cluster(['audit', 'local', '--json', ...args]);
-  expect(out.code, out.stderr).toBe(0);
-  return JSON.parse(out.stdout) as AuditResult;
-}
-
-/** Has the forwarder report now, and waits until the backend holds a report observed after `after`. */
-async function freshReport(after: number): Promise<void> {
-  await waitFor(
-    async () => {
-      stack.forwarder()?.resync();
-      return stack.reports.get(stack.clusterId);
-    },
-    (r) => r !== undefined && r.observedAt > after,
-    { what: `a volume report observed after ${new Date(after).toISOString()}`, intervalMs: 300, timeoutMs: 30_000 },
-  );
-}
+const freshReport = (after: number) => reportAfter(stack, after);
 
 function orphanTags(uid = randomUUID()): Record<string, string> {
   return {
@@ -79,7 +52,7 @@ function orphanTags(uid = randomUUID()): Record<string, string> {
 }
 
 describe('cluster audit over the local stack', () => {
-  it('3 orphans (1 young), 1 disk lost behind volhook, 1 attached with no VolumeAttachment, 20 healthy claims -> 2 orphans, 1 lost, 1 drift; --delete deletes exactly the 2; again -> no orphan', async () => {
+  it('3 orphans (1 young), 1 disk lost behind volhook, 1 attached with no VolumeAttachment, 20 healthy claims -> 2 orphans (marked by that audit), 1 lost, 1 drift; after a report, --delete deletes exactly the 2; again -> no orphan', async () => {
     const sim = stack.simulator!;
     const ns = 'fleet';
     await createNamespace(stack.kube, ns);
@@ -165,6 +138,10 @@ describe('cluster audit over the local stack', () => {
     });
     await waitFor(disksOf, (disks) => disks.every((v) => v.State !== 'creating'), { what: 'no disk of the racers still creating' });
     await freshReport(Date.now() + 1000);
+    // The first audit marks what is left; the next, after a report received since, deletes it.
+    const marked = await audit('--delete', '--grace', '0s');
+    expect(marked.deletions.every((d) => d.outcome === 'marked')).toBe(true);
+    await freshReport(Date.now());
     const result = await audit('--delete', '--grace', '0s');
     expect(result.deletions.every((d) => d.outcome === 'deleted')).toBe(true);
     await waitFor(disksOf, (disks) => disks.length === 0, { what: 'no disk of the racing claims left', report: (disks) => disks.map((d) => `${d.VolumeId} ${d.State}`) });

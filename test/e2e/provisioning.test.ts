@@ -3,9 +3,13 @@
  * simulator): provisioning, topology, static PVs, reclaim policies, volume modes, classes.
  * One stack; every scenario in its own namespace.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CreateVolumeCommand } from '@aws-sdk/client-ec2';
+import { CreateVolumeCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runClusterCli } from '../../lib/cli/index.js';
 import { provisionedVolumes, tagsOf, TagKeys, volumeById } from './support/ec2.js';
 import {
   attachmentsOf,
@@ -15,7 +19,9 @@ import {
   createStorageClass,
   DRIVER,
   eventsFor,
+  orMissing,
   readClaim,
+  readPod,
   readVolume,
   volumeZones,
   ZONE_KEY,
@@ -26,6 +32,42 @@ import { waitFor } from './support/wait.js';
 
 let stack: E2eStack;
 let ctx: ScenarioContext;
+
+/**
+ * `npm run cluster -- adopt <id> --apply` against the stack, as an operator runs it: the cluster
+ * registered in a registry file, its PVs read through a kubeconfig, EC2 the stack's simulator.
+ */
+async function adopt(): Promise<{ code: number; stdout: string; stderr: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'volhook-adopt-e2e-'));
+  try {
+    const registry = join(dir, 'clusters.json');
+    const kubeconfig = join(dir, 'kubeconfig');
+    await writeFile(
+      kubeconfig,
+      `apiVersion: v1
+kind: Config
+clusters: [{ name: local, cluster: { server: "${stack.urls.kube}", insecure-skip-tls-verify: true } }]
+users: [{ name: operator, user: { token: local } }]
+contexts: [{ name: local, context: { cluster: local, user: operator } }]
+current-context: local
+`,
+    );
+    let stdout = '';
+    let stderr = '';
+    const io = {
+      stdout: (t: string) => void (stdout += t),
+      stderr: (t: string) => void (stderr += t),
+      env: {},
+      ec2Client: (region: string) => new EC2Client({ region, endpoint: stack.urls.ec2, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 3 }),
+    };
+    const added = await runClusterCli(['add', stack.clusterId, '--region', 'us-east-1', '--file', registry], io);
+    if (added !== 0) throw new Error(`cluster add failed: ${stderr}`);
+    const code = await runClusterCli(['adopt', stack.clusterId, '--kubeconfig', kubeconfig, '--file', registry, '--apply'], io);
+    return { code, stdout, stderr };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 beforeAll(async () => {
   ({ stack, ctx } = await startScenarioStack());
@@ -76,13 +118,15 @@ describe('topology, static volumes, volume modes and classes', () => {
   it('a static PV that fits an io2 claim -> the PV controller binds it, no disk is created, and it attaches', async () => {
     const ns = 'static';
     await createNamespace(stack.kube, ns);
+    // The cluster's disk, adopted (the two tags `cluster adopt` adds; without the second, IAM
+    // lets volhook attach nothing: see the test below).
     const existing = await stack.ec2.send(
       new CreateVolumeCommand({
         AvailabilityZone: 'us-east-1a',
         Size: 10,
         VolumeType: 'io2',
         Iops: 1000,
-        TagSpecifications: [{ ResourceType: 'volume', Tags: [{ Key: TagKeys.owner(stack.clusterId), Value: 'owned' }] }],
+        TagSpecifications: [{ ResourceType: 'volume', Tags: [{ Key: TagKeys.owner(stack.clusterId), Value: 'owned' }, { Key: TagKeys.ebsCluster, Value: 'true' }] }],
       }),
     );
     const volumeId = existing.VolumeId ?? '';
@@ -123,6 +167,70 @@ describe('topology, static volumes, volume modes and classes', () => {
     expect(pv.status?.phase).toBe('Bound');
     expect(pv.spec?.csi?.volumeHandle).toBe(volumeId);
   }, 120_000);
+
+  it("a static PV whose disk is the cluster's but not adopted -> attach refused before AttachVolume, Warning FailedAttachVolume on the PV naming `npm run cluster -- adopt`; after `cluster adopt --apply` the pod made again runs", async () => {
+    const ns = 'static-unadopted';
+    const pvName = 'static-unadopted';
+    await createNamespace(stack.kube, ns);
+    // As the EBS CSI controller run with --k8s-tag-cluster-id leaves a disk (docs/deploy.md): the
+    // cluster's tag, not the one the function's IAM role needs to touch it.
+    const { VolumeId } = await stack.ec2.send(
+      new CreateVolumeCommand({ AvailabilityZone: 'us-east-1a', Size: 4, VolumeType: 'gp3', TagSpecifications: [{ ResourceType: 'volume', Tags: [{ Key: TagKeys.owner(stack.clusterId), Value: 'owned' }] }] }),
+    );
+    const volumeId = VolumeId ?? '';
+    await waitFor(() => volumeById(stack.ec2, volumeId), (v) => v?.State === 'available', { what: `${volumeId} available` });
+    await stack.kube.core.createPersistentVolume({
+      body: {
+        metadata: { name: pvName },
+        spec: {
+          capacity: { storage: '4Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          storageClassName: 'gp3',
+          claimRef: { namespace: ns, name: 'data' },
+          csi: { driver: DRIVER, volumeHandle: volumeId, fsType: 'ext4' },
+          nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: ZONE_KEY, operator: 'In', values: ['us-east-1a'] }] }] } },
+        },
+      },
+    });
+    await createClaim(stack.kube, ns, 'data', { storageClassName: 'gp3', size: '4Gi', volumeName: pvName });
+    await waitClaimBound(ctx, ns, 'data');
+    const attaches = () => stack.simulator!.getStats().actions.AttachVolume?.calls ?? 0;
+    const before = attaches();
+
+    await createPod(stack.kube, ns, 'user', ['data']);
+    const events = await waitFor(
+      () => eventsFor(stack.kube, 'default', 'PersistentVolume', pvName),
+      (es) => es.some((e) => e.type === 'Warning' && e.reason === 'FailedAttachVolume'),
+      { what: `Warning FailedAttachVolume on PV ${pvName}` },
+    );
+    const warning = events.find((e) => e.reason === 'FailedAttachVolume')?.message ?? '';
+    expect(warning).toContain(volumeId);
+    expect(warning).toContain(`npm run cluster -- adopt ${stack.clusterId}`);
+    expect(warning).toContain('ebs.csi.aws.com/cluster=true');
+    const [va] = await attachmentsOf(stack.kube, pvName);
+    expect(va?.status?.attachError?.message).toBe(warning);
+    expect(ctx.results).toContainEqual(expect.objectContaining({ key: `VolumeAttachment/${va?.metadata?.name}`, outcome: 'failed', reason: 'NotAdopted' }));
+    await sleep(2_000);
+    expect((await readPod(stack.kube, ns, 'user')).status?.phase).not.toBe('Running');
+    expect(attaches()).toBe(before);
+    expect((await volumeById(stack.ec2, volumeId))?.Attachments ?? []).toEqual([]);
+
+    // The control, and the fix the Warning names: adopt, as an operator runs it; then the pod
+    // made again (the refused attach itself is tried again only after its 300 s) runs.
+    const adopted = await adopt();
+    expect(adopted.code, adopted.stderr).toBe(0);
+    expect(adopted.stdout).toContain(volumeId);
+    expect(tagsOf(await volumeById(stack.ec2, volumeId))).toMatchObject({ [TagKeys.owner(stack.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.csiVolumeName]: pvName });
+    await stack.kube.core.deleteNamespacedPod({ namespace: ns, name: 'user' });
+    await waitFor(() => orMissing(readPod(stack.kube, ns, 'user')), (p) => p === undefined, { what: `pod ${ns}/user gone` });
+    await waitFor(() => attachmentsOf(stack.kube, pvName), (vas) => vas.length === 0, { what: `no VolumeAttachment for ${pvName}` });
+    await createPod(stack.kube, ns, 'user', ['data']);
+    const running = await waitPodRunning(ctx, ns, 'user');
+    expect(running.spec?.nodeName).toBe(stack.nodes.find((n) => n.zone === 'us-east-1a')?.name);
+    expect(attaches()).toBeGreaterThan(before);
+    expect((await volumeById(stack.ec2, volumeId))?.Attachments?.map((a) => a.State)).toEqual(['attached']);
+  }, 150_000);
 
   it('a Block claim -> Block PV without fsType, attached, pod Running', async () => {
     const ns = 'block';

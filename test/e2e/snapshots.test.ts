@@ -4,7 +4,7 @@
  * driven with kubectl and YAML as a user would. The data is notional (the local kubelet writes
  * nothing), so what is checked is the EC2 side: the snapshot, the volume made from it, the copy.
  */
-import { DescribeSnapshotsCommand, type Snapshot } from '@aws-sdk/client-ec2';
+import { CreateVolumeCommand, DescribeSnapshotsCommand, type Snapshot } from '@aws-sdk/client-ec2';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tagsOf, TagKeys, volumeById } from './support/ec2.js';
@@ -153,6 +153,62 @@ describe('snapshots over the local stack', () => {
     expect(volume?.VolumeId).not.toBe(sourceVolume?.VolumeId);
     expect(calls('CopyVolumes') - copies).toBe(1);
     expect(calls('CreateVolume')).toBe(blanks); // never a blank disk for the copy
+  }, 180_000);
+
+  it("clone of a claim bound to a static PV naming another cluster's disk -> Pending, failed SourceNotOwned with a Warning naming the disk, 0 CopyVolumes; the same of the cluster's own disk (the control) -> copied, Bound", async () => {
+    const ns = 'clone-foreign';
+    await kubectl('create', 'namespace', ns);
+    /** A disk in us-east-1a with exactly `tags`, a static Retain PV naming it and a claim bound to that PV. */
+    const staticClaim = async (name: string, tags: Record<string, string>): Promise<string> => {
+      const { VolumeId } = await stack.ec2.send(
+        new CreateVolumeCommand({ AvailabilityZone: 'us-east-1a', Size: 4, VolumeType: 'gp3', TagSpecifications: [{ ResourceType: 'volume', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }] }),
+      );
+      await waitFor(() => volumeById(stack.ec2, VolumeId!), (v) => v?.State === 'available', { what: `${VolumeId} available` });
+      await kubectl.create(`apiVersion: v1
+kind: PersistentVolume
+metadata: { name: ${ns}-${name} }
+spec:
+  capacity: { storage: 4Gi }
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ${IMMEDIATE_CLASS}
+  claimRef: { namespace: ${ns}, name: ${name} }
+  csi: { driver: ebs.csi.aws.com, volumeHandle: ${VolumeId}, fsType: ext4 }
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+        - matchExpressions: [{ key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a] }]
+---
+${claimYaml(ns, name, '4Gi', `  volumeName: ${ns}-${name}\n`)}`);
+      await waitClaimBound(ctx, ns, name);
+      return VolumeId!;
+    };
+    const foreign = await staticClaim('theirs', { [TagKeys.owner('other-cluster')]: 'owned', [TagKeys.ebsCluster]: 'true' });
+    const own = await staticClaim('ours', { [TagKeys.owner(stack.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true' });
+    const copies = calls('CopyVolumes');
+
+    await kubectl.create(claimYaml(ns, 'stolen', '4Gi', `  dataSource: { kind: PersistentVolumeClaim, name: theirs }\n`));
+    const events = await waitFor(
+      () => eventsFor(stack.kube, ns, 'PersistentVolumeClaim', 'stolen'),
+      (es) => es.some((e) => e.type === 'Warning' && e.reason === 'ProvisioningFailed'),
+      { what: 'Warning ProvisioningFailed on stolen' },
+    );
+    const warning = events.find((e) => e.reason === 'ProvisioningFailed')?.message ?? '';
+    expect(warning).toContain(foreign);
+    expect(warning).toContain(`is not owned by cluster "${stack.clusterId}"`);
+    expect(ctx.results).toContainEqual(expect.objectContaining({ key: `PersistentVolumeClaim/${ns}/stolen`, outcome: 'failed', reason: 'SourceNotOwned' }));
+    await sleep(2_000);
+    expect((await readClaim(stack.kube, ns, 'stolen')).status?.phase).toBe('Pending');
+    expect(calls('CopyVolumes')).toBe(copies);
+
+    // The same path, the cluster's own disk: copied once, into the source's zone.
+    await kubectl.create(claimYaml(ns, 'copy', '4Gi', `  dataSource: { kind: PersistentVolumeClaim, name: ours }\n`));
+    const copy = await waitClaimBound(ctx, ns, 'copy');
+    const volume = await volumeById(stack.ec2, (await readVolume(stack.kube, copy.spec!.volumeName!)).spec!.csi!.volumeHandle);
+    expect(volume?.VolumeId).not.toBe(own);
+    expect(volume?.AvailabilityZone).toBe('us-east-1a');
+    expect(calls('CopyVolumes')).toBe(copies + 1);
+    expect((await readClaim(stack.kube, ns, 'stolen')).status?.phase).toBe('Pending');
   }, 180_000);
 
   it('a dataSourceRef to an unknown kind -> Pending, Warning naming it, no EC2 call', async () => {

@@ -75,6 +75,8 @@ describe('PersistentVolumes and VolumeAttachments', () => {
 
   it('PV update -> its key and its attachments of ours (they carry it as context)', () => {
     const ctx = contextOf({ persistentvolumes: [pv], volumeattachments: vas });
+    // Listed first (its disk known), then updated.
+    ctx.dependents.trackVolumeDisk('pvc-1', 'vol-0123456789abcdef0');
     expect(keysOf('persistentvolumes', 'update', pv, ctx).map((o) => o.key)).toEqual(['PersistentVolume/pvc-1', 'VolumeAttachment/csi-1']);
   });
 
@@ -86,6 +88,33 @@ describe('PersistentVolumes and VolumeAttachments', () => {
   it('PV delete -> only its attachments', () => {
     const ctx = contextOf({ volumeattachments: vas });
     expect(keysOf('persistentvolumes', 'delete', pv, ctx).map((o) => o.key)).toEqual(['VolumeAttachment/csi-1']);
+  });
+
+  it('PV added (ours, naming a disk: a static PV made for a Retain disk) -> the volume report too, so the audit learns of it at once; an update leaving its disk -> not; its handle changed, or the PV deleted -> the report; a PV of another driver -> not', () => {
+    const ctx = contextOf({});
+    const keys = (type: EventType, object: typeof pv) => keysOf('persistentvolumes', type, object, ctx).map((o) => o.key);
+    const staticPv = volume('reused', { phase: 'Available' });
+    expect(keys('add', staticPv)).toEqual(['PersistentVolume/reused', 'VolumeReport/cluster']);
+    expect(keys('update', { ...staticPv, status: { phase: 'Bound' } })).toEqual(['PersistentVolume/reused']);
+    const moved = structuredClone(staticPv);
+    moved.spec!.csi!.volumeHandle = 'vol-0fedcba9876543210';
+    expect(keys('update', moved)).toEqual(['PersistentVolume/reused', 'VolumeReport/cluster']);
+    // Gone (the report must stop naming it), then made again for the same disk: a new PV naming it.
+    expect(keys('delete', moved)).toEqual(['VolumeReport/cluster']);
+    expect(keys('add', moved)).toEqual(['PersistentVolume/reused', 'VolumeReport/cluster']);
+    expect(keys('add', volume('theirs', { driver: 'efs.csi.aws.com' }))).toEqual([]);
+  });
+
+  it('PVs listed before every cache synced -> no report for each (the synced forwarder sends one anyway); a handle changed after -> the report', () => {
+    let ready = false;
+    const ctx = { ...contextOf({}), ready: () => ready };
+    const listed = volume('listed');
+    expect(keysOf('persistentvolumes', 'add', listed, ctx).map((o) => o.key)).toEqual(['PersistentVolume/listed']);
+    ready = true;
+    expect(keysOf('persistentvolumes', 'update', { ...listed, status: { phase: 'Released' } }, ctx).map((o) => o.key)).not.toContain('VolumeReport/cluster');
+    const moved = structuredClone(listed);
+    moved.spec!.csi!.volumeHandle = 'vol-0fedcba9876543210';
+    expect(keysOf('persistentvolumes', 'update', moved, ctx).map((o) => o.key)).toContain('VolumeReport/cluster');
   });
 
   it('VolumeAttachment deleted -> its unsettled PV (it may now be deletable); the index forgets it', () => {

@@ -101,6 +101,8 @@ const OTHER_INSTANCE = 'i-0ccccccccccccccc3';
 const { [`kubernetes.io/cluster/${CLUSTER}`]: _ours, ...unowned } = ownedTags();
 /** The tags of a volume another cluster (`beta`) created under the same name. */
 const OTHER_CLUSTER_TAGS = { ...unowned, 'kubernetes.io/cluster/beta': 'owned' };
+/** The cluster's, but not adopted: without `ebs.csi.aws.com/cluster=true`, which IAM requires on any change. */
+const { 'ebs.csi.aws.com/cluster': _adopted, ...NOT_ADOPTED_TAGS } = ownedTags();
 
 describe('decideProvision: the claim\'s disk -> plan', () => {
   const prepared = prepareProvision(claimItem(), setup().ctx);
@@ -114,6 +116,7 @@ describe('decideProvision: the claim\'s disk -> plan', () => {
     ['available', provisioned, disk(), false],
     ['in-use (attached already, e.g. by hand)', provisioned, disk({ state: 'in-use' }), false],
     ['error (failed to create)', 'deleteDisk + event Warning ProvisioningFailed', disk({ state: 'error' }), false],
+    ['error, not adopted', 'failed NotAdopted 300s + event Warning ProvisioningFailed', disk({ state: 'error', tags: NOT_ADOPTED_TAGS }), false],
     ['deleting, deleted by this request for failing', 'failed VolumeCreationFailed 60s', disk({ state: 'deleting' }), true],
     ['deleting, not by this request', 'createDisk', disk({ state: 'deleting' }), false],
     ['deleted', 'createDisk', disk({ state: 'deleted' }), false],
@@ -157,6 +160,7 @@ describe('decideReclaim: the Released PV\'s disk -> plan', () => {
     ['deleting', gone, disk({ state: 'deleting' })],
     ['deleted', gone, disk({ state: 'deleted' })],
     ['owned by another cluster', 'failed NotOwned 300s + event Warning VolumeFailedDelete', disk({ tags: OTHER_CLUSTER_TAGS })],
+    ['owned, not adopted', 'failed NotAdopted 300s + event Warning VolumeFailedDelete', disk({ tags: NOT_ADOPTED_TAGS })],
     ['in-use', 'requeue 10s + event Warning VolumeFailedDelete', disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attached')] })],
     ['available but an attachment still listed', 'requeue 10s + event Warning VolumeFailedDelete', disk({ attachments: [on(INSTANCE_ID, 'detaching')] })],
     ['creating', 'requeue 2s', disk({ state: 'creating' })],
@@ -194,6 +198,7 @@ describe('decideClaimDeleted: the released claim\'s disk -> plan', () => {
     ['made for another claim name', 'failed NotOwned 300s', disk({ tags: ownedTags({ 'kubernetes.io/created-for/pvc/name': 'other' }) })],
     ['made in another namespace', 'failed NotOwned 300s', disk({ tags: ownedTags({ 'kubernetes.io/created-for/pvc/namespace': 'other' }) })],
     ['owned by another cluster', 'failed NotOwned 300s', disk({ tags: OTHER_CLUSTER_TAGS })],
+    ['made for this claim, not adopted', 'failed NotAdopted 300s', disk({ tags: NOT_ADOPTED_TAGS })],
     ['creating', 'requeue 2s', disk({ state: 'creating' })],
     ['in-use', 'requeue 10s', disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attached')] })],
     ['available but an attachment still listed', 'requeue 10s', disk({ attachments: [on(INSTANCE_ID, 'detaching')] })],
@@ -221,6 +226,9 @@ describe('decideAttach: volume and instance -> plan', () => {
     ['no instance', `failed InstanceNotFound 60s + ${attachError}`, {}, disk(), undefined],
     ['volume of another cluster', `failed NotOwned 300s + ${attachError}`, {}, disk({ tags: OTHER_CLUSTER_TAGS }), instance()],
     ['instance of another cluster', `failed NotOwned 300s + ${attachError}`, {}, disk(), instance({ tags: { 'kubernetes.io/cluster/beta': 'owned' } })],
+    ['volume not adopted', `failed NotAdopted 300s + ${attachError}, event Warning FailedAttachVolume`, {}, disk({ tags: NOT_ADOPTED_TAGS }), instance()],
+    ['volume not adopted, attached here already (nothing for EC2 to do)', `done + ${attachedStatus}`, {}, disk({ tags: NOT_ADOPTED_TAGS, state: 'in-use', attachments: [on(INSTANCE_ID, 'attached')] }), instance()],
+    ['volume not adopted, attaching here for too long', `failed NotAdopted 300s + ${attachError}, event Warning FailedAttachVolume`, {}, disk({ tags: NOT_ADOPTED_TAGS, state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', longAgo)] }), instance()],
     ['volume in another zone', `failed ZoneMismatch 300s + ${attachError}`, {}, disk({ zone: 'us-east-1b' }), instance()],
     ['nothing recorded yet', 'requeue 0s + addFinalizer external-attacher/ebs-csi-aws-com on PersistentVolume, addFinalizer external-attacher/ebs-csi-aws-com on VolumeAttachment, setAnnotation csi.alpha.kubernetes.io/node-id=i-0aaaaaaaaaaaaaaa1', { volumeAttachment: { metadata: { annotations: undefined, finalizers: undefined } }, pv: persistentVolume() }, disk(), instance()],
     ['attached here', `done + ${attachedStatus}`, {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attached')] }), instance()],
@@ -270,6 +278,9 @@ describe('decideDetach: volume and instance -> plan', () => {
     ['instance unknown, volume attached somewhere', `failed InstanceUnknown 300s + ${detachError}`, { instanceId: undefined }, disk({ state: 'in-use', attachments: [on(OTHER_INSTANCE, 'attached')] }), undefined],
     ['instance gone', detached, {}, disk(), undefined],
     ['volume of another cluster', `failed NotOwned 300s + ${detachError}`, {}, disk({ tags: OTHER_CLUSTER_TAGS, attachments: [on(INSTANCE_ID, 'attached')] }), instance()],
+    ['volume not adopted, attached here', `failed NotAdopted 300s + ${detachError}`, {}, disk({ tags: NOT_ADOPTED_TAGS, state: 'in-use', attachments: [on(INSTANCE_ID, 'attached')] }), instance()],
+    ['volume not adopted, attached here, the PV known', `failed NotAdopted 300s + ${detachError}, event Warning FailedDetachVolume`, { pv: vaItem().pv! }, disk({ tags: NOT_ADOPTED_TAGS, state: 'in-use', attachments: [on(INSTANCE_ID, 'attached')] }), instance()],
+    ['volume not adopted, not attached here (nothing for EC2 to do)', detached, {}, disk({ tags: NOT_ADOPTED_TAGS }), instance()],
     ['not attached here', detached, {}, disk({ state: 'in-use', attachments: [on(OTHER_INSTANCE, 'attached')] }), instance()],
     ['detaching from here', 'requeue 2s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'detaching')] }), instance()],
     ['attached here', 'detachDisk', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attached')] }), instance()],

@@ -13,6 +13,8 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BudgetUnavailableError, createMemoryBudget, type BucketKey, type Grant, type RateBudget } from '../../lib/budget/index.js';
+import { createBudget } from '../../lib/budget/shared-budget.js';
+import type { BucketState } from '../../lib/budget/token-bucket.js';
 import { BUDGET_UNAVAILABLE_RETRY_SECONDS, createEc2Gateway, Ec2CallStats } from '../../lib/ec2/index.js';
 import type { ReconcileContext } from '../../lib/reconcile/index.js';
 import { claim, claimItem, ownedTags, reconcile, setup, NOW } from './fixtures.js';
@@ -131,6 +133,28 @@ describe('pacing EC2 calls with the rate budget', () => {
       expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: BUDGET_UNAVAILABLE_RETRY_SECONDS, writes: [] });
       expect(result.outcome === 'requeue' && result.message).toMatch(/rate budget could not be read .*ECONNREFUSED.*no EC2 call is made unpaced/);
     }
+  });
+
+  it('the store answers a state the arithmetic makes NaN or endless of -> requeue with a finite wait and a message, no EC2 call; a sound state -> the calls', async () => {
+    ec2Mock.on(DescribeVolumesCommand).resolves({ Volumes: [] });
+    let created = 0;
+    ec2Mock.on(CreateVolumeCommand).callsFake((input) => createdVolume(input, created++));
+    const holding = (state: BucketState): RateBudget =>
+      createBudget({ update: async (_id, step) => step(state).result }, { now: () => NOW.getTime() });
+    for (const state of [{ tokens: 0, at: NOW.getTime(), factor: 0 }, { tokens: NaN, at: NOW.getTime(), factor: 1 }]) {
+      ec2Mock.resetHistory();
+      // reconcile() checks every result against the contract's schema: a wait of NaN or
+      // Infinity would be `requeueAfterSeconds: null` on the wire, and fail it.
+      const results = await reconcile(pacedContext(holding(state)), ...claims(2));
+      expect(ec2Mock.calls()).toHaveLength(0);
+      for (const result of results) {
+        expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: BUDGET_UNAVAILABLE_RETRY_SECONDS, writes: [] });
+        expect(result.outcome === 'requeue' && result.message).toMatch(/rate budget could not be read .*answered a (grant|wait) of (NaN|Infinity)/);
+      }
+    }
+    ec2Mock.resetHistory();
+    await reconcile(pacedContext(holding({ tokens: 100, at: NOW.getTime(), factor: 1 })), ...claims(2));
+    expect(ec2Mock.commandCalls(CreateVolumeCommand)).toHaveLength(2);
   });
 
   it('RequestLimitExceeded from EC2 -> the bucket is told (shared step down) and the item requeued', async () => {

@@ -3,7 +3,8 @@ import type { NewPersistentVolume, Result, Write } from '../../lib/contract/inde
 import { stableIndex } from '../../lib/reconcile/zone.js';
 import type { ClusterRegistrationInput } from '../../lib/registry/registration.js';
 import { ec2Error, throttled } from './fake-gateway.js';
-import { CREATE_FRESHNESS_SECONDS, CREATE_HORIZON_SECONDS } from '../../lib/reconcile/claim-deleted.js';
+import { CREATE_HORIZON_SECONDS } from '../../lib/reconcile/claim-deleted.js';
+import { FRESH_REQUEST_SECONDS } from '../../lib/reconcile/freshness.js';
 import {
   CLAIM_PROTECTION,
   CLAIM_UID,
@@ -450,7 +451,7 @@ describe('provision: the claim protected before its first CreateVolume (write be
 
   it('protected claim in a request signed more than a minute ago -> requeue, zero gateway calls (a stale request never creates)', async () => {
     const { ec2, ctx } = setup();
-    const stale = { ...ctx, signedAt: new Date(NOW.getTime() - (CREATE_FRESHNESS_SECONDS + 1) * 1000) };
+    const stale = { ...ctx, signedAt: new Date(NOW.getTime() - (FRESH_REQUEST_SECONDS + 1) * 1000) };
     const result = await reconcileOne(stale, claimItem());
     expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 0, message: expect.stringContaining('signed 61 s ago'), writes: [] });
     expect(ec2.calls).toEqual([]);

@@ -91,6 +91,7 @@ describe('restore from a VolumeSnapshot', () => {
     ['the snapshot larger than the request', { pvc: { spec: { resources: { requests: { storage: '5Gi' } } } } }, (e: FakeGateway) => e.addSnapshot({ snapshotId: SNAP, sizeGiB: 10 }), 'SnapshotTooLarge'],
     ['the snapshot gone from EC2', {}, () => undefined, 'SnapshotNotFound'],
     ["another cluster's snapshot", {}, (e: FakeGateway) => e.addSnapshot({ snapshotId: SNAP, tags: { 'kubernetes.io/cluster/other': 'owned' } }), 'SnapshotNotOwned'],
+    ["the cluster's snapshot without ebs.csi.aws.com/cluster=true (IAM would refuse the restore)", {}, (e: FakeGateway) => e.addSnapshot({ snapshotId: SNAP, tags: { [`kubernetes.io/cluster/${e.clusterId}`]: 'owned' } }), 'NotAdopted'],
     ['a content of another driver', { source: { content: readyContent(SNAP, { spec: { driver: 'other.csi.example.com' } }) } }, (e: FakeGateway) => e.addSnapshot({ snapshotId: SNAP }), 'SnapshotNotOurs'],
     ['a VolumeSnapshot that does not exist', { source: { snapshot: null, content: null } }, () => undefined, 'SnapshotNotFound'],
   ])('%s -> ProvisioningFailed with the reason, no disk', async (_name, override, prepare, reason) => {
@@ -125,6 +126,55 @@ describe('clone of a claim', () => {
     expect(ec2.callsOf('createDisk')).toEqual([]);
     const pv = createdPv(result);
     expect(pv && pv.op === 'createPersistentVolume' && pv.pv.spec.nodeAffinity?.required.nodeSelectorTerms[0]?.matchExpressions?.[0]?.values).toEqual(['us-east-1b']);
+  });
+
+  // A static PV can name any volume of the account: the source is described and must be the
+  // cluster's own, adopted disk before CopyVolumes copies it into a disk the cluster owns.
+  const staticSource = { source: { pv: sourcePv({ metadata: { annotations: undefined, finalizers: ['kubernetes.io/pv-protection'] } }) } };
+  it.each<[string, Record<string, string>, string | undefined]>([
+    ["the cluster's own disk (the control)", { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' }, undefined],
+    ["another cluster's disk", { 'kubernetes.io/cluster/beta': 'owned', 'ebs.csi.aws.com/cluster': 'true', CSIVolumeName: 'pvc-theirs' }, `is not owned by cluster "${CLUSTER}"`],
+    ['a disk of no cluster (any volume of the account)', {}, `is not owned by cluster "${CLUSTER}"`],
+    ["a disk of this cluster's, not adopted", { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' }, `npm run cluster -- adopt ${CLUSTER}`],
+  ])('a static source PV naming %s -> described first; CopyVolumes only of an owned, adopted disk, else failed SourceNotOwned with a Warning naming it', async (_name, tags, refusal) => {
+    const { ec2, ctx } = setup();
+    ec2.createdState = 'available';
+    ec2.addVolume({ volumeId: SOURCE_VOL, zone: 'us-east-1b', sizeGiB: 20, tags });
+    const result = await reconcileOne(ctx, cloneItem(staticSource));
+    const verbs = ec2.calls.map((c) => c.verb);
+    expect(ec2.callsOf('getDisk').map((c) => c.args[0])).toEqual([SOURCE_VOL]);
+    if (!refusal) {
+      expect(verbs.indexOf('getDisk')).toBeLessThan(verbs.indexOf('copyDisk'));
+      expect(ec2.callsOf('copyDisk')).toHaveLength(1);
+      expect(result).toMatchObject({ outcome: 'done' });
+      return;
+    }
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'SourceNotOwned', message: expect.stringContaining(SOURCE_VOL) });
+    expect(result).toMatchObject({ message: expect.stringContaining(refusal) });
+    expect(events(result)).toEqual([expect.stringMatching(/^Warning ProvisioningFailed: /)]);
+    expect(events(result)[0]).toContain(SOURCE_VOL);
+    expect(events(result)[0]).toContain('PersistentVolumeClaim "data-src"');
+    expect(ec2.mutations).toEqual([]);
+    expect(ec2.volumes.size).toBe(1);
+  });
+
+  it('a source disk gone from EC2 (or being deleted) -> failed SourceNotFound, no CopyVolumes', async () => {
+    for (const state of [undefined, 'deleting'] as const) {
+      const { ec2, ctx } = setup();
+      if (state) ec2.addVolume({ volumeId: SOURCE_VOL, zone: 'us-east-1b', state });
+      const result = await reconcileOne(ctx, cloneItem());
+      expect(result).toMatchObject({ outcome: 'failed', reason: 'SourceNotFound', message: expect.stringContaining(SOURCE_VOL) });
+      expect(ec2.mutations).toEqual([]);
+    }
+  });
+
+  it('the copy failed and is gone, the source now a foreign disk -> the next copy is refused too (the source is described again)', async () => {
+    const { ec2, ctx } = setup();
+    ec2.addVolume({ volumeId: 'vol-0000000000000c0de', zone: 'us-east-1b', state: 'deleted', tags: { CSIVolumeName: PV_NAME, [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' } });
+    ec2.addVolume({ volumeId: SOURCE_VOL, zone: 'us-east-1b', sizeGiB: 20, tags: { 'kubernetes.io/cluster/beta': 'owned' } });
+    const result = await reconcileOne(ctx, cloneItem());
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'SourceNotOwned' });
+    expect(ec2.mutations).toEqual([]);
   });
 
   it('lost answer after CopyVolumes -> the replay finds the copy by its name tag: exactly one', async () => {

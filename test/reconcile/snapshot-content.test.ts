@@ -213,6 +213,17 @@ describe('snapshot content: pre-provisioned', () => {
     expect(events(result)).toEqual([expect.stringContaining('Warning SnapshotContentCheckandUpdateFailed')]);
   });
 
+  it("the cluster's snapshot without ebs.csi.aws.com/cluster=true (made elsewhere; IAM would refuse restoring from it) -> refused NotAdopted naming the tag to add; with it (the control) -> ready", async () => {
+    const { ec2, ctx } = setup();
+    ec2.addSnapshot({ snapshotId: 'snap-0bbbbbbbbbbbbbbb2', tags: { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' } });
+    const result = await reconcileOne(ctx, preProvisioned('snap-0bbbbbbbbbbbbbbb2'));
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'NotAdopted', message: expect.stringContaining('--tags Key=ebs.csi.aws.com/cluster,Value=true') });
+    expect(statusOf(result)?.snapshotHandle).toBeUndefined();
+    ec2.snapshots.get('snap-0bbbbbbbbbbbbbbb2')!.tags['ebs.csi.aws.com/cluster'] = 'true';
+    expect(await reconcileOne(ctx, preProvisioned('snap-0bbbbbbbbbbbbbbb2'))).toMatchObject({ outcome: 'done' });
+    expect(ec2.mutations).toEqual([]);
+  });
+
   it('a snapshot EC2 does not have -> refused naming it', async () => {
     const { ctx } = setup();
     const result = await reconcileOne(ctx, preProvisioned('snap-0ccccccccccccccc1'));
@@ -226,7 +237,7 @@ describe('snapshot content: deletion', () => {
 
   it('Delete policy -> DeleteSnapshot once, then the status cleared and the bound finalizer removed, in that order', async () => {
     const { ec2, ctx } = setup();
-    ec2.addSnapshot({ snapshotId: 'snap-0ddddddddddddddd1', tags: { CSIVolumeSnapshotName: CONTENT_NAME, [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' } });
+    ec2.addSnapshot({ snapshotId: 'snap-0ddddddddddddddd1', tags: { CSIVolumeSnapshotName: CONTENT_NAME, [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' } });
     const result = await reconcileOne(ctx, deleting({ status: { snapshotHandle: 'snap-0ddddddddddddddd1', readyToUse: true } }));
     expect(ec2.callsOf('deleteSnapshot')).toEqual([{ verb: 'deleteSnapshot', args: ['snap-0ddddddddddddddd1'] }]);
     expect(ec2.snapshots.size).toBe(0);
@@ -235,9 +246,22 @@ describe('snapshot content: deletion', () => {
     expect(result.writes[1]).toMatchObject({ finalizer: BOUND_FINALIZER });
   });
 
+  it("Delete policy, the cluster's snapshot without ebs.csi.aws.com/cluster=true -> refused NotAdopted, Warning, no DeleteSnapshot (IAM would refuse it); tagged -> deleted", async () => {
+    const { ec2, ctx } = setup();
+    ec2.addSnapshot({ snapshotId: 'snap-0ddddddddddddddd2', tags: { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' } });
+    const item = deleting({ status: { snapshotHandle: 'snap-0ddddddddddddddd2', readyToUse: true } });
+    const refused = await reconcileOne(ctx, item);
+    expect(refused).toMatchObject({ outcome: 'failed', reason: 'NotAdopted' });
+    expect(ops(refused)).toEqual(['createEvent']);
+    expect(ec2.callsOf('deleteSnapshot')).toEqual([]);
+    ec2.snapshots.get('snap-0ddddddddddddddd2')!.tags['ebs.csi.aws.com/cluster'] = 'true';
+    await reconcileOne(ctx, item);
+    expect(ec2.callsOf('deleteSnapshot')).toEqual([{ verb: 'deleteSnapshot', args: ['snap-0ddddddddddddddd2'] }]);
+  });
+
   it('Delete policy, the snapshot never recorded (lost answer) -> found by its name tag and deleted: nothing leaks', async () => {
     const { ec2, ctx } = setup();
-    ec2.addSnapshot({ snapshotId: 'snap-0eeeeeeeeeeeeeee1', tags: { CSIVolumeSnapshotName: CONTENT_NAME, [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' } });
+    ec2.addSnapshot({ snapshotId: 'snap-0eeeeeeeeeeeeeee1', tags: { CSIVolumeSnapshotName: CONTENT_NAME, [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' } });
     await reconcileOne(ctx, deleting());
     expect(ec2.snapshots.size).toBe(0);
   });

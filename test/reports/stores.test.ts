@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateTableCommand, DeleteItemCommand, DynamoDBClient, GetItemCommand, ScanCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteItemCommand, DynamoDBClient, GetItemCommand, ScanCommand, UpdateItemCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalReport, reportDigest, splitReport, type VolumeReport, type Write } from '../../lib/contract/index.js';
 import { createDynamoDbReportStore, createFileReportStore, createMemoryReportStore, type ReportStore, type StoredReport } from '../../lib/reports/index.js';
@@ -45,10 +45,11 @@ const stores: [string, () => Promise<ReportStore>][] = [
   ['DynamoDB (moto)', async () => createDynamoDbReportStore({ tableName: await reportsTable(), client })],
 ];
 
-const report = (clusterId: string, digest: string, observedAt: number, claims: string[] = []): StoredReport => ({
+const report = (clusterId: string, digest: string, observedAt: number, claims: string[] = [], receivedAt = observedAt + 7): StoredReport => ({
   clusterId,
   digest,
   observedAt,
+  receivedAt,
   report: { volumes: [{ pv: 'pvc-1', volumeId: 'vol-00000000000000001', reclaimPolicy: 'Retain', claim: { namespace: 'ns', name: 'c' } }], attachments: [], claims },
 });
 const event = (reason: string): Write => ({ op: 'createEvent', involvedObject: { kind: 'PersistentVolume', apiVersion: 'v1', name: 'pvc-1' }, type: 'Warning', reason, message: 'm' });
@@ -62,16 +63,67 @@ describe.each(stores)('report store: %s', (_name, make) => {
     expect(await store.get('c1')).toEqual(report('c1', 'a'.repeat(64), 2000, ['u1']));
   });
 
-  it('confirm with the stored digest -> observedAt moves on; with another digest -> false, nothing changes', async () => {
+  it('confirm with the stored digest -> observedAt and receivedAt move on together; an earlier observedAt -> nothing moves; without receivedAt (a part sent again) -> only observedAt; another digest -> false, nothing changes', async () => {
     const store = await make();
     await store.put(report('c1', 'a'.repeat(64), 1000));
-    expect(await store.confirm('c1', 'a'.repeat(64), 5000)).toBe(true);
-    expect((await store.get('c1'))?.observedAt).toBe(5000);
-    expect(await store.confirm('c1', 'a'.repeat(64), 4000)).toBe(true);
-    expect((await store.get('c1'))?.observedAt).toBe(5000);
-    expect(await store.confirm('c1', 'c'.repeat(64), 9000)).toBe(false);
-    expect(await store.confirm('c2', 'a'.repeat(64), 9000)).toBe(false);
-    expect((await store.get('c1'))?.observedAt).toBe(5000);
+    const times = async () => {
+      const stored = await store.get('c1');
+      return [stored?.observedAt, stored?.receivedAt];
+    };
+    expect(await times()).toEqual([1000, 1007]);
+    expect(await store.confirm('c1', 'a'.repeat(64), 5000, 5100)).toBe(true);
+    expect(await times()).toEqual([5000, 5100]);
+    expect(await store.confirm('c1', 'a'.repeat(64), 4000, 9900)).toBe(true);
+    expect(await times()).toEqual([5000, 5100]);
+    expect(await store.confirm('c1', 'a'.repeat(64), 6000)).toBe(true);
+    expect(await times()).toEqual([6000, 5100]);
+    expect(await store.confirm('c1', 'c'.repeat(64), 9000, 9000)).toBe(false);
+    expect(await store.confirm('c2', 'a'.repeat(64), 9000, 9000)).toBe(false);
+    expect(await times()).toEqual([6000, 5100]);
+  });
+
+  it('marks -> per cluster; a resource marked again keeps its first mark; unmarked -> gone (an unknown one is no error); an ID not a volume\'s or snapshot\'s -> refused', async () => {
+    const store = await make();
+    expect(await store.marks('c1')).toEqual(new Map());
+    await store.mark('c1', new Map([['vol-0000000000000000a', 1000], ['snap-0000000000000000b', 1100]]));
+    await store.mark('c1', new Map([['vol-0000000000000000a', 2000], ['vol-0000000000000000c', 2100]]));
+    await store.mark('c2', new Map([['vol-0000000000000000a', 3000]]));
+    expect(await store.marks('c1')).toEqual(new Map([['vol-0000000000000000a', 1000], ['snap-0000000000000000b', 1100], ['vol-0000000000000000c', 2100]]));
+    await store.unmark('c1', ['vol-0000000000000000a', 'vol-0000000000000000f']);
+    expect(await store.marks('c1')).toEqual(new Map([['snap-0000000000000000b', 1100], ['vol-0000000000000000c', 2100]]));
+    expect(await store.marks('c2')).toEqual(new Map([['vol-0000000000000000a', 3000]]));
+    await expect(store.mark('c1', new Map([['../../etc/passwd', 1]]))).rejects.toThrow('not an EBS volume or snapshot ID');
+    // More than one request's worth (DynamoDB: 50 a request).
+    const many = new Map(Array.from({ length: 120 }, (_, i) => [`vol-${i.toString(16).padStart(17, '0')}`, 5000 + i] as const));
+    await store.mark('c3', many);
+    expect(await store.marks('c3')).toEqual(many);
+    await store.unmark('c3', [...many.keys()]);
+    expect(await store.marks('c3')).toEqual(new Map());
+    // Marks are not a report: no cluster to audit.
+    expect(await store.clusters()).toEqual([]);
+  });
+
+  it('retained -> per cluster, added and released element by element; an ID not a volume\'s or snapshot\'s -> refused', async () => {
+    const store = await make();
+    expect(await store.retained('c1')).toEqual(new Set());
+    await store.retain('c1', ['vol-0000000000000000a', 'snap-0000000000000000b']);
+    await store.retain('c1', ['vol-0000000000000000a', 'vol-0000000000000000c']);
+    await store.retain('c2', ['vol-0000000000000000d']);
+    await store.release('c1', ['vol-0000000000000000c', 'vol-0000000000000000e']);
+    await store.release('c1', []);
+    await store.retain('c1', []);
+    expect(await store.retained('c1')).toEqual(new Set(['vol-0000000000000000a', 'snap-0000000000000000b']));
+    expect(await store.retained('c2')).toEqual(new Set(['vol-0000000000000000d']));
+    await expect(store.retain('c1', ['vol-../x'])).rejects.toThrow('not an EBS volume or snapshot ID');
+    expect(await store.clusters()).toEqual([]);
+  });
+
+  it('retain and release at once, many times over (the backend retaining while an audit releases) -> none lost', async () => {
+    const store = await make();
+    const ids = Array.from({ length: 40 }, (_, i) => `vol-${i.toString(16).padStart(17, '0')}`);
+    await store.retain('c1', ids.slice(20));
+    await Promise.all([...ids.slice(0, 20).map((id) => store.retain('c1', [id])), ...ids.slice(20, 30).map((id) => store.release('c1', [id]))]);
+    expect([...(await store.retained('c1'))].sort()).toEqual([...ids.slice(0, 20), ...ids.slice(30)].sort());
   });
 
   it('events queued -> taken once, in order; a report written meanwhile keeps them', async () => {
@@ -96,9 +148,17 @@ describe.each(stores)('report store: %s', (_name, make) => {
   const inParts = (clusterId: string, n: number, observedAt: number, maxBytes?: number) => {
     const whole = canonicalReport(bigReport(n));
     const digest = reportDigest(whole);
-    const parts = splitReport(whole, maxBytes).map((report, index, all) => ({ clusterId, digest, index, count: all.length, observedAt, report }));
+    const parts = splitReport(whole, maxBytes).map((report, index, all) => ({ clusterId, digest, index, count: all.length, observedAt, receivedAt: observedAt + 10 + index, report }));
     return { whole, digest, parts };
   };
+
+  it('a part sent again -> keeps the time it was first received at', async () => {
+    const store = await make();
+    const { digest, parts } = inParts('c1', 300, 1000, 16 * 1024);
+    await store.putPart(parts[0]!);
+    await store.putPart({ ...parts[0]!, receivedAt: 99_000 });
+    expect((await store.parts('c1', digest, parts.length))[0]?.receivedAt).toBe(parts[0]!.receivedAt);
+  });
 
   it('parts -> kept apart by digest, counted as they come; the cluster\'s report only once complete, until then the last complete one', async () => {
     const store = await make();
@@ -120,12 +180,12 @@ describe.each(stores)('report store: %s', (_name, make) => {
     // Incomplete: the audit still reads the last complete report.
     expect((await store.get('c1'))?.digest).toBe('a'.repeat(64));
     expect(await store.putPart(next.parts.at(-1) as (typeof next.parts)[number])).toBe(next.parts.length);
-    expect(await store.complete('c1', next.digest, next.parts.length, 2000)).toBe(true);
+    expect(await store.complete('c1', next.digest, next.parts.length, 2000, 2010)).toBe(true);
     // Two requests carrying the same last part: the second completes nothing more, and says so without failing.
-    expect(await store.complete('c1', next.digest, next.parts.length, 2000)).toBe(true);
-    expect(await store.get('c1')).toEqual({ clusterId: 'c1', digest: next.digest, observedAt: 2000, report: next.whole });
-    expect(await store.confirm('c1', next.digest, 3000)).toBe(true);
-    expect((await store.get('c1'))?.observedAt).toBe(3000);
+    expect(await store.complete('c1', next.digest, next.parts.length, 2000, 2010)).toBe(true);
+    expect(await store.get('c1')).toEqual({ clusterId: 'c1', digest: next.digest, observedAt: 2000, receivedAt: 2010, report: next.whole });
+    expect(await store.confirm('c1', next.digest, 3000, 3001)).toBe(true);
+    expect(await store.get('c1')).toMatchObject({ observedAt: 3000, receivedAt: 3001 });
     expect(await store.clusters()).toEqual(['c1']);
   });
 
@@ -133,10 +193,10 @@ describe.each(stores)('report store: %s', (_name, make) => {
     const store = await make();
     const later = inParts('c1', 200, 5000, 8 * 1024);
     for (const part of later.parts) await store.putPart(part);
-    expect(await store.complete('c1', later.digest, later.parts.length, 5000)).toBe(true);
+    expect(await store.complete('c1', later.digest, later.parts.length, 5000, 5010)).toBe(true);
     const earlier = inParts('c1', 201, 4000, 8 * 1024);
     for (const part of earlier.parts) await store.putPart(part);
-    expect(await store.complete('c1', earlier.digest, earlier.parts.length, 4000)).toBe(false);
+    expect(await store.complete('c1', earlier.digest, earlier.parts.length, 4000, 4010)).toBe(false);
     expect((await store.get('c1'))?.digest).toBe(later.digest);
     expect(await store.put(report('c1', 'b'.repeat(64), 6000))).toBe(true);
     expect(await store.get('c1')).toEqual(report('c1', 'b'.repeat(64), 6000));
@@ -148,12 +208,33 @@ describe.each(stores)('report store: %s', (_name, make) => {
     const big = inParts('c1', 20_000, 7000);
     expect(big.parts.length).toBeGreaterThan(10);
     for (const part of big.parts) await store.putPart(part);
-    expect(await store.complete('c1', big.digest, big.parts.length, 7000)).toBe(true);
+    expect(await store.complete('c1', big.digest, big.parts.length, 7000, 7010)).toBe(true);
     const stored = await store.get('c1');
     expect(stored?.digest).toBe(big.digest);
     expect(reportDigest(stored?.report as VolumeReport)).toBe(big.digest);
     expect(stored?.report).toEqual(big.whole);
   }, 120_000);
+});
+
+describe('reports kept before the backend recorded when it received them', () => {
+  it('a report file without receivedAt -> read with receivedAt 0 (it speaks for no time)', async () => {
+    const reportsDir = await mkdtemp(join(dir, 'old-'));
+    const { writeFile } = await import('node:fs/promises');
+    const old = report('c1', 'a'.repeat(64), 1000);
+    const { receivedAt: _dropped, ...written } = old;
+    await writeFile(join(reportsDir, 'c1.report.json'), JSON.stringify(written));
+    expect(await createFileReportStore(reportsDir).get('c1')).toEqual({ ...old, receivedAt: 0 });
+  });
+
+  it('a DynamoDB item without receivedAt -> read with receivedAt 0; the next confirmation dates it', async () => {
+    const TableName = await reportsTable();
+    const store = createDynamoDbReportStore({ tableName: TableName, client });
+    await store.put(report('c1', 'a'.repeat(64), 1000));
+    await client.send(new UpdateItemCommand({ TableName, Key: { pk: { S: 'c1' } }, UpdateExpression: 'REMOVE receivedAt' }));
+    expect((await store.get('c1'))?.receivedAt).toBe(0);
+    await store.confirm('c1', 'a'.repeat(64), 2000, 2005);
+    expect(await store.get('c1')).toMatchObject({ observedAt: 2000, receivedAt: 2005 });
+  });
 });
 
 describe('report store: DynamoDB (moto), the parts\' expiry', () => {
@@ -164,7 +245,7 @@ describe('report store: DynamoDB (moto), the parts\' expiry', () => {
   const split = (clusterId: string, n: number, observedAt: number) => {
     const whole = canonicalReport(bigReport(n));
     const digest = reportDigest(whole);
-    return { whole, digest, parts: splitReport(whole, 8 * 1024).map((report, index, all) => ({ clusterId, digest, index, count: all.length, observedAt, report })) };
+    return { whole, digest, parts: splitReport(whole, 8 * 1024).map((report, index, all) => ({ clusterId, digest, index, count: all.length, observedAt, receivedAt: observedAt, report })) };
   };
 
   it('parts and their count expire a day after they were sent; completing takes the expiry off the parts; a part of the completed report sent again stays without one', async () => {
@@ -183,7 +264,7 @@ describe('report store: DynamoDB (moto), the parts\' expiry', () => {
     expect(partsOf(before, abandoned.digest).map((i) => i.expiresAt)).toEqual([due, due, due]);
 
     now += 60_000;
-    expect(await store.complete('c1', kept.digest, kept.parts.length, 1000)).toBe(true);
+    expect(await store.complete('c1', kept.digest, kept.parts.length, 1000, 1000)).toBe(true);
     const after = await items(TableName);
     // The parts are the report now: none expires; the count of parts went; the abandoned report's parts still expire.
     expect(partsOf(after, kept.digest).map((i) => i.expiresAt)).toEqual(kept.parts.map(() => undefined));
@@ -205,12 +286,12 @@ describe('report store: DynamoDB (moto), the parts\' expiry', () => {
     const store = createDynamoDbReportStore({ tableName: TableName, client, now: () => NOW });
     const first = split('c1', 50, 1000);
     for (const part of first.parts) await store.putPart(part);
-    expect(await store.complete('c1', first.digest, first.parts.length, 1000)).toBe(true);
+    expect(await store.complete('c1', first.digest, first.parts.length, 1000, 1000)).toBe(true);
     const next = split('c1', 60, 2000);
     for (const part of next.parts) await store.putPart(part);
     await client.send(new DeleteItemCommand({ TableName, Key: { pk: { S: `c1#part#${next.digest}#1` } } }));
-    await expect(store.complete('c1', next.digest, next.parts.length, 2000)).rejects.toThrow(`the volume report ${next.digest} of cluster "c1" is not all kept: parts are missing`);
-    expect(await store.get('c1')).toEqual({ clusterId: 'c1', digest: first.digest, observedAt: 1000, report: first.whole });
+    await expect(store.complete('c1', next.digest, next.parts.length, 2000, 2000)).rejects.toThrow(`the volume report ${next.digest} of cluster "c1" is not all kept: parts are missing`);
+    expect(await store.get('c1')).toEqual({ clusterId: 'c1', digest: first.digest, observedAt: 1000, receivedAt: 1000, report: first.whole });
     const left = await items(TableName);
     expect(partsOf(left, next.digest)).toEqual([]);
     expect(partsOf(left, first.digest)).toHaveLength(first.parts.length);

@@ -1,3 +1,4 @@
+import type { Ec2IamConfig } from './iam.js';
 import type { BucketSpec } from './buckets.js';
 import type { LatencySpec } from './random.js';
 
@@ -145,6 +146,8 @@ export interface Ec2SimulatorOptions {
   attachmentSlots?: number;
   /** Minimum simulated time between two modifications of one volume. Default 6 h. */
   modifyCooldownMs?: number;
+  /** IAM: the principal each access key signs for, evaluated on every call it makes (iam.ts). */
+  iam?: Ec2IamConfig;
 }
 
 /** What `POST /_sim/config` and `sim.configure` accept: the options that may change at run time. */

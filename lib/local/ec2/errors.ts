@@ -25,6 +25,8 @@ export function statusForCode(code: string): number {
       return 500;
     case 'DryRunOperation':
       return 412;
+    case 'UnauthorizedOperation':
+      return 403;
     default:
       return 400;
   }

@@ -12,6 +12,7 @@ import {
   type ThrottlingConfig,
 } from './config.js';
 import { Ec2Error, ec2Errors, statusForCode } from './errors.js';
+import { Ec2Iam, type Ec2Caller } from './iam.js';
 import { decideFaults } from './faults.js';
 import { runInstances, terminateInstances, type RunInstancesRequest } from './instances.js';
 import { seedSnapshots, seedVolumes, type SeedSnapshotRequest, type SeedVolumeRequest } from './seed.js';
@@ -50,6 +51,9 @@ export interface Ec2EffectiveConfig {
 
 const SIX_HOURS = 6 * 60 * 60 * 1000;
 
+/** The simulated account, unless the options name another. */
+export const DEFAULT_ACCOUNT_ID = '123456789012';
+
 /**
  * The simulated EC2 of one account and Region, without HTTP: `call` is what the server runs
  * for each request, and the other methods give tests and the local stack direct access.
@@ -63,6 +67,7 @@ export class Ec2Simulator {
   private faults: FaultConfig;
   private bucketOverrides: Record<string, BucketSpec>;
   private seed: number;
+  private readonly iam: Ec2Iam;
 
   constructor(options: Ec2SimulatorOptions = {}, clock: Clock = systemClock) {
     this.clock = clock;
@@ -74,7 +79,7 @@ export class Ec2Simulator {
       clock,
       rng: seededRandom(this.seed),
       region,
-      accountId: options.accountId ?? '123456789012',
+      accountId: options.accountId ?? DEFAULT_ACCOUNT_ID,
       zones,
       timeScale,
       latency: { ...DEFAULT_LATENCY, ...options.latency },
@@ -88,6 +93,7 @@ export class Ec2Simulator {
     this.bucketOverrides = throttling.buckets ?? {};
     this.throttle = new Throttle(throttling.enabled ?? true, this.bucketOverrides, timeScale);
     this.faults = options.faults ?? {};
+    this.iam = new Ec2Iam(options.iam);
     this.stats = new StatsRecorder(() => clock.now());
     if (options.stateDir) {
       const file = new StateFile(options.stateDir, () => this.world.snapshot());
@@ -98,8 +104,11 @@ export class Ec2Simulator {
     }
   }
 
-  /** Answers one EC2 Query request: throttling, injected faults, then the action itself. */
-  async call(input: QueryParams | Record<string, string>): Promise<Ec2Response> {
+  /**
+   * Answers one EC2 Query request: throttling, injected faults, IAM (for a caller whose access
+   * key names a principal), then the action itself.
+   */
+  async call(input: QueryParams | Record<string, string>, caller?: Ec2Caller): Promise<Ec2Response> {
     const params = input instanceof QueryParams ? input : QueryParams.from(input);
     const requestId = randomUUID();
     const action = params.str('Action') ?? '';
@@ -129,6 +138,12 @@ export class Ec2Simulator {
         )
       : undefined;
     if (injected && fault.error?.phase !== 'after') return answer(injected);
+    try {
+      await this.iam.check(caller, action, params, this.world);
+    } catch (err) {
+      if (err instanceof Ec2Error) return answer(err);
+      throw err;
+    }
     if (params.bool('DryRun')) return answer(ec2Errors.dryRun());
 
     let body: string;

@@ -6,6 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import type { PolicyDocument } from '../../iam/policy.js';
+import { lambdaRolePrincipal } from '../../iam/role-policy.js';
 import { createBackendApp, type BackendOptions } from '../../app/index.js';
 import { createMemoryBudget, type RateBudget } from '../../budget/index.js';
 import type { Item, Result } from '../../contract/index.js';
@@ -16,7 +18,7 @@ import { createFileRegistry, createStaticRegistry, type ClusterRegistrationInput
 import { createMemoryReplayStore } from '../../replay/index.js';
 import { createFileReportStore, createMemoryReportStore, type ReportStore } from '../../reports/index.js';
 import { startControllers, type ControllerOptions } from '../controllers/index.js';
-import { startEc2Simulator, type Ec2Simulator, type Ec2SimulatorOptions } from '../ec2/index.js';
+import { DEFAULT_ACCOUNT_ID, startEc2Simulator, type Ec2Simulator, type Ec2SimulatorOptions } from '../ec2/index.js';
 import { createObjectStore, startKubeApiServer, type LocalObjectStore, type ResourceName } from '../kube/index.js';
 import { startBackendServer } from './backend-server.js';
 import { csiDriverObject, csiNodeObject, nodeObject, storageClassObjects, type LocalNode } from './cluster-objects.js';
@@ -24,6 +26,9 @@ import { launchNodeInstances } from './nodes.js';
 import { localPaths, removeDescriptor, writeDescriptor } from './local-files.js';
 
 export const DEFAULT_PORTS = { backend: 8787, ec2: 8788, kube: 8001 } as const;
+
+/** What the backend signs its EC2 calls with: the simulator holds this key to the role's policy. */
+export const BACKEND_CREDENTIALS = { accessKeyId: 'volhook-backend-role', secretAccessKey: 'local' } as const;
 
 export interface LocalStackOptions {
   host?: string;
@@ -37,7 +42,13 @@ export interface LocalStackOptions {
   /** Use this EC2 endpoint (e.g. moto) instead of starting the simulator. */
   ec2Endpoint?: string;
   /** Simulator settings: time scale, throttling, faults, state directory… */
-  ec2?: Omit<Ec2SimulatorOptions, 'port' | 'host' | 'region' | 'zones'>;
+  ec2?: Omit<Ec2SimulatorOptions, 'port' | 'host' | 'region' | 'zones' | 'iam'>;
+  /**
+   * The policy the simulator holds the backend's EC2 calls to. Default: the role policy
+   * serverless.yml packages (lib/iam/role-policy.ts), so every call the local stack makes is
+   * one the deployed role may make.
+   */
+  rolePolicy?: PolicyDocument;
   /** `direct`: the backend applies writes through the local Kubernetes API itself. */
   writeBack?: 'forwarder' | 'direct';
   /** Forwarder settings, or `false` to run without one. */
@@ -105,11 +116,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     let ec2Url = options.ec2Endpoint;
     let simulator: Ec2Simulator | undefined;
     if (!ec2Url) {
-      const sim = await startEc2Simulator({ ...options.ec2, port: ports.ec2, host, region, zones });
+      const iam = { principals: { [BACKEND_CREDENTIALS.accessKeyId]: lambdaRolePrincipal({ region, accountId: DEFAULT_ACCOUNT_ID, policy: options.rolePolicy }) } };
+      const sim = await startEc2Simulator({ ...options.ec2, port: ports.ec2, host, region, zones, iam });
       cleanups.push(() => sim.close());
       ec2Url = sim.url;
       simulator = sim.sim;
     }
+    // The operator's: test setup, the nodes, the CLI. The backend signs with its role's.
     const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
     const ec2 = new EC2Client({
       region,
@@ -176,7 +189,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         replay,
         reports,
         ec2Endpoint: ec2Url,
-        ec2Credentials: credentials,
+        ec2Credentials: BACKEND_CREDENTIALS,
         onResult: options.onResult,
         onEc2Calls: options.onEc2Calls,
         budget,

@@ -1,0 +1,55 @@
+/**
+ * The audit's two phases, as pure functions. An audit that finds a disk or snapshot provably
+ * orphaned only marks it, with the time of marking by the auditor's clock (never earlier than
+ * the report it judged by); only a later audit deletes it, and only when the report it judges
+ * by was received after the mark and still names nothing of it. What the first audit could not
+ * see — a PV made for the disk after the last report — is in the report the second one waits
+ * for. A mark whose resource is not provably orphaned any more (named again, attached, gone) is
+ * dropped; the report store keeps the marks per cluster.
+ */
+import { reportTime, type StoredReport } from '../reports/store.js';
+
+export interface MarkState {
+  /** When it was (or is now) marked (ISO 8601). */
+  at: string;
+  /** A report received after the mark still names nothing of it: a --delete audit may delete it now. */
+  due: boolean;
+}
+
+/** The time of a mark set now: the auditor's clock, and never before the report it was judged by. */
+export function newMarkTime(report: StoredReport, now: number): number {
+  return Math.max(now, reportTime(report));
+}
+
+/** Whether `report` was received (and, by the forwarder's clock, read) after the mark. */
+export function isDue(markedAt: number, report: StoredReport): boolean {
+  return reportTime(report) > markedAt;
+}
+
+/** The mark `markedAt` (epoch ms) as findings show it, or the one this audit sets now. */
+export function markOf(markedAt: number | undefined, report: StoredReport, now: number): MarkState {
+  if (markedAt === undefined) return { at: new Date(newMarkTime(report, now)).toISOString(), due: false };
+  return { at: new Date(markedAt).toISOString(), due: isDue(markedAt, report) };
+}
+
+/**
+ * What an audit changes in the marks of one kind of resource (those `ofKind` says): the
+ * provably orphaned ones not marked yet are marked; marks of the others are dropped.
+ */
+export function markChanges(
+  marks: ReadonlyMap<string, number>,
+  provable: readonly string[],
+  ofKind: (id: string) => boolean,
+  report: StoredReport | undefined,
+  now: number,
+): { mark: Map<string, number>; unmark: string[] } {
+  const keep = new Set(provable);
+  const unmark = [...marks.keys()].filter((id) => ofKind(id) && !keep.has(id));
+  const mark = new Map(report ? provable.filter((id) => !marks.has(id)).map((id) => [id, newMarkTime(report, now)] as const) : []);
+  return { mark, unmark };
+}
+
+/** What a --delete audit says of a candidate it only marked: when it may go. */
+export function markedWhy(mark: MarkState): string {
+  return `marked ${mark.at}: deleted by the first --delete audit after a report received after that still names nothing of it (the forwarder reports at least every resync)`;
+}

@@ -1,0 +1,56 @@
+/** docs/audit.md against the code: every finding and deletion outcome the table prints, and every audit option, is described there. */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { auditTable, type AuditResult } from '../../lib/audit/index.js';
+import { USAGE } from '../../lib/cli/args.js';
+
+const docs = readFileSync(new URL('../../docs/audit.md', import.meta.url), 'utf8');
+
+/** A result with one finding of each kind and one deletion of each outcome. */
+const everything: AuditResult = {
+  clusterId: 'c1',
+  region: 'us-east-1',
+  at: '2026-06-01T12:00:00.000Z',
+  graceSeconds: 3600,
+  reportObservedAt: '2026-06-01T11:59:00.000Z',
+  reportAt: '2026-06-01T11:59:00.000Z',
+  reportAgeSeconds: 60,
+  pricesAsOf: '2025-01',
+  disks: 4,
+  orphans: [{ volumeId: 'vol-1', sizeGiB: 1, type: 'gp3', zone: 'a', createdAt: '', deletable: true, why: 'w', mark: { at: '', due: true } }],
+  unknown: [{ volumeId: 'vol-2', sizeGiB: 1, type: 'gp3', zone: 'a', createdAt: '', why: 'w' }],
+  lost: [{ volumeId: 'vol-3', pv: 'pv' }],
+  drift: [{ volumeId: 'vol-4', sizeGiB: 1, type: 'gp3', zone: 'a', direction: 'attached-without-volumeattachment', instanceId: 'i-1' }],
+  totals: { orphanedVolumes: 1, orphanedGiB: 1, orphanedMonthlyUsd: 0, unpriced: 0 },
+  notes: [],
+  snapshots: 3,
+  orphanedSnapshots: [{ snapshotId: 'snap-1', volumeId: 'vol-1', sizeGiB: 1, startTime: '', deletable: false, why: 'w', retained: true }],
+  unknownSnapshots: [{ snapshotId: 'snap-2', volumeId: 'vol-1', sizeGiB: 1, startTime: '', why: 'w' }],
+  lostSnapshots: [{ snapshotId: 'snap-3', content: 'c', deletionPolicy: 'Delete' }],
+  snapshotTotals: { orphanedSnapshots: 1, orphanedSnapshotGiB: 1, orphanedSnapshotMonthlyUsd: 0 },
+  deletions: [
+    { volumeId: 'vol-1', outcome: 'deleted' },
+    { volumeId: 'vol-5', outcome: 'marked', markedAt: '', why: 'w' },
+    { volumeId: 'vol-6', outcome: 'kept', why: 'w' },
+    { volumeId: 'vol-7', outcome: 'failed', why: 'w' },
+  ],
+  snapshotDeletions: [],
+};
+
+describe('docs/audit.md', () => {
+  it('names every finding and every deletion outcome the table prints', () => {
+    const [, ...lines] = auditTable(everything).trim().split('\n');
+    const findings = lines.slice(1, 8).map((line) => line.split(/\s{2,}/)[0]);
+    expect(findings).toEqual(['orphan', 'unknown', 'lost', 'drift', 'orphaned snapshot', 'unknown snapshot', 'lost snapshot']);
+    const outcomes = lines.slice(10).map((line) => line.split(/\s{2,}/)[0]);
+    expect(outcomes).toEqual(['deleted', 'marked', 'kept', 'failed']);
+    for (const name of [...findings, ...outcomes]) expect(docs, name).toContain(`\`${name}\``);
+  });
+
+  it("describes every option of the audit the CLI's usage lists", () => {
+    const options = [...USAGE.matchAll(/^\s+(--[a-z-]+)[^\n]*audit/gm)].map((m) => m[1]!);
+    const audit = ['--delete', '--delete-snapshots', '--volume', '--snapshot', '--grace', '--json'];
+    for (const option of audit) expect(options, option).toContain(option);
+    for (const option of audit) expect(docs, option).toContain(option);
+  });
+});

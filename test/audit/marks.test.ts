@@ -1,0 +1,47 @@
+/** The audit's two phases as pure functions (lib/audit/marks.ts). */
+import { describe, expect, it } from 'vitest';
+import { isDue, markChanges, newMarkTime } from '../../lib/audit/index.js';
+import type { StoredReport } from '../../lib/reports/index.js';
+
+const NOW = Date.UTC(2026, 5, 1, 12);
+const report = (observedAt: number, receivedAt = observedAt): StoredReport => ({
+  clusterId: 'c1',
+  digest: 'd'.repeat(64),
+  observedAt,
+  receivedAt,
+  report: { volumes: [], attachments: [], claims: [] },
+});
+const isVolume = (id: string) => id.startsWith('vol-');
+
+describe('marks', () => {
+  it('the provably orphaned not marked yet -> marked now; marked ones keep their mark; marks of disks no longer provable -> dropped; snapshot marks untouched', () => {
+    const marks = new Map([
+      ['vol-000000000000000a1', NOW - 5_000],
+      ['vol-000000000000000b2', NOW - 5_000],
+      ['snap-00000000000000c3', NOW - 5_000],
+    ]);
+    const { mark, unmark } = markChanges(marks, ['vol-000000000000000a1', 'vol-000000000000000d4'], isVolume, report(NOW - 60_000), NOW);
+    expect([...mark]).toEqual([['vol-000000000000000d4', NOW]]);
+    expect(unmark).toEqual(['vol-000000000000000b2']);
+  });
+
+  it('no report -> nothing marked, every mark of the kind dropped', () => {
+    const { mark, unmark } = markChanges(new Map([['vol-000000000000000a1', NOW]]), [], isVolume, undefined, NOW);
+    expect(mark.size).toBe(0);
+    expect(unmark).toEqual(['vol-000000000000000a1']);
+  });
+
+  it("a mark is never earlier than the report it was judged by (an auditor's clock behind the backend's)", () => {
+    expect(newMarkTime(report(NOW + 30_000), NOW)).toBe(NOW + 30_000);
+    expect(newMarkTime(report(NOW - 30_000), NOW)).toBe(NOW);
+  });
+
+  it('due only by a report dated after the mark: received after it and, by the forwarder, read after it', () => {
+    expect(isDue(NOW, report(NOW + 1))).toBe(true);
+    expect(isDue(NOW, report(NOW))).toBe(false);
+    // Read after the mark by a fast clock, received before it: not due.
+    expect(isDue(NOW, report(NOW + 200_000, NOW - 1))).toBe(false);
+    // Received after it, read before it by the forwarder's clock (a slow one): not due yet.
+    expect(isDue(NOW, report(NOW - 1, NOW + 10_000))).toBe(false);
+  });
+});

@@ -1,0 +1,195 @@
+/**
+ * The role policy serverless.yml packages, pinned call by call: the EC2 simulator, holding the
+ * backend's access key to that policy (lib/local/ec2/iam.ts), is asked every mutating call on
+ * the cluster's own disks and snapshots and on disks and snapshots that are not in its scope
+ * (untagged, another tool's, in-tree, a static PV's disk not adopted), plus the tag changes a
+ * VolumeAttributesClass makes. Each call IAM denies is made again with the operator's key, with
+ * no IAM, and must then succeed: the refusal is IAM's, not the call's.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { isReservedTagKey } from '../../lib/contract/tags.js';
+import { AUTHORIZED_ACTIONS, ManualClock, Ec2Simulator } from '../../lib/local/ec2/index.js';
+import { ACTIONS } from '../../lib/local/ec2/actions.js';
+import { lambdaRolePrincipal } from '../../lib/iam/role-policy.js';
+import { BACKEND_CREDENTIALS } from '../../lib/local/stack/stack.js';
+
+const ZONE = 'us-east-1a';
+const ROLE = { accessKeyId: BACKEND_CREDENTIALS.accessKeyId };
+const OPERATOR = { accessKeyId: 'operator' };
+
+const OWN = { 'ebs.csi.aws.com/cluster': 'true', 'kubernetes.io/cluster/c1': 'owned', CSIVolumeName: 'pvc-1' };
+/** Disks the policy keeps out of reach, by what they carry. */
+const OUT_OF_SCOPE: Record<string, Record<string, string>> = {
+  untagged: {},
+  "another tool's": { Name: 'postgres-data', team: 'db' },
+  'in-tree (kubernetes.io/aws-ebs)': { KubernetesCluster: 'c1', 'kubernetes.io/created-for/pvc/name': 'data', 'kubernetes.io/created-for/pvc/namespace': 'app' },
+  'a static PV, not adopted': { 'kubernetes.io/cluster/c1': 'owned' },
+  'tagged false': { 'ebs.csi.aws.com/cluster': 'false', 'kubernetes.io/cluster/c1': 'owned' },
+};
+
+let sim: Ec2Simulator;
+let clock: ManualClock;
+let instanceId: string;
+
+beforeEach(() => {
+  clock = new ManualClock();
+  sim = new Ec2Simulator({ seed: 7, throttling: false, createFaults: [], iam: { principals: { [ROLE.accessKeyId]: lambdaRolePrincipal() } } }, clock);
+  instanceId = sim.runInstance({ zone: ZONE }).id;
+});
+
+function volume(tags: Record<string, string>): string {
+  const [v] = sim.seedVolumes({ zone: ZONE, tags });
+  return (v as { id: string }).id;
+}
+function snapshot(tags: Record<string, string>): string {
+  const [s] = sim.seedSnapshots({ volumeId: volume(OWN), tags });
+  return (s as { id: string }).id;
+}
+function tagParams(prefix: string, tags: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  Object.entries(tags).forEach(([k, v], n) => {
+    out[`${prefix}Tag.${n + 1}.Key`] = k;
+    out[`${prefix}Tag.${n + 1}.Value`] = v;
+  });
+  return out;
+}
+const spec = (type: string, tags: Record<string, string>) => ({ 'TagSpecification.1.ResourceType': type, ...tagParams('TagSpecification.1.', tags) });
+
+async function attached(volumeId: string): Promise<void> {
+  expect((await sim.call({ Action: 'AttachVolume', VolumeId: volumeId, InstanceId: instanceId, Device: '/dev/xvdba' }, OPERATOR)).status).toBe(200);
+  clock.advance(10_000);
+}
+
+/** A call on a disk: what it needs first, then its parameters. */
+const VOLUME_CALLS: Record<string, { before?: (id: string) => Promise<void>; params: (id: string) => Record<string, string> }> = {
+  AttachVolume: { params: (id) => ({ VolumeId: id, InstanceId: instanceId, Device: '/dev/xvdba' }) },
+  DetachVolume: { before: attached, params: (id) => ({ VolumeId: id, InstanceId: instanceId }) },
+  DeleteVolume: { params: (id) => ({ VolumeId: id }) },
+  ModifyVolume: { params: (id) => ({ VolumeId: id, Size: '8' }) },
+  CreateSnapshot: { params: (id) => ({ VolumeId: id, ...spec('snapshot', { 'ebs.csi.aws.com/cluster': 'true', CSIVolumeSnapshotName: 'snapshot-1' }) }) },
+  CopyVolumes: { params: (id) => ({ SourceVolumeId: id, ClientToken: `copy-${id}`, ...spec('volume', OWN) }) },
+  'CreateTags (a class tag)': { params: (id) => ({ 'ResourceId.1': id, ...tagParams('', { team: 'blue' }) }) },
+  'DeleteTags (a class tag)': { params: (id) => ({ 'ResourceId.1': id, 'Tag.1.Key': 'team' }) },
+};
+const actionOf = (name: string) => name.split(' ')[0] as string;
+
+async function expectDenied(action: string, params: Record<string, string>): Promise<void> {
+  const denied = await sim.call({ Action: action, ...params }, ROLE);
+  expect(denied.code, denied.body).toBe('UnauthorizedOperation');
+  expect(denied.status).toBe(403);
+  expect(denied.body).toContain(`is not authorized to perform: ec2:`);
+  expect(denied.body).toContain('Encoded authorization failure message');
+  const control = await sim.call({ Action: action, ...params }, OPERATOR);
+  expect(control.status, control.body).toBe(200);
+}
+
+async function expectAllowed(action: string, params: Record<string, string>): Promise<void> {
+  const answer = await sim.call({ Action: action, ...params }, ROLE);
+  expect(answer.status, answer.body).toBe(200);
+}
+
+describe('the role policy: the cluster’s own disks', () => {
+  it.each(Object.keys(VOLUME_CALLS))('%s on a disk tagged ebs.csi.aws.com/cluster=true: allowed', async (name) => {
+    const call = VOLUME_CALLS[name] as (typeof VOLUME_CALLS)[string];
+    const id = volume(OWN);
+    await call.before?.(id);
+    await expectAllowed(actionOf(name), call.params(id));
+  });
+});
+
+describe('the role policy: disks out of its scope', () => {
+  const cases = Object.keys(OUT_OF_SCOPE).flatMap((disk) => Object.keys(VOLUME_CALLS).map((call) => [call, disk] as const));
+  it.each(cases)('%s on %s disk: denied', async (name, disk) => {
+    const call = VOLUME_CALLS[name] as (typeof VOLUME_CALLS)[string];
+    const id = volume(OUT_OF_SCOPE[disk] as Record<string, string>);
+    await call.before?.(id);
+    await expectDenied(actionOf(name), call.params(id));
+  });
+});
+
+describe('the role policy: creating', () => {
+  let token = 0;
+  const create = (tags: Record<string, string>, extra: Record<string, string> = {}) => ({ AvailabilityZone: ZONE, Size: '4', VolumeType: 'gp3', ClientToken: `token-${++token}`, ...spec('volume', tags), ...extra });
+
+  it('CreateVolume tagged ebs.csi.aws.com/cluster=true: allowed; without the tag, or with it false: denied', async () => {
+    await expectAllowed('CreateVolume', create(OWN));
+    await expectDenied('CreateVolume', create({ CSIVolumeName: 'pvc-2' }));
+    await expectDenied('CreateVolume', create({ ...OWN, 'ebs.csi.aws.com/cluster': 'false' }));
+    await expectDenied('CreateVolume', { AvailabilityZone: ZONE, Size: '4', VolumeType: 'gp3' });
+  });
+
+  it('CreateVolume from a snapshot (a restore): allowed from a snapshot tagged for the scope, denied from one that is not', async () => {
+    await expectAllowed('CreateVolume', create(OWN, { SnapshotId: snapshot({ 'ebs.csi.aws.com/cluster': 'true' }) }));
+    await expectDenied('CreateVolume', create(OWN, { SnapshotId: snapshot({}) }));
+    await expectDenied('CreateVolume', create(OWN, { SnapshotId: snapshot({ Name: 'nightly-backup' }) }));
+  });
+
+  it('CreateSnapshot tagged ebs.csi.aws.com/cluster=true of an own disk: allowed; an untagged snapshot: denied', async () => {
+    await expectAllowed('CreateSnapshot', { VolumeId: volume(OWN), ...spec('snapshot', { 'ebs.csi.aws.com/cluster': 'true' }) });
+    await expectDenied('CreateSnapshot', { VolumeId: volume(OWN) });
+    await expectDenied('CreateSnapshot', { VolumeId: volume(OWN), ...spec('snapshot', { Name: 'mine' }) });
+  });
+
+  it('CopyVolumes of an own disk into an untagged copy: denied', async () => {
+    await expectDenied('CopyVolumes', { SourceVolumeId: volume(OWN), ClientToken: 'c', ...spec('volume', { Name: 'copy' }) });
+  });
+});
+
+describe('the role policy: snapshots', () => {
+  it.each([
+    ['DeleteSnapshot', (id: string) => ({ SnapshotId: id })],
+    ['EnableFastSnapshotRestores', (id: string) => ({ 'SourceSnapshotId.1': id, 'AvailabilityZone.1': ZONE })],
+  ] as const)('%s: allowed on a snapshot tagged for the scope, denied on an untagged one and on another tool’s', async (action, params) => {
+    await expectAllowed(action, params(snapshot({ 'ebs.csi.aws.com/cluster': 'true', CSIVolumeSnapshotName: 'snapshot-1' })));
+    await expectDenied(action, params(snapshot({})));
+    await expectDenied(action, params(snapshot({ Name: 'nightly-backup' })));
+  });
+});
+
+describe('the role policy: tags', () => {
+  it.each(['kubernetes.io/cluster/c2', 'kubernetes.io/created-for/pvc/name', 'ebs.csi.aws.com/cluster', 'ebs.csi.aws.com/other', 'CSIVolumeName', 'CSIVolumeSnapshotName', 'EBS.CSI.AWS.COM/cluster', 'csivolumename', 'CsiVolumeSnapshotName'])(
+    'CreateTags and DeleteTags of the reserved key %s on an own disk: denied',
+    async (key) => {
+      await expectDenied('CreateTags', { 'ResourceId.1': volume(OWN), 'Tag.1.Key': key, 'Tag.1.Value': 'x' });
+      await expectDenied('DeleteTags', { 'ResourceId.1': volume(OWN), 'Tag.1.Key': key });
+    },
+  );
+
+  it('a reserved prefix in another case (Kubernetes.IO/…) passes IAM, whose StringNotLike knows no case: the backend refuses it', async () => {
+    await expectAllowed('CreateTags', { 'ResourceId.1': volume(OWN), 'Tag.1.Key': 'Kubernetes.IO/cluster/c2', 'Tag.1.Value': 'owned' });
+    expect(isReservedTagKey('Kubernetes.IO/cluster/c2')).toBe(true);
+  });
+
+  it('DeleteTags naming no key (EC2 then removes every tag): denied; naming a class tag: allowed', async () => {
+    await expectDenied('DeleteTags', { 'ResourceId.1': volume(OWN) });
+    await expectAllowed('DeleteTags', { 'ResourceId.1': volume(OWN), 'Tag.1.Key': 'team' });
+  });
+
+  it('CreateTags of a snapshot outside creation: denied, whatever its tags', async () => {
+    await expectDenied('CreateTags', { 'ResourceId.1': snapshot({ 'ebs.csi.aws.com/cluster': 'true' }), 'Tag.1.Key': 'team', 'Tag.1.Value': 'blue' });
+  });
+});
+
+describe('the role policy: reads and what it does not grant', () => {
+  it.each(['DescribeVolumes', 'DescribeInstances', 'DescribeSnapshots', 'DescribeVolumesModifications', 'DescribeAvailabilityZones'])('%s: allowed', async (action) => {
+    await expectAllowed(action, {});
+  });
+
+  it('RunInstances and TerminateInstances: denied (the backend never starts or stops nodes)', async () => {
+    await expectDenied('TerminateInstances', { 'InstanceId.1': instanceId });
+    await expectDenied('RunInstances', { ImageId: 'ami-12345678', MinCount: '1', MaxCount: '1', 'Placement.AvailabilityZone': ZONE });
+  });
+
+  it('a DryRun of a denied call is UnauthorizedOperation, of an allowed one DryRunOperation', async () => {
+    expect((await sim.call({ Action: 'DeleteVolume', VolumeId: volume({}), DryRun: 'true' }, ROLE)).code).toBe('UnauthorizedOperation');
+    expect((await sim.call({ Action: 'DeleteVolume', VolumeId: volume(OWN), DryRun: 'true' }, ROLE)).code).toBe('DryRunOperation');
+  });
+
+  it('a volume that does not exist is EC2’s NotFound, not IAM’s refusal (DeleteVolume of a gone disk is success to the backend)', async () => {
+    expect((await sim.call({ Action: 'DeleteVolume', VolumeId: 'vol-0123456789abcdef0' }, ROLE)).code).toBe('InvalidVolume.NotFound');
+  });
+
+  it('every action the simulator serves has its IAM mapping', () => {
+    expect([...AUTHORIZED_ACTIONS].sort()).toEqual(Object.keys(ACTIONS).sort());
+  });
+});
