@@ -20,6 +20,8 @@ export interface IamPrincipal {
   arn: string;
   accountId: string;
   policies: readonly { name: string; document: PolicyDocument }[];
+  /** Keys every request of this principal carries (a session's `aws:PrincipalTag/*`, `aws:PrincipalArn`). */
+  context?: Readonly<Record<string, string | string[]>>;
 }
 
 export type IamDecision =
@@ -95,8 +97,10 @@ const CACHE_LIMIT = 10_000;
 export function authorizer(principal: IamPrincipal): (requests: readonly IamRequest[]) => Promise<IamDecision> {
   const key = keyer(principal);
   const cache = new Map<string, IamDecision>();
+  const withPrincipal = (request: IamRequest): IamRequest => (principal.context ? { ...request, context: { ...principal.context, ...request.context } } : request);
   return async (requests) => {
-    for (const request of requests) {
+    for (const given of requests) {
+      const request = withPrincipal(given);
       const k = key(request);
       let decision = cache.get(k);
       if (!decision) {

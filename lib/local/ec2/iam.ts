@@ -4,22 +4,30 @@
  * EC2's `UnauthorizedOperation` (403), with the action, the resource and an "encoded
  * authorization failure message" (here base64 of the decision's JSON; AWS's is encrypted
  * for `sts decode-authorization-message`). Callers with any other access key are the account's
- * administrator — the operator's CLI, test setup — and are not evaluated.
+ * administrator — the operator's CLI, test setup — and are not evaluated. Credentials minted
+ * by STS AssumeRole (sts.ts) are held to their role's policies, with the session's tags, until
+ * they expire (then EC2's `RequestExpired`).
  */
+import { randomBytes } from 'node:crypto';
 import { authorizer, type IamDecision, type IamPrincipal, type IamRequest } from '../../iam/evaluate.js';
 import { authorizationRequests } from './authorization.js';
 import { Ec2Error } from './errors.js';
+import type { Clock } from './clock.js';
 import type { QueryParams } from './query.js';
+import { decideAssumeRole, readAssumeRole, sessionPrincipal, StsError, type Ec2Role, type StsCaller, type StsSession } from './sts.js';
 import type { World } from './world.js';
 
 export interface Ec2IamConfig {
   /** The principal each access key signs for. */
   principals: Readonly<Record<string, IamPrincipal>>;
+  /** The roles STS AssumeRole can grant sessions of, by role ARN. */
+  roles?: Readonly<Record<string, Ec2Role>>;
 }
 
-/** Who signed the request: the access key of its SigV4 credential scope. */
+/** Who signed the request: the access key of its SigV4 credential scope, and its session token. */
 export interface Ec2Caller {
   accessKeyId?: string;
+  sessionToken?: string;
 }
 
 /** The access key in `Authorization: AWS4-HMAC-SHA256 Credential=<key>/<date>/…` (or the presigned form). */
@@ -28,23 +36,80 @@ export function accessKeyOf(authorization: string | undefined, query: URLSearchP
   return credential || undefined;
 }
 
+/** The session token in `X-Amz-Security-Token` (header, or query of a presigned request). */
+export function sessionTokenOf(header: string | string[] | undefined, query: URLSearchParams): string | undefined {
+  const token = (Array.isArray(header) ? header[0] : header) ?? query.get('X-Amz-Security-Token');
+  return token || undefined;
+}
+
 type Authorize = (requests: readonly IamRequest[]) => Promise<IamDecision>;
 
-/** The simulator's IAM: holds each principal's callers to its policies. */
+function token(bytes: number, alphabet?: string): string {
+  const raw = randomBytes(bytes);
+  return alphabet ? [...raw].map((b) => alphabet[b % alphabet.length]).join('') : raw.toString('base64');
+}
+
+/** The simulator's IAM: holds each principal's callers, and each STS session's, to their policies. */
 export class Ec2Iam {
   private readonly authorizers = new Map<string, { principal: IamPrincipal; authorize: Authorize }>();
+  private readonly roles: Readonly<Record<string, Ec2Role>>;
+  private readonly sessions = new Map<string, { session: StsSession; principal: IamPrincipal; authorize: Authorize }>();
 
-  constructor(config: Ec2IamConfig | undefined) {
+  constructor(
+    config: Ec2IamConfig | undefined,
+    private readonly clock: Clock,
+  ) {
     for (const [key, principal] of Object.entries(config?.principals ?? {})) this.authorizers.set(key, { principal, authorize: authorizer(principal) });
+    this.roles = config?.roles ?? {};
   }
 
-  /** Throws EC2's UnauthorizedOperation when the caller's principal may not make this call. */
+  /** STS AssumeRole: the session granted (remembered by its access key), or StsError. */
+  assumeRole(caller: Ec2Caller | undefined, params: QueryParams): StsSession {
+    const request = readAssumeRole(params);
+    const key = caller?.accessKeyId;
+    const stsCaller: StsCaller = { ...(key === undefined ? {} : { accessKeyId: key }) };
+    const signer = key === undefined ? undefined : this.authorizers.get(key);
+    const session = key === undefined ? undefined : this.sessions.get(key)?.session;
+    if (signer) stsCaller.arn = signer.principal.arn;
+    if (session) {
+      if (caller?.sessionToken !== session.sessionToken) throw new StsError('InvalidClientTokenId', 'The security token included in the request is invalid.', 403);
+      if (this.clock.now() >= session.expiresAt) throw new StsError('ExpiredToken', 'The security token included in the request is expired');
+      stsCaller.arn = session.arn;
+      stsCaller.session = session;
+    }
+    const granted = decideAssumeRole(request, stsCaller, this.roles, this.clock.now(), {
+      accessKeyId: 'ASIA' + token(16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'),
+      secretAccessKey: token(30),
+      sessionToken: token(96),
+    });
+    const principal = sessionPrincipal(granted, this.roles[granted.roleArn] as Ec2Role);
+    this.sessions.set(granted.accessKeyId, { session: granted, principal, authorize: authorizer(principal) });
+    return granted;
+  }
+
+  /**
+   * Throws EC2's UnauthorizedOperation when the caller's principal may not make this call;
+   * RequestExpired for a session past its expiration, AuthFailure for a session key without
+   * its token.
+   */
   async check(caller: Ec2Caller | undefined, action: string, params: QueryParams, world: World): Promise<void> {
-    const found = caller?.accessKeyId === undefined ? undefined : this.authorizers.get(caller.accessKeyId);
+    const key = caller?.accessKeyId;
+    const found = key === undefined ? undefined : (this.authorizers.get(key) ?? this.sessionOf(key, caller?.sessionToken));
     if (!found) return;
     const decision = await found.authorize(authorizationRequests(action, params, world));
     if (!decision.allowed) throw unauthorized(found.principal, decision);
   }
+
+  private sessionOf(key: string, sessionToken: string | undefined): { principal: IamPrincipal; authorize: Authorize } | undefined {
+    const found = this.sessions.get(key);
+    if (found) sessionCheck(found.session, sessionToken, this.clock.now());
+    return found;
+  }
+}
+
+function sessionCheck(session: StsSession, sessionToken: string | undefined, now: number): void {
+  if (sessionToken !== session.sessionToken) throw new Ec2Error('AuthFailure', 'AWS was not able to validate the provided access credentials', 401);
+  if (now >= session.expiresAt) throw new Ec2Error('RequestExpired', 'Request has expired.', 400);
 }
 
 function unauthorized(principal: IamPrincipal, decision: Extract<IamDecision, { allowed: false }>): Ec2Error {

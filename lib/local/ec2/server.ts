@@ -4,7 +4,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Ec2RuntimeConfig, Ec2SimulatorOptions } from './config.js';
 import type { RunInstancesRequest } from './instances.js';
 import type { SeedVolumeRequest } from './seed.js';
-import { accessKeyOf } from './iam.js';
+import { accessKeyOf, sessionTokenOf } from './iam.js';
 import { QueryParams } from './query.js';
 import { Ec2Simulator } from './simulator.js';
 
@@ -66,7 +66,10 @@ async function handle(sim: Ec2Simulator, req: IncomingMessage, res: ServerRespon
   const url = new URL(req.url ?? '/', 'http://localhost');
   if (url.pathname.startsWith(ADMIN_PREFIX)) return admin(sim, req, res, url.pathname.slice(ADMIN_PREFIX.length));
   const body = req.method === 'POST' ? await readBody(req) : url.search.slice(1);
-  const out = await sim.call(QueryParams.parse(body), { accessKeyId: accessKeyOf(req.headers.authorization, url.searchParams) });
+  const out = await sim.call(QueryParams.parse(body), {
+    accessKeyId: accessKeyOf(req.headers.authorization, url.searchParams),
+    sessionToken: sessionTokenOf(req.headers['x-amz-security-token'], url.searchParams),
+  });
   res.writeHead(out.status, {
     'content-type': 'text/xml;charset=UTF-8',
     'x-amzn-requestid': out.requestId,

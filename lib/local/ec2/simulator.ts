@@ -21,6 +21,7 @@ import { StateFile } from './persistence.js';
 import { QueryParams } from './query.js';
 import { seededRandom } from './random.js';
 import { StatsRecorder, type Ec2SimStats } from './stats.js';
+import { assumeRoleXml, StsError, stsErrorXml, STS_VERSION } from './sts.js';
 import { World } from './world.js';
 import { errorXml, responseXml } from './xml.js';
 
@@ -93,7 +94,7 @@ export class Ec2Simulator {
     this.bucketOverrides = throttling.buckets ?? {};
     this.throttle = new Throttle(throttling.enabled ?? true, this.bucketOverrides, timeScale);
     this.faults = options.faults ?? {};
-    this.iam = new Ec2Iam(options.iam);
+    this.iam = new Ec2Iam(options.iam, clock);
     this.stats = new StatsRecorder(() => clock.now());
     if (options.stateDir) {
       const file = new StateFile(options.stateDir, () => this.world.snapshot());
@@ -117,6 +118,7 @@ export class Ec2Simulator {
       return { status: err.status, body: errorXml(err.code, err.message, requestId), requestId, action, code: err.code };
     };
     if (!action) return answer(new Ec2Error('MissingAction', 'The request must contain the parameter Action'));
+    if (params.str('Version') === STS_VERSION) return this.sts(action, params, requestId, caller);
     const handler = Object.hasOwn(ACTIONS, action) ? ACTIONS[action] : undefined;
     if (!handler) {
       return answer(new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service.`));
@@ -157,6 +159,20 @@ export class Ec2Simulator {
     if (injected) return answer(injected);
     this.stats.record(action, {});
     return { status: 200, body, requestId, action };
+  }
+
+  /** STS on the same endpoint (told apart by its API version): AssumeRole only. */
+  private sts(action: string, params: QueryParams, requestId: string, caller: Ec2Caller | undefined): Ec2Response {
+    try {
+      if (action !== 'AssumeRole') throw new StsError('InvalidAction', `The simulator's STS does not implement ${action}; it serves AssumeRole only.`);
+      const session = this.iam.assumeRole(caller, params);
+      this.stats.record(action, {});
+      return { status: 200, body: assumeRoleXml(session, requestId), requestId, action };
+    } catch (err) {
+      if (!(err instanceof StsError)) throw err;
+      this.stats.record(action, { code: err.code });
+      return { status: err.status, body: stsErrorXml(err, requestId), requestId, action, code: err.code };
+    }
   }
 
   /**
