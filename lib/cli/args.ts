@@ -9,11 +9,19 @@ import { isReservedTagKey, RESERVED_TAG_KEYS_TEXT } from '../contract/tags.js';
 import { ClusterIdSchema, type ClusterRegistrationInput } from '../registry/registration.js';
 import { normalizeSsmPath } from '../registry/ssm-registry.js';
 import { isVolumeType, MAX_VOLUME_SIZE_GIB, VOLUME_TYPES } from '../storageclass/volume-types.js';
+import { COMMAND_NAMES, COMMANDS, DEFAULT_REGISTRY_FILE, isCommandName, REGISTRY_OPTIONS, SHORT_USAGE, type CommandName, type OptionKind, type OptionSpec } from './usage.js';
 
-export const DEFAULT_REGISTRY_FILE = '.volhook/clusters.json';
+export { DEFAULT_REGISTRY_FILE, USAGE } from './usage.js';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+}
+
+/** No command at all: its message is the one-line usage. */
+export class NoCommandError extends UsageError {
+  constructor() {
+    super(SHORT_USAGE);
+  }
 }
 
 export type RegistryTarget =
@@ -35,7 +43,8 @@ export type ClusterCommand =
   | AuditCommand
   | { command: 'show'; clusterId: string; target: RegistryTarget; showSecrets: boolean }
   | AdoptCommand
-  | { command: 'help' };
+  /** `--help`: the full usage, or with `topic` that command's own. */
+  | { command: 'help'; topic?: CommandName };
 
 /** Where the audit reads the cluster's volume reports: the backend's directory or DynamoDB table. */
 export type ReportsTarget = { kind: 'dir'; path: string } | { kind: 'table'; name: string };
@@ -95,107 +104,14 @@ export interface AdoptCommand {
   json: boolean;
 }
 
-export const USAGE = `usage: npm run cluster -- <command> <cluster-id> [options]
+const COMMON: Record<string, OptionKind> = kinds(REGISTRY_OPTIONS);
+const PER_COMMAND: Record<CommandName, Record<string, OptionKind>> = Object.fromEntries(
+  COMMAND_NAMES.map((name) => [name, kinds(COMMANDS[name].options)]),
+) as Record<CommandName, Record<string, OptionKind>>;
 
-commands:
-  add <id>                 register a cluster with a new secret; prints the forwarder's Secret
-  rotate-secret <id>       add a new secret (old and new both accepted); prints the Secret
-  rotate-secret <id> --finish, remove-old-secrets <id>
-                           keep only the newest secret
-  remove <id>              delete the registration
-  remove <id> --delete-volumes
-                           also list the disks the cluster leaves behind and delete them
-                           after a confirmation (--yes for scripts)
-  audit <id>               orphaned, lost and drifted disks of the cluster, with their size
-                           and monthly cost; --delete marks the provably orphaned ones and
-                           removes those marked by an earlier audit that a report received
-                           since still does not name
-  show <id>                print the registration (secrets redacted unless --show-secrets)
-  adopt <id>               tag the disks of the cluster's EBS PersistentVolumes so volhook owns
-                           them (disks the EBS CSI controller made); a dry run unless --apply
-
-where (one of; default --file ${DEFAULT_REGISTRY_FILE}):
-  --file <path>            a local registry file (the local stack, npm run offline)
-  --ssm-path <path>        SSM Parameter Store, e.g. /volhook/dev/clusters/
-  --ssm-region <region>    region of that SSM (default: AWS_REGION / the AWS config)
-
-add options:
-  --region <region>        the cluster's AWS region (default: AWS_REGION)
-  --zones a,b              zones volumes may be created in (default: any)
-  --types gp3,io2          volume types the cluster may use (default: all)
-  --max-size-gib <n>       largest volume (default: 16384)
-  --tag k=v                extra tag on every volume; repeatable
-  --write-back forwarder|direct
-  --kube-server <url>      with --write-back direct: the cluster's API server
-  --kube-token-file <path> with --write-back direct: a bearer token for it
-  --kube-ca-file <path>    with --write-back direct: its CA certificate (PEM)
-
-audit and remove --delete-volumes options (AWS credentials: the SDK's default chain;
-endpoint: AWS_ENDPOINT_URL_EC2; with neither --file nor --ssm-path, a running npm start
-(its .volhook/local, or VOLHOOK_LOCAL_DIR) is found and used for its cluster):
-  --reports-table <name>   the backend's report table (default: VOLHOOK_REPORTS_TABLE)
-  --reports-dir <path>     the backend's report directory (default: VOLHOOK_REPORTS_DIR)
-  --region <region>        the disks' region (default: the registration's)
-  --grace <duration>       audit: how old an orphan must be, e.g. 0s, 30m, 1h (default:
-                           the registration's audit.graceSeconds, else 1h)
-  --delete                 audit: delete the provably orphaned disks (in two audits: the
-                           first marks them, a later one after a new report deletes them)
-  --delete-snapshots       audit: likewise the provably orphaned snapshots
-  --volume <vol-…>         audit --delete: only this disk, even one whose last PV had
-                           reclaimPolicy Retain (kept otherwise); repeatable
-  --snapshot <snap-…>      audit --delete-snapshots: likewise for snapshots whose last
-                           content had deletionPolicy Retain; repeatable
-  --json                   audit: print the result as JSON instead of a table
-  --delete-volumes         remove: delete the disks the cluster leaves behind
-  --yes                    remove: do not ask (needed when stdin is not a terminal)
-
-adopt options (AWS credentials: the SDK's default chain; endpoint: AWS_ENDPOINT_URL_EC2):
-  --pvs <file>             the PVs, as "kubectl get pv -o json" prints them
-  --kubeconfig <path>      read the PVs from the cluster (default: KUBECONFIG, ~/.kube/config)
-  --context <name>         kubeconfig context (default: the current one)
-  --region <region>        the disks' region (default: the registration's)
-  --apply                  tag the disks (default: print what would be tagged, change nothing)
-  --json                   print the result as JSON instead of a table
-`;
-
-type OptionKind = 'value' | 'flag' | 'repeat';
-const COMMON: Record<string, OptionKind> = { '--file': 'value', '--ssm-path': 'value', '--ssm-region': 'value' };
-const PER_COMMAND: Record<string, Record<string, OptionKind>> = {
-  add: {
-    '--region': 'value',
-    '--zones': 'value',
-    '--types': 'value',
-    '--max-size-gib': 'value',
-    '--tag': 'repeat',
-    '--write-back': 'value',
-    '--kube-server': 'value',
-    '--kube-token-file': 'value',
-    '--kube-ca-file': 'value',
-  },
-  'rotate-secret': { '--finish': 'flag' },
-  'remove-old-secrets': {},
-  remove: { '--delete-volumes': 'flag', '--yes': 'flag', '--region': 'value', '--reports-table': 'value', '--reports-dir': 'value' },
-  audit: {
-    '--region': 'value',
-    '--reports-table': 'value',
-    '--reports-dir': 'value',
-    '--grace': 'value',
-    '--delete': 'flag',
-    '--delete-snapshots': 'flag',
-    '--volume': 'repeat',
-    '--snapshot': 'repeat',
-    '--json': 'flag',
-  },
-  show: { '--show-secrets': 'flag' },
-  adopt: {
-    '--pvs': 'value',
-    '--kubeconfig': 'value',
-    '--context': 'value',
-    '--region': 'value',
-    '--apply': 'flag',
-    '--json': 'flag',
-  },
-};
+function kinds(options: Record<string, OptionSpec>): Record<string, OptionKind> {
+  return Object.fromEntries(Object.entries(options).map(([name, spec]) => [name, spec.kind]));
+}
 
 /** Every option of every command, as `parseArgs` reads them; which command takes which is checked after. */
 const PARSE_OPTIONS = Object.fromEntries(
@@ -213,9 +129,17 @@ interface RawOptions {
 
 export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): ClusterCommand {
   const [command, ...rest] = argv;
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' };
+  if (command === undefined) throw new NoCommandError();
+  if (command === '--help' || command === '-h') return { command: 'help' };
+  if (command === 'help') {
+    const topic = rest[0];
+    if (topic === undefined) return { command: 'help' };
+    if (!isCommandName(topic)) throw unknownCommand(topic);
+    return { command: 'help', topic };
+  }
+  if (!isCommandName(command)) throw unknownCommand(command);
+  if (asksForHelp(rest)) return { command: 'help', topic: command };
   const allowed = PER_COMMAND[command];
-  if (!allowed) throw new UsageError(`unknown command "${command}"; expected one of ${Object.keys(PER_COMMAND).join(', ')}`);
 
   const { positionals, options } = readArgs(command, rest, { ...COMMON, ...allowed });
   const [clusterId, ...extra] = positionals;
@@ -279,6 +203,16 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
   }
 }
 
+function unknownCommand(command: string): UsageError {
+  return new UsageError(`unknown command "${command}"; expected one of ${COMMAND_NAMES.join(', ')}`);
+}
+
+/** `--help` or `-h` given as an option (not as the value of one, nor after `--`). */
+function asksForHelp(args: readonly string[]): boolean {
+  const { tokens } = parseArgs({ args: [...args], options: { ...PARSE_OPTIONS, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: false, tokens: true });
+  return tokens.some((token) => token.kind === 'option' && token.name === 'help');
+}
+
 /** The IDs of a repeated `option` (`--volume vol-…`), each of the `shape` EC2 gives them; only with `needs`. */
 function readIds(options: RawOptions, option: string, needs: string, given: boolean, shape: RegExp): string[] | undefined {
   const ids = options.repeats.get(option);
@@ -302,7 +236,7 @@ function readArgs(command: string, args: readonly string[], allowed: Record<stri
     const name = `--${key}`;
     const kind = allowed[name];
     if (!kind) {
-      const elsewhere = Object.keys(PER_COMMAND).filter((c) => PER_COMMAND[c]![name]);
+      const elsewhere = COMMAND_NAMES.filter((c) => PER_COMMAND[c][name]);
       throw new UsageError(`${name} does not apply to ${command} (only to ${elsewhere.join(', ')})`);
     }
     if (kind === 'flag') {

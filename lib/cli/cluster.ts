@@ -1,8 +1,8 @@
 /**
  * `npm run cluster -- …`: registers clusters with the backend, adopts a cluster's existing
  * disks (adopt.ts), audits them and removes a cluster with its disks (audit.ts). Runs in-process (tests) or from bin/cluster.ts; returns the exit code: 0
- * done, 1 refused or failed (nothing registered, AWS error, a disk left unadopted), 2 bad
- * arguments or an unusable new secret (nothing read or written).
+ * done (and --help), 1 refused or failed (nothing registered, AWS error, a disk left unadopted), 2 bad
+ * arguments, none, or an unusable new secret (nothing read or written).
  *
  * The forwarder's Secret goes to stdout (`npm run -s cluster -- add c1 … | kubectl apply -f -`),
  * everything meant for a person to stderr.
@@ -14,11 +14,12 @@ import { checkWebhookSecret } from '../contract/signing.js';
 import { RegistrationError } from '../registry/registration.js';
 import { openPvSource, runAdopt, type OpenedPvSource } from './adopt.js';
 import { runAuditCommand, runRemoveWithVolumes } from './audit.js';
-import { parseClusterArgs, UsageError, USAGE, type ClusterCommand, type RegistrationSettings } from './args.js';
+import { NoCommandError, parseClusterArgs, UsageError, type ClusterCommand, type RegistrationSettings } from './args.js';
 import { addSecret, keepNewestSecret, newRegistration, readStored, type KubeCredentials } from './edits.js';
 import { EXIT } from './exit.js';
 import { forwarderSecretManifest, generateSecret, redactSecret } from './secrets.js';
 import { AlreadyRegisteredError, storeFor, type RegistrationStore } from './stores.js';
+import { commandUsage, helpHint, USAGE } from './usage.js';
 
 export interface CliIo {
   stdout(text: string): void;
@@ -49,11 +50,11 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
     if (command.command === 'adopt') pvSource = await openPvSource(command.source);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.stderr(`error: ${err.message}\n\n${USAGE}`);
+    io.stderr(err instanceof NoCommandError ? `${err.message}\n` : `error: ${err.message}\n${helpHint(argv)}\n`);
     return EXIT.usage;
   }
   if (command.command === 'help') {
-    io.stdout(USAGE);
+    io.stdout(command.topic ? commandUsage(command.topic) : USAGE);
     return EXIT.ok;
   }
 

@@ -1,4 +1,4 @@
-export { DEFAULT_REGISTRY_FILE, parseClusterArgs, UsageError, USAGE, type AdoptCommand, type ClusterCommand, type PvSource, type RegistryTarget } from './args.js';
+export { DEFAULT_REGISTRY_FILE, NoCommandError, parseClusterArgs, UsageError, USAGE, type AdoptCommand, type ClusterCommand, type PvSource, type RegistryTarget } from './args.js';
 export { addSecret, keepNewestSecret, newRegistration, type StoredRegistration } from './edits.js';
 export { EXIT, runClusterCli, type CliIo } from './cluster.js';
 export { FORWARDER_SECRET, forwarderSecretManifest, generateSecret, redactSecret } from './secrets.js';
@@ -6,3 +6,4 @@ export { AlreadyRegisteredError, createFileStore, createSsmStore, storeFor, type
 export { adoptionExitCode, otherClusterTag, planAdoption, planDisk, wantedTags, type AdoptionStatus, type DiskAdoption } from './adopt-plan.js';
 export { ebsVolumeId, pvDisks, PvFileSchema, type AdoptPv, type PvDisk } from './adopt-pvs.js';
 export { tagDisks, VOLUMES_PER_CREATE_TAGS } from './adopt-ec2.js';
+export { COMMAND_NAMES, COMMANDS, commandUsage, REGISTRY_OPTIONS, SHORT_USAGE, type CommandName } from './usage.js';

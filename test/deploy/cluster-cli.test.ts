@@ -137,12 +137,16 @@ describe('cluster CLI with the local registry file', () => {
     [['remove', 'c2', 'c3'], 'unexpected argument "c3"'],
     [['remove'], 'cluster id'],
     [['frobnicate', 'c2'], 'unknown command'],
-  ])('%j -> exit 2 naming %s, nothing written', async (argv, named) => {
+  ])('%j -> exit 2 naming %s in one line and where the help is in another, nothing written', async (argv, named) => {
     await cli('add', 'c1', '--region', 'us-east-1', '--file', file);
     const before = readFileSync(file, 'utf8');
     const res = await cli(...(argv.length > 1 ? [...argv, '--file', file] : argv));
     expect(res.code).toBe(2);
-    expect(res.stderr).toContain(named);
+    const [error, hint, ...more] = res.stderr.split('\n');
+    expect(error).toMatch(/^error: /);
+    expect(error).toContain(named);
+    expect(hint).toBe(argv[0] === 'frobnicate' ? 'see: npm run cluster -- --help' : `see: npm run cluster -- ${argv[0]} --help`);
+    expect(more).toEqual(['']);
     expect(res.stdout).toBe('');
     expect(readFileSync(file, 'utf8')).toBe(before);
   });
@@ -247,5 +251,28 @@ describe('bin/cluster.ts as a child process (npx tsx)', () => {
     expect(bad.stdout).toBe('');
     expect(readFileSync(file, 'utf8')).toBe(before);
     expect(readdirSync(dirname(file))).toEqual(['clusters.json']);
+  }, 60_000);
+
+  it('--help -> the full usage, exit 0; add --help -> its own; no command -> one line, exit 2; a bad option -> two lines, exit 2', async () => {
+    const full = await run('--help');
+    expect(full.code).toBe(0);
+    expect(full.stdout).toMatch(/^usage: npm run cluster -- <command> <cluster-id> \[options\]\n/);
+    expect(full.stdout).toContain('  adopt <id>');
+
+    const add = await run('add', '--help');
+    expect(add.code).toBe(0);
+    expect(add.stdout).toMatch(/^usage: npm run cluster -- add <cluster-id> \[options\]\n/);
+    expect(add.stdout).toContain('--max-size-gib');
+    expect(add.stdout).not.toContain('--delete-volumes');
+
+    const none = await run();
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toMatch(/^usage: npm run cluster -- <command> \[options\]; commands: add, [^\n]*; --help for more\n$/);
+
+    const bad = await run('remove', 'c3', '--force', '--file', file);
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toBe('error: unknown option --force\nsee: npm run cluster -- remove --help\n');
   }, 60_000);
 });

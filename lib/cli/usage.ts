@@ -1,0 +1,180 @@
+/**
+ * The cluster CLI's commands and their options, declared once: args.ts parses with this table
+ * and the help is printed from it, so an option the parser takes is always in its command's help.
+ */
+
+export type OptionKind = 'value' | 'flag' | 'repeat';
+
+export interface OptionSpec {
+  kind: OptionKind;
+  /** The value's placeholder in the help, e.g. `<region>`. */
+  arg?: string;
+  /** Its help; a line break starts an indented continuation line. */
+  help: string;
+}
+
+interface CommandSpec {
+  /** Forms of the command and what each does, as the command list shows them. */
+  synopsis: Array<[form: string, does: string]>;
+  /** Said below the command's options, e.g. where its AWS credentials come from. */
+  note?: string;
+  options: Record<string, OptionSpec>;
+}
+
+export const DEFAULT_REGISTRY_FILE = '.volhook/clusters.json';
+
+/** Every command takes these: where the registration is. */
+export const REGISTRY_OPTIONS: Record<string, OptionSpec> = {
+  '--file': { kind: 'value', arg: '<path>', help: 'a local registry file (the local stack, npm run offline)' },
+  '--ssm-path': { kind: 'value', arg: '<path>', help: 'SSM Parameter Store, e.g. /volhook/dev/clusters/' },
+  '--ssm-region': { kind: 'value', arg: '<region>', help: 'region of that SSM (default: AWS_REGION / the AWS config)' },
+};
+
+const DISKS_REGION: OptionSpec = { kind: 'value', arg: '<region>', help: "the disks' region (default: the registration's)" };
+const REPORTS_TABLE: OptionSpec = { kind: 'value', arg: '<name>', help: "the backend's report table (default: VOLHOOK_REPORTS_TABLE)" };
+const REPORTS_DIR: OptionSpec = { kind: 'value', arg: '<path>', help: "the backend's report directory (default: VOLHOOK_REPORTS_DIR)" };
+const AUDIT_NOTE =
+  "AWS credentials: the SDK's default chain; endpoint: AWS_ENDPOINT_URL_EC2. With neither --file\n" +
+  'nor --ssm-path, a running npm start (its .volhook/local, or VOLHOOK_LOCAL_DIR) is found and\nused for its cluster.';
+
+export const COMMANDS = {
+  add: {
+    synopsis: [['add <id>', "register a cluster with a new secret; prints the forwarder's Secret"]],
+    options: {
+      '--region': { kind: 'value', arg: '<region>', help: "the cluster's AWS region (default: AWS_REGION)" },
+      '--zones': { kind: 'value', arg: 'a,b', help: 'zones volumes may be created in (default: any)' },
+      '--types': { kind: 'value', arg: 'gp3,io2', help: 'volume types the cluster may use (default: all)' },
+      '--max-size-gib': { kind: 'value', arg: '<n>', help: 'largest volume (default: 16384)' },
+      '--tag': { kind: 'repeat', arg: 'k=v', help: 'extra tag on every volume; repeatable' },
+      '--write-back': { kind: 'value', arg: 'forwarder|direct', help: 'who applies the Kubernetes writes (default: forwarder)' },
+      '--kube-server': { kind: 'value', arg: '<url>', help: "with --write-back direct: the cluster's API server" },
+      '--kube-token-file': { kind: 'value', arg: '<path>', help: 'with --write-back direct: a bearer token for it' },
+      '--kube-ca-file': { kind: 'value', arg: '<path>', help: 'with --write-back direct: its CA certificate (PEM)' },
+    },
+  },
+  'rotate-secret': {
+    synopsis: [
+      ['rotate-secret <id>', 'add a new secret (old and new both accepted); prints the Secret'],
+      ['rotate-secret <id> --finish', 'keep only the newest secret'],
+    ],
+    options: { '--finish': { kind: 'flag', help: 'keep only the newest secret (after the forwarder uses it)' } },
+  },
+  'remove-old-secrets': {
+    synopsis: [['remove-old-secrets <id>', 'keep only the newest secret (rotate-secret <id> --finish)']],
+    options: {},
+  },
+  remove: {
+    synopsis: [
+      ['remove <id>', 'delete the registration'],
+      ['remove <id> --delete-volumes', 'also list the disks the cluster leaves behind and delete them\nafter a confirmation (--yes for scripts)'],
+    ],
+    note: `--yes, --region, --reports-table and --reports-dir only apply with --delete-volumes.\n${AUDIT_NOTE}`,
+    options: {
+      '--delete-volumes': { kind: 'flag', help: 'delete the disks the cluster leaves behind' },
+      '--yes': { kind: 'flag', help: 'do not ask (needed when stdin is not a terminal)' },
+      '--region': DISKS_REGION,
+      '--reports-table': REPORTS_TABLE,
+      '--reports-dir': REPORTS_DIR,
+    },
+  },
+  audit: {
+    synopsis: [
+      [
+        'audit <id>',
+        'orphaned, lost and drifted disks of the cluster, with their size\nand monthly cost; --delete marks the provably orphaned ones and\n' +
+          'removes those marked by an earlier audit that a report received\nsince still does not name',
+      ],
+    ],
+    note: AUDIT_NOTE,
+    options: {
+      '--reports-table': REPORTS_TABLE,
+      '--reports-dir': REPORTS_DIR,
+      '--region': DISKS_REGION,
+      '--grace': { kind: 'value', arg: '<duration>', help: "how old an orphan must be, e.g. 0s, 30m, 1h (default:\nthe registration's audit.graceSeconds, else 1h)" },
+      '--delete': { kind: 'flag', help: 'delete the provably orphaned disks (in two audits: the\nfirst marks them, a later one after a new report deletes them)' },
+      '--delete-snapshots': { kind: 'flag', help: 'likewise the provably orphaned snapshots' },
+      '--volume': { kind: 'repeat', arg: '<vol-…>', help: 'with --delete: only this disk, even one whose last PV had\nreclaimPolicy Retain (kept otherwise); repeatable' },
+      '--snapshot': { kind: 'repeat', arg: '<snap-…>', help: 'with --delete-snapshots: likewise for snapshots whose last\ncontent had deletionPolicy Retain; repeatable' },
+      '--json': { kind: 'flag', help: 'print the result as JSON instead of a table' },
+    },
+  },
+  show: {
+    synopsis: [['show <id>', 'print the registration (secrets redacted unless --show-secrets)']],
+    options: { '--show-secrets': { kind: 'flag', help: 'print the secrets too' } },
+  },
+  adopt: {
+    synopsis: [['adopt <id>', "tag the disks of the cluster's EBS PersistentVolumes so volhook owns\nthem (disks the EBS CSI controller made); a dry run unless --apply"]],
+    note: "AWS credentials: the SDK's default chain; endpoint: AWS_ENDPOINT_URL_EC2.",
+    options: {
+      '--pvs': { kind: 'value', arg: '<file>', help: 'the PVs, as "kubectl get pv -o json" prints them' },
+      '--kubeconfig': { kind: 'value', arg: '<path>', help: 'read the PVs from the cluster (default: KUBECONFIG, ~/.kube/config)' },
+      '--context': { kind: 'value', arg: '<name>', help: 'kubeconfig context (default: the current one)' },
+      '--region': DISKS_REGION,
+      '--apply': { kind: 'flag', help: 'tag the disks (default: print what would be tagged, change nothing)' },
+      '--json': { kind: 'flag', help: 'print the result as JSON instead of a table' },
+    },
+  },
+} satisfies Record<string, CommandSpec>;
+
+export type CommandName = keyof typeof COMMANDS;
+export const COMMAND_NAMES = Object.keys(COMMANDS) as CommandName[];
+
+export function isCommandName(name: string): name is CommandName {
+  return Object.hasOwn(COMMANDS, name);
+}
+
+const COLUMN = 27;
+
+/** `  <left>   <text>`, the text in one column; a line break in it continues in that column. */
+function row(left: string, text: string): string {
+  const [first, ...more] = text.split('\n');
+  const head = left.length + 3 <= COLUMN ? `  ${left.padEnd(COLUMN - 2)}${first}` : `  ${left}\n${' '.repeat(COLUMN)}${first}`;
+  return [head, ...more.map((line) => `${' '.repeat(COLUMN)}${line}`)].join('\n');
+}
+
+function optionRows(options: Record<string, OptionSpec>): string {
+  return Object.entries(options)
+    .map(([name, spec]) => row(spec.arg ? `${name} ${spec.arg}` : name, spec.help))
+    .join('\n');
+}
+
+const REGISTRY_SECTION = `where (one of; default --file ${DEFAULT_REGISTRY_FILE}):\n${optionRows(REGISTRY_OPTIONS)}\n`;
+
+function synopsisRows(command: CommandName): string {
+  return (COMMANDS[command].synopsis as CommandSpec['synopsis']).map(([form, does]) => row(form, does)).join('\n');
+}
+
+function optionsSection(command: CommandName, heading: string): string {
+  const spec: CommandSpec = COMMANDS[command];
+  if (Object.keys(spec.options).length === 0) return '';
+  const note = spec.note ? `\n${spec.note.split('\n').map((line) => `  ${line}`).join('\n')}\n` : '';
+  return `${heading}:\n${optionRows(spec.options)}\n${note}`;
+}
+
+/** `npm run cluster -- <command> --help`: the command's forms, its options and the registry's. */
+export function commandUsage(command: CommandName): string {
+  return [
+    `usage: npm run cluster -- ${command} <cluster-id> [options]\n\n${synopsisRows(command)}\n`,
+    optionsSection(command, 'options'),
+    REGISTRY_SECTION,
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** `npm run cluster -- --help`: every command's section. */
+export const USAGE = [
+  'usage: npm run cluster -- <command> <cluster-id> [options]\n' + "       npm run cluster -- <command> --help    (that command's options)\n",
+  `commands:\n${COMMAND_NAMES.map(synopsisRows).join('\n')}\n`,
+  REGISTRY_SECTION,
+  ...COMMAND_NAMES.map((command) => optionsSection(command, `${command} options`)).filter(Boolean),
+].join('\n');
+
+/** Printed, alone, when no command is given. */
+export const SHORT_USAGE = `usage: npm run cluster -- <command> [options]; commands: ${COMMAND_NAMES.join(', ')}; --help for more`;
+
+/** The line after an argument error: where that command's help is (or the list of commands). */
+export function helpHint(argv: readonly string[]): string {
+  const command = argv[0];
+  return command !== undefined && isCommandName(command) ? `see: npm run cluster -- ${command} --help` : 'see: npm run cluster -- --help';
+}
