@@ -2,6 +2,7 @@
 // zod/mini, as the contract's schemas: classic zod in the forwarder cost its process ~450 KiB of
 // bundled code to load and keep (bench scenario c), for a schema read once at start.
 import * as z from 'zod/mini';
+import { ClusterIdSchema } from '../contract/cluster-id.js';
 import { EBS_DRIVER, MAX_ITEMS_PER_REQUEST, WebhookSecretSchema } from '../contract/index.js';
 import { timingError, type LeaseTiming } from './lease.js';
 import { DEFAULT_CADENCE } from './queue.js';
@@ -15,7 +16,8 @@ export const ForwarderConfigSchema = z
   .object({
     /** Backend base URL; requests go to `<apiUrl>/v1/clusters/<clusterId>/reconcile`. */
     apiUrl: z.url({ protocol: /^https?$/ }),
-    clusterId: text(),
+    /** The registry's rule (lib/contract/cluster-id.ts): an id the backend would refuse is refused here. */
+    clusterId: ClusterIdSchema,
     /** A mounted Secret file holding the signing secret; re-read when it changes. */
     secretFile: z.optional(text()),
     /** The signing secret itself (local use); its key must be 24–64 bytes. */

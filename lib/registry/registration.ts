@@ -3,13 +3,12 @@
  * in a local file or in SSM Parameter Store (one SecureString per cluster).
  */
 import * as z from 'zod/mini';
+import { ClusterIdSchema } from '../contract/cluster-id.js';
 import { deferred } from '../contract/deferred.js';
 import { WebhookSecretSchema } from '../contract/signing.js';
 import { VOLUME_TYPES } from '../storageclass/volume-types.js';
 
-export const ClusterIdSchema = deferred(() => z
-  .string()
-  .check(z.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'a cluster id is 1–63 lower-case letters, digits or dashes')));
+export { ClusterIdSchema };
 
 export const ClusterRegistrationSchema = deferred(() => z.object({
   clusterId: ClusterIdSchema,

@@ -61,6 +61,15 @@ describe('configFromEnv', () => {
     expect(problem({ VOLHOOK_SECRET: 'x' })).toMatch(/✖ is required\n\s+→ at VOLHOOK_API_URL\n✖ is required\n\s+→ at VOLHOOK_CLUSTER_ID/);
   });
 
+  it("a cluster id the registry refuses (VOLHOOK_CLUSTER_ID=X) -> refused at start with the registry's rule; one it accepts -> taken", () => {
+    for (const id of ['X', 'prod_1', '-a', 'a'.repeat(64)]) {
+      const message = problem({ ...base, VOLHOOK_CLUSTER_ID: id });
+      expect(message, id).toContain('VOLHOOK_CLUSTER_ID');
+      expect(message, id).toContain('a cluster id is 1–63 lower-case letters, digits or dashes');
+    }
+    for (const id of ['x', 'prod-1', 'a'.repeat(63)]) expect(configFromEnv({ ...base, VOLHOOK_CLUSTER_ID: id }).clusterId).toBe(id);
+  });
+
   it('no secret, or both secret kinds -> refused', () => {
     expect(problem({ VOLHOOK_API_URL: base.VOLHOOK_API_URL, VOLHOOK_CLUSTER_ID: 'c' })).toContain('VOLHOOK_SECRET');
     expect(problem({ ...base, VOLHOOK_SECRET: LOCAL_SECRET })).toContain('exactly one of VOLHOOK_SECRET_FILE or VOLHOOK_SECRET');

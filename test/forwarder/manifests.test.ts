@@ -79,7 +79,7 @@ describe('infra/forwarder', () => {
     expect(pdb.spec).toEqual({ minAvailable: 1, selector: { matchLabels: find(all, 'Deployment').spec.selector.matchLabels } });
   });
 
-  it('ConfigMap -> only known variables, and together with the Deployment a valid configuration', async () => {
+  it('ConfigMap -> only known variables, and together with the Deployment a valid configuration once its cluster id placeholder is replaced (left, it is refused)', async () => {
     const all = await docs('forwarder');
     const data = find(all, 'ConfigMap').data as Record<string, string>;
     const known = new Set<string>(Object.values(ENV_VARS));
@@ -89,7 +89,11 @@ describe('infra/forwarder', () => {
     const env = Object.fromEntries(
       (find(all, 'Deployment').spec.template.spec.containers[0].env as { name: string; value?: string }[]).map((e) => [e.name, e.value ?? 'volhook-system']),
     );
-    expect(configFromEnv({ ...data, ...env })).toMatchObject({ leaderElect: true, leaseNamespace: 'volhook-system', leaseName: 'volhook-forwarder' });
+    // The cluster id is a placeholder to replace (docs/deploy.md): left as it is, the forwarder
+    // refuses to start, naming the variable; replaced with an id the registry accepts, it starts.
+    expect(data.VOLHOOK_CLUSTER_ID).toMatch(/^REPLACE/);
+    expect(() => configFromEnv({ ...data, ...env })).toThrow(/VOLHOOK_CLUSTER_ID/);
+    expect(configFromEnv({ ...data, ...env, VOLHOOK_CLUSTER_ID: 'prod-1' })).toMatchObject({ leaderElect: true, leaseNamespace: 'volhook-system', leaseName: 'volhook-forwarder' });
   });
 
   it('CSIDriver ebs.csi.aws.com -> attachRequired, no podInfoOnMount, fsGroupPolicy File', async () => {
