@@ -16,6 +16,23 @@ export const TagKeys = {
   pvcName: 'kubernetes.io/created-for/pvc/name',
   pvcNamespace: 'kubernetes.io/created-for/pvc/namespace',
   pvName: 'kubernetes.io/created-for/pv/name',
+  /**
+   * The cluster id in a tag *value*, which IAM can compare with the session's
+   * `aws:PrincipalTag/volhook-cluster` (a condition key cannot hold a variable, so
+   * `kubernetes.io/cluster/<id>` cannot be fenced by IAM). On every disk and snapshot volhook
+   * creates or adopts; the EC2 role's policy allows nothing on a resource without it.
+   */
+  volhookCluster: 'volhook.io/cluster',
+} as const;
+
+/**
+ * The tags of each cluster's STS session (sts:TagSession), which the EC2 role's policy reads
+ * as `aws:PrincipalTag/<key>`: the cluster id, and the value its nodes carry under the
+ * deployment's node tag key (only when the registration names one).
+ */
+export const SessionTagKeys = {
+  cluster: 'volhook-cluster',
+  nodes: 'volhook-nodes',
 } as const;
 
 /**
@@ -51,13 +68,14 @@ export function snapshotIdentityTags(clusterId: string, snapshotName: string): R
  * - `ebs.csi.aws.com/…` holds `ebs.csi.aws.com/cluster=true`, the tag the IAM policy scopes
  *   every mutating call to; letting a class set it would let it widen or break that scope.
  * - `kubernetes.io…` carries cluster ownership and the created-for PVC/PV names.
+ * - `volhook.io/…` holds `volhook.io/cluster=<id>`, what IAM fences each cluster's session by.
  * - `aws:` is refused by EC2 itself.
  * Compared case-insensitively: IAM matches tag keys case-insensitively, so a look-alike key
  * in another case would collide in exactly the place that matters.
  */
 export const RESERVED_TAG_KEYS = {
   exact: ['CSIVolumeName', 'CSIVolumeSnapshotName'],
-  prefixes: ['kubernetes.io', 'ebs.csi.aws.com/', 'aws:'],
+  prefixes: ['kubernetes.io', 'ebs.csi.aws.com/', 'volhook.io/', 'aws:'],
 } as const;
 
 /** The reserved keys as a message names them: `CSIVolumeName, …, aws:*`. */

@@ -48,6 +48,6 @@ describe('tag vocabulary', () => {
   });
 
   it('RESERVED_TAG_KEYS_TEXT -> names every reserved key and prefix', () => {
-    expect(RESERVED_TAG_KEYS_TEXT).toBe('CSIVolumeName, CSIVolumeSnapshotName, kubernetes.io*, ebs.csi.aws.com/*, aws:*');
+    expect(RESERVED_TAG_KEYS_TEXT).toBe('CSIVolumeName, CSIVolumeSnapshotName, kubernetes.io*, ebs.csi.aws.com/*, volhook.io/*, aws:*');
   });
 });
