@@ -74,7 +74,7 @@ function assumeRoleError(err: unknown, key: SessionKey): Ec2Error {
     const error = new Ec2Error(
       'unauthorized',
       code,
-      `STS AssumeRole of ${key.roleArn} for cluster "${key.clusterId}" was refused (${code}): check that the role trusts the backend's role for sts:AssumeRole and sts:TagSession${key.externalId === undefined ? '' : ' and requires the registration\'s ExternalId'}: ${classified.message}`,
+      `STS AssumeRole of ${key.roleArn} for cluster "${key.clusterId}" was refused (${code}): check that the role's trust names the backend's role for sts:AssumeRole and sts:TagSession, and that its sts:ExternalId condition is the registration's aws.externalId (${key.externalId === undefined ? 'which names none' : 'given'}): ${classified.message}`,
       'AssumeRole',
     );
     error.cause = err;
