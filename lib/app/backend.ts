@@ -8,7 +8,7 @@ import type { RateBudget } from '../budget/budget.js';
 import { createMemoryBudget } from '../budget/memory.js';
 import { createEc2Client, createEc2Gateway, DEFAULT_BUDGET_ACCOUNT } from '../ec2/index.js';
 import { accountOfRole } from '../ec2/role-arn.js';
-import { createSessionCache, type SessionCache } from '../ec2/sessions.js';
+import { createSessionCache, sessionKeyId, type SessionCache, type SessionKey } from '../ec2/sessions.js';
 import type { ClusterRegistration, ClusterRegistry } from '../registry/index.js';
 import type { ReplayStore } from '../replay/index.js';
 import type { ReportStore } from '../reports/index.js';
@@ -80,11 +80,11 @@ export function createBackendApp(options: BackendOptions) {
     const roleArn = registration.aws?.roleArn ?? options.ec2RoleArn;
     if (!roleArn) return undefined;
     const externalId = registration.aws?.externalId;
-    const id = JSON.stringify([registration.region, roleArn, registration.clusterId, externalId ?? null]);
+    const key: SessionKey = { roleArn, clusterId: registration.clusterId, ...(externalId !== undefined ? { externalId } : {}) };
+    const id = `${registration.region} ${sessionKeyId(key)}`;
     let client = sessionClients.get(id);
     if (!client) {
-      const credentials = sessions.provider({ roleArn, clusterId: registration.clusterId, ...(externalId !== undefined ? { externalId } : {}) });
-      client = createEc2Client({ region: registration.region, endpoint: options.ec2Endpoint, credentials, maxAttempts: 1 });
+      client = createEc2Client({ region: registration.region, endpoint: options.ec2Endpoint, credentials: sessions.provider(key), maxAttempts: 1 });
       sessionClients.set(id, client);
     }
     return { client, account: accountOfRole(roleArn) };

@@ -64,7 +64,8 @@ export interface SessionCache {
   stats(): { assumeRoleCalls: number; sessions: number };
 }
 
-const cacheKey = (k: SessionKey) => JSON.stringify([k.roleArn, k.clusterId, k.externalId ?? null, k.nodes ?? null]);
+/** What tells two sessions apart: everything AssumeRole is asked with. */
+export const sessionKeyId = (k: SessionKey) => JSON.stringify([k.roleArn, k.clusterId, k.externalId ?? null, k.nodes ?? null]);
 
 /** Why AssumeRole failed, as the gateway's errors say it: AccessDenied is permanent, the rest as EC2's. */
 function assumeRoleError(err: unknown, key: SessionKey): Ec2Error {
@@ -85,18 +86,20 @@ function assumeRoleError(err: unknown, key: SessionKey): Ec2Error {
 
 export function createSessionCache(options: SessionCacheOptions = {}): SessionCache {
   const now = options.now ?? Date.now;
-  let sts: Promise<Pick<STSClient, 'send'>> | undefined = options.sts && Promise.resolve(options.sts);
   // Loaded on first use: a backend whose clusters name no role never pays for it at cold start.
-  const client = () =>
-    (sts ??= import('@aws-sdk/client-sts').then(
-      ({ STSClient }) =>
+  let loaded: Promise<{ sts: Pick<STSClient, 'send'>; AssumeRoleCommand: typeof import('@aws-sdk/client-sts').AssumeRoleCommand }> | undefined;
+  const load = () =>
+    (loaded ??= import('@aws-sdk/client-sts').then(({ STSClient, AssumeRoleCommand }) => ({
+      AssumeRoleCommand,
+      sts:
+        options.sts ??
         new STSClient({
           region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
           ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
           ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
           maxAttempts: 2,
         }),
-    ));
+    })));
   const cached = new Map<string, { credentials: AwsCredentialIdentity; expiresAt: number }>();
   const inFlight = new Map<string, Promise<AwsCredentialIdentity>>();
   let calls = 0;
@@ -105,7 +108,7 @@ export function createSessionCache(options: SessionCacheOptions = {}): SessionCa
     calls++;
     let answer;
     try {
-      const [{ AssumeRoleCommand }, sts] = await Promise.all([import('@aws-sdk/client-sts'), client()]);
+      const { sts, AssumeRoleCommand } = await load();
       answer = await sts.send(new AssumeRoleCommand(assumeRoleInput(key)));
     } catch (err) {
       throw assumeRoleError(err, key);
@@ -122,7 +125,7 @@ export function createSessionCache(options: SessionCacheOptions = {}): SessionCa
   return {
     provider(key) {
       accountOfRole(key.roleArn);
-      const id = cacheKey(key);
+      const id = sessionKeyId(key);
       return async () => {
         const hit = cached.get(id);
         if (hit && stillGood(hit.expiresAt, now())) return hit.credentials;
