@@ -27,9 +27,6 @@ export const handler = withObservability(
       // Every EC2 call takes its token from the budget all containers share (VOLHOOK_BUDGET_TABLE).
       budget: budgetFromEnvironment(process.env),
       account: process.env.VOLHOOK_AWS_ACCOUNT,
-      // A cluster whose registration names aws.roleArn runs its EC2 calls in its own STS session.
-      ec2RoleArn: process.env.VOLHOOK_EC2_ROLE_ARN || undefined,
-      stsEndpoint: process.env.AWS_ENDPOINT_URL_STS,
       onResult: recordReconcileResults(logger, metrics),
       onError: recordReconcileErrors(logger, metrics),
       onEc2Calls: recordEc2Metrics(() => createMetrics()),

@@ -7,8 +7,6 @@ import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { RateBudget } from '../budget/budget.js';
 import { createMemoryBudget } from '../budget/memory.js';
 import { createEc2Client, createEc2Gateway, DEFAULT_BUDGET_ACCOUNT } from '../ec2/index.js';
-import { accountOfRole } from '../ec2/role-arn.js';
-import { createSessionCache, sessionKeyId, type SessionCache, type SessionKey } from '../ec2/sessions.js';
 import type { ClusterRegistration, ClusterRegistry } from '../registry/index.js';
 import type { ReplayStore } from '../replay/index.js';
 import type { ReportStore } from '../reports/index.js';
@@ -41,17 +39,6 @@ export interface BackendOptions {
    * a backend whose clusters all share one account needs no name for it.
    */
   account?: string;
-  /**
-   * The EC2 role a cluster's calls run under when its registration names none
-   * (VOLHOOK_EC2_ROLE_ARN). With a role, each cluster's calls are signed by its own STS
-   * session (lib/ec2/sessions.ts) and paced in the budget of the role's account; with none,
-   * by `ec2Credentials` or the backend's own.
-   */
-  ec2RoleArn?: string;
-  /** STS endpoint override (the local simulator serves STS on its EC2 endpoint). */
-  stsEndpoint?: string;
-  /** The sessions' cache; default one per app, signing AssumeRole with `ec2Credentials` or the backend's own. */
-  sessions?: SessionCache;
 }
 
 
@@ -68,44 +55,20 @@ export function createBackendApp(options: BackendOptions) {
     return client;
   };
 
-  const sessions =
-    options.sessions ??
-    createSessionCache({
-      ...(options.stsEndpoint !== undefined ? { endpoint: options.stsEndpoint } : {}),
-      ...(options.ec2Credentials !== undefined ? { credentials: options.ec2Credentials } : {}),
-    });
-  const sessionClients = new Map<string, EC2Client>();
-  /** The cluster's session client, or undefined when no role applies. */
-  const sessionClientFor = (registration: ClusterRegistration) => {
-    const roleArn = registration.aws?.roleArn ?? options.ec2RoleArn;
-    if (!roleArn) return undefined;
-    const externalId = registration.aws?.externalId;
-    const key: SessionKey = { roleArn, clusterId: registration.clusterId, ...(externalId !== undefined ? { externalId } : {}) };
-    const id = `${registration.region} ${sessionKeyId(key)}`;
-    let client = sessionClients.get(id);
-    if (!client) {
-      client = createEc2Client({ region: registration.region, endpoint: options.ec2Endpoint, credentials: sessions.provider(key), maxAttempts: 1 });
-      sessionClients.set(id, client);
-    }
-    return { client, account: accountOfRole(roleArn) };
-  };
-
   const budget = options.budget ?? createMemoryBudget();
   const account = options.account || DEFAULT_BUDGET_ACCOUNT;
   return createApp({
     registry: options.registry,
     replay: options.replay,
     reports: options.reports,
-    gatewayFor: (registration, deadline, observer) => {
-      const session = sessionClientFor(registration);
-      return createEc2Gateway({
-        client: session?.client ?? clientFor(registration.region),
+    gatewayFor: (registration, deadline, observer) =>
+      createEc2Gateway({
+        client: clientFor(registration.region),
         clusterId: registration.clusterId,
         deadline,
-        pacing: { budget, account: session?.account ?? account, region: registration.region },
+        pacing: { budget, account, region: registration.region },
         observer,
-      });
-    },
+      }),
     applyDirect: async (registration: ClusterRegistration, writes) => {
       if (!registration.kubernetes) {
         throw new Error(`cluster "${registration.clusterId}" uses writeBack: direct but its registration has no kubernetes.server`);

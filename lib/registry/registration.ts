@@ -5,7 +5,6 @@
 import * as z from 'zod/mini';
 import { ClusterIdSchema } from '../contract/cluster-id.js';
 import { deferred } from '../contract/deferred.js';
-import { EXTERNAL_ID_PATTERN, ROLE_ARN_PATTERN } from '../ec2/role-arn.js';
 import { WebhookSecretSchema } from '../contract/signing.js';
 import { VOLUME_TYPES } from '../storageclass/volume-types.js';
 
@@ -37,17 +36,6 @@ export const ClusterRegistrationSchema = deferred(() => z.object({
       deleteOrphans: z.optional(z.boolean()),
       deleteOrphanedSnapshots: z.optional(z.boolean()),
       graceSeconds: z.optional(z.int().check(z.nonnegative())),
-    }),
-  ),
-  /**
-   * The cluster's EC2 session (lib/ec2/sessions.ts): `roleArn`, the EC2 role its calls run
-   * under, in its own account (default: the deployment's, VOLHOOK_EC2_ROLE_ARN); `externalId`,
-   * what that role's trust requires. Unset, and no deployment role: the backend's own credentials.
-   */
-  aws: z.optional(
-    z.strictObject({
-      roleArn: z.optional(z.string().check(z.regex(ROLE_ARN_PATTERN, 'must be an IAM role ARN: arn:aws:iam::<12-digit account>:role/<name>'))),
-      externalId: z.optional(z.string().check(z.regex(EXTERNAL_ID_PATTERN, 'must be 2-1224 characters of letters, digits and +=,.@:/-'))),
     }),
   ),
   /** For `writeBack: direct`: how the backend reaches the cluster's API. */
