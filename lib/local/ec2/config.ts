@@ -128,7 +128,13 @@ export interface Ec2SimulatorOptions {
   region?: string;
   /** Zone names (ids derived) or full zone records. Default: `<region>a`, `b`, `c`. */
   zones?: (string | ZoneInfo)[];
+  /** The simulator's own account (12 digits); default 123456789012. */
   accountId?: string;
+  /**
+   * Further accounts (12 digits each) behind the same endpoint, each with its own resources,
+   * token buckets and counters; the credentials of a call pick its account (iam.ts).
+   */
+  accounts?: readonly string[];
   /** 10 = latencies and cool-downs ÷ 10, bucket refill × 10. Default 1. */
   timeScale?: number;
   /** `false` turns throttling off; on by default with EC2's buckets. */
@@ -139,7 +145,10 @@ export interface Ec2SimulatorOptions {
   snapshotFaults?: SnapshotFaultRule[];
   /** Seed of the PRNG behind latencies and faults. */
   seed?: number;
-  /** Directory for `ec2-state.json`; state is loaded at start and written on change. */
+  /**
+   * Directory for `ec2-state.json` (the own account; each further account's in
+   * `accounts/<id>/`); state is loaded at start and written on change.
+   */
   stateDir?: string;
   latency?: Partial<LatencyTable>;
   /** Attachment slots of a new instance, shared by volumes (root included) and ENIs. Default 28. */

@@ -3,25 +3,29 @@
  * to that principal's policies, as EC2 holds a role's session; the answer to a denied call is
  * EC2's `UnauthorizedOperation` (403), with the action, the resource and an "encoded
  * authorization failure message" (here base64 of the decision's JSON; AWS's is encrypted
- * for `sts decode-authorization-message`). Callers with any other access key are the account's
- * administrator — the operator's CLI, test setup — and are not evaluated. Credentials minted
+ * for `sts decode-authorization-message`). Callers with any other access key are an account's
+ * administrator — the operator's CLI, test setup — and are not evaluated; `administrators`
+ * names the account of such a key, else it is the simulator's own. Credentials minted
  * by STS AssumeRole (sts.ts) are held to their role's policies, with the session's tags, until
  * they expire (then EC2's `RequestExpired`).
  */
 import { randomBytes } from 'node:crypto';
 import { authorizer, type IamDecision, type IamPrincipal, type IamRequest } from '../../iam/evaluate.js';
+import { isAccountId } from './accounts.js';
 import { authorizationRequests } from './authorization.js';
 import { Ec2Error } from './errors.js';
 import type { Clock } from './clock.js';
 import type { QueryParams } from './query.js';
-import { decideAssumeRole, readAssumeRole, sessionPrincipal, StsError, type Ec2Role, type StsCaller, type StsSession } from './sts.js';
+import { decideAssumeRole, readAssumeRole, roleAccount, sessionPrincipal, StsError, type Ec2Role, type StsCaller, type StsSession } from './sts.js';
 import type { World } from './world.js';
 
 export interface Ec2IamConfig {
-  /** The principal each access key signs for. */
-  principals: Readonly<Record<string, IamPrincipal>>;
-  /** The roles STS AssumeRole can grant sessions of, by role ARN. */
+  /** The principal each access key signs for; its calls are served in the principal's account. */
+  principals?: Readonly<Record<string, IamPrincipal>>;
+  /** The roles STS AssumeRole can grant sessions of, by role ARN; a session's calls are served in the role's account. */
   roles?: Readonly<Record<string, Ec2Role>>;
+  /** Access keys of administrators (not evaluated) of an account other than the simulator's own, to that account. */
+  administrators?: Readonly<Record<string, string>>;
 }
 
 /** Who signed the request: the access key of its SigV4 credential scope, and its session token. */
@@ -52,19 +56,52 @@ function token(bytes: number, alphabet?: string): string {
 /** The simulator's IAM: holds each principal's callers, and each STS session's, to their policies. */
 export class Ec2Iam {
   private readonly authorizers = new Map<string, { principal: IamPrincipal; authorize: Authorize }>();
-  private readonly roles: Readonly<Record<string, Ec2Role>>;
+  private readonly roles: Record<string, Ec2Role> = {};
+  private readonly administrators = new Map<string, string>();
   private readonly sessions = new Map<string, { session: StsSession; principal: IamPrincipal; authorize: Authorize }>();
 
   constructor(
     config: Ec2IamConfig | undefined,
     private readonly clock: Clock,
   ) {
-    for (const [key, principal] of Object.entries(config?.principals ?? {})) this.authorizers.set(key, { principal, authorize: authorizer(principal) });
-    this.roles = config?.roles ?? {};
+    for (const [key, accountId] of Object.entries(config?.administrators ?? {})) {
+      if (!isAccountId(accountId)) throw new Error(`EC2 simulator: administrator key ${key} names account ${JSON.stringify(accountId)}, which is not 12 digits`);
+      this.administrators.set(key, accountId);
+    }
+    for (const [key, principal] of Object.entries(config?.principals ?? {})) this.addPrincipal(key, principal);
+    for (const [arn, role] of Object.entries(config?.roles ?? {})) this.addRole(arn, role);
+  }
+
+  /** Holds the calls signed with `accessKeyId` to the principal's policies, in the principal's account. */
+  addPrincipal(accessKeyId: string, principal: IamPrincipal): void {
+    if (!accessKeyId) throw new Error('EC2 simulator: a principal needs an access key');
+    if (this.administrators.has(accessKeyId) || this.authorizers.has(accessKeyId) || this.sessions.has(accessKeyId)) {
+      throw new Error(`EC2 simulator: access key ${accessKeyId} already signs for someone`);
+    }
+    if (!isAccountId(principal.accountId)) throw new Error(`EC2 simulator: principal ${principal.arn} has account ${JSON.stringify(principal.accountId)}, which is not 12 digits`);
+    this.authorizers.set(accessKeyId, { principal, authorize: authorizer(principal) });
+  }
+
+  /** A role STS AssumeRole may grant sessions of from now on. */
+  addRole(roleArn: string, role: Ec2Role): void {
+    if (roleAccount(roleArn) === undefined) throw new Error(`EC2 simulator: ${JSON.stringify(roleArn)} is not a role ARN (arn:aws:iam::<account>:role/<path>/<name>)`);
+    if (Object.hasOwn(this.roles, roleArn)) throw new Error(`EC2 simulator: role ${roleArn} is already held`);
+    this.roles[roleArn] = role;
+  }
+
+  /** The account of the credentials: a session's role's, a principal's, a named administrator's; undefined for any other key. */
+  accountOf(accessKeyId: string | undefined): string | undefined {
+    if (accessKeyId === undefined) return undefined;
+    return this.sessions.get(accessKeyId)?.session.accountId ?? this.authorizers.get(accessKeyId)?.principal.accountId ?? this.administrators.get(accessKeyId);
+  }
+
+  /** The accounts the administrator keys name. */
+  administratorAccounts(): string[] {
+    return [...new Set(this.administrators.values())];
   }
 
   /** STS AssumeRole: the session granted (remembered by its access key), or StsError. */
-  assumeRole(caller: Ec2Caller | undefined, params: QueryParams): StsSession {
+  assumeRole(caller: Ec2Caller | undefined, params: QueryParams, heldAccounts: readonly string[]): StsSession {
     const request = readAssumeRole(params);
     const key = caller?.accessKeyId;
     const stsCaller: StsCaller = { ...(key === undefined ? {} : { accessKeyId: key }) };
@@ -81,7 +118,7 @@ export class Ec2Iam {
       accessKeyId: 'ASIA' + token(16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'),
       secretAccessKey: token(30),
       sessionToken: token(96),
-    });
+    }, heldAccounts);
     const principal = sessionPrincipal(granted, this.roles[granted.roleArn] as Ec2Role);
     this.sessions.set(granted.accessKeyId, { session: granted, principal, authorize: authorizer(principal) });
     return granted;

@@ -1,5 +1,6 @@
 export { startEc2Simulator, ADMIN_PREFIX, type RunningEc2Simulator } from './server.js';
 export { DEFAULT_ACCOUNT_ID, Ec2Simulator, type Ec2Response, type Ec2EffectiveConfig } from './simulator.js';
+export type { Ec2Account } from './account-view.js';
 export type { Ec2Caller, Ec2IamConfig } from './iam.js';
 export { STS_VERSION, type Ec2Role, type StsSession } from './sts.js';
 export { authorizationRequests, AUTHORIZED_ACTIONS, type AuthorizationRequest } from './authorization.js';

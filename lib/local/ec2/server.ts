@@ -7,6 +7,7 @@ import type { SeedVolumeRequest } from './seed.js';
 import { accessKeyOf, sessionTokenOf } from './iam.js';
 import { QueryParams } from './query.js';
 import { Ec2Simulator } from './simulator.js';
+import type { Ec2Account } from './account-view.js';
 
 /** A running simulator: its endpoint, in-process access, and how to stop it. */
 export interface RunningEc2Simulator {
@@ -64,7 +65,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 async function handle(sim: Ec2Simulator, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
-  if (url.pathname.startsWith(ADMIN_PREFIX)) return admin(sim, req, res, url.pathname.slice(ADMIN_PREFIX.length));
+  if (url.pathname.startsWith(ADMIN_PREFIX)) return admin(sim, req, res, url.pathname.slice(ADMIN_PREFIX.length), url.searchParams.get('account'));
   const body = req.method === 'POST' ? await readBody(req) : url.search.slice(1);
   const out = await sim.call(QueryParams.parse(body), {
     accessKeyId: accessKeyOf(req.headers.authorization, url.searchParams),
@@ -90,34 +91,43 @@ async function readJson<T>(req: IncomingMessage): Promise<T> {
 }
 
 /**
- * `GET stats`, `POST reset-stats`, `GET|POST config`, `GET state`, `POST reset`,
+ * `GET stats`, `POST reset-stats`, `GET|POST config`, `GET state`, `GET buckets`, `POST reset`,
  * `POST instances` (body: RunInstancesRequest fields; answers the instance), `POST volumes`
- * (body: SeedVolumeRequest; answers the volumes).
+ * (body: SeedVolumeRequest; answers the volumes), `GET accounts`. Each but `config` (shared by
+ * every account) and `accounts` takes `?account=<id>` to address an account other than the
+ * simulator's own; `POST reset` without it resets every account, with it that account only.
  */
-async function admin(sim: Ec2Simulator, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+async function admin(sim: Ec2Simulator, req: IncomingMessage, res: ServerResponse, path: string, account: string | null): Promise<void> {
   const route = `${req.method ?? 'GET'} ${path}`;
+  if (account !== null && !sim.accountIds().includes(account)) {
+    return json(res, 404, { error: `the simulator holds no account ${JSON.stringify(account)} (it holds ${sim.accountIds().join(', ')})` });
+  }
+  const view: Ec2Account = account === null ? sim : sim.account(account);
   try {
     switch (route) {
       case 'GET stats':
-        return json(res, 200, sim.getStats());
+        return json(res, 200, view.getStats());
       case 'POST reset-stats':
-        sim.resetStats();
-        return json(res, 200, sim.getStats());
+        view.resetStats();
+        return json(res, 200, view.getStats());
       case 'GET config':
-        return json(res, 200, sim.config());
       case 'POST config':
-        return json(res, 200, sim.configure(await readJson<Ec2RuntimeConfig>(req)));
+      case 'GET accounts':
+        if (account !== null) return json(res, 400, { error: `${route} is the same for every account and takes no ?account=` });
+        if (route === 'GET accounts') return json(res, 200, sim.accountIds());
+        return json(res, 200, route === 'GET config' ? sim.config() : sim.configure(await readJson<Ec2RuntimeConfig>(req)));
       case 'GET state':
-        return json(res, 200, sim.state());
+        return json(res, 200, view.state());
       case 'GET buckets':
-        return json(res, 200, sim.buckets());
+        return json(res, 200, view.buckets());
       case 'POST reset':
-        sim.reset();
+        if (account === null) sim.reset();
+        else view.resetAccount();
         return json(res, 200, { ok: true });
       case 'POST volumes':
-        return json(res, 201, sim.seedVolumes(await readJson<SeedVolumeRequest>(req)));
+        return json(res, 201, view.seedVolumes(await readJson<SeedVolumeRequest>(req)));
       case 'POST instances':
-        return json(res, 201, sim.runInstance(await readJson<Partial<RunInstancesRequest>>(req)));
+        return json(res, 201, view.runInstance(await readJson<Partial<RunInstancesRequest>>(req)));
       default:
         return json(res, 404, { error: `no admin route ${route}` });
     }

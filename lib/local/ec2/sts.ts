@@ -124,6 +124,11 @@ export interface MintedCredentials {
 
 const ROLE_ARN = /^arn:aws:iam::(\d{12}):role\/(?:[\w+=,.@-]+\/)*([\w+=,.@-]+)$/;
 
+/** The account of a role ARN (`arn:aws:iam::<account>:role/<path>/<name>`); undefined when it is not one. */
+export function roleAccount(roleArn: string): string | undefined {
+  return ROLE_ARN.exec(roleArn)?.[1];
+}
+
 /** An ID like IAM's `AROA…`, stable for the role's ARN. */
 function roleId(roleArn: string): string {
   const digest = createHash('sha256').update(roleArn).digest();
@@ -133,7 +138,8 @@ function roleId(roleArn: string): string {
 
 /**
  * STS's decision on one AssumeRole: the session it grants, or the refusal. A caller that is
- * itself a session passes on its transitive tags, which the request may not restate.
+ * itself a session passes on its transitive tags, which the request may not restate. A role
+ * of an account the simulator does not hold is refused as one that does not exist.
  */
 export function decideAssumeRole(
   request: AssumeRoleRequest,
@@ -141,12 +147,14 @@ export function decideAssumeRole(
   roles: Readonly<Record<string, Ec2Role>>,
   now: number,
   credentials: MintedCredentials,
+  heldAccounts: readonly string[],
 ): StsSession {
   const who = caller.arn ?? caller.accessKeyId ?? 'anonymous';
   const denied = (why: string) =>
     new StsError('AccessDenied', `User: ${who} is not authorized to perform: sts:AssumeRole on resource: ${request.roleArn} (${why})`, 403);
-  const role = Object.hasOwn(roles, request.roleArn) ? roles[request.roleArn] : undefined;
   const arn = ROLE_ARN.exec(request.roleArn);
+  if (arn && !heldAccounts.includes(arn[1] as string)) throw denied(`the simulator holds no account ${arn[1]} (it holds ${heldAccounts.join(', ')})`);
+  const role = Object.hasOwn(roles, request.roleArn) ? roles[request.roleArn] : undefined;
   if (!role || !arn) throw denied('the simulated account holds no such role');
   const trusted = role.trust.principals.some((p) => p === caller.accessKeyId || (caller.arn !== undefined && p === caller.arn));
   if (!trusted) throw denied("the role's trust names neither this principal nor its access key");

@@ -35,7 +35,10 @@ const perCluster: PolicyDocument = {
 };
 const role = (trust: Ec2Role['trust']): Ec2Role => ({ policies: [{ name: 'per-cluster', document: perCluster }], trust });
 
+// The simulator is the member account the roles live in; the backend's account is not held
+// (its key only calls STS, which serves every account).
 const t = simPerTest({
+  accountId: ACCOUNT,
   iam: {
     principals: { backend: BACKEND, stranger: { ...BACKEND, arn: 'arn:aws:iam::123456789012:user/stranger' } },
     roles: {
