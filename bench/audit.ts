@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { runAudit } from '../lib/audit/index.js';
-import { TagKeys } from '../lib/contract/index.js';
+import { identityTags } from '../lib/contract/index.js';
 import { createEc2Client, createEc2Gateway } from '../lib/ec2/index.js';
 import { startEc2Simulator } from '../lib/local/ec2/index.js';
 import { createMemoryReportStore } from '../lib/reports/index.js';
@@ -38,7 +38,7 @@ try {
         zone: `${region}${'abc'[n % 3]}`,
         sizeGiB: 8,
         createdAt: twoHoursAgo,
-        tags: { [TagKeys.csiVolumeName]: `pvc-${uid}`, [TagKeys.ebsCluster]: 'true', [TagKeys.cluster(clusterId)]: 'owned' },
+        tags: identityTags(clusterId, `pvc-${uid}`),
       })[0]!,
   );
   // The cluster names every disk but the orphans, and a few disks that no longer exist.

@@ -17,9 +17,15 @@
  * - lost: a PV of ours whose disk EC2 no longer has.
  * - drift: attached in EC2 to an instance no VolumeAttachment names, or a VolumeAttachment
  *   reported attached whose disk is not attached to its node's instance.
+ * - untagged: a disk listed for the cluster (`kubernetes.io/cluster/<id>=owned`) that volhook
+ *   may not act on (`tagOwnership`): one that needs adopting — made before volumes carried
+ *   `volhook.io/cluster`, say: `cluster adopt --apply` tags it — or one whose
+ *   `volhook.io/cluster` names another cluster. Never judged an orphan, so never marked,
+ *   deleted or detached; judged again once tagged.
  */
-import { KUBERNETES_UID, TagKeys, type ReportedVolume } from '../contract/index.js';
+import { KUBERNETES_UID, TagKeys, tagOwnership, type ReportedVolume, type TagOwnership } from '../contract/index.js';
 import { isGone, type Disk } from '../ec2/types.js';
+import { adoptionProblem } from '../reconcile/tags.js';
 import { reportTime, type StoredReport } from '../reports/store.js';
 import { markOf, type MarkState } from './marks.js';
 import { monthlyCost, PRICES_AS_OF } from './prices.js';
@@ -88,6 +94,14 @@ export interface UnknownFinding extends Costed {
   why: string;
 }
 
+/** A disk (or snapshot) listed for the cluster that volhook may not act on: reported, never deleted or detached. */
+export interface UntaggedFinding extends Costed {
+  name?: string;
+  /** `needs-adopt`: the cluster's, short of tags `cluster adopt` adds; `foreign`: its `volhook.io/cluster` names another cluster. */
+  ownership: 'needs-adopt' | 'foreign';
+  why: string;
+}
+
 export interface LostFinding {
   volumeId: string;
   pv: string;
@@ -123,6 +137,8 @@ export interface AuditFindings {
   unknown: UnknownFinding[];
   lost: LostFinding[];
   drift: DriftFinding[];
+  /** Disks listed for the cluster that volhook may not act on (see the file comment). */
+  untagged: UntaggedFinding[];
   totals: { orphanedVolumes: number; orphanedGiB: number; orphanedMonthlyUsd: number; unpriced: number };
   /** What limited the audit, e.g. no report from the cluster yet. */
   notes: string[];
@@ -137,6 +153,13 @@ export function lostCandidates(disks: readonly Disk[], report: StoredReport | un
 export function auditFindings(input: AuditInput): AuditFindings {
   const { disks, report, now, graceMs, region } = input;
   const live = disks.filter((d) => !isGone(d));
+  const untagged = live.flatMap((disk) => {
+    const why = untaggedWhy({ kind: 'volume', id: disk.volumeId }, tagOwnership(disk.tags, input.clusterId), input.clusterId);
+    if (!why) return [];
+    const name = disk.tags[TagKeys.csiVolumeName];
+    return [{ ...costed(disk, region), ...(name && { name }), ...why }];
+  });
+  const judged = live.filter((disk) => !untagged.some((u) => u.volumeId === disk.volumeId));
   const base = {
     clusterId: input.clusterId,
     region,
@@ -152,6 +175,7 @@ export function auditFindings(input: AuditInput): AuditFindings {
       unknown: [],
       lost: [],
       drift: [],
+      untagged,
       totals: { orphanedVolumes: 0, orphanedGiB: 0, orphanedMonthlyUsd: 0, unpriced: 0 },
       notes: [`no volume report from cluster "${input.clusterId}" yet: nothing can be judged until its forwarder reports`],
     };
@@ -159,7 +183,7 @@ export function auditFindings(input: AuditInput): AuditFindings {
   const evidence = evidenceOf(report, input);
   const orphans: OrphanFinding[] = [];
   const unknown: UnknownFinding[] = [];
-  for (const disk of live) {
+  for (const disk of judged) {
     const verdict = judgeOrphan(disk, evidence, now, graceMs);
     if (verdict?.kind === 'unknown') {
       const { createdAt, name } = orphanDetails(disk);
@@ -189,6 +213,7 @@ export function auditFindings(input: AuditInput): AuditFindings {
     unknown,
     lost,
     drift,
+    untagged,
     totals: {
       orphanedVolumes: orphans.length,
       orphanedGiB: orphans.reduce((sum, o) => sum + o.sizeGiB, 0),
@@ -200,6 +225,31 @@ export function auditFindings(input: AuditInput): AuditFindings {
       ...(priced.length < orphans.length ? [`no ${PRICES_AS_OF} list price for some volume types in ${region}: their cost is left out`] : []),
     ],
   };
+}
+
+/**
+ * Why the audit leaves a resource of the cluster alone whatever the report says, in the
+ * finding's words; undefined for one volhook may act on (`owned`).
+ */
+export function untaggedWhy(resource: { kind: 'volume' | 'snapshot'; id: string }, ownership: TagOwnership, clusterId: string): Pick<UntaggedFinding, 'ownership' | 'why'> | undefined {
+  switch (ownership.kind) {
+    case 'owned':
+      return undefined;
+    case 'needs-adopt':
+      return { ownership: 'needs-adopt', why: `untagged for IAM: ${adoptionProblem(resource, ownership, clusterId, 'delete or detach it')}` };
+    case 'foreign':
+      return { ownership: 'foreign', why: `${ownership.why}: not this cluster's to delete or detach` };
+  }
+}
+
+/**
+ * Why a resource described anew right before its deletion is kept for its tags: no longer the
+ * cluster's, or one volhook may not act on; undefined when it is the cluster's to act on.
+ */
+export function describedAgainWhy(resource: { kind: 'volume' | 'snapshot'; id: string }, tags: Readonly<Record<string, string>>, clusterId: string): string | undefined {
+  const ownership = tagOwnership(tags, clusterId);
+  if (ownership.kind === 'foreign') return `no longer tagged for cluster "${clusterId}" (${ownership.why})`;
+  return untaggedWhy(resource, ownership, clusterId)?.why;
 }
 
 /** The note of an audit that judges by a report kept before the backend dated reports by its own clock. */

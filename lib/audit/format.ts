@@ -52,6 +52,7 @@ export function auditTable(result: AuditResult): string {
       d.instanceId,
       d.direction === 'attached-without-volumeattachment' ? 'attached in EC2, no VolumeAttachment names it' : `VolumeAttachment ${d.volumeAttachment} says attached, EC2 does not`,
     ]),
+    ...result.untagged.map((u) => ['untagged', u.volumeId, `${u.sizeGiB} GiB ${u.type}`, usd(u.monthlyUsd), u.name ?? '', `kept: ${u.why}`]),
     ...result.orphanedSnapshots.map((o) => [
       'orphaned snapshot',
       o.snapshotId,
@@ -62,6 +63,7 @@ export function auditTable(result: AuditResult): string {
     ]),
     ...result.unknownSnapshots.map((u) => ['unknown snapshot', u.snapshotId, `${u.sizeGiB} GiB snapshot`, '', [u.name, `of ${u.volumeId}`].filter(Boolean).join(' '), `kept: ${u.why}`]),
     ...result.lostSnapshots.map((l) => ['lost snapshot', l.snapshotId, '', '', `${l.content} (${l.deletionPolicy})`, 'the snapshot is gone; Warning SnapshotLost on the content']),
+    ...result.untaggedSnapshots.map((u) => ['untagged snapshot', u.snapshotId, `${u.sizeGiB} GiB snapshot`, '', [u.name, `of ${u.volumeId}`].filter(Boolean).join(' '), `kept: ${u.why}`]),
   ];
   const body = rows.length === 0 ? 'no findings\n' : table(['FINDING', 'VOLUME', 'SIZE', 'PER MONTH', 'FOR', 'DETAIL'], rows);
   const all = [
@@ -86,6 +88,9 @@ export function auditSummary(result: AuditResult): string {
     `${result.drift.length} drift`,
     `${s.orphanedSnapshots} orphaned snapshot(s) (${s.orphanedSnapshotGiB} GiB, at most ${usd(s.orphanedSnapshotMonthlyUsd)}/month)`,
     `${result.lostSnapshots.length} lost snapshot(s)`,
+    ...(result.untagged.length + result.untaggedSnapshots.length > 0
+      ? [`${result.untagged.length} untagged disk(s) and ${result.untaggedSnapshots.length} untagged snapshot(s) left alone (see DETAIL)`]
+      : []),
     ...(result.deletions.length > 0 ? [`${deleted} deleted`, `${marked} marked`] : []),
     ...(result.snapshotDeletions.length > 0 ? [`${deletedSnapshots} snapshot(s) deleted`, `${markedSnapshots} snapshot(s) marked`] : []),
   ];

@@ -15,6 +15,7 @@ export {
   type OrphanFinding,
   type OrphanVerdict,
   type UnknownFinding,
+  type UntaggedFinding,
 } from './findings.js';
 export { isDue, markChanges, markedWhy, markOf, newMarkTime, type MarkState } from './marks.js';
 export {
@@ -27,6 +28,7 @@ export {
   type SnapshotOrphanFinding,
   type SnapshotVerdict,
   type UnknownSnapshotFinding,
+  type UntaggedSnapshotFinding,
 } from './snapshot-findings.js';
 export { EBS_PRICES, monthlyCost, monthlySnapshotCost, PRICES_AS_OF } from './prices.js';
 export { lostEvents, lostSnapshotEvents, LOST_REASON, LOST_SNAPSHOT_REASON } from './events.js';

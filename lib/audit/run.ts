@@ -7,11 +7,10 @@
  * is due, each on live evidence: described anew and the report and marks read anew right
  * before its DeleteVolume or DeleteSnapshot, and judged again.
  */
-import { TagKeys } from '../contract/index.js';
 import type { Ec2Gateway } from '../ec2/types.js';
 import { RESOURCE_ID, type ReportStore, type StoredReport } from '../reports/store.js';
 import { lostEvents, lostSnapshotEvents } from './events.js';
-import { auditFindings, evidenceOf, judgeOrphan, lostCandidates, type AuditFindings } from './findings.js';
+import { auditFindings, describedAgainWhy, evidenceOf, judgeOrphan, lostCandidates, type AuditFindings } from './findings.js';
 import { isDue, markChanges, markedWhy } from './marks.js';
 import { judgeSnapshotOrphan, lostSnapshotCandidates, snapshotFindings, type SnapshotFindings } from './snapshot-findings.js';
 
@@ -94,6 +93,7 @@ export async function runAudit(request: AuditRequest): Promise<AuditResult> {
   const missingSnapshots = lostSnapshotCandidates(snapshots, report);
   const foundSnapshots = await Promise.all(missingSnapshots.map((id) => gateway.getSnapshot(id)));
   const { notes: snapshotNotes, ...ofSnapshots } = snapshotFindings({
+    clusterId,
     snapshots,
     report,
     lookedUp: new Map(missingSnapshots.map((id, n) => [id, foundSnapshots[n]])),
@@ -131,7 +131,8 @@ export async function runAudit(request: AuditRequest): Promise<AuditResult> {
     for (const volumeId of due.slice(0, maxDeletes)) deletions.push(await deleteIfStillOrphaned(request, volumeId, now, chosenVolumes));
     for (const volumeId of chosenVolumes) {
       if (candidates.some((o) => o.volumeId === volumeId)) continue;
-      const finding = findings.orphans.find((o) => o.volumeId === volumeId) ?? findings.unknown.find((u) => u.volumeId === volumeId);
+      const finding =
+        findings.orphans.find((o) => o.volumeId === volumeId) ?? findings.unknown.find((u) => u.volumeId === volumeId) ?? findings.untagged.find((u) => u.volumeId === volumeId);
       deletions.push({ volumeId, outcome: 'kept', why: finding?.why ?? NOT_AN_ORPHAN });
     }
   }
@@ -146,7 +147,10 @@ export async function runAudit(request: AuditRequest): Promise<AuditResult> {
     for (const snapshotId of due.slice(0, maxDeletes)) snapshotDeletions.push(await deleteSnapshotIfStillOrphaned(request, snapshotId, now, chosenSnapshots));
     for (const snapshotId of chosenSnapshots) {
       if (candidates.some((o) => o.snapshotId === snapshotId)) continue;
-      const finding = ofSnapshots.orphanedSnapshots.find((o) => o.snapshotId === snapshotId) ?? ofSnapshots.unknownSnapshots.find((u) => u.snapshotId === snapshotId);
+      const finding =
+        ofSnapshots.orphanedSnapshots.find((o) => o.snapshotId === snapshotId) ??
+        ofSnapshots.unknownSnapshots.find((u) => u.snapshotId === snapshotId) ??
+        ofSnapshots.untaggedSnapshots.find((u) => u.snapshotId === snapshotId);
       snapshotDeletions.push({ snapshotId, outcome: 'kept', why: finding?.why ?? NOT_AN_ORPHAN });
     }
   }
@@ -178,7 +182,8 @@ async function deleteSnapshotIfStillOrphaned(request: AuditRequest, snapshotId: 
     const report = await request.reports.get(request.clusterId);
     const snapshot = await request.gateway.getSnapshot(snapshotId);
     if (!snapshot || !report) return { snapshotId, outcome: 'kept', why: snapshot ? 'the report is gone' : 'the snapshot is gone already' };
-    if (snapshot.tags[TagKeys.cluster(request.clusterId)] !== 'owned') return { snapshotId, outcome: 'kept', why: `no longer tagged for cluster "${request.clusterId}"` };
+    const untagged = describedAgainWhy({ kind: 'snapshot', id: snapshotId }, snapshot.tags, request.clusterId);
+    if (untagged) return { snapshotId, outcome: 'kept', why: untagged };
     const retained = await request.reports.retained(request.clusterId);
     const verdict = judgeSnapshotOrphan(snapshot, { report, retained, chosen }, now(), request.graceMs);
     if (verdict?.kind !== 'orphan' || !verdict.deletable) return { snapshotId, outcome: 'kept', why: verdict?.why ?? 'no longer an orphan' };
@@ -197,7 +202,8 @@ async function deleteIfStillOrphaned(request: AuditRequest, volumeId: string, no
     const report = await request.reports.get(request.clusterId);
     const disk = await request.gateway.getDisk(volumeId);
     if (!disk || !report) return { volumeId, outcome: 'kept', why: disk ? 'the report is gone' : 'the disk is gone already' };
-    if (disk.tags[TagKeys.cluster(request.clusterId)] !== 'owned') return { volumeId, outcome: 'kept', why: `no longer tagged for cluster "${request.clusterId}"` };
+    const untagged = describedAgainWhy({ kind: 'volume', id: volumeId }, disk.tags, request.clusterId);
+    if (untagged) return { volumeId, outcome: 'kept', why: untagged };
     const retained = await request.reports.retained(request.clusterId);
     const verdict = judgeOrphan(disk, evidenceOf(report, { retained, chosen }), now(), request.graceMs);
     if (verdict?.kind !== 'orphan' || !verdict.deletable) return { volumeId, outcome: 'kept', why: verdict?.why ?? 'no longer an orphan' };

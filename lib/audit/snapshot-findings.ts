@@ -12,11 +12,14 @@
  * - unknown snapshot: one no content names that is newer than the report.
  * - lost snapshot: a content of ours, once ready to use (its snapshot found and checked), whose
  *   snapshot handle EC2 no longer has.
+ * - untagged snapshot: as for disks (findings.ts), one listed for the cluster that volhook may
+ *   not act on — taken before snapshots carried `volhook.io/cluster` (`cluster adopt --apply`
+ *   tags it), or another cluster's by that tag: never judged an orphan, never deleted.
  */
-import { TagKeys, type ReportedSnapshotContent } from '../contract/index.js';
+import { TagKeys, tagOwnership, type ReportedSnapshotContent } from '../contract/index.js';
 import type { Snapshot } from '../ec2/types.js';
 import { reportTime, type StoredReport } from '../reports/store.js';
-import { CLOCK_SKEW_MS } from './findings.js';
+import { CLOCK_SKEW_MS, untaggedWhy, type UntaggedFinding } from './findings.js';
 import { markOf, type MarkState } from './marks.js';
 import { monthlySnapshotCost } from './prices.js';
 
@@ -50,6 +53,14 @@ export interface UnknownSnapshotFinding {
   why: string;
 }
 
+/** A snapshot listed for the cluster that volhook may not act on: reported, never deleted. */
+export interface UntaggedSnapshotFinding extends Pick<UntaggedFinding, 'ownership' | 'why'> {
+  snapshotId: string;
+  volumeId: string;
+  sizeGiB: number;
+  name?: string;
+}
+
 export interface LostSnapshotFinding {
   snapshotId: string;
   content: string;
@@ -63,6 +74,8 @@ export interface SnapshotFindings {
   orphanedSnapshots: SnapshotOrphanFinding[];
   unknownSnapshots: UnknownSnapshotFinding[];
   lostSnapshots: LostSnapshotFinding[];
+  /** Snapshots listed for the cluster that volhook may not act on. */
+  untaggedSnapshots: UntaggedSnapshotFinding[];
   snapshotTotals: { orphanedSnapshots: number; orphanedSnapshotGiB: number; orphanedSnapshotMonthlyUsd: number };
   notes: string[];
 }
@@ -125,6 +138,7 @@ function namedBy(snapshot: Snapshot, contents: readonly ReportedSnapshotContent[
 }
 
 export function snapshotFindings(input: {
+  clusterId: string;
   snapshots: readonly Snapshot[];
   report: StoredReport | undefined;
   /** The handles {@link lostSnapshotCandidates} named, looked up by ID: undefined where EC2 has none. */
@@ -139,12 +153,19 @@ export function snapshotFindings(input: {
   /** Snapshots the operator named to be deleted (`--snapshot`). */
   chosen?: ReadonlySet<string>;
 }): SnapshotFindings {
-  const { snapshots, report, lookedUp, region, now, graceMs } = input;
+  const { snapshots, report, lookedUp, region, now, graceMs, clusterId } = input;
+  const untaggedSnapshots = snapshots.flatMap((snapshot): UntaggedSnapshotFinding[] => {
+    const why = untaggedWhy({ kind: 'snapshot', id: snapshot.snapshotId }, tagOwnership(snapshot.tags, clusterId), clusterId);
+    if (!why) return [];
+    const name = snapshot.tags[TagKeys.csiVolumeSnapshotName];
+    return [{ snapshotId: snapshot.snapshotId, volumeId: snapshot.volumeId, sizeGiB: snapshot.sizeGiB, ...(name && { name }), ...why }];
+  });
   const base = {
     snapshots: snapshots.length,
     orphanedSnapshots: [],
     unknownSnapshots: [],
     lostSnapshots: [],
+    untaggedSnapshots,
     snapshotTotals: { orphanedSnapshots: 0, orphanedSnapshotGiB: 0, orphanedSnapshotMonthlyUsd: 0 },
   };
   if (!report) return { ...base, notes: [] };
@@ -155,6 +176,7 @@ export function snapshotFindings(input: {
   const orphanedSnapshots: SnapshotOrphanFinding[] = [];
   const unknownSnapshots: UnknownSnapshotFinding[] = [];
   for (const snapshot of snapshots) {
+    if (untaggedSnapshots.some((u) => u.snapshotId === snapshot.snapshotId)) continue;
     const verdict = judgeSnapshotOrphan(snapshot, evidence, now, graceMs);
     if (!verdict) continue;
     const name = snapshot.tags[TagKeys.csiVolumeSnapshotName];

@@ -3,18 +3,22 @@
  * --delete-volumes`): every disk still tagged for it. Those that are `available` are deleted;
  * an attached disk or one in transition is never deleted, nor one a Retain PV named in the
  * cluster's last report or whose last known PV had Retain (the report store's memory of disks
- * kept for their users) — they are listed with the reason, for a person to decide. Its snapshots
- * likewise: those settled are deleted, never one being taken nor one a Retain content named.
+ * kept for their users) — they are listed with the reason, for a person to decide; nor one volhook
+ * may not act on (`tagOwnership`: made before volumes carried `volhook.io/cluster`, say — the
+ * reason names the adopt run). Its snapshots likewise: those settled are deleted, never one
+ * being taken nor one a Retain content named.
  */
-import { TagKeys } from '../contract/index.js';
+import { TagKeys, tagOwnership } from '../contract/index.js';
 import { isGone, type Disk, type Ec2Gateway, type Snapshot } from '../ec2/types.js';
 import { keepsResource } from '../reports/retained.js';
 import type { StoredReport } from '../reports/store.js';
+import { describedAgainWhy, untaggedWhy } from './findings.js';
 import { monthlyCost, monthlySnapshotCost } from './prices.js';
 import type { DeletionOutcome, SnapshotDeletionOutcome } from './run.js';
 
 /** What teardown judges by: the cluster's last report, and what the store keeps for its users after their PV or content went. */
 export interface TeardownEvidence {
+  clusterId: string;
   report: StoredReport | undefined;
   retained: ReadonlySet<string>;
 }
@@ -33,7 +37,9 @@ export interface LeftBehind {
 }
 
 /** The disk as teardown sees it: deletable when available, unattached, named by no Retain PV and not kept for its user. */
-export function teardownVerdict(disk: Disk, { report, retained }: TeardownEvidence): { action: 'delete' | 'keep'; why?: string } {
+export function teardownVerdict(disk: Disk, { clusterId, report, retained }: TeardownEvidence): { action: 'delete' | 'keep'; why?: string } {
+  const untagged = untaggedWhy({ kind: 'volume', id: disk.volumeId }, tagOwnership(disk.tags, clusterId), clusterId);
+  if (untagged) return { action: 'keep', why: untagged.why };
   if (disk.attachments.some((a) => a.state !== 'detached')) return { action: 'keep', why: `attached to ${disk.attachments.map((a) => a.instanceId).join(', ')}` };
   if (disk.state !== 'available') return { action: 'keep', why: `state ${disk.state}` };
   const named = report?.report.volumes.find((v) => v.volumeId === disk.volumeId && keepsResource(v.reclaimPolicy));
@@ -77,11 +83,12 @@ export async function deleteLeftBehind(
         outcomes.push({ volumeId, outcome: 'deleted' });
         continue;
       }
-      if (disk.tags[TagKeys.cluster(clusterId)] !== 'owned') {
-        outcomes.push({ volumeId, outcome: 'kept', why: `no longer tagged for cluster "${clusterId}"` });
+      const untagged = describedAgainWhy({ kind: 'volume', id: volumeId }, disk.tags, clusterId);
+      if (untagged) {
+        outcomes.push({ volumeId, outcome: 'kept', why: untagged });
         continue;
       }
-      const verdict = teardownVerdict(disk, evidence);
+      const verdict = teardownVerdict(disk, { ...evidence, clusterId });
       if (verdict.action === 'keep') {
         outcomes.push({ volumeId, outcome: 'kept', why: verdict.why ?? 'changed' });
         continue;
@@ -107,7 +114,9 @@ export interface SnapshotLeftBehind {
 }
 
 /** The snapshot as teardown sees it: deletable once settled, named by no Retain content of the last report and not kept for its user. */
-export function snapshotTeardownVerdict(snapshot: Snapshot, { report, retained }: TeardownEvidence): { action: 'delete' | 'keep'; why?: string } {
+export function snapshotTeardownVerdict(snapshot: Snapshot, { clusterId, report, retained }: TeardownEvidence): { action: 'delete' | 'keep'; why?: string } {
+  const untagged = untaggedWhy({ kind: 'snapshot', id: snapshot.snapshotId }, tagOwnership(snapshot.tags, clusterId), clusterId);
+  if (untagged) return { action: 'keep', why: untagged.why };
   if (snapshot.state === 'pending') return { action: 'keep', why: 'state pending (a snapshot being taken)' };
   const name = snapshot.tags[TagKeys.csiVolumeSnapshotName];
   const named = report?.report.snapshots?.find((c) => keepsResource(c.deletionPolicy) && (c.snapshotHandle === snapshot.snapshotId || c.content === name));
@@ -147,11 +156,12 @@ export async function deleteSnapshotsLeftBehind(
         outcomes.push({ snapshotId, outcome: 'deleted' });
         continue;
       }
-      if (snapshot.tags[TagKeys.cluster(clusterId)] !== 'owned') {
-        outcomes.push({ snapshotId, outcome: 'kept', why: `no longer tagged for cluster "${clusterId}"` });
+      const untagged = describedAgainWhy({ kind: 'snapshot', id: snapshotId }, snapshot.tags, clusterId);
+      if (untagged) {
+        outcomes.push({ snapshotId, outcome: 'kept', why: untagged });
         continue;
       }
-      const verdict = snapshotTeardownVerdict(snapshot, evidence);
+      const verdict = snapshotTeardownVerdict(snapshot, { ...evidence, clusterId });
       if (verdict.action === 'keep') {
         outcomes.push({ snapshotId, outcome: 'kept', why: verdict.why ?? 'changed' });
         continue;

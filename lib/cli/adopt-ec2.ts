@@ -1,14 +1,15 @@
 /**
- * The two EC2 calls of `cluster adopt`, made with the operator's credentials: look-ups through
- * the gateway (batched DescribeVolumes, 500 IDs a call, unknown IDs simply absent), and
- * CreateTags — which the function's own role may only do inside CreateVolume, so it is not a
- * gateway verb but lives here, with the one command that needs it.
+ * The EC2 calls of `cluster adopt`, made with the operator's credentials: look-ups through
+ * the gateway (batched DescribeVolumes, 500 IDs a call, unknown IDs simply absent; the
+ * cluster's disks and snapshots by its tag), and CreateTags — which the function's own role
+ * may only do inside CreateVolume, so it is not a gateway verb but lives here, with the one
+ * command that needs it.
  */
 import { CreateTagsCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import { classifyEc2Error, type Disk, type Ec2Gateway } from '../ec2/index.js';
 
 /**
- * Volumes per CreateTags. EC2 takes up to 1,000 resource IDs and recommends smaller batches;
+ * Volumes (or snapshots) per CreateTags. EC2 takes up to 1,000 resource IDs and recommends smaller batches;
  * with 100 a refused batch costs at most 100 single retries.
  */
 export const VOLUMES_PER_CREATE_TAGS = 100;
@@ -20,31 +21,32 @@ export async function describeDisks(gateway: Ec2Gateway, volumeIds: readonly str
 }
 
 export interface TagRequest {
-  volumeId: string;
+  /** A volume or snapshot ID. */
+  id: string;
   tags: Record<string, string>;
 }
 
 /**
- * Adds each request's tags to its volume. Volumes needing the same tags share a CreateTags
- * (`VOLUMES_PER_CREATE_TAGS` at most) — CSI-made disks mostly lack only the cluster tag — and
- * a batch EC2 refuses is retried one volume at a time, so one bad volume (deleted since the
- * look-up, at the 50-tag limit) fails alone. Resolves to the error message of each volume
- * that could not be tagged.
+ * Adds each request's tags to its volume or snapshot. Resources needing the same tags share a
+ * CreateTags (`VOLUMES_PER_CREATE_TAGS` at most) — CSI-made disks mostly lack only the cluster
+ * tags, volhook's own older ones only `volhook.io/cluster` — and a batch EC2 refuses is retried
+ * one resource at a time, so one bad one (deleted since the look-up, at the 50-tag limit) fails
+ * alone. Resolves to the error message of each resource that could not be tagged.
  */
-export async function tagDisks(client: EC2Client, requests: readonly TagRequest[]): Promise<Map<string, string>> {
+export async function tagResources(client: EC2Client, requests: readonly TagRequest[]): Promise<Map<string, string>> {
   const groups = new Map<string, TagRequest[]>();
   for (const request of requests) {
     const key = JSON.stringify(Object.entries(request.tags).sort(([a], [b]) => a.localeCompare(b)));
     groups.set(key, [...(groups.get(key) ?? []), request]);
   }
   const failures = new Map<string, string>();
-  const send = (volumeIds: string[], tags: Record<string, string>) =>
-    client.send(new CreateTagsCommand({ Resources: volumeIds, Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }));
+  const send = (ids: string[], tags: Record<string, string>) =>
+    client.send(new CreateTagsCommand({ Resources: ids, Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }));
 
   for (const group of groups.values()) {
     const tags = group[0]!.tags;
     for (let start = 0; start < group.length; start += VOLUMES_PER_CREATE_TAGS) {
-      const ids = group.slice(start, start + VOLUMES_PER_CREATE_TAGS).map((r) => r.volumeId);
+      const ids = group.slice(start, start + VOLUMES_PER_CREATE_TAGS).map((r) => r.id);
       try {
         await send(ids, tags);
       } catch (batchError) {

@@ -1,7 +1,7 @@
 /**
- * What `cluster adopt` does to each disk, decided purely from the cluster's PVs and EC2's
- * answer. Adoption only ever adds tags: a tag that is set is never changed, and a disk whose
- * tags claim another cluster is never touched.
+ * What `cluster adopt` does to each disk and snapshot, decided purely from the cluster's PVs
+ * and EC2's answer. Adoption only ever adds tags: a tag that is set is never changed, and a
+ * resource whose tags claim another cluster is never touched.
  *
  * The tags are those volhook writes when it provisions (`volumeTags`), less the StorageClass's
  * and registration's own:
@@ -9,18 +9,27 @@
  *   way (`isOwnedDisk`) and filters its look-ups by name on;
  * - `ebs.csi.aws.com/cluster=true` — the one the function's IAM policy requires on every
  *   change of an existing volume (attach, detach, modify, snapshot, copy, delete); EBS CSI disks
- *   have it, in-tree disks do not. volhook refuses a disk without it before calling EC2
- *   (`isAdoptedDisk`, reason `NotAdopted`), naming this command;
+ *   have it, in-tree disks do not;
+ * - `volhook.io/cluster=<id>` — the cluster id in a value, which the EC2 role's policy compares
+ *   with the session's; volhook's own disks and snapshots made before it existed lack it (and
+ *   are refused until adopt adds it), CSI-driver disks never have it;
  * - `CSIVolumeName=<PV name>` and `kubernetes.io/created-for/pv/name`, `…/pvc/name`,
  *   `…/pvc/namespace` from the PV and its claimRef — what volhook's look-up by name and its
  *   cleanup of a deleted claim's disk read, so an adopted disk looks like one volhook made.
+ * volhook refuses a disk or snapshot short of the first three (`tagOwnership` `needs-adopt`,
+ * reason `NotAdopted`) before calling EC2, naming this command.
+ *
+ * Disks come from the cluster's PVs (the evidence that a CSI-made disk is the cluster's), and
+ * from EC2's listing of the cluster (`kubernetes.io/cluster/<id>=owned`): a disk no PV names
+ * that needs adopting — one of volhook's own made before `volhook.io/cluster`, whose claim is
+ * still being provisioned, say — gets the cluster tags only. Snapshots come from EC2's listing
+ * of the cluster; those that need adopting get the cluster tags they lack.
  * The EBS CSI driver's `Name`, `KubernetesCluster` and `ebs.csi.aws.com/cluster-name` are not
  * added: volhook neither writes nor reads them.
  */
-import { TagKeys } from '../contract/index.js';
-import type { Disk } from '../ec2/index.js';
-// The very rule every reconciler that changes a disk applies: adopted means exactly what they accept.
-import { isAdoptedDisk } from '../reconcile/tags.js';
+// The very rule every reconciler applies: adopted means exactly what they accept.
+import { clusterTags, TagKeys, tagOwnership } from '../contract/index.js';
+import type { Disk, Snapshot } from '../ec2/index.js';
 import type { PvDisk } from './adopt-pvs.js';
 
 export type AdoptionStatus =
@@ -44,7 +53,7 @@ export type AdoptionStatus =
 export interface DiskAdoption {
   /** The EBS volume ID, or the PV's ID as written when it is none. */
   volumeId: string;
-  /** The PVs naming the disk (one, unless static PVs share it). */
+  /** The PVs naming the disk (one, unless static PVs share it; none for a disk found by the cluster's tag only). */
   pvs: string[];
   status: AdoptionStatus;
   /** The tags adoption adds (`tag`, `tagged`, `failed`); none otherwise. */
@@ -53,7 +62,16 @@ export interface DiskAdoption {
   detail?: string;
 }
 
-/** The statuses that leave a disk a PV names not owned by this cluster: the run exits 1. */
+export interface SnapshotAdoption {
+  snapshotId: string;
+  /** The volume it was taken of. */
+  volumeId: string;
+  status: Extract<AdoptionStatus, 'tag' | 'tagged' | 'failed' | 'other-cluster' | 'conflict'>;
+  tags: Record<string, string>;
+  detail?: string;
+}
+
+/** The statuses that leave a disk or snapshot of the cluster not adopted: the run exits 1. */
 export const UNADOPTED: readonly AdoptionStatus[] = ['other-cluster', 'conflict', 'failed'];
 
 /** Legacy cluster tags, as the EBS CSI driver (with --k8s-tag-cluster-id) and the AWS cloud provider write them. */
@@ -63,13 +81,15 @@ const CLUSTER_TAG_PREFIX = TagKeys.cluster('');
 
 /**
  * The tag by which another cluster claims the disk, as `key=value`; undefined when none does.
- * `kubernetes.io/cluster/<other>` with any value (owned or shared), and the EBS CSI driver's
+ * `kubernetes.io/cluster/<other>` with any value (owned or shared), `volhook.io/cluster` in any
+ * case naming another cluster (as `tagOwnership` reads it), and the EBS CSI driver's
  * `ebs.csi.aws.com/cluster-name` and `KubernetesCluster` naming another cluster.
  */
 export function otherClusterTag(tags: Record<string, string>, clusterId: string): string | undefined {
   for (const [key, value] of Object.entries(tags)) {
     const claimed =
       (key.startsWith(CLUSTER_TAG_PREFIX) && key !== TagKeys.cluster(clusterId)) ||
+      (key.toLowerCase() === TagKeys.volhookCluster.toLowerCase() && value !== clusterId) ||
       ((key === EBS_CLUSTER_NAME || key === KUBERNETES_CLUSTER) && value !== clusterId);
     if (claimed) return `${key}=${value}`;
   }
@@ -78,11 +98,9 @@ export function otherClusterTag(tags: Record<string, string>, clusterId: string)
 
 /** The full tag set an adopted disk carries, per the file comment. One PV: its names too. */
 export function wantedTags(clusterId: string, pvs: readonly PvDisk[]): Record<string, string> {
-  const tags: Record<string, string> = {
-    [TagKeys.cluster(clusterId)]: 'owned',
-    [TagKeys.ebsCluster]: 'true',
-  };
-  // Several PVs on one disk (static PVs) name it differently: only the cluster's tags then.
+  const tags = clusterTags(clusterId);
+  // Several PVs on one disk (static PVs) name it differently, none (a disk found by the
+  // cluster's tag) names it at all: only the cluster's tags then.
   if (pvs.length !== 1) return tags;
   const [pv] = pvs as [PvDisk];
   tags[TagKeys.csiVolumeName] = pv.pv;
@@ -97,25 +115,60 @@ export function wantedTags(clusterId: string, pvs: readonly PvDisk[]): Record<st
 /** Pure: the plan for one disk named by `pvs`; `disk` is EC2's answer (undefined: no such volume). */
 export function planDisk(clusterId: string, volumeId: string, pvs: readonly PvDisk[], disk: Disk | undefined): DiskAdoption {
   const row = { volumeId, pvs: pvs.map((p) => p.pv) };
-  const leave = (status: AdoptionStatus, detail?: string): DiskAdoption => ({ ...row, status, tags: {}, ...(detail !== undefined && { detail }) });
-  if (!disk || disk.state === 'deleting' || disk.state === 'deleted') return leave('not-found', disk ? `volume is ${disk.state}` : 'EC2 has no such volume');
-  const claim = otherClusterTag(disk.tags, clusterId);
-  if (claim) return leave('other-cluster', `tagged ${claim}`);
-  if (isAdoptedDisk(disk, clusterId)) return leave('adopted');
+  if (!disk || disk.state === 'deleting' || disk.state === 'deleted') {
+    return { ...row, status: 'not-found', tags: {}, detail: disk ? `volume is ${disk.state}` : 'EC2 has no such volume' };
+  }
+  const plan = planTags(clusterId, disk.tags, wantedTags(clusterId, pvs));
+  return { ...row, ...plan, ...(plan.status === 'tag' && noteOn(disk, pvs)) };
+}
 
-  // Only the two tags volhook acts on can stand in the way; a CSIVolumeName or created-for tag
-  // that differs (a static PV on a disk made for another) describes the disk's past and is kept.
-  const wanted = wantedTags(clusterId, pvs);
-  const changed = [TagKeys.cluster(clusterId), TagKeys.ebsCluster].find((key) => key in disk.tags && disk.tags[key] !== wanted[key]);
-  if (changed) return leave('conflict', `tagged ${changed}=${disk.tags[changed]}; adopt changes no tag that is set`);
+interface TagPlan {
+  status: Extract<AdoptionStatus, 'tag' | 'adopted' | 'other-cluster' | 'conflict'>;
+  tags: Record<string, string>;
+  detail?: string;
+}
 
-  const tags = Object.fromEntries(Object.entries(wanted).filter(([key]) => !(key in disk.tags)));
-  return { ...row, status: 'tag', tags, ...noteOn(disk, pvs) };
+/**
+ * Pure: what adoption does to a resource with `tags`, to give it `wanted`. Only the tags volhook
+ * acts on can stand in the way; a CSIVolumeName or created-for tag that differs (a static PV
+ * on a disk made for another) describes the disk's past and is kept.
+ */
+function planTags(clusterId: string, tags: Record<string, string>, wanted: Record<string, string>): TagPlan {
+  const claim = otherClusterTag(tags, clusterId);
+  if (claim) return { status: 'other-cluster', tags: {}, detail: `tagged ${claim}` };
+  if (tagOwnership(tags, clusterId).kind === 'owned') return { status: 'adopted', tags: {} };
+  const changed = [TagKeys.cluster(clusterId), TagKeys.ebsCluster].find((key) => key in tags && tags[key] !== wanted[key]);
+  if (changed) return { status: 'conflict', tags: {}, detail: `tagged ${changed}=${tags[changed]}; adopt changes no tag that is set` };
+  return { status: 'tag', tags: Object.fromEntries(Object.entries(wanted).filter(([key]) => !(key in tags))) };
+}
+
+/**
+ * Pure: the disks of EC2's listing of the cluster that no PV names and that need adopting, in
+ * volume ID order (one adopted already is no row: the listing is every disk of the cluster).
+ */
+export function planUnnamedDisks(clusterId: string, listed: readonly Disk[], named: ReadonlySet<string>): DiskAdoption[] {
+  return listed
+    .filter((disk) => !named.has(disk.volumeId))
+    .map((disk) => planDisk(clusterId, disk.volumeId, [], disk))
+    .filter((row) => row.status !== 'adopted' && row.status !== 'not-found')
+    .sort((a, b) => a.volumeId.localeCompare(b.volumeId));
+}
+
+/** Pure: the snapshots of EC2's listing of the cluster that need adopting, in snapshot ID order. */
+export function planSnapshots(clusterId: string, listed: readonly Snapshot[]): SnapshotAdoption[] {
+  const rows: SnapshotAdoption[] = [];
+  for (const snapshot of listed) {
+    const plan = planTags(clusterId, snapshot.tags, clusterTags(clusterId));
+    if (plan.status === 'adopted') continue;
+    rows.push({ snapshotId: snapshot.snapshotId, volumeId: snapshot.volumeId, ...plan, status: plan.status });
+  }
+  return rows.sort((a, b) => a.snapshotId.localeCompare(b.snapshotId));
 }
 
 /** A CSIVolumeName kept that is not the PV's name, or a disk several PVs share. */
 function noteOn(disk: Disk, pvs: readonly PvDisk[]): { detail?: string } {
   if (pvs.length > 1) return { detail: 'named by several PVs: cluster tags only' };
+  if (pvs.length === 0) return { detail: 'no PersistentVolume names it: cluster tags only' };
   const name = disk.tags[TagKeys.csiVolumeName];
   return name !== undefined && name !== pvs[0]?.pv ? { detail: `${TagKeys.csiVolumeName} is ${name} (kept)` } : {};
 }
@@ -140,7 +193,7 @@ export function planAdoption(clusterId: string, pvs: readonly PvDisk[], disks: R
   return rows.sort((a, b) => a.pvs[0]!.localeCompare(b.pvs[0]!));
 }
 
-/** 1 when a disk a PV names is left not owned by this cluster (see {@link UNADOPTED}), else 0. */
-export function adoptionExitCode(rows: readonly DiskAdoption[]): 0 | 1 {
-  return rows.some((row) => UNADOPTED.includes(row.status)) ? 1 : 0;
+/** 1 when a disk or snapshot of the cluster is left not adopted (see {@link UNADOPTED}), else 0. */
+export function adoptionExitCode(rows: readonly DiskAdoption[], snapshots: readonly SnapshotAdoption[] = []): 0 | 1 {
+  return [...rows, ...snapshots].some((row) => UNADOPTED.includes(row.status)) ? 1 : 0;
 }

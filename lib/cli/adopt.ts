@@ -1,10 +1,12 @@
 /**
  * `npm run cluster -- adopt <id>`: hands the disks of a cluster's EBS PersistentVolumes — made
  * by the EBS CSI controller, or by the in-tree plugin before CSI migration — to volhook by
- * tagging them as volhook tags its own (see adopt-plan.ts for the tags and why). A dry run
- * unless `--apply`; the exit code is the same either way: 1 when a disk a PV names is (or
- * would be) left not owned by the cluster — another cluster's, a conflicting tag, a failed
- * CreateTags — else 0. A PV whose disk does not exist is reported; it needs no tag.
+ * tagging them as volhook tags its own (see adopt-plan.ts for the tags and why), and gives the
+ * cluster's own disks and snapshots that lack `volhook.io/cluster` (made before volhook wrote
+ * it) that tag. A dry run unless `--apply`; the exit code is the same either way: 1 when a
+ * disk or snapshot of the cluster is (or would be) left not adopted — another cluster's, a
+ * conflicting tag, a failed CreateTags — else 0. A PV whose disk does not exist is reported;
+ * it needs no tag.
  *
  * Runs with the operator's AWS credentials (the SDK's default chain): the function's role can
  * tag only while creating a volume, so it can never pull an existing disk into its scope.
@@ -13,8 +15,8 @@ import { EC2Client } from '@aws-sdk/client-ec2';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createEc2Gateway } from '../ec2/index.js';
 import { parseRegistration } from '../registry/file-registry.js';
-import { describeDisks, tagDisks } from './adopt-ec2.js';
-import { adoptionExitCode, planAdoption, type DiskAdoption } from './adopt-plan.js';
+import { describeDisks, tagResources } from './adopt-ec2.js';
+import { adoptionExitCode, planAdoption, planSnapshots, planUnnamedDisks, type DiskAdoption, type SnapshotAdoption } from './adopt-plan.js';
 import { listClusterPvs, loadKubeConfig, pvDisks, readPvFile, type AdoptPv } from './adopt-pvs.js';
 import { adoptionJson, adoptionSummary, adoptionTable, type AdoptionReport } from './adopt-report.js';
 import type { AdoptCommand, PvSource } from './args.js';
@@ -69,32 +71,37 @@ export async function runAdopt(command: AdoptCommand, opened: OpenedPvSource, st
   const client = io.ec2Client ? io.ec2Client(region, endpoint) : new EC2Client({ region, ...(endpoint && { endpoint }) });
   try {
     let disks: DiskAdoption[];
+    let snapshots: SnapshotAdoption[];
     try {
-      const found = await describeDisks(createEc2Gateway({ client, clusterId }), ours.flatMap((pv) => (pv.volumeId ? [pv.volumeId] : [])));
-      disks = planAdoption(clusterId, ours, found);
+      const gateway = createEc2Gateway({ client, clusterId });
+      const named = ours.flatMap((pv) => (pv.volumeId ? [pv.volumeId] : []));
+      const [found, listed, listedSnapshots] = await Promise.all([describeDisks(gateway, named), gateway.listClusterDisks(), gateway.listClusterSnapshots()]);
+      disks = [...planAdoption(clusterId, ours, found), ...planUnnamedDisks(clusterId, listed, new Set(named))];
+      snapshots = planSnapshots(clusterId, listedSnapshots);
     } catch (err) {
-      return fail(`DescribeVolumes in ${region}: ${(err as Error).message}; nothing was tagged`);
+      return fail(`describing the disks and snapshots in ${region}: ${(err as Error).message}; nothing was tagged`);
     }
-    if (command.apply) disks = await apply(client, disks);
+    if (command.apply) [disks, snapshots] = await apply(client, disks, snapshots);
 
-    const report: AdoptionReport = { clusterId, region, applied: command.apply, otherPvs: others, disks };
+    const report: AdoptionReport = { clusterId, region, applied: command.apply, otherPvs: others, disks, snapshots };
     io.stdout(command.json ? adoptionJson(report) : adoptionTable(report));
     io.stderr(adoptionSummary(report));
-    return adoptionExitCode(disks);
+    return adoptionExitCode(disks, snapshots);
   } finally {
     if (!io.ec2Client) client.destroy();
   }
 }
 
-/** Tags the disks planned `tag`; each becomes `tagged` or `failed` with EC2's reason. */
-async function apply(client: EC2Client, disks: DiskAdoption[]): Promise<DiskAdoption[]> {
-  const failures = await tagDisks(
-    client,
-    disks.filter((d) => d.status === 'tag').map(({ volumeId, tags }) => ({ volumeId, tags })),
-  );
-  return disks.map((d) => {
-    if (d.status !== 'tag') return d;
-    const error = failures.get(d.volumeId);
-    return error === undefined ? { ...d, status: 'tagged' } : { ...d, status: 'failed', detail: error };
-  });
+/** Tags the disks and snapshots planned `tag`; each becomes `tagged` or `failed` with EC2's reason. */
+async function apply(client: EC2Client, disks: DiskAdoption[], snapshots: SnapshotAdoption[]): Promise<[DiskAdoption[], SnapshotAdoption[]]> {
+  const failures = await tagResources(client, [
+    ...disks.filter((d) => d.status === 'tag').map(({ volumeId, tags }) => ({ id: volumeId, tags })),
+    ...snapshots.filter((s) => s.status === 'tag').map(({ snapshotId, tags }) => ({ id: snapshotId, tags })),
+  ]);
+  const outcome = <T extends { status: string; detail?: string }>(row: T, id: string): T => {
+    if (row.status !== 'tag') return row;
+    const error = failures.get(id);
+    return error === undefined ? { ...row, status: 'tagged' } : { ...row, status: 'failed', detail: error };
+  };
+  return [disks.map((d) => outcome(d, d.volumeId)), snapshots.map((s) => outcome(s, s.snapshotId))];
 }

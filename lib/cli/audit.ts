@@ -162,7 +162,7 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
 export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promise<number> {
   return withResolved(command, io, async (r) => {
     const gateway = pacedGateway(r.client, command.clusterId, r.region);
-    const evidence = { report: await r.reports.get(command.clusterId), retained: await r.reports.retained(command.clusterId) };
+    const evidence = { clusterId: command.clusterId, report: await r.reports.get(command.clusterId), retained: await r.reports.retained(command.clusterId) };
     const entries = leftBehind(await gateway.listClusterDisks(), evidence, r.region);
     const snapshots = snapshotsLeftBehind(await gateway.listClusterSnapshots(), evidence, r.region);
     const toDelete = entries.filter((e) => e.action === 'delete');

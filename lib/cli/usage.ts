@@ -103,7 +103,7 @@ export const COMMANDS = {
     options: { '--show-secrets': { kind: 'flag', help: 'print the secrets too' } },
   },
   adopt: {
-    synopsis: [['adopt <id>', "tag the disks of the cluster's EBS PersistentVolumes so volhook owns\nthem (disks the EBS CSI controller made); a dry run unless --apply"]],
+    synopsis: [['adopt <id>', "tag the disks of the cluster's EBS PersistentVolumes so volhook owns\nthem (disks the EBS CSI controller made), and the cluster's disks and\nsnapshots without volhook.io/cluster; a dry run unless --apply"]],
     note: "AWS credentials: the SDK's default chain; endpoint: AWS_ENDPOINT_URL_EC2.",
     options: {
       '--pvs': { kind: 'value', arg: '<file>', help: 'the PVs, as "kubectl get pv -o json" prints them' },

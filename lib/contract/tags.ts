@@ -36,28 +36,69 @@ export const SessionTagKeys = {
 } as const;
 
 /**
- * The tags a volume is found and owned by: the two that the look-up by name filters on, and
- * the one the IAM policy requires on CreateVolume. Every volume volhook creates has them,
- * whatever else it is tagged with.
+ * The tags a volume is found and owned by: the two that the look-up by name filters on, the
+ * one the IAM policy requires on CreateVolume, and the cluster id IAM compares with the
+ * session's. Every volume volhook creates has them, whatever else it is tagged with.
  */
 export function identityTags(clusterId: string, volumeName: string): Record<string, string> {
   return {
     [TagKeys.csiVolumeName]: volumeName,
-    [TagKeys.ebsCluster]: 'true',
-    [TagKeys.cluster(clusterId)]: 'owned',
+    ...clusterTags(clusterId),
   };
 }
 
 /**
  * The tags a snapshot is found and owned by, as for volumes: its name, the cluster's
- * ownership, and the tag the IAM policy requires on CreateSnapshot and DeleteSnapshot.
+ * ownership, the tag the IAM policy requires on CreateSnapshot and DeleteSnapshot, and the
+ * cluster id IAM compares with the session's.
  */
 export function snapshotIdentityTags(clusterId: string, snapshotName: string): Record<string, string> {
   return {
     [TagKeys.csiVolumeSnapshotName]: snapshotName,
+    ...clusterTags(clusterId),
+  };
+}
+
+/**
+ * The identity tags that are the same on every disk and snapshot of a cluster, whatever its
+ * name: ownership, the IAM scope, the cluster id in a value. What {@link tagOwnership} requires
+ * and `cluster adopt` adds.
+ */
+export function clusterTags(clusterId: string): Record<string, string> {
+  return {
     [TagKeys.ebsCluster]: 'true',
     [TagKeys.cluster(clusterId)]: 'owned',
+    [TagKeys.volhookCluster]: clusterId,
   };
+}
+
+/**
+ * What a disk's or snapshot's tags say about cluster `clusterId`'s hold on it:
+ * - `owned`: every tag of {@link clusterTags}, exactly — volhook may act on it;
+ * - `needs-adopt`: the cluster's (`kubernetes.io/cluster/<id>=owned`, no other cluster named
+ *   in `volhook.io/cluster`) but short of a tag `cluster adopt` adds — `volhook.io/cluster` on
+ *   one made (or adopted) before volumes carried it, `ebs.csi.aws.com/cluster=true` on one made
+ *   outside volhook. Found by the look-ups (they filter on the Kubernetes tag), never acted on:
+ *   IAM would refuse it, and acting on it would be acting on a guess;
+ * - `foreign`: not the cluster's — no `kubernetes.io/cluster/<id>=owned`, or a
+ *   `volhook.io/cluster` naming anything but the id.
+ * `volhook.io/cluster` is read in any case (IAM matches tag keys case-insensitively, so a
+ * `Volhook.io/Cluster=<other>` beside the right one could be what IAM compares): any spelling
+ * with another value makes the resource foreign, and only the exact key counts as carrying it.
+ */
+export type TagOwnership =
+  | { kind: 'owned' }
+  | { kind: 'needs-adopt'; lacks: Record<string, string> }
+  | { kind: 'foreign'; why: string };
+
+export function tagOwnership(tags: Readonly<Record<string, string>>, clusterId: string): TagOwnership {
+  const volhookKey = TagKeys.volhookCluster.toLowerCase();
+  const claimed = Object.entries(tags).find(([key, value]) => key.toLowerCase() === volhookKey && value !== clusterId);
+  if (claimed) return { kind: 'foreign', why: `tagged ${claimed[0]}=${claimed[1]}` };
+  if (tags[TagKeys.cluster(clusterId)] !== 'owned') return { kind: 'foreign', why: `not tagged ${TagKeys.cluster(clusterId)}=owned` };
+  const wanted = clusterTags(clusterId);
+  const lacks = Object.fromEntries(Object.entries(wanted).filter(([key, value]) => tags[key] !== value));
+  return Object.keys(lacks).length === 0 ? { kind: 'owned' } : { kind: 'needs-adopt', lacks };
 }
 
 /**

@@ -51,7 +51,8 @@ export function attachmentOn(disk: Disk, instanceId: string): DiskAttachment | u
 
 /**
  * Why this cluster may not attach `disk` to `instance` or detach it from there, if it may not:
- * the volume must be tagged `kubernetes.io/cluster/<id>=owned` and the instance be one of the
+ * the volume must be the cluster's (`isOwnedDisk`: tagged `kubernetes.io/cluster/<id>=owned`, no
+ * `volhook.io/cluster` naming another) and the instance be one of the
  * cluster's. This is what keeps a forged volumeHandle or node from reaching another cluster.
  */
 export function ownershipProblem(disk: Disk, instance: Instance, clusterId: string): string | undefined {

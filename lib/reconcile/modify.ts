@@ -29,7 +29,7 @@ import { exclusively } from './in-flight.js';
 import { gibOf, prepareModify, type ModifyJob } from './modify-job.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
-import { isOwnedDisk, notAdoptedProblem } from './tags.js';
+import { isOwnedDisk, notAdoptedProblem, notOwnedWhy } from './tags.js';
 import { kubeTime } from './writes.js';
 
 type ModifyAction = Extract<Ec2Action, { verb: 'modifyDisk' | 'tagDisk' | 'untagDisk' }>;
@@ -66,7 +66,7 @@ export function decideModify(job: ModifyJob, observed: ModifyObserved, ctx: Modi
     return failed('VolumeNotFound', message, Requeue.failed, events('Warning', EventReasons.volumeResizeFailed, EventReasons.volumeModifyFailed, message));
   }
   if (!isOwnedDisk(disk, ctx.clusterId)) {
-    const message = `EBS volume ${job.volumeId} is not tagged kubernetes.io/cluster/${ctx.clusterId}=owned: this cluster may not modify it`;
+    const message = `EBS volume ${job.volumeId} is not owned by cluster "${ctx.clusterId}" (${notOwnedWhy(disk.tags, ctx.clusterId)}): this cluster may not modify it`;
     return failed('NotOwned', message, Requeue.failedSlow, events('Warning', EventReasons.volumeResizeFailed, EventReasons.volumeModifyFailed, message));
   }
   // What is left to write once EC2 has the change needs no adoption; any EC2 call does.

@@ -31,7 +31,7 @@ import { diskHasAttributes, prepareProvision, provisioningFailed, type Provision
 import { creatingWait } from './timing.js';
 import { buildPersistentVolume } from './pv-builder.js';
 import { isOwnedSnapshot, snapshotNotAdoptedProblem } from './snapshot-content.js';
-import { isOwnedDisk, notAdoptedProblem } from './tags.js';
+import { isOwnedDisk, notAdoptedProblem, notOwnedWhy } from './tags.js';
 import { addFinalizer, createPersistentVolume, pvcRef, removeFinalizer, removePvcAnnotation } from './writes.js';
 
 type ProvisionAction = Extract<Ec2Action, { verb: 'createDisk' | 'deleteDisk' | 'copyDisk' }>;
@@ -110,12 +110,29 @@ function checkSourceDisk(job: ProvisionJob, source: Extract<VolumeSource, { kind
     return refuseSource(
       job,
       'SourceNotOwned',
-      `volume ${sourceVolumeId} of the source claim ${what} is not owned by cluster "${clusterId}" (no tag ${TagKeys.cluster(clusterId)}=owned); volhook clones only its cluster's disks`,
+      `volume ${sourceVolumeId} of the source claim ${what} is not owned by cluster "${clusterId}" (${notOwnedWhy(sourceDisk.tags, clusterId)}); volhook clones only its cluster's disks`,
     );
   }
   const unadopted = notAdoptedProblem(sourceDisk, clusterId, `clone it for claim ${job.pvc.metadata.namespace}/${job.pvc.metadata.name}`);
   if (unadopted) return refuseSource(job, 'SourceNotOwned', `the source claim ${what}: ${unadopted}`);
   return undefined;
+}
+
+/**
+ * A live disk found by the claim's name that volhook may not act on — another cluster's by its
+ * `volhook.io/cluster`, or one that needs adopting (made before volumes carried that tag) —
+ * refused: never taken for the claim's, and, found, never made a second time either.
+ */
+function refuseFound(job: ProvisionJob, disk: Disk, clusterId: string): Settled | undefined {
+  const { pvc } = job;
+  const claim = `${pvc.metadata.namespace}/${pvc.metadata.name}`;
+  if (!isOwnedDisk(disk, clusterId)) {
+    const message = `volume ${disk.volumeId} tagged ${TagKeys.csiVolumeName}=${job.pvName} is not owned by cluster "${clusterId}" (${notOwnedWhy(disk.tags, clusterId)}); not provisioning claim ${claim} with it, nor creating another`;
+    return failed('NotOwned', message, Requeue.failedSlow, [provisioningFailed(pvc, job.className, message)]);
+  }
+  const act = disk.state === 'error' ? 'delete it (it failed to create, state error)' : `provision claim ${claim} with it`;
+  const unadopted = notAdoptedProblem(disk, clusterId, act);
+  return unadopted ? failed('NotAdopted', unadopted, Requeue.failedSlow, [provisioningFailed(pvc, job.className, unadopted)]) : undefined;
 }
 
 /** Pure: the next step for a claim's disk. */
@@ -127,6 +144,8 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapsh
     const message = `External provisioner is provisioning volume for claim ${pvc.metadata.namespace}/${pvc.metadata.name}`;
     return act(makeVolume(job), [pvcEvent(pvc, 'Normal', EventReasons.provisioning, message)]);
   }
+  const notOurs = isGone(disk) ? undefined : refuseFound(job, disk, names.clusterId);
+  if (notOurs) return notOurs;
   switch (disk.state) {
     case 'creating':
       return requeue(creatingWait(disk, now), `volume ${disk.volumeId} is being created`);
@@ -154,8 +173,6 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapsh
     case 'error': {
       // A volume that failed to create (a KMS key it may not use, say) is ours and useless:
       // delete it, so that a later attempt can create a good one.
-      const unadopted = notAdoptedProblem(disk, names.clusterId, `delete it (it failed to create, state error)`);
-      if (unadopted) return failed('NotAdopted', unadopted, Requeue.failedSlow, [provisioningFailed(pvc, job.className, unadopted)]);
       const message = `volume ${disk.volumeId} failed to create (state error, e.g. for a KMS key it may not use); deleting it and creating another`;
       return act({ verb: 'deleteDisk', volumeId: disk.volumeId }, [provisioningFailed(pvc, job.className, message)]);
     }

@@ -22,6 +22,7 @@ import {
   isReservedTagKey,
   SnapshotAnnotations,
   SnapshotFinalizers,
+  tagOwnership,
   TagKeys,
   type VolumeSnapshotContent,
   type VolumeSnapshotContentItem,
@@ -35,7 +36,7 @@ import { exclusively } from './in-flight.js';
 import { contentEvent, EventReasons } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
-import { isOwnedDisk, notAdoptedProblem } from './tags.js';
+import { adoptionProblem, isOwnedDisk, notAdoptedProblem, notOwnedWhy } from './tags.js';
 import { contentRef, dropAnnotation, dropFinalizer, ensureAnnotation, kubeTime } from './writes.js';
 
 type CreateAction = Extract<Ec2Action, { verb: 'createSnapshot' | 'deleteSnapshot' | 'enableFastSnapshotRestores' }>;
@@ -43,23 +44,23 @@ type DeleteAction = Extract<Ec2Action, { verb: 'deleteSnapshot' }>;
 
 const GiB = 2 ** 30;
 
-/** Whether the cluster created this snapshot: tag `kubernetes.io/cluster/<id>=owned`. */
+/**
+ * Whether the snapshot is the cluster's at all, as for volumes (`isOwnedDisk`): tagged
+ * `kubernetes.io/cluster/<id>=owned`, and no `volhook.io/cluster` naming another cluster.
+ */
 export function isOwnedSnapshot(snapshot: Snapshot, clusterId: string): boolean {
-  return snapshot.tags[TagKeys.cluster(clusterId)] === 'owned';
+  return tagOwnership(snapshot.tags, clusterId).kind !== 'foreign';
 }
 
 /**
- * Why volhook may not `act` on a snapshot of its cluster, when it lacks `ebs.csi.aws.com/cluster=true`
- * (the IAM role restores from, deletes and fast-restores only snapshots tagged so; every
- * snapshot volhook takes has it, one made elsewhere and named by a pre-provisioned content may
- * not); undefined when it may, or when the snapshot is not the cluster's at all.
+ * Why volhook may not `act` on a snapshot of its cluster: it lacks `volhook.io/cluster` (taken
+ * before snapshots carried it) or `ebs.csi.aws.com/cluster=true` (the IAM role restores from,
+ * deletes and fast-restores only snapshots tagged so; every snapshot volhook takes has it, one
+ * made elsewhere and named by a pre-provisioned content may not) — `cluster adopt` adds them;
+ * undefined when it may, or when the snapshot is not the cluster's at all.
  */
 export function snapshotNotAdoptedProblem(snapshot: Snapshot, clusterId: string, act: string): string | undefined {
-  if (!isOwnedSnapshot(snapshot, clusterId) || snapshot.tags[TagKeys.ebsCluster] === 'true') return undefined;
-  return (
-    `snapshot ${snapshot.snapshotId} is cluster "${clusterId}"'s but lacks the tag ${TagKeys.ebsCluster}=true, without which EC2 does not let volhook ${act}; ` +
-    `tag it (\`aws ec2 create-tags --resources ${snapshot.snapshotId} --tags Key=${TagKeys.ebsCluster},Value=true\`)`
-  );
+  return adoptionProblem({ kind: 'snapshot', id: snapshot.snapshotId }, tagOwnership(snapshot.tags, clusterId), clusterId, act);
 }
 
 /**
@@ -139,6 +140,13 @@ export function decideCreate(content: VolumeSnapshotContent, spec: SnapshotSpec,
   }
   // A younger duplicate this request made while another request made the oldest: delete it.
   if (observed.created && observed.created !== winner.snapshotId) return act({ verb: 'deleteSnapshot', snapshotId: observed.created });
+  // Found by its name, so no second one is taken; but one volhook may not act on is not recorded either.
+  if (!isOwnedSnapshot(winner, names.clusterId)) {
+    return refuse(content, 'NotOwned', `snapshot ${winner.snapshotId} named ${request.name} is not owned by cluster "${names.clusterId}" (${notOwnedWhy(winner.tags, names.clusterId)}); volhook uses only its cluster's snapshots`, names);
+  }
+  const unadopted = snapshotNotAdoptedProblem(winner, names.clusterId, `record it for VolumeSnapshotContent "${content.metadata.name}"`);
+  // Not the content's final error: once adopted, the next reconcile records the snapshot.
+  if (unadopted) return failed('NotAdopted', unadopted, Requeue.failedSlow, [contentEvent(content, 'Warning', EventReasons.snapshotCreationFailed, unadopted)]);
   if (winner.volumeId !== request.volumeId) {
     return refuse(content, 'AlreadyExists', `snapshot ${request.name} already exists for a different volume (${winner.volumeId})`, names);
   }
@@ -154,7 +162,7 @@ export function decideCreate(content: VolumeSnapshotContent, spec: SnapshotSpec,
 export interface DeleteObserved {
   /** Snapshots of the content that still exist and this cluster owns. */
   owned: Snapshot[];
-  /** A recorded snapshot another cluster owns (or nobody): never deleted. */
+  /** A snapshot of the content (recorded, or tagged with its name) another cluster owns, or nobody: never deleted. */
   foreign: Snapshot | undefined;
 }
 
@@ -279,7 +287,7 @@ async function reconcilePreProvisioned(content: VolumeSnapshotContent, snapshotI
   const snapshot = await scope.ec2.getSnapshot(snapshotId);
   if (!snapshot) return refuse(content, 'SnapshotNotFound', `snapshot ${snapshotId} does not exist`, names, check);
   if (!isOwnedSnapshot(snapshot, scope.clusterId)) {
-    return refuse(content, 'NotOwned', `snapshot ${snapshotId} is not owned by cluster "${scope.clusterId}" (tag ${TagKeys.cluster(scope.clusterId)}=owned); volhook uses only its cluster's snapshots`, names, check);
+    return refuse(content, 'NotOwned', `snapshot ${snapshotId} is not owned by cluster "${scope.clusterId}" (${notOwnedWhy(snapshot.tags, scope.clusterId)}); volhook uses only its cluster's snapshots`, names, check);
   }
   const unadopted = snapshotNotAdoptedProblem(snapshot, scope.clusterId, 'restore volumes from it');
   if (unadopted) return refuse(content, 'NotAdopted', unadopted, names, check);
@@ -298,8 +306,9 @@ async function reconcileDeletion(content: VolumeSnapshotContent, scope: Scope, n
       // A dynamic content's snapshot is found by its name too: one a lost answer never recorded.
       dynamic ? scope.ec2.findSnapshotsByName(content.metadata.name) : Promise.resolve([]),
     ]);
-    const foreign = byId && !isOwnedSnapshot(byId, scope.clusterId) ? byId : undefined;
-    const owned = [...(byId && !foreign ? [byId] : []), ...byName.filter((s) => s.snapshotId !== byId?.snapshotId)];
+    const all = [...(byId ? [byId] : []), ...byName.filter((s) => s.snapshotId !== byId?.snapshotId)];
+    const foreign = all.find((s) => !isOwnedSnapshot(s, scope.clusterId));
+    const owned = all.filter((s) => isOwnedSnapshot(s, scope.clusterId));
     return { owned, foreign };
   };
   return converge<DeleteObserved, DeleteAction>({

@@ -68,6 +68,7 @@ describe('StorageClass parameters -> CreateVolume input', () => {
       CSIVolumeName: 'pvc-6f1c2a9e-4b7d-4c1e-9f3a-2d8e5b7c1a04',
       'ebs.csi.aws.com/cluster': 'true',
       'kubernetes.io/cluster/c1': 'owned',
+      'volhook.io/cluster': 'c1',
       'kubernetes.io/created-for/pvc/name': 'data-web-0',
       'kubernetes.io/created-for/pvc/namespace': 'default',
       'kubernetes.io/created-for/pv/name': 'pvc-6f1c2a9e-4b7d-4c1e-9f3a-2d8e5b7c1a04',

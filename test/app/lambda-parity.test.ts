@@ -33,6 +33,8 @@ beforeAll(async () => {
         Tags: [
           { Key: 'CSIVolumeName', Value: 'pvc-6f1c2a9e-4b7d-4c1e-9f3a-2d8e5b7c1a04' },
           { Key: 'kubernetes.io/cluster/c1', Value: 'owned' },
+          { Key: 'ebs.csi.aws.com/cluster', Value: 'true' },
+          { Key: 'volhook.io/cluster', Value: 'c1' },
         ],
       },
     ],

@@ -78,6 +78,7 @@ describe('a reconcile request as a whole', () => {
         CSIVolumeName: `pvc-${item.pvc.metadata.uid}`,
         'kubernetes.io/cluster/c1': 'owned',
         'ebs.csi.aws.com/cluster': 'true',
+        'volhook.io/cluster': 'c1',
       },
     });
     // Drive the claim as the forwarder would until the PV is asked for: a round that only

@@ -43,7 +43,7 @@ describe('VolumeSnapshotContent items over the app', () => {
   it('mark, create, record, delete: one CreateSnapshot, one DeleteSnapshot, every answer valid against the contract', async () => {
     fake = new FakeEc2();
     const app = appOverFakeEc2();
-    const volumeId = fake.addVolume({ tags: { 'kubernetes.io/cluster/c1': 'owned', 'ebs.csi.aws.com/cluster': 'true' } });
+    const volumeId = fake.addVolume({ tags: { 'kubernetes.io/cluster/c1': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'c1' } });
     const being = { 'snapshot.storage.kubernetes.io/volumesnapshot-being-created': 'yes' };
 
     const [mark] = (await reconcile(app, [contentItem(volumeId)])).results;

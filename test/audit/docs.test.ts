@@ -21,12 +21,14 @@ const everything: AuditResult = {
   unknown: [{ volumeId: 'vol-2', sizeGiB: 1, type: 'gp3', zone: 'a', createdAt: '', why: 'w' }],
   lost: [{ volumeId: 'vol-3', pv: 'pv' }],
   drift: [{ volumeId: 'vol-4', sizeGiB: 1, type: 'gp3', zone: 'a', direction: 'attached-without-volumeattachment', instanceId: 'i-1' }],
+  untagged: [{ volumeId: 'vol-8', sizeGiB: 1, type: 'gp3', zone: 'a', ownership: 'needs-adopt', why: 'w' }],
   totals: { orphanedVolumes: 1, orphanedGiB: 1, orphanedMonthlyUsd: 0, unpriced: 0 },
   notes: [],
   snapshots: 3,
   orphanedSnapshots: [{ snapshotId: 'snap-1', volumeId: 'vol-1', sizeGiB: 1, startTime: '', deletable: false, why: 'w', retained: true }],
   unknownSnapshots: [{ snapshotId: 'snap-2', volumeId: 'vol-1', sizeGiB: 1, startTime: '', why: 'w' }],
   lostSnapshots: [{ snapshotId: 'snap-3', content: 'c', deletionPolicy: 'Delete' }],
+  untaggedSnapshots: [{ snapshotId: 'snap-4', volumeId: 'vol-1', sizeGiB: 1, ownership: 'needs-adopt', why: 'w' }],
   snapshotTotals: { orphanedSnapshots: 1, orphanedSnapshotGiB: 1, orphanedSnapshotMonthlyUsd: 0 },
   deletions: [
     { volumeId: 'vol-1', outcome: 'deleted' },
@@ -40,9 +42,9 @@ const everything: AuditResult = {
 describe('docs/audit.md', () => {
   it('names every finding and every deletion outcome the table prints', () => {
     const [, ...lines] = auditTable(everything).trim().split('\n');
-    const findings = lines.slice(1, 8).map((line) => line.split(/\s{2,}/)[0]);
-    expect(findings).toEqual(['orphan', 'unknown', 'lost', 'drift', 'orphaned snapshot', 'unknown snapshot', 'lost snapshot']);
-    const outcomes = lines.slice(10).map((line) => line.split(/\s{2,}/)[0]);
+    const findings = lines.slice(1, 10).map((line) => line.split(/\s{2,}/)[0]);
+    expect(findings).toEqual(['orphan', 'unknown', 'lost', 'drift', 'untagged', 'orphaned snapshot', 'unknown snapshot', 'lost snapshot', 'untagged snapshot']);
+    const outcomes = lines.slice(12).map((line) => line.split(/\s{2,}/)[0]);
     expect(outcomes).toEqual(['deleted', 'marked', 'kept', 'failed']);
     for (const name of [...findings, ...outcomes]) expect(docs, name).toContain(`\`${name}\``);
   });

@@ -25,6 +25,8 @@ function disk(over: Partial<Disk> & { uid?: string } = {}): Disk {
     tags: {
       CSIVolumeName: `pvc-${uid}`,
       [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
+      'ebs.csi.aws.com/cluster': 'true',
+      'volhook.io/cluster': CLUSTER,
       'kubernetes.io/created-for/pvc/namespace': 'ns',
       'kubernetes.io/created-for/pvc/name': 'data',
     },

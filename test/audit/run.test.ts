@@ -16,7 +16,7 @@ function setup() {
   const orphan = (over: { uid?: string; ageMs?: number } = {}) =>
     ec2.addVolume({
       volumeId: `vol-${randomUUID().replaceAll('-', '').slice(0, 17)}`,
-      tags: { CSIVolumeName: `pvc-${over.uid ?? randomUUID()}`, 'kubernetes.io/cluster/alpha': 'owned', 'ebs.csi.aws.com/cluster': 'true' },
+      tags: { CSIVolumeName: `pvc-${over.uid ?? randomUUID()}`, 'kubernetes.io/cluster/alpha': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'alpha' },
       createdAt: new Date(start - (over.ageMs ?? 2 * HOUR)).toISOString(),
     });
   /** The backend's clock (and the auditor's): moved on by each report and each audit. */
@@ -205,7 +205,7 @@ describe('runAudit on reports as the backend keeps them', () => {
     b.advance(20_000);
     const live = ec2.addVolume({
       volumeId: 'vol-0aaaaaaaaaaaaaaa1',
-      tags: { CSIVolumeName: `pvc-${claimUid()}`, 'kubernetes.io/cluster/alpha': 'owned', 'ebs.csi.aws.com/cluster': 'true' },
+      tags: { CSIVolumeName: `pvc-${claimUid()}`, 'kubernetes.io/cluster/alpha': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'alpha' },
       createdAt: new Date(b.now()).toISOString(),
     });
     // The forwarder stops; two hourly audits.
@@ -225,7 +225,7 @@ describe('runAudit on reports as the backend keeps them', () => {
     const uid = claimUid();
     const disk = ec2.addVolume({
       volumeId: 'vol-0bbbbbbbbbbbbbbb2',
-      tags: { CSIVolumeName: `pvc-${uid}`, 'kubernetes.io/cluster/alpha': 'owned', 'ebs.csi.aws.com/cluster': 'true' },
+      tags: { CSIVolumeName: `pvc-${uid}`, 'kubernetes.io/cluster/alpha': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'alpha' },
       createdAt: new Date(b.now() - 3 * HOUR).toISOString(),
     });
     const pv = { pv: `pvc-${uid}`, volumeId: disk.volumeId, reclaimPolicy: 'Retain', claim: { namespace: 'ns', name: 'data', uid } };
@@ -257,7 +257,7 @@ describe('runAudit on reports as the backend keeps them', () => {
     const ec2 = new FakeGateway('alpha');
     const reports = createMemoryReportStore();
     const b = backend(reports);
-    const made = { tags: (uid: string) => ({ CSIVolumeName: `pvc-${uid}`, 'kubernetes.io/cluster/alpha': 'owned' }), createdAt: new Date(b.now() - 3 * HOUR).toISOString() };
+    const made = { tags: (uid: string) => ({ CSIVolumeName: `pvc-${uid}`, 'kubernetes.io/cluster/alpha': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'alpha' }), createdAt: new Date(b.now() - 3 * HOUR).toISOString() };
     const named = ec2.addVolume({ volumeId: 'vol-0ccccccccccccccc3', tags: made.tags(claimUid()), createdAt: made.createdAt });
     const other = ec2.addVolume({ volumeId: 'vol-0ccccccccccccccc4', tags: made.tags(claimUid()), createdAt: made.createdAt });
     const inUse = ec2.addVolume({ volumeId: 'vol-0ccccccccccccccc5', tags: made.tags(claimUid()), createdAt: made.createdAt });
@@ -288,7 +288,7 @@ describe('remove --delete-volumes: disks left behind', () => {
     const remembered = orphan();
     await put([], [{ pv: 'pv-kept', volumeId: named.volumeId, reclaimPolicy: 'Retain' }]);
     await reports.retain('alpha', [remembered.volumeId]);
-    const evidence = { report: await reports.get('alpha'), retained: await reports.retained('alpha') };
+    const evidence = { clusterId: 'alpha', report: await reports.get('alpha'), retained: await reports.retained('alpha') };
     const entries = leftBehind(await ec2.listClusterDisks(), evidence, 'us-east-1');
     expect(entries.map((e) => [e.volumeId, e.action, e.why]).sort()).toEqual(
       [

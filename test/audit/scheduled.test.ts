@@ -15,7 +15,7 @@ describe('the scheduled audit', () => {
     const orphanOf = (clusterId: string) =>
       ec2.addVolume({
         volumeId: `vol-${randomUUID().replaceAll('-', '').slice(0, 17)}`,
-        tags: { CSIVolumeName: `pvc-${randomUUID()}`, [`kubernetes.io/cluster/${clusterId}`]: 'owned' },
+        tags: { CSIVolumeName: `pvc-${randomUUID()}`, [`kubernetes.io/cluster/${clusterId}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': clusterId },
         createdAt: new Date(now - 3 * 3_600_000).toISOString(),
       });
     const kept = orphanOf('keep');
@@ -66,7 +66,7 @@ describe('the scheduled audit', () => {
       ec2.addSnapshot({
         snapshotId: `snap-${randomUUID().replaceAll('-', '').slice(0, 17)}`,
         startTime: new Date(now - 3 * 3_600_000).toISOString(),
-        tags: { CSIVolumeSnapshotName: `snapcontent-${randomUUID()}`, [`kubernetes.io/cluster/${clusterId}`]: 'owned' },
+        tags: { CSIVolumeSnapshotName: `snapcontent-${randomUUID()}`, [`kubernetes.io/cluster/${clusterId}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': clusterId },
       });
     const kept = snapshotOf('disks-only');
     const cleaned = snapshotOf('snapshots-too');

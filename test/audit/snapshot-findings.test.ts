@@ -22,7 +22,7 @@ function snapshot(over: Partial<Snapshot> & { content?: string | null } = {}): S
     state: 'completed',
     startTime: new Date(NOW - 2 * HOUR).toISOString(),
     encrypted: false,
-    tags: { ...(name !== null && { CSIVolumeSnapshotName: name }), [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' },
+    tags: { ...(name !== null && { CSIVolumeSnapshotName: name }), [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': CLUSTER },
     ...rest,
   };
 }
@@ -44,7 +44,7 @@ function findings(input: {
   chosen?: Set<string>;
   marks?: Map<string, number>;
 }) {
-  return snapshotFindings({ report: stored(), lookedUp: new Map(), region: REGION, now: NOW, graceMs: DEFAULT_GRACE_MS, ...input });
+  return snapshotFindings({ clusterId: CLUSTER, report: stored(), lookedUp: new Map(), region: REGION, now: NOW, graceMs: DEFAULT_GRACE_MS, ...input });
 }
 
 describe('orphaned snapshots', () => {

@@ -16,7 +16,7 @@ function setup() {
       snapshotId: `snap-${randomUUID().replaceAll('-', '').slice(0, 17)}`,
       sizeGiB: 20,
       startTime: new Date(now - (over.ageMs ?? 2 * HOUR)).toISOString(),
-      tags: { CSIVolumeSnapshotName: over.content ?? `snapcontent-${randomUUID()}`, [`kubernetes.io/cluster/${over.cluster ?? 'alpha'}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' },
+      tags: { CSIVolumeSnapshotName: over.content ?? `snapcontent-${randomUUID()}`, [`kubernetes.io/cluster/${over.cluster ?? 'alpha'}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': over.cluster ?? 'alpha' },
     });
   return { ec2, reports, snapshot };
 }
@@ -178,7 +178,7 @@ describe('remove --delete-volumes: snapshots left behind', () => {
     ec2.snapshots.get(pending.snapshotId)!.state = 'pending';
     await put(reports, [content({ content: retained.tags.CSIVolumeSnapshotName!, deletionPolicy: 'Retain' })]);
     await reports.retain('alpha', [remembered.snapshotId]);
-    const evidence = { report: await reports.get('alpha'), retained: await reports.retained('alpha') };
+    const evidence = { clusterId: 'alpha', report: await reports.get('alpha'), retained: await reports.retained('alpha') };
     const entries = snapshotsLeftBehind(await ec2.listClusterSnapshots(), evidence, 'us-east-1');
     expect(entries.map((e) => [e.snapshotId, e.action]).sort()).toEqual(
       [

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { identityTags, isReservedTagKey, RESERVED_TAG_KEYS, RESERVED_TAG_KEYS_TEXT, TagKeys } from '../../lib/contract/index.js';
+import { clusterTags, identityTags, isReservedTagKey, RESERVED_TAG_KEYS, RESERVED_TAG_KEYS_TEXT, snapshotIdentityTags, TagKeys, tagOwnership, type TagOwnership } from '../../lib/contract/index.js';
 
 describe('isReservedTagKey', () => {
   it.each([
@@ -27,17 +27,27 @@ describe('isReservedTagKey', () => {
 });
 
 describe('tag vocabulary', () => {
-  it('identityTags -> the name, the IAM scope and cluster ownership, keyed by TagKeys', () => {
+  it('identityTags -> the name, the IAM scope, cluster ownership and the cluster id IAM compares, keyed by TagKeys', () => {
     expect(identityTags('prod', 'pvc-1')).toEqual({
       [TagKeys.csiVolumeName]: 'pvc-1',
       [TagKeys.ebsCluster]: 'true',
       [TagKeys.cluster('prod')]: 'owned',
+      [TagKeys.volhookCluster]: 'prod',
     });
-    expect(identityTags('prod', 'pvc-1')).toEqual({ CSIVolumeName: 'pvc-1', 'ebs.csi.aws.com/cluster': 'true', 'kubernetes.io/cluster/prod': 'owned' });
+    expect(identityTags('prod', 'pvc-1')).toEqual({ CSIVolumeName: 'pvc-1', 'ebs.csi.aws.com/cluster': 'true', 'kubernetes.io/cluster/prod': 'owned', 'volhook.io/cluster': 'prod' });
+  });
+
+  it('snapshotIdentityTags -> the same, with the snapshot name', () => {
+    expect(snapshotIdentityTags('prod', 'snapcontent-1')).toEqual({
+      CSIVolumeSnapshotName: 'snapcontent-1',
+      'ebs.csi.aws.com/cluster': 'true',
+      'kubernetes.io/cluster/prod': 'owned',
+      'volhook.io/cluster': 'prod',
+    });
   });
 
   it('every key volhook writes -> reserved, so no configuration can set or forge one', () => {
-    const written = [TagKeys.csiVolumeName, TagKeys.ebsCluster, TagKeys.cluster('prod'), TagKeys.pvcName, TagKeys.pvcNamespace, TagKeys.pvName];
+    const written = [TagKeys.csiVolumeName, TagKeys.ebsCluster, TagKeys.cluster('prod'), TagKeys.volhookCluster, TagKeys.pvcName, TagKeys.pvcNamespace, TagKeys.pvName];
     expect(written.filter((key) => !isReservedTagKey(key))).toEqual([]);
   });
 
@@ -49,5 +59,39 @@ describe('tag vocabulary', () => {
 
   it('RESERVED_TAG_KEYS_TEXT -> names every reserved key and prefix', () => {
     expect(RESERVED_TAG_KEYS_TEXT).toBe('CSIVolumeName, CSIVolumeSnapshotName, kubernetes.io*, ebs.csi.aws.com/*, volhook.io/*, aws:*');
+  });
+});
+
+describe('tagOwnership: what a disk\'s or snapshot\'s tags say about cluster c1', () => {
+  const owned = { 'kubernetes.io/cluster/c1': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'c1' };
+  const { 'volhook.io/cluster': _tag, ...preChange } = owned;
+  it.each<[string, Record<string, string>, TagOwnership]>([
+    ['every cluster tag (as volhook tags what it creates)', owned, { kind: 'owned' }],
+    ['every cluster tag, with a name and others', { ...owned, CSIVolumeName: 'pvc-1', team: 'a' }, { kind: 'owned' }],
+    ['made before volumes carried volhook.io/cluster', preChange, { kind: 'needs-adopt', lacks: { 'volhook.io/cluster': 'c1' } }],
+    ['a CSI-driver disk with --k8s-tag-cluster-id (no volhook.io/cluster)', { ...preChange, KubernetesCluster: 'c1', 'ebs.csi.aws.com/cluster-name': 'c1' }, { kind: 'needs-adopt', lacks: { 'volhook.io/cluster': 'c1' } }],
+    ['owned, outside the IAM scope and without the cluster id', { 'kubernetes.io/cluster/c1': 'owned' }, { kind: 'needs-adopt', lacks: { 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'c1' } }],
+    ['owned and the cluster id, outside the IAM scope', { 'kubernetes.io/cluster/c1': 'owned', 'volhook.io/cluster': 'c1' }, { kind: 'needs-adopt', lacks: { 'ebs.csi.aws.com/cluster': 'true' } }],
+    ['ebs.csi.aws.com/cluster=false', { ...owned, 'ebs.csi.aws.com/cluster': 'false' }, { kind: 'needs-adopt', lacks: { 'ebs.csi.aws.com/cluster': 'true' } }],
+    ['only a case variant of volhook.io/cluster, with the id', { ...preChange, 'Volhook.IO/Cluster': 'c1' }, { kind: 'needs-adopt', lacks: { 'volhook.io/cluster': 'c1' } }],
+    ['only a case variant of ebs.csi.aws.com/cluster', { 'kubernetes.io/cluster/c1': 'owned', 'EBS.CSI.AWS.COM/cluster': 'true', 'volhook.io/cluster': 'c1' }, { kind: 'needs-adopt', lacks: { 'ebs.csi.aws.com/cluster': 'true' } }],
+    ['volhook.io/cluster of another cluster', { ...owned, 'volhook.io/cluster': 'c2' }, { kind: 'foreign', why: 'tagged volhook.io/cluster=c2' }],
+    ['volhook.io/cluster of the id in another case', { ...owned, 'volhook.io/cluster': 'C1' }, { kind: 'foreign', why: 'tagged volhook.io/cluster=C1' }],
+    ['a case variant naming another cluster beside the right one', { ...owned, 'VOLHOOK.IO/CLUSTER': 'c2' }, { kind: 'foreign', why: 'tagged VOLHOOK.IO/CLUSTER=c2' }],
+    ['a case variant naming another cluster, no kubernetes tag', { 'volhook.io/Cluster': 'c2' }, { kind: 'foreign', why: 'tagged volhook.io/Cluster=c2' }],
+    ['another cluster\'s (kubernetes.io/cluster/c2)', { 'kubernetes.io/cluster/c2': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'c2' }, { kind: 'foreign', why: 'tagged volhook.io/cluster=c2' }],
+    ['the cluster id but no kubernetes.io/cluster/c1=owned', { 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'c1' }, { kind: 'foreign', why: 'not tagged kubernetes.io/cluster/c1=owned' }],
+    ['kubernetes.io/cluster/c1=shared', { ...owned, 'kubernetes.io/cluster/c1': 'shared' }, { kind: 'foreign', why: 'not tagged kubernetes.io/cluster/c1=owned' }],
+    ['a case variant of kubernetes.io/cluster/c1 only', { 'Kubernetes.io/cluster/c1': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'c1' }, { kind: 'foreign', why: 'not tagged kubernetes.io/cluster/c1=owned' }],
+    ['no tags (any volume of the account)', {}, { kind: 'foreign', why: 'not tagged kubernetes.io/cluster/c1=owned' }],
+  ])('%s -> %o', (_name, tags, expected) => {
+    expect(tagOwnership(tags, 'c1')).toEqual(expected);
+  });
+
+  it('owned means exactly clusterTags: what adopt adds and identityTags carries', () => {
+    expect(clusterTags('c1')).toEqual(owned);
+    expect(tagOwnership(identityTags('c1', 'pvc-1'), 'c1')).toEqual({ kind: 'owned' });
+    expect(tagOwnership(snapshotIdentityTags('c1', 'snapcontent-1'), 'c1')).toEqual({ kind: 'owned' });
+    expect(tagOwnership(identityTags('c1', 'pvc-1'), 'c2')).toMatchObject({ kind: 'foreign' });
   });
 });

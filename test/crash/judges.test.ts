@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { finalVerdict, unsettled, type TrackedClaim } from './checks.js';
 import { CrashController } from './crashes.js';
 import { simulatorTransport, type Ec2Call } from './ec2-transport.js';
-import { Oracle } from './oracle.js';
+import { notAdopted, Oracle } from './oracle.js';
 import { BACKEND_KEY, CLASSES, createWorld, DRIVER, type World } from './world.js';
 
 const retain = CLASSES.find((c) => c.name === 'wffc-retain')!;
@@ -223,9 +223,9 @@ describe('crash explorer judges: snapshots', () => {
 });
 
 describe("crash explorer judges: disks that are not the cluster's adopted ones", () => {
-  const FOREIGN = { 'kubernetes.io/cluster/other': 'owned', 'ebs.csi.aws.com/cluster': 'true' };
+  const FOREIGN = { 'kubernetes.io/cluster/other': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'other' };
   const UNADOPTED = { 'kubernetes.io/cluster/crash': 'owned' };
-  const ADOPTED = { 'kubernetes.io/cluster/crash': 'owned', 'ebs.csi.aws.com/cluster': 'true' };
+  const ADOPTED = { 'kubernetes.io/cluster/crash': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'crash' };
   const immediate = CLASSES.find((c) => c.name === 'immediate-retain')!;
 
   /** A disk put straight into EC2 with exactly these tags, in the first node's zone. */
@@ -284,6 +284,15 @@ describe("crash explorer judges: disks that are not the cluster's adopted ones",
       message,
     } as never);
   }
+
+  it('the judge\'s own rule: adopted means kubernetes.io/cluster/<id>=owned, ebs.csi.aws.com/cluster=true and volhook.io/cluster=<id>; a disk made before volhook.io/cluster is not adopted; another cluster\'s volhook.io/cluster in any case is foreign', () => {
+    const tags = (t: Record<string, string>) => ({ tags: Object.entries(t).map(([key, value]) => ({ key, value })) });
+    const { 'volhook.io/cluster': _tag, ...preChange } = ADOPTED;
+    expect(notAdopted(tags(ADOPTED), 'crash')).toBeUndefined();
+    expect(notAdopted(tags(preChange), 'crash')).toBe('cluster "crash"\'s disk, not adopted (no volhook.io/cluster=crash)');
+    expect(notAdopted(tags({ ...ADOPTED, 'Volhook.IO/Cluster': 'other' }), 'crash')).toBe("another cluster's disk (Volhook.IO/Cluster=other)");
+    expect(notAdopted(tags(FOREIGN), 'crash')).toBe("another cluster's disk (kubernetes.io/cluster/other=owned)");
+  });
 
   it("copied foreign: a CopyVolumes of another cluster's disk, or of the cluster's not adopted, counted whether EC2 copied it or IAM refused it; of an adopted disk, not", async () => {
     const foreign = disk(FOREIGN);
@@ -392,7 +401,7 @@ describe("crash explorer judges: disks that are not the cluster's adopted ones",
     expect(unsettled(world, tracked, false)).toEqual([]);
 
     // The control: adopted, the same VolumeAttachment unattached and its pod waiting are not converged.
-    await world.sim.call({ Action: 'CreateTags', 'ResourceId.1': volumeId, 'Tag.1.Key': 'ebs.csi.aws.com/cluster', 'Tag.1.Value': 'true' });
+    await world.sim.call({ Action: 'CreateTags', 'ResourceId.1': volumeId, 'Tag.1.Key': 'ebs.csi.aws.com/cluster', 'Tag.1.Value': 'true', 'Tag.2.Key': 'volhook.io/cluster', 'Tag.2.Value': 'crash' });
     expect(unsettled(world, tracked, false)).toEqual([
       `pod u0-pod0 on ${world.nodes[0]!.name} is Pending, not Running`,
       `${who} is not attached`,

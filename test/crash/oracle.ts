@@ -13,7 +13,7 @@
  * Only calls EC2 accepted count (an error answer changed nothing); a lost answer does. Except
  * for what the backend must never ask at all, whatever EC2 (or its IAM) answers — a call that
  * changes a volume which, at the call, is not the cluster's adopted disk (tagged
- * `kubernetes.io/cluster/<id>=owned` and `ebs.csi.aws.com/cluster=true`):
+ * `kubernetes.io/cluster/<id>=owned`, `ebs.csi.aws.com/cluster=true` and `volhook.io/cluster=<id>`):
  * - copied foreign: a CopyVolumes of such a source (another cluster's data in a disk this one owns);
  * - touched not adopted: any other change of such a volume (attach, detach, delete, modify, tags, snapshot).
  */
@@ -211,7 +211,11 @@ export function notAdopted(volume: Pick<Volume, 'tags'>, clusterId: string): str
     const other = volume.tags.find((t) => t.key.startsWith('kubernetes.io/cluster/'));
     return other ? `another cluster's disk (${other.key}=${other.value})` : `not cluster "${clusterId}"'s disk`;
   }
-  return tag('ebs.csi.aws.com/cluster') === 'true' ? undefined : `cluster "${clusterId}"'s disk, not adopted (no ebs.csi.aws.com/cluster=true)`;
+  // IAM reads tag keys in any case: any spelling of volhook.io/cluster naming another cluster claims the disk.
+  const claimed = volume.tags.find((t) => t.key.toLowerCase() === 'volhook.io/cluster' && t.value !== clusterId);
+  if (claimed) return `another cluster's disk (${claimed.key}=${claimed.value})`;
+  if (tag('ebs.csi.aws.com/cluster') !== 'true') return `cluster "${clusterId}"'s disk, not adopted (no ebs.csi.aws.com/cluster=true)`;
+  return tag('volhook.io/cluster') === clusterId ? undefined : `cluster "${clusterId}"'s disk, not adopted (no volhook.io/cluster=${clusterId})`;
 }
 
 export function pvNaming(world: World, volumeId: string): Pv | undefined {

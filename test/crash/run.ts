@@ -134,7 +134,9 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
      */
     const createStatic = (c: TrackedClaim, kind: StaticDisk, zone: string) => {
       const tags: Record<string, string> =
-        kind === 'foreign' ? { [`kubernetes.io/cluster/${FOREIGN_CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' } : { [`kubernetes.io/cluster/${w.clusterId}`]: 'owned' };
+        kind === 'foreign'
+          ? { [`kubernetes.io/cluster/${FOREIGN_CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': FOREIGN_CLUSTER }
+          : { [`kubernetes.io/cluster/${w.clusterId}`]: 'owned' };
       const [disk] = w.sim.seedVolumes({ zone, tags, createdAt: new Date(w.clock.now()).toISOString() });
       const volumeId = disk!.id;
       if (kind === 'foreign') oracle.foreign.set(volumeId, disk!);
@@ -308,14 +310,14 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
         const uid = `${runtime.int(0x10000000, 0xffffffff).toString(16)}-0000-4000-8000-${String(step).padStart(12, '0')}`;
         const [disk] = w.sim.seedVolumes({
           zone: runtime.pick(w.nodes).zone,
-          tags: { CSIVolumeName: `pvc-${uid}`, 'ebs.csi.aws.com/cluster': 'true', [`kubernetes.io/cluster/${w.clusterId}`]: 'owned' },
+          tags: { CSIVolumeName: `pvc-${uid}`, 'ebs.csi.aws.com/cluster': 'true', [`kubernetes.io/cluster/${w.clusterId}`]: 'owned', 'volhook.io/cluster': w.clusterId },
           createdAt: new Date(w.clock.now()).toISOString(),
         });
         // And a snapshot of it whose content is gone (a Retain content deleted, say): only the audit finds it either.
         const [snapshot] = w.sim.seedSnapshots({
           volumeId: disk!.id,
           sizeGiB: disk!.size,
-          tags: { CSIVolumeSnapshotName: `snapcontent-${uid}`, 'ebs.csi.aws.com/cluster': 'true', [`kubernetes.io/cluster/${w.clusterId}`]: 'owned' },
+          tags: { CSIVolumeSnapshotName: `snapcontent-${uid}`, 'ebs.csi.aws.com/cluster': 'true', [`kubernetes.io/cluster/${w.clusterId}`]: 'owned', 'volhook.io/cluster': w.clusterId },
           startedAt: new Date(w.clock.now()).toISOString(),
         });
         crashes.fired(leftover, `${disk!.id} and ${snapshot!.id} at step ${step}`);

@@ -1,8 +1,9 @@
 /**
  * `npm run cluster -- adopt`: against the EC2 simulator seeded with disks as the EBS CSI
  * controller (v1.64) tags them in its common configurations (research §5.2), one as the in-tree
- * plugin made them, one of another cluster and one already owned. PVs come from a
- * `kubectl get pv -o json` file or from a (local) API server through a kubeconfig.
+ * plugin made them, one of another cluster, one owned but without `volhook.io/cluster` and one
+ * already adopted; and disks and snapshots volhook made before it wrote `volhook.io/cluster`.
+ * PVs come from a `kubectl get pv -o json` file or from a (local) API server through a kubeconfig.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { createEc2Gateway } from '../../lib/ec2/index.js';
 import { ManualClock, startEc2Simulator, type RunningEc2Simulator } from '../../lib/local/ec2/index.js';
 import { createObjectStore, startKubeApiServer } from '../../lib/local/kube/index.js';
 import { CLUSTER, pvItem, reconcileOne, setup } from '../reconcile/fixtures.js';
+import { BEING_CREATED, BEING_DELETED, contentItem } from '../reconcile/snapshot-fixtures.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
@@ -97,6 +99,12 @@ const csiWithClusterId = (n: number, id: string) => ({
   'ebs.csi.aws.com/cluster-name': id,
 });
 /** The in-tree plugin (kube-controller-manager's AWS cloud provider, no cluster ID). */
+/** As volhook tagged its disks before it wrote volhook.io/cluster. */
+const volhookPreChange = (n: number) => ({
+  ...csiChartDefault(n),
+  [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
+});
+const adopted = (n: number) => ({ ...volhookPreChange(n), 'volhook.io/cluster': CLUSTER });
 const inTreeMade = (n: number) => ({
   'kubernetes.io/created-for/pvc/name': `data-${n}`,
   'kubernetes.io/created-for/pvc/namespace': 'shop',
@@ -149,6 +157,7 @@ async function seedWorld() {
     otherCluster: await seedDisk(csiWithClusterId(5, 'beta')),
     owned: await seedDisk(csiWithClusterId(6, CLUSTER)),
     unnamed: await seedDisk(csiChartDefault(7)),
+    current: await seedDisk(adopted(10)),
   };
   const missing = 'vol-0000000000000dead';
   const pvs = [
@@ -159,13 +168,14 @@ async function seedWorld() {
     // A static PV of this cluster naming another cluster's disk.
     csiPv(5, vol.otherCluster),
     csiPv(6, vol.owned),
+    csiPv(10, vol.current),
     csiPv(8, missing),
     nfsPv,
   ];
   return { vol, missing, pvs, file: pvFile(pvs) };
 }
 
-const owned = { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' };
+const owned = { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'volhook.io/cluster': CLUSTER };
 
 /** Exactly the tags adopt adds to each of the seeded cluster's disks (and why, in adopt-plan.ts). */
 function expectedAdditions(vol: Awaited<ReturnType<typeof seedWorld>>['vol']) {
@@ -182,6 +192,8 @@ function expectedAdditions(vol: Awaited<ReturnType<typeof seedWorld>>['vol']) {
     },
     // In-tree: the IAM scope tag and the CSI volume name as well.
     [vol.inTree]: { ...owned, 'ebs.csi.aws.com/cluster': 'true', CSIVolumeName: pvName(4) },
+    // Made with --k8s-tag-cluster-id: owned, all but the cluster id IAM compares.
+    [vol.owned]: { 'volhook.io/cluster': CLUSTER },
   };
 }
 
@@ -201,18 +213,22 @@ describe('cluster adopt against the EC2 simulator', () => {
     // Another cluster's disk is among the PVs' disks: the run says so with exit 1.
     expect(table.code).toBe(1);
     expect(json.code).toBe(1);
-    expect(table.stdout).toMatch(new RegExp(`^${vol.chartDefault} +${pvName(1)} +would tag +kubernetes.io/cluster/${CLUSTER}=owned$`, 'm'));
+    expect(table.stdout).toMatch(new RegExp(`^${vol.chartDefault} +${pvName(1)} +would tag +kubernetes.io/cluster/${CLUSTER}=owned volhook.io/cluster=${CLUSTER}$`, 'm'));
     expect(table.stdout).toMatch(new RegExp(`^${vol.otherCluster} +${pvName(5)} +LEFT ALONE: another cluster +tagged kubernetes.io/cluster/beta=owned$`, 'm'));
-    expect(table.stdout).toMatch(new RegExp(`^${vol.owned} +${pvName(6)} +already adopted`, 'm'));
+    expect(table.stdout).toMatch(new RegExp(`^${vol.owned} +${pvName(6)} +would tag +volhook.io/cluster=${CLUSTER}$`, 'm'));
+    expect(table.stdout).toMatch(new RegExp(`^${vol.current} +${pvName(10)} +already adopted`, 'm'));
     expect(table.stdout).toMatch(new RegExp(`^${missing} +${pvName(8)} +no such disk`, 'm'));
     expect(table.stdout).not.toContain(vol.unnamed);
-    expect(table.stderr).toMatch(/4 to tag, 1 already adopted, 1 left alone, 1 without a disk; 1 PV\(s\) of other drivers ignored\.\ndry run: nothing was tagged/);
+    expect(table.stderr).toMatch(/5 to tag, 1 already adopted, 1 left alone, 1 without a disk; 1 PV\(s\) of other drivers ignored\.\ndry run: nothing was tagged/);
 
     const rows = byVolume(json.stdout);
     expect(JSON.parse(json.stdout)).toMatchObject({ clusterId: CLUSTER, region: 'us-east-1', applied: false, otherPvs: 1 });
-    for (const [volumeId, tags] of Object.entries(expectedAdditions(vol))) expect(rows.get(volumeId)).toMatchObject({ status: 'tag', tags });
+    for (const [volumeId, tags] of Object.entries(expectedAdditions(vol))) {
+      expect(rows.get(volumeId)).toMatchObject({ status: 'tag' });
+      expect(rows.get(volumeId)?.tags).toEqual(tags);
+    }
     expect(rows.get(vol.otherCluster)).toMatchObject({ status: 'other-cluster', tags: {}, pvs: [pvName(5)] });
-    expect(rows.get(vol.owned)).toMatchObject({ status: 'adopted', tags: {} });
+    expect(rows.get(vol.current)).toMatchObject({ status: 'adopted', tags: {} });
     expect(rows.get(missing)).toMatchObject({ status: 'not-found' });
   });
 
@@ -228,13 +244,13 @@ describe('cluster adopt against the EC2 simulator', () => {
     for (const id of Object.keys(before)) {
       expect(after[id], id).toEqual({ ...before[id], ...(added[id] ?? {}) });
     }
-    expect(Object.keys(added).sort()).toEqual([vol.chartDefault, vol.chartDefault2, vol.inTree, vol.noMetadata].sort());
+    expect(Object.keys(added).sort()).toEqual([vol.chartDefault, vol.chartDefault2, vol.inTree, vol.noMetadata, vol.owned].sort());
     const rows = byVolume(res.stdout);
     expect([...rows.values()].filter((r) => r.status === 'tagged').map((r) => r.volumeId).sort()).toEqual(Object.keys(added).sort());
     expect(rows.get(vol.otherCluster)).toMatchObject({ status: 'other-cluster', detail: 'tagged kubernetes.io/cluster/beta=owned' });
-    expect(res.stderr).toMatch(/4 tagged, 1 already adopted, 1 left alone/);
+    expect(res.stderr).toMatch(/5 tagged, 1 already adopted, 1 left alone/);
     // The two chart-default disks need the same tags: one CreateTags for both.
-    expect(sim.sim.getStats().actions.CreateTags).toMatchObject({ calls: 3, ok: 3 });
+    expect(sim.sim.getStats().actions.CreateTags).toMatchObject({ calls: 4, ok: 4 });
   });
 
   it('--apply twice -> the second run finds every disk already adopted and tags nothing; exit 0 without another cluster disk', async () => {
@@ -249,7 +265,7 @@ describe('cluster adopt against the EC2 simulator', () => {
     expect(again.code).toBe(0);
     expect(await allTags()).toEqual(tagged);
     expect(sim.sim.getStats().actions.CreateTags).toBeUndefined();
-    expect([...byVolume(again.stdout).values()].map((r) => r.status).sort()).toEqual(['adopted', 'adopted', 'adopted', 'adopted', 'adopted', 'not-found']);
+    expect([...byVolume(again.stdout).values()].map((r) => r.status).sort()).toEqual(['adopted', 'adopted', 'adopted', 'adopted', 'adopted', 'adopted', 'not-found']);
   });
 
   it('a disk at the 50-tag limit in a batch -> it alone fails (exit 1); the rest of its batch is tagged', async () => {
@@ -268,8 +284,10 @@ describe('cluster adopt against the EC2 simulator', () => {
     const after = await allTags();
     expect(after[vol.chartDefault]).toMatchObject(owned);
     expect(after[full]).not.toHaveProperty(`kubernetes.io/cluster/${CLUSTER}`);
-    // One batch refused, then one call per volume.
-    expect(sim.sim.getStats().actions.CreateTags).toMatchObject({ calls: 4, ok: 2 });
+    // The cluster's own disk no PV of the file names is found by the cluster's tag, and tagged too.
+    expect(rows.get(vol.owned)).toMatchObject({ pvs: [], status: 'tagged', tags: { 'volhook.io/cluster': CLUSTER } });
+    // One batch refused, then one call per volume; one more for the cluster's own disk.
+    expect(sim.sim.getStats().actions.CreateTags).toMatchObject({ calls: 5, ok: 3 });
     expect(VOLUMES_PER_CREATE_TAGS).toBeLessThanOrEqual(1000);
   });
 
@@ -331,6 +349,93 @@ describe('cluster adopt against the EC2 simulator', () => {
   });
 });
 
+describe('cluster adopt: disks and snapshots volhook made before volhook.io/cluster', () => {
+  async function seedPreChange() {
+    // A Released Delete PV's disk, one whose claim is still being provisioned (no PV yet), and a snapshot.
+    const released = await seedDisk(volhookPreChange(1));
+    const provisioning = await seedDisk(volhookPreChange(2));
+    const [snapshot] = sim.sim.seedSnapshots({
+      volumeId: released,
+      tags: { CSIVolumeSnapshotName: 'snapcontent-1', 'ebs.csi.aws.com/cluster': 'true', [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' },
+      startedAt: new Date(clock.now()).toISOString(),
+    });
+    return { released, provisioning, snapshot: snapshot!.id, file: pvFile([{ ...csiPv(1, released), status: { phase: 'Released' } }]) };
+  }
+  const gateway = () => createEc2Gateway({ client: ec2, clusterId: CLUSTER, batchWindowMs: 0 });
+  const reclaim = (volumeId: string) => {
+    const { ctx } = setup();
+    return reconcileOne({ ...ctx, ec2: gateway() }, pvItem({ pv: { metadata: { name: pvName(1) }, spec: { csi: { volumeHandle: volumeId } }, status: { phase: 'Released' } } }));
+  };
+  const deleteContent = (snapshotId: string) => {
+    const { ctx } = setup();
+    const item = contentItem({
+      content: { metadata: { deletionTimestamp: '2025-03-01T11:59:00Z', annotations: { [BEING_CREATED]: undefined, [BEING_DELETED]: 'yes' } }, spec: { source: { volumeHandle: undefined, snapshotHandle: snapshotId } }, status: { snapshotHandle: snapshotId, readyToUse: true } },
+    });
+    return reconcileOne({ ...ctx, ec2: gateway() }, item);
+  };
+
+  it('refused by the backend, naming adopt; the dry run lists them, --apply tags them (the report says how many), a second run tags nothing; then the backend deletes them', async () => {
+    const { released, provisioning, snapshot, file } = await seedPreChange();
+    const fix = `run \`npm run cluster -- adopt ${CLUSTER} --apply\` to tag it (nothing was done`;
+
+    // Before: the backend finds them and refuses, EC2 untouched.
+    const refused = await reclaim(released);
+    expect(refused).toMatchObject({ outcome: 'failed', reason: 'NotAdopted', message: expect.stringContaining(`volume ${released} was made by volhook before volume tags carried volhook.io/cluster; ${fix}`) });
+    expect(await deleteContent(snapshot)).toMatchObject({ outcome: 'failed', reason: 'NotAdopted', message: expect.stringContaining(`snapshot ${snapshot} was made by volhook before snapshot tags carried volhook.io/cluster; ${fix}`) });
+    expect(sim.sim.getStats().actions.DeleteVolume).toBeUndefined();
+    expect(sim.sim.getStats().actions.DeleteSnapshot).toBeUndefined();
+
+    // The dry run: each listed with the one tag it lacks, nothing tagged.
+    const before = await allTags();
+    const dry = await cli('adopt', CLUSTER, '--pvs', file, '--file', registry);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toMatch(new RegExp(`^${released} +${pvName(1)} +would tag +volhook.io/cluster=${CLUSTER}$`, 'm'));
+    expect(dry.stdout).toMatch(new RegExp(`^${provisioning} +\\(none\\) +would tag +volhook.io/cluster=${CLUSTER} no PersistentVolume names it: cluster tags only$`, 'm'));
+    expect(dry.stdout).toMatch(new RegExp(`^${snapshot} +${released} +would tag +volhook.io/cluster=${CLUSTER}$`, 'm'));
+    expect(dry.stderr).toMatch(/2 to tag, 0 already adopted; 1 snapshot\(s\) not adopted: 1 to tag\.\ndry run: nothing was tagged/);
+    expect(await allTags()).toEqual(before);
+    expect(sim.sim.getStats().actions.CreateTags).toBeUndefined();
+
+    // --apply: the tag added with the operator's credentials, one CreateTags for all three (the same tag).
+    const applied = await cli('adopt', CLUSTER, '--pvs', file, '--file', registry, '--apply', '--json');
+    expect(applied.code).toBe(0);
+    expect(applied.stderr).toMatch(/2 tagged, 0 already adopted; 1 snapshot\(s\) not adopted: 1 tagged\./);
+    const report = JSON.parse(applied.stdout);
+    expect(report.counts).toEqual({ tagged: 2 });
+    expect(report.snapshotCounts).toEqual({ tagged: 1 });
+    expect(sim.sim.getStats().actions.CreateTags).toMatchObject({ calls: 1, ok: 1 });
+    const after = await allTags();
+    for (const id of [released, provisioning]) expect(after[id]).toEqual({ ...before[id], 'volhook.io/cluster': CLUSTER });
+    expect(sim.sim.snapshot(snapshot)?.tags).toContainEqual({ key: 'volhook.io/cluster', value: CLUSTER });
+
+    // A second run: nothing left to tag.
+    sim.sim.resetStats();
+    const again = await cli('adopt', CLUSTER, '--pvs', file, '--file', registry, '--apply', '--json');
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ disks: [{ volumeId: released, status: 'adopted' }], snapshots: [] });
+    expect(sim.sim.getStats().actions.CreateTags).toBeUndefined();
+
+    // Now the backend acts on them.
+    await reclaim(released);
+    expect(sim.sim.volume(released)?.state).toMatch(/deleting|deleted/);
+    expect(await deleteContent(snapshot)).toMatchObject({ outcome: 'done' });
+    expect(sim.sim.snapshot(snapshot)).toBeUndefined();
+  });
+
+  it('a disk and a snapshot of the cluster whose volhook.io/cluster names another cluster -> never retagged, named in the report, exit 1', async () => {
+    const disk = await seedDisk({ ...volhookPreChange(1), 'volhook.io/cluster': 'beta' });
+    const [snapshot] = sim.sim.seedSnapshots({ volumeId: disk, tags: { 'ebs.csi.aws.com/cluster': 'true', [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'Volhook.io/Cluster': 'beta' } });
+    const before = await allTags();
+    const res = await cli('adopt', CLUSTER, '--pvs', pvFile([csiPv(1, disk)]), '--file', registry, '--apply', '--json');
+    expect(res.code).toBe(1);
+    const report = JSON.parse(res.stdout);
+    expect(report.disks).toEqual([{ volumeId: disk, pvs: [pvName(1)], status: 'other-cluster', tags: {}, detail: 'tagged volhook.io/cluster=beta' }]);
+    expect(report.snapshots).toEqual([{ snapshotId: snapshot!.id, volumeId: disk, status: 'other-cluster', tags: {}, detail: 'tagged Volhook.io/Cluster=beta' }]);
+    expect(await allTags()).toEqual(before);
+    expect(sim.sim.getStats().actions.CreateTags).toBeUndefined();
+  });
+});
+
 describe('cluster adopt refuses before it reads or tags anything', () => {
   it.each([
     [['--pvs', '/nonexistent/pvs.json'], '--pvs: cannot read'],
@@ -385,7 +490,7 @@ describe('bin/cluster.ts adopt as a child process (npx tsx)', () => {
     expect(res.code).toBe(1);
     expect(res.stdout).toMatch(new RegExp(`^${vol.chartDefault} +${pvName(1)} +tagged`, 'm'));
     expect(res.stdout).toMatch(new RegExp(`^${vol.otherCluster} +${pvName(5)} +LEFT ALONE: another cluster`, 'm'));
-    expect(res.stderr).toMatch(/4 tagged/);
+    expect(res.stderr).toMatch(/5 tagged/);
     const after = await allTags();
     for (const [id, tags] of Object.entries(expectedAdditions(vol))) expect(after[id]).toEqual({ ...before[id], ...tags });
     expect(after[vol.otherCluster]).toEqual(before[vol.otherCluster]);

@@ -131,7 +131,7 @@ describe('audit --delete on evidence dated by the backend', () => {
       zone: stack.nodes[0]!.zone,
       sizeGiB: 3,
       createdAt: new Date(Date.now() - 2 * HOUR).toISOString(),
-      tags: { [Tags.csiVolumeName]: `pvc-${randomUUID()}`, [Tags.ebsCluster]: 'true', [Tags.cluster(stack.clusterId)]: 'owned' },
+      tags: { [Tags.csiVolumeName]: `pvc-${randomUUID()}`, [Tags.ebsCluster]: 'true', [Tags.cluster(stack.clusterId)]: 'owned', [Tags.volhookCluster]: stack.clusterId },
     });
     await freshReport(stack, Date.now());
     const first = await audit('--delete');
@@ -175,6 +175,7 @@ describe('audit --delete on evidence dated by the backend', () => {
         [Tags.csiVolumeName]: `pvc-${claim.metadata!.uid}`,
         [Tags.ebsCluster]: 'true',
         [Tags.cluster(stack.clusterId)]: 'owned',
+        [Tags.volhookCluster]: stack.clusterId,
         [Tags.pvcNamespace]: 'late',
         [Tags.pvcName]: 'live',
       },

@@ -46,6 +46,7 @@ function orphanTags(uid = randomUUID()): Record<string, string> {
     [Tags.csiVolumeName]: `pvc-${uid}`,
     [Tags.ebsCluster]: 'true',
     [Tags.cluster(stack.clusterId)]: 'owned',
+    [Tags.volhookCluster]: stack.clusterId,
     [Tags.pvcNamespace]: 'gone',
     [Tags.pvcName]: `claim-${uid.slice(0, 8)}`,
   };
@@ -155,7 +156,7 @@ async function snapshotById(snapshotId: string) {
 }
 
 function snapshotTags(content: string, clusterId = stack.clusterId): Record<string, string> {
-  return { [Tags.csiVolumeSnapshotName]: content, [Tags.ebsCluster]: 'true', [Tags.cluster(clusterId)]: 'owned' };
+  return { [Tags.csiVolumeSnapshotName]: content, [Tags.ebsCluster]: 'true', [Tags.cluster(clusterId)]: 'owned', [Tags.volhookCluster]: clusterId };
 }
 
 describe('cluster audit: snapshots', () => {
@@ -222,7 +223,7 @@ describe('cluster remove --delete-volumes', () => {
     const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     const { writeFile } = await import('node:fs/promises');
     await writeFile(registry, JSON.stringify({ clusters: { gone: { clusterId: 'gone', secrets: [secret], region: stack.region } } }));
-    const tags = { [Tags.ebsCluster]: 'true', [Tags.cluster('gone')]: 'owned' };
+    const tags = { [Tags.ebsCluster]: 'true', [Tags.cluster('gone')]: 'owned', [Tags.volhookCluster]: 'gone' };
     const seeded = stack.simulator!.seedVolumes({ zone: stack.nodes[0]!.zone, sizeGiB: 4, tags, count: 5 });
     const snapshots = stack.simulator!.seedSnapshots({ volumeId: seeded[0]!.id, sizeGiB: 4, tags: snapshotTags(`snapcontent-${randomUUID()}`, 'gone'), count: 2 });
     const ec2Client = () => new EC2Client({ region: stack.region, endpoint: stack.urls.ec2, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });

@@ -144,14 +144,14 @@ ${podYaml(ns, 'app', 'data')}`,
     const ns = 'before-migration';
     const zone = 'us-east-1a';
     const node = stack.nodes.find((n) => n.zone === zone)!;
-    // The in-tree plugin's disk once adopted (`npm run cluster -- adopt` adds both tags): the
+    // The in-tree plugin's disk once adopted (`npm run cluster -- adopt` adds the cluster tags): the
     // function's IAM role may attach, detach and delete only disks tagged ebs.csi.aws.com/cluster=true.
     const disk = await stack.ec2.send(
       new CreateVolumeCommand({
         AvailabilityZone: zone,
         Size: 4,
         VolumeType: 'gp2',
-        TagSpecifications: [{ ResourceType: 'volume', Tags: [{ Key: TagKeys.owner(stack.clusterId), Value: 'owned' }, { Key: TagKeys.ebsCluster, Value: 'true' }] }],
+        TagSpecifications: [{ ResourceType: 'volume', Tags: [{ Key: TagKeys.owner(stack.clusterId), Value: 'owned' }, { Key: TagKeys.ebsCluster, Value: 'true' }, { Key: TagKeys.volhookCluster, Value: stack.clusterId }] }],
       }),
     );
     const volumeId = disk.VolumeId ?? '';

@@ -118,15 +118,15 @@ describe('topology, static volumes, volume modes and classes', () => {
   it('a static PV that fits an io2 claim -> the PV controller binds it, no disk is created, and it attaches', async () => {
     const ns = 'static';
     await createNamespace(stack.kube, ns);
-    // The cluster's disk, adopted (the two tags `cluster adopt` adds; without the second, IAM
-    // lets volhook attach nothing: see the test below).
+    // The cluster's disk, adopted (the cluster tags `cluster adopt` adds; without
+    // ebs.csi.aws.com/cluster, IAM lets volhook attach nothing: see the test below).
     const existing = await stack.ec2.send(
       new CreateVolumeCommand({
         AvailabilityZone: 'us-east-1a',
         Size: 10,
         VolumeType: 'io2',
         Iops: 1000,
-        TagSpecifications: [{ ResourceType: 'volume', Tags: [{ Key: TagKeys.owner(stack.clusterId), Value: 'owned' }, { Key: TagKeys.ebsCluster, Value: 'true' }] }],
+        TagSpecifications: [{ ResourceType: 'volume', Tags: [{ Key: TagKeys.owner(stack.clusterId), Value: 'owned' }, { Key: TagKeys.ebsCluster, Value: 'true' }, { Key: TagKeys.volhookCluster, Value: stack.clusterId }] }],
       }),
     );
     const volumeId = existing.VolumeId ?? '';
@@ -221,7 +221,7 @@ describe('topology, static volumes, volume modes and classes', () => {
     const adopted = await adopt();
     expect(adopted.code, adopted.stderr).toBe(0);
     expect(adopted.stdout).toContain(volumeId);
-    expect(tagsOf(await volumeById(stack.ec2, volumeId))).toMatchObject({ [TagKeys.owner(stack.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.csiVolumeName]: pvName });
+    expect(tagsOf(await volumeById(stack.ec2, volumeId))).toMatchObject({ [TagKeys.owner(stack.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.volhookCluster]: stack.clusterId, [TagKeys.csiVolumeName]: pvName });
     await stack.kube.core.deleteNamespacedPod({ namespace: ns, name: 'user' });
     await waitFor(() => orMissing(readPod(stack.kube, ns, 'user')), (p) => p === undefined, { what: `pod ${ns}/user gone` });
     await waitFor(() => attachmentsOf(stack.kube, pvName), (vas) => vas.length === 0, { what: `no VolumeAttachment for ${pvName}` });

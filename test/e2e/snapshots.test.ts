@@ -183,8 +183,8 @@ ${claimYaml(ns, name, '4Gi', `  volumeName: ${ns}-${name}\n`)}`);
       await waitClaimBound(ctx, ns, name);
       return VolumeId!;
     };
-    const foreign = await staticClaim('theirs', { [TagKeys.owner('other-cluster')]: 'owned', [TagKeys.ebsCluster]: 'true' });
-    const own = await staticClaim('ours', { [TagKeys.owner(stack.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true' });
+    const foreign = await staticClaim('theirs', { [TagKeys.owner('other-cluster')]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.volhookCluster]: 'other-cluster' });
+    const own = await staticClaim('ours', { [TagKeys.owner(stack.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.volhookCluster]: stack.clusterId });
     const copies = calls('CopyVolumes');
 
     await kubectl.create(claimYaml(ns, 'stolen', '4Gi', `  dataSource: { kind: PersistentVolumeClaim, name: theirs }\n`));

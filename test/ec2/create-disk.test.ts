@@ -29,6 +29,7 @@ const request: CreateDiskRequest = {
     CSIVolumeName: name,
     'ebs.csi.aws.com/cluster': 'true',
     'kubernetes.io/cluster/c1': 'owned',
+    'volhook.io/cluster': 'c1',
     'kubernetes.io/created-for/pvc/name': 'data',
     'kubernetes.io/created-for/pvc/namespace': 'default',
     'kubernetes.io/created-for/pv/name': name,
@@ -104,6 +105,7 @@ describe('createDisk', () => {
         { Key: 'CSIVolumeName', Value: name },
         { Key: 'ebs.csi.aws.com/cluster', Value: 'true' },
         { Key: 'kubernetes.io/cluster/c1', Value: 'owned' },
+        { Key: 'volhook.io/cluster', Value: 'c1' },
       ]),
     );
   });

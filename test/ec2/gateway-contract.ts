@@ -104,6 +104,7 @@ export function describeGatewayContract(name: string, makeWorld: () => Promise<G
       expect(ids).not.toContain(theirs.volumeId);
       for (const disk of listed) {
         expect(disk.tags[`kubernetes.io/cluster/${cluster}`]).toBe('owned');
+        expect(disk.tags['volhook.io/cluster']).toBe(cluster);
         expect(Number.isNaN(Date.parse(disk.createdAt ?? ''))).toBe(false);
       }
     });
@@ -219,7 +220,7 @@ export function describeGatewayContract(name: string, makeWorld: () => Promise<G
       await available(volumeId);
       const req = snapshotRequest(volumeId);
       const made = await gw.createSnapshot(req);
-      expect(made).toMatchObject({ volumeId, sizeGiB: 4, tags: { CSIVolumeSnapshotName: req.name, team: 'shop', 'kubernetes.io/cluster/c1': 'owned', 'ebs.csi.aws.com/cluster': 'true' } });
+      expect(made).toMatchObject({ volumeId, sizeGiB: 4, tags: { CSIVolumeSnapshotName: req.name, team: 'shop', 'kubernetes.io/cluster/c1': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'c1' } });
       expect((await world.gateway(cluster).findSnapshotsByName(req.name)).map((x) => x.snapshotId)).toEqual([made.snapshotId]);
       expect(await world.gateway('c2').findSnapshotsByName(req.name)).toEqual([]);
       expect((await world.gateway(cluster).getSnapshot(made.snapshotId))?.volumeId).toBe(volumeId);
@@ -240,6 +241,7 @@ export function describeGatewayContract(name: string, makeWorld: () => Promise<G
       expect(ids).not.toContain(theirs.snapshotId);
       for (const snapshot of listed) {
         expect(snapshot.tags[`kubernetes.io/cluster/${cluster}`]).toBe('owned');
+        expect(snapshot.tags['volhook.io/cluster']).toBe(cluster);
         expect(Date.parse(snapshot.startTime)).toBeGreaterThan(0);
       }
     });

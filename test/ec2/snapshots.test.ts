@@ -41,6 +41,7 @@ describe('createSnapshot', () => {
             { Key: 'CSIVolumeSnapshotName', Value: NAME },
             { Key: 'ebs.csi.aws.com/cluster', Value: 'true' },
             { Key: 'kubernetes.io/cluster/c1', Value: 'owned' },
+            { Key: 'volhook.io/cluster', Value: 'c1' },
           ],
         },
       ],
@@ -132,7 +133,7 @@ describe('restore and clone', () => {
       Size: 20,
       VolumeType: 'gp3',
       ClientToken: clientTokenFor('c1', 'pvc-2'),
-      TagSpecifications: [{ ResourceType: 'volume', Tags: expect.arrayContaining([{ Key: 'CSIVolumeName', Value: 'pvc-2' }, { Key: 'kubernetes.io/cluster/c1', Value: 'owned' }, { Key: 'ebs.csi.aws.com/cluster', Value: 'true' }]) }],
+      TagSpecifications: [{ ResourceType: 'volume', Tags: expect.arrayContaining([{ Key: 'CSIVolumeName', Value: 'pvc-2' }, { Key: 'kubernetes.io/cluster/c1', Value: 'owned' }, { Key: 'ebs.csi.aws.com/cluster', Value: 'true' }, { Key: 'volhook.io/cluster', Value: 'c1' }]) }],
     });
   });
 

@@ -163,7 +163,7 @@ export class FakeGateway implements Ec2Gateway {
       type: 'gp3',
       encrypted: false,
       multiAttach: false,
-      tags: { [TagKeys.cluster(this.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true' },
+      tags: { [TagKeys.cluster(this.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.volhookCluster]: this.clusterId },
       attachments: [],
       ...volume,
     };
@@ -178,7 +178,7 @@ export class FakeGateway implements Ec2Gateway {
       state: 'completed',
       startTime: new Date(Date.UTC(2026, 0, 1)).toISOString(),
       encrypted: false,
-      tags: { [TagKeys.cluster(this.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true' },
+      tags: { [TagKeys.cluster(this.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.volhookCluster]: this.clusterId },
       ...snapshot,
     };
     this.snapshots.set(record.snapshotId, record);

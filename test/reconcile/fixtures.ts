@@ -180,6 +180,7 @@ export const ownedTags = (extra: Record<string, string> = {}) => ({
   CSIVolumeName: PV_NAME,
   'ebs.csi.aws.com/cluster': 'true',
   [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
+  'volhook.io/cluster': CLUSTER,
   'kubernetes.io/created-for/pvc/name': 'data',
   'kubernetes.io/created-for/pvc/namespace': 'shop',
   'kubernetes.io/created-for/pv/name': PV_NAME,

@@ -61,7 +61,7 @@ function withVolume(ec2: ReturnType<typeof setup>['ec2'], override: Record<strin
     type: 'gp3',
     iops: 3000,
     throughput: 125,
-    tags: { [TagKeys.cluster(CLUSTER)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.csiVolumeName]: PV_NAME },
+    tags: { [TagKeys.cluster(CLUSTER)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.volhookCluster]: CLUSTER, [TagKeys.csiVolumeName]: PV_NAME },
     ...override,
   });
 }
@@ -149,7 +149,7 @@ describe('resize of a bound claim', () => {
 
   it('iopsPerGB class with allowAutoIOPSIncreaseOnModify (the disk\'s tags say so) -> the resize raises IOPS in the same ModifyVolume', async () => {
     const { ec2, ctx } = setup();
-    withVolume(ec2, { type: 'io2', iops: 400, throughput: undefined, tags: { [TagKeys.cluster(CLUSTER)]: 'owned', [TagKeys.ebsCluster]: 'true', 'ebs.csi.aws.com/IOPSPerGb': '100', 'ebs.csi.aws.com/AllowAutoIOPSIncreaseOnModify': 'true' } });
+    withVolume(ec2, { type: 'io2', iops: 400, throughput: undefined, tags: { [TagKeys.cluster(CLUSTER)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.volhookCluster]: CLUSTER, 'ebs.csi.aws.com/IOPSPerGb': '100', 'ebs.csi.aws.com/AllowAutoIOPSIncreaseOnModify': 'true' } });
     await reconcileOne(ctx, boundClaim({ storageClass: { parameters: { type: 'io2', iopsPerGB: '100', allowAutoIOPSIncreaseOnModify: 'true' } } }));
     expect(ec2.mutations).toEqual([{ verb: 'modifyDisk', args: [VOLUME, { sizeGiB: 8, iops: 800 }] }]);
   });
@@ -181,7 +181,7 @@ describe('VolumeAttributesClass change of a bound claim', () => {
 
   it('a class that only adds a tag and removes another -> CreateTags and DeleteTags, no ModifyVolume', async () => {
     const { ec2, ctx } = setup();
-    withVolume(ec2, { tags: { [TagKeys.cluster(CLUSTER)]: 'owned', [TagKeys.ebsCluster]: 'true', old: 'x' } });
+    withVolume(ec2, { tags: { [TagKeys.cluster(CLUSTER)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.volhookCluster]: CLUSTER, old: 'x' } });
     const vac = { metadata: { name: 'tagged' }, driverName: DRIVER, parameters: { tagSpecification_1: 'team={{ .PVCNamespace }}', tagDeletion_1: 'old' } };
     const result = await reconcileOne(ctx, boundClaim({ pvc: { spec: { resources: { requests: { storage: '4Gi' } }, volumeAttributesClassName: 'tagged' } }, volumeAttributesClass: vac }));
     expect(ec2.mutations).toEqual([
@@ -193,7 +193,7 @@ describe('VolumeAttributesClass change of a bound claim', () => {
 
   it('two copies of the claim\'s item at once for a tagging class -> one CreateTags and one DeleteTags; the other copy requeued as in progress, and done once looked at again', async () => {
     const { ec2, ctx } = setup();
-    withVolume(ec2, { tags: { [TagKeys.cluster(CLUSTER)]: 'owned', [TagKeys.ebsCluster]: 'true', old: 'x' } });
+    withVolume(ec2, { tags: { [TagKeys.cluster(CLUSTER)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.volhookCluster]: CLUSTER, old: 'x' } });
     const vac = { metadata: { name: 'tagged' }, driverName: DRIVER, parameters: { tagSpecification_1: 'team={{ .PVCNamespace }}', tagDeletion_1: 'old' } };
     const item = boundClaim({ pvc: { spec: { resources: { requests: { storage: '4Gi' } }, volumeAttributesClassName: 'tagged' } }, volumeAttributesClass: vac });
     const [first, second] = await Promise.all([reconcileOne(ctx, item), reconcileOne(ctx, item)]);

@@ -132,7 +132,7 @@ describe('clone of a claim', () => {
   // cluster's own, adopted disk before CopyVolumes copies it into a disk the cluster owns.
   const staticSource = { source: { pv: sourcePv({ metadata: { annotations: undefined, finalizers: ['kubernetes.io/pv-protection'] } }) } };
   it.each<[string, Record<string, string>, string | undefined]>([
-    ["the cluster's own disk (the control)", { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' }, undefined],
+    ["the cluster's own disk (the control)", { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': CLUSTER }, undefined],
     ["another cluster's disk", { 'kubernetes.io/cluster/beta': 'owned', 'ebs.csi.aws.com/cluster': 'true', CSIVolumeName: 'pvc-theirs' }, `is not owned by cluster "${CLUSTER}"`],
     ['a disk of no cluster (any volume of the account)', {}, `is not owned by cluster "${CLUSTER}"`],
     ["a disk of this cluster's, not adopted", { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' }, `npm run cluster -- adopt ${CLUSTER}`],

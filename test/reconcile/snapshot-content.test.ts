@@ -44,6 +44,7 @@ describe('snapshot content: dynamic', () => {
       CSIVolumeSnapshotName: CONTENT_NAME,
       'ebs.csi.aws.com/cluster': 'true',
       [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
+      'volhook.io/cluster': CLUSTER,
       origin: 'shop/nightly',
       costcenter: '42',
     });
@@ -117,7 +118,9 @@ describe('snapshot content: dynamic', () => {
   });
 
   it('two requests created at once (both looked before either created) -> the one that made the younger deletes it; the oldest is recorded', () => {
-    const older: Snapshot = { snapshotId: 'snap-00000000000000001', volumeId: SOURCE_VOLUME, sizeGiB: 10, state: 'pending', startTime: '2026-01-01T00:00:01.000Z', encrypted: false, tags: {} };
+    const older: Snapshot = { snapshotId: 'snap-00000000000000001', volumeId: SOURCE_VOLUME, sizeGiB: 10, state: 'pending', startTime: '2026-01-01T00:00:01.000Z', encrypted: false,
+      // As the look-up by name finds them: tagged for the cluster.
+      tags: { CSIVolumeSnapshotName: CONTENT_NAME, 'ebs.csi.aws.com/cluster': 'true', [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'volhook.io/cluster': CLUSTER } };
     const younger: Snapshot = { ...older, snapshotId: 'snap-00000000000000002', startTime: '2026-01-01T00:00:02.000Z' };
     const request = { name: CONTENT_NAME, volumeId: SOURCE_VOLUME, tags: {} };
     const spec = { tags: {}, fastSnapshotRestoreZones: [] };
@@ -220,6 +223,7 @@ describe('snapshot content: pre-provisioned', () => {
     expect(result).toMatchObject({ outcome: 'failed', reason: 'NotAdopted', message: expect.stringContaining('--tags Key=ebs.csi.aws.com/cluster,Value=true') });
     expect(statusOf(result)?.snapshotHandle).toBeUndefined();
     ec2.snapshots.get('snap-0bbbbbbbbbbbbbbb2')!.tags['ebs.csi.aws.com/cluster'] = 'true';
+    ec2.snapshots.get('snap-0bbbbbbbbbbbbbbb2')!.tags['volhook.io/cluster'] = CLUSTER;
     expect(await reconcileOne(ctx, preProvisioned('snap-0bbbbbbbbbbbbbbb2'))).toMatchObject({ outcome: 'done' });
     expect(ec2.mutations).toEqual([]);
   });
@@ -237,7 +241,7 @@ describe('snapshot content: deletion', () => {
 
   it('Delete policy -> DeleteSnapshot once, then the status cleared and the bound finalizer removed, in that order', async () => {
     const { ec2, ctx } = setup();
-    ec2.addSnapshot({ snapshotId: 'snap-0ddddddddddddddd1', tags: { CSIVolumeSnapshotName: CONTENT_NAME, [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' } });
+    ec2.addSnapshot({ snapshotId: 'snap-0ddddddddddddddd1', tags: { CSIVolumeSnapshotName: CONTENT_NAME, [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': CLUSTER } });
     const result = await reconcileOne(ctx, deleting({ status: { snapshotHandle: 'snap-0ddddddddddddddd1', readyToUse: true } }));
     expect(ec2.callsOf('deleteSnapshot')).toEqual([{ verb: 'deleteSnapshot', args: ['snap-0ddddddddddddddd1'] }]);
     expect(ec2.snapshots.size).toBe(0);
@@ -255,13 +259,14 @@ describe('snapshot content: deletion', () => {
     expect(ops(refused)).toEqual(['createEvent']);
     expect(ec2.callsOf('deleteSnapshot')).toEqual([]);
     ec2.snapshots.get('snap-0ddddddddddddddd2')!.tags['ebs.csi.aws.com/cluster'] = 'true';
+    ec2.snapshots.get('snap-0ddddddddddddddd2')!.tags['volhook.io/cluster'] = CLUSTER;
     await reconcileOne(ctx, item);
     expect(ec2.callsOf('deleteSnapshot')).toEqual([{ verb: 'deleteSnapshot', args: ['snap-0ddddddddddddddd2'] }]);
   });
 
   it('Delete policy, the snapshot never recorded (lost answer) -> found by its name tag and deleted: nothing leaks', async () => {
     const { ec2, ctx } = setup();
-    ec2.addSnapshot({ snapshotId: 'snap-0eeeeeeeeeeeeeee1', tags: { CSIVolumeSnapshotName: CONTENT_NAME, [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true' } });
+    ec2.addSnapshot({ snapshotId: 'snap-0eeeeeeeeeeeeeee1', tags: { CSIVolumeSnapshotName: CONTENT_NAME, [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': CLUSTER } });
     await reconcileOne(ctx, deleting());
     expect(ec2.snapshots.size).toBe(0);
   });
@@ -288,7 +293,7 @@ describe('snapshot content: deletion', () => {
   it('being deleted while a CreateSnapshot may still land -> not deleted: the snapshot is found and recorded first', async () => {
     const { ec2, ctx } = setup();
     withSourceVolume(ec2);
-    ec2.addSnapshot({ snapshotId: 'snap-0aaaaaaaaaaaaaa22', volumeId: SOURCE_VOLUME, tags: { CSIVolumeSnapshotName: CONTENT_NAME, [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' } });
+    ec2.addSnapshot({ snapshotId: 'snap-0aaaaaaaaaaaaaa22', volumeId: SOURCE_VOLUME, tags: { CSIVolumeSnapshotName: CONTENT_NAME, [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': CLUSTER } });
     const result = await reconcileOne(ctx, contentItem({ content: { metadata: { deletionTimestamp: '2025-03-01T11:59:00Z', annotations: { [BEING_CREATED]: 'yes', [BEING_DELETED]: 'yes' } } } }));
     expect(ec2.callsOf('deleteSnapshot')).toEqual([]);
     expect(statusOf(result)?.snapshotHandle).toBe('snap-0aaaaaaaaaaaaaa22');

@@ -9,6 +9,7 @@ export const TagKeys = {
   pvcNamespace: 'kubernetes.io/created-for/pvc/namespace',
   pvName: 'kubernetes.io/created-for/pv/name',
   owner: (clusterId: string) => `kubernetes.io/cluster/${clusterId}`,
+  volhookCluster: 'volhook.io/cluster',
 } as const;
 
 export async function describeVolumes(ec2: EC2Client, filters: Filter[] = [], volumeIds?: string[]): Promise<Volume[]> {

@@ -110,6 +110,7 @@ export async function provisionForPod(ctx: ScenarioContext, namespace: string, s
     [TagKeys.csiVolumeName]: pvName,
     [TagKeys.ebsCluster]: 'true',
     [TagKeys.owner(ctx.clusterId)]: 'owned',
+    [TagKeys.volhookCluster]: ctx.clusterId,
     [TagKeys.pvcName]: 'data',
     [TagKeys.pvcNamespace]: namespace,
     [TagKeys.pvName]: pvName,
