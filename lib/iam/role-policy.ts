@@ -1,19 +1,32 @@
 /**
- * The role policy the deployment packages, read from serverless.yml as `osls package` and
- * CloudFormation together would make it: the Serverless variables the statements use
- * (`${param:…}`, `${self:service}`, `${sls:stage}`) first, then the intrinsics
- * (cloudformation.ts). The EC2 simulator evaluates every call of the backend against this, so
- * the local stack refuses what the deployed role would; test/deploy/package.test.ts holds it
- * equal to the packaged template's.
+ * The roles the deployment packages, read from serverless.yml as `osls package` and
+ * CloudFormation together would make them: the Serverless variables first (`${param:…}`,
+ * `${self:service}`, `${sls:stage}`, `${file(…)}`), then the intrinsics (cloudformation.ts).
+ *
+ * - The Lambda role (`provider.iam.role.statements`): assumes EC2 roles, reads its tables and
+ *   parameters; no EC2 action.
+ * - The EC2 role (`resources` → `Ec2Role`, its policy infra/iam/ec2-role-statements.yml): what
+ *   one cluster's session (session tag `volhook-cluster=<id>`) may do in EC2. A member account's
+ *   EC2 role (infra/member-account/ec2-role.yaml) has the same statements.
+ *
+ * The EC2 simulator evaluates every call of the backend against these, so the local stack
+ * refuses what the deployed roles would; test/deploy/package.test.ts holds them equal to the
+ * packaged template's.
  */
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { resolveIntrinsics } from './cloudformation.js';
+import { TagKeys } from '../contract/tags.js';
+import type { Ec2Role } from '../local/ec2/sts.js';
+import { resolveIntrinsics, type CloudFormationContext } from './cloudformation.js';
+import { DEFAULT_MEMBER_ROLE_NAME, DEFAULT_NODE_TAG_KEY, EC2_ROLE_POLICY_NAME, ec2RolePolicyText, MEMBER_ROLE_TEMPLATE } from './ec2-role-templates.js';
 import type { IamPrincipal } from './evaluate.js';
-import { listOf, PolicyDocument } from './policy.js';
+import { listOf, PolicyDocument, type PolicyStatement } from './policy.js';
 
 export const SERVERLESS_YML = fileURLToPath(new URL('../../serverless.yml', import.meta.url));
+/** The EC2 role's logical ID in serverless.yml. */
+export const EC2_ROLE_LOGICAL_ID = 'Ec2Role';
 
 export interface RolePolicyOptions {
   stage?: string;
@@ -24,6 +37,13 @@ export interface RolePolicyOptions {
   text?: string;
 }
 
+export interface Ec2RolePolicyOptions extends RolePolicyOptions {
+  /** The node tag key the deployment fences instances by; default serverless.yml's `nodeTagKey` param. */
+  nodeTagKey?: string;
+}
+
+type Resources = CloudFormationContext['resources'];
+
 interface ServerlessYml {
   service: string;
   params?: Record<string, Record<string, unknown>>;
@@ -31,49 +51,176 @@ interface ServerlessYml {
   resources?: unknown[];
 }
 
+interface Resolving {
+  yml: ServerlessYml;
+  stage: string;
+  /** Where `${file(…)}` paths start. */
+  dir: string;
+}
+
+const VARIABLE = /\$\{(param|self|sls|opt|env|file)([:(])([^}]*)\}/g;
+
+function readFileVariable(rest: string, r: Resolving, whole: string): unknown {
+  const m = /^([^)]+)\)(?::(.+))?$/.exec(rest);
+  if (!m) throw new Error(`serverless.yml: ${whole} is not a file variable this reader understands`);
+  const [, path, address] = m as unknown as [string, string, string | undefined];
+  const content: unknown = parse(readFileSync(resolve(r.dir, path.trim()), 'utf8'));
+  const value = address === undefined ? content : (content as Record<string, unknown> | null)?.[address.trim()];
+  if (value === undefined) throw new Error(`serverless.yml: ${whole} names nothing in ${path}`);
+  return value;
+}
+
+function resolveOne(source: string, rest: string, whole: string, r: Resolving, depth: number): unknown {
+  if (source === 'self' && rest === 'service') return r.yml.service;
+  if (source === 'sls' && rest === 'stage') return r.stage;
+  if (source === 'param') {
+    const found = r.yml.params?.[r.stage]?.[rest] ?? r.yml.params?.['default']?.[rest];
+    if (typeof found !== 'string') throw new Error(`serverless.yml: ${whole} has no string value for stage ${r.stage}`);
+    return resolveVariables(found, r, depth + 1);
+  }
+  if (source === 'file') return resolveVariables(readFileVariable(rest, r, whole), r, depth + 1);
+  throw new Error(`serverless.yml: a role uses ${whole}, which this reader does not resolve`);
+}
+
 /** Serverless's own variables, as `osls package` resolves them; CloudFormation's `${AWS::…}` and `${!…}` stay. */
-function resolveVariables(value: unknown, yml: ServerlessYml, stage: string, depth = 0): unknown {
+function resolveVariables(value: unknown, r: Resolving, depth = 0): unknown {
   if (depth > 10) throw new Error('serverless.yml: variables nest more than 10 deep');
-  if (Array.isArray(value)) return value.map((v) => resolveVariables(v, yml, stage, depth));
+  if (Array.isArray(value)) return value.map((v) => resolveVariables(v, r, depth));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveVariables(v, yml, stage, depth)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveVariables(v, r, depth)]));
   }
   if (typeof value !== 'string') return value;
-  const out = value.replace(/\$\{(param|self|sls|opt|env|file)([:(])([^}]*)\}/g, (whole, source: string, _sep: string, rest: string) => {
-    if (source === 'self' && rest === 'service') return yml.service;
-    if (source === 'sls' && rest === 'stage') return stage;
-    if (source === 'param') {
-      const found = yml.params?.[stage]?.[rest] ?? yml.params?.['default']?.[rest];
-      if (typeof found !== 'string') throw new Error(`serverless.yml: ${whole} has no string value for stage ${stage}`);
-      return String(resolveVariables(found, yml, stage, depth + 1));
-    }
-    throw new Error(`serverless.yml: the role policy uses ${whole}, which this reader does not resolve`);
+  // A value that is one variable takes the variable's value, whatever its type (a file's object).
+  const alone = /^\$\{(param|self|sls|opt|env|file)([:(])([^}]*)\}$/.exec(value);
+  if (alone) return resolveOne(alone[1] as string, alone[3] as string, value, r, depth);
+  return value.replace(VARIABLE, (whole, source: string, _sep: string, rest: string) => {
+    const resolved = resolveOne(source, rest, whole, r, depth);
+    if (typeof resolved !== 'string') throw new Error(`serverless.yml: ${whole} inside a string is not a string`);
+    return resolved;
   });
-  return out;
 }
 
 /** The template's resources serverless.yml writes itself (not those of `${file(…)}` includes). */
-function ownResources(yml: ServerlessYml): Record<string, { Type: string; Properties?: Record<string, unknown> }> {
+function ownResources(yml: ServerlessYml): Resources {
   const blocks = (yml.resources ?? []).filter((r): r is { Resources: Record<string, never> } => typeof r === 'object' && r !== null && 'Resources' in r);
   return Object.assign({}, ...blocks.map((b) => b.Resources));
 }
 
-/** The Lambda role's policy, resolved for one stage, Region and account. */
-export function rolePolicy(options: RolePolicyOptions = {}): PolicyDocument {
+interface Read {
+  yml: ServerlessYml;
+  resources: Resources;
+  context: CloudFormationContext;
+  resolving: Resolving;
+}
+
+function readServerless(options: RolePolicyOptions): Read {
   const stage = options.stage ?? 'dev';
   const yml = parse(options.text ?? readFileSync(SERVERLESS_YML, 'utf8')) as ServerlessYml;
-  const statements = yml.provider.iam?.role?.statements;
-  if (!statements) throw new Error('serverless.yml: provider.iam.role.statements is missing');
-  const resources = resolveVariables(ownResources(yml), yml, stage) as ReturnType<typeof ownResources>;
-  const resolved = resolveIntrinsics(resolveVariables(statements, yml, stage), {
-    partition: options.partition ?? 'aws',
-    region: options.region ?? 'us-east-1',
-    accountId: options.accountId ?? '123456789012',
-    resources,
-  });
-  const document = PolicyDocument.parse({ Version: '2012-10-17', Statement: resolved });
+  const resolving = { yml, stage, dir: dirname(SERVERLESS_YML) };
+  const resources = resolveVariables(ownResources(yml), resolving) as Resources;
+  const context = { partition: options.partition ?? 'aws', region: options.region ?? 'us-east-1', accountId: options.accountId ?? '123456789012', resources };
+  return { yml, resources, context, resolving };
+}
+
+/** A resolved policy document, written as an object or as the JSON text an Fn::Sub makes. */
+function policyDocument(resolved: unknown): PolicyDocument {
+  const document = PolicyDocument.parse(typeof resolved === 'string' ? JSON.parse(resolved) : resolved);
   // The framework writes every statement's Action as a list; so does this, to be the same document.
   return { ...document, Statement: document.Statement.map((s) => (s.Action === undefined ? s : { ...s, Action: listOf(s.Action) })) };
+}
+
+interface RoleResource {
+  Type: string;
+  Properties?: { Policies?: { PolicyName: string; PolicyDocument: unknown }[] } & Record<string, unknown>;
+}
+
+function inlinePolicy(role: RoleResource | undefined, name: string, where: string): unknown {
+  if (role?.Type !== 'AWS::IAM::Role') throw new Error(`${where}: no AWS::IAM::Role`);
+  const policy = role.Properties?.Policies?.find((p) => p.PolicyName === name);
+  if (!policy) throw new Error(`${where}: the role has no inline policy ${name}`);
+  return policy.PolicyDocument;
+}
+
+/** The Lambda role's policy (`provider.iam.role.statements`), resolved for one stage, Region and account. */
+export function lambdaRolePolicy(options: RolePolicyOptions = {}): PolicyDocument {
+  const { yml, context, resolving } = readServerless(options);
+  const statements = yml.provider.iam?.role?.statements;
+  if (!statements) throw new Error('serverless.yml: provider.iam.role.statements is missing');
+  return policyDocument({ Version: '2012-10-17', Statement: resolveIntrinsics(resolveVariables(statements, resolving), context) });
+}
+
+/** The deployment's own EC2 role's policy (serverless.yml's Ec2Role), resolved for one stage, Region and account. */
+export function ec2RolePolicy(options: Ec2RolePolicyOptions = {}): PolicyDocument {
+  const { resources, context } = readServerless(options);
+  const role = resources[EC2_ROLE_LOGICAL_ID] as RoleResource | undefined;
+  let document = inlinePolicy(role, EC2_ROLE_POLICY_NAME, `serverless.yml resources.${EC2_ROLE_LOGICAL_ID}`);
+  if (options.nodeTagKey !== undefined) document = withSubVariable(document, 'NodeTagKey', options.nodeTagKey);
+  return policyDocument(resolveIntrinsics(document, context));
+}
+
+/**
+ * The EC2 role's statements resolved straight from infra/iam/ec2-role-statements.yml (or
+ * `statementsText`), as CloudFormation would make them in an account: what both templates must
+ * come to.
+ */
+export function ec2RoleStatementsPolicy(options: Omit<Ec2RolePolicyOptions, 'text' | 'stage'> & { statementsText?: string } = {}): PolicyDocument {
+  const context = { partition: options.partition ?? 'aws', region: options.region ?? 'us-east-1', accountId: options.accountId ?? '123456789012', resources: {} };
+  return policyDocument(resolveIntrinsics({ 'Fn::Sub': [ec2RolePolicyText(options.statementsText), { NodeTagKey: options.nodeTagKey ?? DEFAULT_NODE_TAG_KEY }] }, context));
+}
+
+/** An `Fn::Sub [text, variables]` with one variable given another value (a deployment parameter set otherwise). */
+function withSubVariable(document: unknown, name: string, value: string): unknown {
+  const sub = (document as { 'Fn::Sub'?: unknown })['Fn::Sub'];
+  if (!Array.isArray(sub) || typeof sub[1] !== 'object' || sub[1] === null || !(name in sub[1])) throw new Error(`the EC2 role's policy is no Fn::Sub with the variable ${name}`);
+  return { 'Fn::Sub': [sub[0], { ...(sub[1] as object), [name]: value }] };
+}
+
+/** The ARN of the deployment's own EC2 role (`arn:<partition>:iam::<account>:role/volhook/<name>`). */
+export function ec2RoleArn(options: RolePolicyOptions = {}): string {
+  const { context } = readServerless(options);
+  return resolveIntrinsics({ 'Fn::GetAtt': [EC2_ROLE_LOGICAL_ID, 'Arn'] }, context) as string;
+}
+
+interface MemberTemplate {
+  Parameters: Record<string, { Default?: string }>;
+  Resources: Resources;
+}
+
+export interface MemberRoleOptions {
+  region?: string;
+  accountId?: string;
+  partition?: string;
+  /** The stack's NodeTagKey parameter; default the template's default. */
+  nodeTagKey?: string;
+  /** The stack's RoleName parameter; default the template's default. */
+  roleName?: string;
+}
+
+function memberContext(options: MemberRoleOptions): { template: MemberTemplate; context: CloudFormationContext } {
+  const template = parse(readFileSync(MEMBER_ROLE_TEMPLATE, 'utf8')) as MemberTemplate;
+  const defaults = Object.fromEntries(Object.entries(template.Parameters).flatMap(([k, p]) => (p.Default === undefined ? [] : [[k, p.Default]])));
+  const given = { ...(options.nodeTagKey === undefined ? {} : { NodeTagKey: options.nodeTagKey }), ...(options.roleName === undefined ? {} : { RoleName: options.roleName }) };
+  const context = {
+    partition: options.partition ?? 'aws',
+    region: options.region ?? 'us-east-1',
+    accountId: options.accountId ?? '210987654321',
+    resources: template.Resources,
+    parameters: { ...defaults, ...given },
+  };
+  return { template, context };
+}
+
+/** A member account's EC2 role's policy, as infra/member-account/ec2-role.yaml makes it in that account. */
+export function memberEc2RolePolicy(options: MemberRoleOptions = {}): PolicyDocument {
+  const { template, context } = memberContext(options);
+  const document = inlinePolicy(template.Resources[EC2_ROLE_LOGICAL_ID] as RoleResource | undefined, EC2_ROLE_POLICY_NAME, `infra/member-account/ec2-role.yaml Resources.${EC2_ROLE_LOGICAL_ID}`);
+  return policyDocument(resolveIntrinsics(document, context));
+}
+
+/** The ARN of a member account's EC2 role (default name `volhook-ec2`). */
+export function memberEc2RoleArn(options: MemberRoleOptions = {}): string {
+  const { context } = memberContext({ roleName: DEFAULT_MEMBER_ROLE_NAME, ...options });
+  return resolveIntrinsics({ 'Fn::GetAtt': [EC2_ROLE_LOGICAL_ID, 'Arn'] }, context) as string;
 }
 
 /**
@@ -87,6 +234,51 @@ export function lambdaRolePrincipal(options: { stage?: string; region?: string; 
   return {
     arn: `arn:aws:sts::${accountId}:assumed-role/volhook-${stage}-${region}-lambdaRole/volhook-${stage}-api`,
     accountId,
-    policies: [{ name: 'volhook-lambda-role', document: options.policy ?? rolePolicy({ stage, region, accountId }) }],
+    policies: [{ name: 'volhook-lambda-role', document: options.policy ?? lambdaRolePolicy({ stage, region, accountId }) }],
   };
 }
+
+/** Who may assume an EC2 role in the simulator: access keys or principal ARNs (STS matches either). */
+export interface Ec2RoleTrust {
+  principals: readonly string[];
+}
+
+/** The deployment's own EC2 role as the simulator's STS holds it: its policy, trusting `trust` (no ExternalId, as serverless.yml's trust). */
+export function ec2Role(options: Ec2RolePolicyOptions & { trust: Ec2RoleTrust }): Ec2Role {
+  const { trust, ...rest } = options;
+  return { policies: [{ name: EC2_ROLE_POLICY_NAME, document: ec2RolePolicy(rest) }], trust: { principals: trust.principals } };
+}
+
+/** A member account's EC2 role as the simulator's STS holds it: the member template's policy, trusting `trust` with its ExternalId. */
+export function memberEc2Role(options: MemberRoleOptions & { trust: Ec2RoleTrust & { externalId: string } }): Ec2Role {
+  const { trust, ...rest } = options;
+  return { policies: [{ name: EC2_ROLE_POLICY_NAME, document: memberEc2RolePolicy(rest) }], trust: { principals: trust.principals, externalId: trust.externalId } };
+}
+
+const FENCE_KEYS = new Set([`aws:resourcetag/${TagKeys.volhookCluster}`, `aws:requesttag/${TagKeys.volhookCluster}`]);
+
+/** `statement` without the conditions on the volhook.io/cluster tag. */
+function unfenced(statement: PolicyStatement): PolicyStatement {
+  if (!statement.Condition) return statement;
+  const condition = Object.fromEntries(
+    Object.entries(statement.Condition)
+      .map(([op, keys]) => [op, Object.fromEntries(Object.entries(keys).filter(([k]) => !FENCE_KEYS.has(k.toLowerCase())))] as const)
+      .filter(([, keys]) => Object.keys(keys).length > 0),
+  );
+  return { ...statement, Condition: condition };
+}
+
+/**
+ * TEMPORARY, until the backend calls EC2 in a session per cluster and tags volhook.io/cluster
+ * (issue 23): the backend's key as the local stack and the crash explorer hold it today — the
+ * Lambda role's policy plus the EC2 role's with the cluster fence (the volhook.io/cluster
+ * conditions) taken out, no session tags (so instances are unfenced). That is the scope the
+ * single role had before the fence: ebs.csi.aws.com/cluster=true. Remove with its last caller.
+ */
+export function legacyBackendPrincipal(options: { stage?: string; region?: string; accountId?: string; policy?: PolicyDocument } = {}): IamPrincipal {
+  const lambda = lambdaRolePrincipal(options);
+  if (options.policy) return lambda;
+  const ec2 = ec2RolePolicy({ ...(options.stage === undefined ? {} : { stage: options.stage }), region: options.region ?? 'us-east-1', accountId: lambda.accountId });
+  return { ...lambda, policies: [...lambda.policies, { name: 'volhook-ec2-unfenced', document: { ...ec2, Statement: ec2.Statement.map(unfenced) } }] };
+}
+

@@ -16,7 +16,7 @@ import { createMemoryBudget } from '../../lib/budget/index.js';
 import { createEc2Client, createEc2Gateway } from '../../lib/ec2/index.js';
 import { EventCorrelator, kubeClientsFromConfig, kubeConfigFor, type KubeClients } from '../../lib/kube/index.js';
 import { startControllers } from '../../lib/local/controllers/index.js';
-import { lambdaRolePrincipal } from '../../lib/iam/role-policy.js';
+import { legacyBackendPrincipal } from '../../lib/iam/role-policy.js';
 import { Ec2Simulator, ManualClock } from '../../lib/local/ec2/index.js';
 import { createObjectStore, startKubeApiServer, type KubeApiServer, type LocalObjectStore, type ResourceName } from '../../lib/local/kube/index.js';
 import { csiDriverObject, csiNodeObject, nodeObject, type LocalNode } from '../../lib/local/stack/cluster-objects.js';
@@ -116,8 +116,9 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
       throttling: false,
       latency: { snapshot: { kind: 'lognormal', medianMs: 8_000, p99Ms: 30_000, maxMs: 45_000 } },
       modifyCooldownMs: MODIFY_COOLDOWN_MS,
-      // The backend's calls held to the role policy serverless.yml packages, as in the local stack.
-      iam: { principals: { [BACKEND_KEY]: lambdaRolePrincipal({ region: REGION }) } },
+      // The backend's calls held to the roles serverless.yml packages, as in the local stack (for
+      // now without the EC2 role's cluster fence: legacyBackendPrincipal, issue 23).
+      iam: { principals: { [BACKEND_KEY]: legacyBackendPrincipal({ region: REGION }) } },
     },
     clock,
   );

@@ -1,10 +1,12 @@
 /**
  * `osls package` on this checkout, with no AWS credentials anywhere, into a fresh directory;
  * then the CloudFormation it generates is held to the deployment's promises: two arm64
- * nodejs24.x functions (the API behind two HTTP API routes, the hourly audit), IAM without wildcard actions and with a tag
- * condition on every mutating EC2 action, SSM limited to the registry path, DynamoDB PutItem
- * limited to the replay table (with TTL) — and the zip holds the ESM bundle (entry and chunks)
- * that bench/coldstart.ts measures.
+ * nodejs24.x functions (the API behind two HTTP API routes, the hourly audit), a Lambda role
+ * that only assumes roles under /volhook/ (and reads its tables and parameters), an EC2 role it
+ * may assume, without wildcard actions and with a tag condition on every mutating EC2 action
+ * (ebs.csi.aws.com/cluster and the cluster fence, volhook.io/cluster), SSM limited to the
+ * registry path, DynamoDB PutItem limited to the replay table (with TTL) — and the zip holds
+ * the ESM bundle (entry and chunks) that bench/coldstart.ts measures.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -15,7 +17,8 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildFunctionBundle } from '../../bench/esbuild-options.js';
 import { resolveIntrinsics } from '../../lib/iam/cloudformation.js';
-import { rolePolicy } from '../../lib/iam/role-policy.js';
+import { EC2_ROLE_PATH, EC2_ROLE_POLICY_NAME } from '../../lib/iam/ec2-role-templates.js';
+import { ec2RoleArn, ec2RolePolicy, lambdaRolePolicy } from '../../lib/iam/role-policy.js';
 import { monitoringResources } from '../../lib/observability/monitoring.js';
 import { readZip } from './zip.js';
 
@@ -26,6 +29,9 @@ const VOLUME_ARN = 'arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:volume/*';
 const INSTANCE_ARN = 'arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:instance/*';
 // Snapshot ARNs carry no account.
 const SNAPSHOT_ARN = 'arn:${AWS::Partition}:ec2:*::snapshot/*';
+const EC2_ROLES_ARN = 'arn:${AWS::Partition}:iam::*:role/volhook/*';
+/** The fence's value: the session's cluster (CloudFormation writes `${!x}` as `${x}`). */
+const SESSION_CLUSTER = '${!aws:PrincipalTag/volhook-cluster}';
 
 interface Resource {
   Type: string;
@@ -77,19 +83,35 @@ const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.i
 /** `{ "Fn::Sub": "arn:…" }` → `arn:…`; plain strings as they are. */
 const arn = (r: unknown): string => (typeof r === 'string' ? r : ((r as { 'Fn::Sub'?: string })['Fn::Sub'] ?? JSON.stringify(r)));
 
+/** A policy document as the template has it: an object, or the JSON text of an Fn::Sub (read unsubstituted). */
+function documentOf(document: any): { Statement: Statement[] } {
+  const sub = document?.['Fn::Sub'];
+  if (sub === undefined) return document;
+  return JSON.parse(Array.isArray(sub) ? sub[0] : sub);
+}
+function roleStatements(role: Resource): Statement[] {
+  return list(role.Properties.Policies).flatMap((p: any) => list<Statement>(documentOf(p.PolicyDocument).Statement));
+}
 function statements(): Statement[] {
-  const inline = ofType('AWS::IAM::Role').flatMap((role) => list(role.Properties.Policies).flatMap((p: any) => list<Statement>(p.PolicyDocument.Statement)));
-  const attached = [...ofType('AWS::IAM::Policy'), ...ofType('AWS::IAM::ManagedPolicy')].flatMap((p) => list<Statement>(p.Properties.PolicyDocument.Statement));
+  const inline = ofType('AWS::IAM::Role').flatMap(roleStatements);
+  const attached = [...ofType('AWS::IAM::Policy'), ...ofType('AWS::IAM::ManagedPolicy')].flatMap((p) => list<Statement>(documentOf(p.Properties.PolicyDocument).Statement));
   return [...inline, ...attached];
 }
+const lambdaRole = () => template.Resources.IamRoleLambdaExecution!;
+const ec2Role = () => template.Resources.Ec2Role!;
 const grants = (action: string) => statements().filter((s) => s.Effect === 'Allow' && list(s.Action).includes(action));
 
 describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
-  it('two functions: the API (functions/api.handler) and the scheduled audit (functions/audit.handler), both with the registry and the report table', () => {
+  it('two functions: the API (functions/api.handler) and the scheduled audit (functions/audit.handler), both with the registry, the report table, the EC2 role and the node tag key', () => {
     const handlers = ofType('AWS::Lambda::Function').map((f) => f.Properties.Handler).sort();
     expect(handlers).toEqual(['functions/api.handler', 'functions/audit.handler']);
     for (const f of ofType('AWS::Lambda::Function')) {
-      expect(f.Properties.Environment.Variables).toMatchObject({ VOLHOOK_REGISTRY_SSM_PATH: `/volhook/${STAGE}/clusters/`, VOLHOOK_REPORTS_TABLE: `volhook-${STAGE}-reports` });
+      expect(f.Properties.Environment.Variables).toMatchObject({
+        VOLHOOK_REGISTRY_SSM_PATH: `/volhook/${STAGE}/clusters/`,
+        VOLHOOK_REPORTS_TABLE: `volhook-${STAGE}-reports`,
+        VOLHOOK_EC2_ROLE_ARN: { 'Fn::GetAtt': ['Ec2Role', 'Arn'] },
+        VOLHOOK_NODE_TAG_KEY: 'eks:cluster-name',
+      });
     }
   });
 
@@ -154,15 +176,48 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     }
   });
 
-  it('IAM: the role policy the local stack evaluates (lib/iam/role-policy.ts, read from serverless.yml) is the packaged one, resolved as CloudFormation does', () => {
+  it('IAM: the role policies the local stack evaluates (lib/iam/role-policy.ts, read from serverless.yml) are the packaged ones, resolved as CloudFormation does: the Lambda role and the EC2 role', () => {
     const roles = ofType('AWS::IAM::Role').filter((r) => list(r.Properties.Policies).length > 0);
-    expect(roles).toHaveLength(1);
+    expect(roles).toEqual([lambdaRole(), ec2Role()]);
+    const ctx = { partition: 'aws', region: 'eu-west-1', accountId: '210987654321', resources: template.Resources };
+    const where = { stage: STAGE, region: 'eu-west-1', accountId: '210987654321' };
     // The framework adds the statements of the functions' log groups (logs:*) itself.
-    const packaged = list(roles[0]!.Properties.Policies)
+    const lambda = list(lambdaRole().Properties.Policies)
       .flatMap((p: any) => list<Statement>(p.PolicyDocument.Statement))
       .filter((s) => !list(s.Action).every((a) => a.startsWith('logs:')));
-    const ctx = { partition: 'aws', region: 'eu-west-1', accountId: '210987654321', resources: template.Resources };
-    expect(resolveIntrinsics(packaged, ctx)).toEqual(rolePolicy({ stage: STAGE, region: 'eu-west-1', accountId: '210987654321' }).Statement);
+    expect(resolveIntrinsics(lambda, ctx)).toEqual(lambdaRolePolicy(where).Statement);
+    // The EC2 role's one inline policy, an Fn::Sub of its JSON text.
+    expect(list(ec2Role().Properties.Policies).map((p: any) => p.PolicyName)).toEqual([EC2_ROLE_POLICY_NAME]);
+    const ec2 = JSON.parse(resolveIntrinsics(ec2Role().Properties.Policies[0].PolicyDocument, ctx) as string);
+    // (lib/iam writes every Action as a list, as the framework does for the Lambda role.)
+    expect(ec2.Statement.map((s: Statement) => ({ ...s, Action: list(s.Action) }))).toEqual(ec2RolePolicy(where).Statement);
+    expect(resolveIntrinsics({ 'Fn::GetAtt': ['Ec2Role', 'Arn'] }, ctx)).toBe(ec2RoleArn(where));
+  });
+
+  it('IAM: the EC2 role lives under /volhook/, is named for stage and Region, and trusts the Lambda role alone (AssumeRole and TagSession)', () => {
+    const role = ec2Role().Properties;
+    expect(role.Path).toBe(EC2_ROLE_PATH);
+    expect(role.RoleName).toEqual({ 'Fn::Sub': `volhook-${STAGE}-\${AWS::Region}-ec2` });
+    expect(role.AssumeRolePolicyDocument.Statement).toEqual([
+      { Sid: 'TheLambdaRole', Effect: 'Allow', Principal: { AWS: { 'Fn::GetAtt': ['IamRoleLambdaExecution', 'Arn'] } }, Action: ['sts:AssumeRole', 'sts:TagSession'] },
+    ]);
+    // The node tag key is the deployment's parameter.
+    expect(role.Policies[0].PolicyDocument['Fn::Sub'][1]).toEqual({ NodeTagKey: 'eks:cluster-name' });
+  });
+
+  it('IAM: the Lambda role makes no EC2 call; it assumes roles under /volhook/ only, tagging sessions with volhook-cluster (required) and volhook-nodes only', () => {
+    const own = roleStatements(lambdaRole());
+    expect(own.flatMap((s) => list(s.Action)).filter((a) => a.startsWith('ec2:'))).toEqual([]);
+    const sts = own.filter((s) => list(s.Action).some((a) => a.startsWith('sts:')));
+    expect(sts.map((s) => [list(s.Action), list(s.Resource).map(arn)])).toEqual([
+      [['sts:AssumeRole'], [EC2_ROLES_ARN]],
+      [['sts:TagSession'], [EC2_ROLES_ARN]],
+    ]);
+    expect(sts[0]!.Condition).toBeUndefined();
+    expect(sts[1]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'aws:TagKeys': ['volhook-cluster', 'volhook-nodes'] }, Null: { 'aws:RequestTag/volhook-cluster': 'false' } });
+    // Every EC2 grant is the EC2 role's.
+    const ec2Actions = new Set(roleStatements(ec2Role()).flatMap((s) => list(s.Action)));
+    for (const action of statements().flatMap((s) => list(s.Action)).filter((a) => a.startsWith('ec2:'))) expect(ec2Actions).toContain(action);
   });
 
   it('IAM: EC2 grants exactly what the gateway needs, nothing else', () => {
@@ -220,8 +275,11 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
       const resources = list(s.Resource).map(arn);
       const requestTag = s.Condition?.StringEquals?.['aws:RequestTag/ebs.csi.aws.com/cluster'];
       const resourceTag = s.Condition?.StringEquals?.['aws:ResourceTag/ebs.csi.aws.com/cluster'];
-      // A statement holds either the new volume (by the request's tags) or a source (by its own).
+      // A statement holds either the new volume (by the request's tags) or a source (by its own),
+      // and the cluster fence on the same side: the session's cluster.
       expect([requestTag, resourceTag].filter((v) => v !== undefined)).toEqual(['true']);
+      const side = requestTag === undefined ? 'aws:ResourceTag' : 'aws:RequestTag';
+      expect(s.Condition?.StringEquals?.[`${side}/volhook.io/cluster`]).toBe(SESSION_CLUSTER);
       if (resources.includes(SNAPSHOT_ARN)) {
         expect(action).toBe('ec2:CreateVolume');
         expect(resourceTag).toBe('true');
@@ -237,8 +295,9 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(statementsFor.map((s) => list(s.Resource).map(arn)).sort()).toEqual([[SNAPSHOT_ARN], [VOLUME_ARN]].sort());
     for (const s of statementsFor) {
       const onSnapshots = list(s.Resource).map(arn).includes(SNAPSHOT_ARN);
-      const key = onSnapshots ? 'aws:RequestTag/ebs.csi.aws.com/cluster' : 'aws:ResourceTag/ebs.csi.aws.com/cluster';
-      expect(s.Condition?.StringEquals?.[key]).toBe('true');
+      const side = onSnapshots ? 'aws:RequestTag' : 'aws:ResourceTag';
+      expect(s.Condition?.StringEquals?.[`${side}/ebs.csi.aws.com/cluster`]).toBe('true');
+      expect(s.Condition?.StringEquals?.[`${side}/volhook.io/cluster`]).toBe(SESSION_CLUSTER);
     }
   });
 
@@ -247,6 +306,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(statementsFor.length).toBeGreaterThan(0);
     for (const s of statementsFor) {
       expect(s.Condition?.StringEquals?.['aws:ResourceTag/ebs.csi.aws.com/cluster']).toBe('true');
+      expect(s.Condition?.StringEquals?.['aws:ResourceTag/volhook.io/cluster']).toBe(SESSION_CLUSTER);
       expect(list(s.Resource).map(arn)).toEqual([SNAPSHOT_ARN]);
     }
   });
@@ -259,6 +319,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     for (const s of atCreate) {
       expect(list(s.Condition?.StringEquals?.['ec2:CreateAction']).sort()).toEqual(['CopyVolumes', 'CreateSnapshot', 'CreateVolume']);
       expect(Object.keys(s.Condition ?? {})).toEqual(['StringEquals']);
+      expect(s.Condition?.StringEquals?.['aws:RequestTag/volhook.io/cluster']).toBe(SESSION_CLUSTER);
     }
   });
 
@@ -268,24 +329,40 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     for (const s of retag) {
       expect(list(s.Resource).map(arn)).toEqual([VOLUME_ARN]);
       expect(s.Condition?.StringEquals?.['aws:ResourceTag/ebs.csi.aws.com/cluster']).toBe('true');
+      expect(s.Condition?.StringEquals?.['aws:ResourceTag/volhook.io/cluster']).toBe(SESSION_CLUSTER);
       // A DeleteTags naming no key removes every tag.
       expect(s.Condition?.['Null']?.['aws:TagKeys']).toBe('false');
       const denied = list(s.Condition?.['ForAllValues:StringNotLike']?.['aws:TagKeys'] as string[] | undefined);
-      expect(denied).toEqual(expect.arrayContaining(['kubernetes.io*', 'ebs.csi.aws.com/*', 'CSIVolumeName']));
+      expect(denied).toEqual(expect.arrayContaining(['kubernetes.io*', 'ebs.csi.aws.com/*', 'volhook.io/*', 'CSIVolumeName']));
     }
   });
 
-  it.each(['ec2:AttachVolume', 'ec2:DetachVolume', 'ec2:DeleteVolume', 'ec2:ModifyVolume'])('IAM: %s on volumes only when tagged ebs.csi.aws.com/cluster=true', (action) => {
+  it('IAM: outside creation, no CreateTags or DeleteTags names the scope, fence or look-up keys, in any case', () => {
+    const deny = statements().filter((s) => s.Effect === 'Deny');
+    expect(deny).toHaveLength(1);
+    expect(deny[0]!.Condition).toEqual({
+      Null: { 'ec2:CreateAction': 'true' },
+      'ForAnyValue:StringEqualsIgnoreCase': { 'aws:TagKeys': ['ebs.csi.aws.com/cluster', 'volhook.io/cluster', 'CSIVolumeName', 'CSIVolumeSnapshotName'] },
+    });
+  });
+
+  it.each(['ec2:AttachVolume', 'ec2:DetachVolume', 'ec2:DeleteVolume', 'ec2:ModifyVolume'])('IAM: %s on volumes only when tagged ebs.csi.aws.com/cluster=true and volhook.io/cluster=<the session\'s cluster>', (action) => {
     const statementsFor = grants(action);
     expect(statementsFor.length).toBeGreaterThan(0);
     for (const s of statementsFor) {
       const resources = list(s.Resource).map(arn);
-      if (s.Condition === undefined) {
-        // Only the instance side of attach/detach goes without a tag condition.
+      if (resources.includes(INSTANCE_ARN)) {
+        // The instance side of attach/detach: any instance for a session without volhook-nodes,
+        // else only those whose node tag carries its value.
         expect(['ec2:AttachVolume', 'ec2:DetachVolume']).toContain(action);
         expect(resources).toEqual([INSTANCE_ARN]);
+        expect([
+          { Null: { 'aws:PrincipalTag/volhook-nodes': 'true' } },
+          { StringEquals: { 'ec2:ResourceTag/${NodeTagKey}': '${!aws:PrincipalTag/volhook-nodes}' } },
+        ]).toContainEqual(s.Condition);
       } else {
-        expect(s.Condition.StringEquals?.['aws:ResourceTag/ebs.csi.aws.com/cluster']).toBe('true');
+        expect(s.Condition?.StringEquals?.['aws:ResourceTag/ebs.csi.aws.com/cluster']).toBe('true');
+        expect(s.Condition?.StringEquals?.['aws:ResourceTag/volhook.io/cluster']).toBe(SESSION_CLUSTER);
         expect(resources).toEqual([VOLUME_ARN]);
       }
     }

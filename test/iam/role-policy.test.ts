@@ -1,30 +1,40 @@
 /**
- * The role policy serverless.yml packages, pinned call by call: the EC2 simulator, holding the
- * backend's access key to that policy (lib/local/ec2/iam.ts), is asked every mutating call on
- * the cluster's own disks and snapshots and on disks and snapshots that are not in its scope
- * (untagged, another tool's, in-tree, a static PV's disk not adopted), plus the tag changes a
- * VolumeAttributesClass makes. Each call IAM denies is made again with the operator's key, with
- * no IAM, and must then succeed: the refusal is IAM's, not the call's.
+ * The roles serverless.yml packages, pinned call by call. The EC2 role: the EC2 simulator,
+ * holding a key to cluster c1's session of it (the role's policy, session tag
+ * volhook-cluster=c1; lib/local/ec2/iam.ts), is asked every mutating call on the cluster's own
+ * disks and snapshots and on disks and snapshots that are not in its scope (untagged, another
+ * tool's, in-tree, a static PV's disk not adopted, the EBS CSI driver's, another cluster's),
+ * plus the tag changes a VolumeAttributesClass makes. Each call IAM denies is made again with
+ * the operator's key, with no IAM, and must then succeed: the refusal is IAM's, not the call's.
+ * The Lambda role: it assumes EC2 roles and makes no EC2 call (test/iam/cluster-fence.test.ts
+ * has the fence between clusters).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { isReservedTagKey } from '../../lib/contract/tags.js';
 import { AUTHORIZED_ACTIONS, ManualClock, Ec2Simulator } from '../../lib/local/ec2/index.js';
 import { ACTIONS } from '../../lib/local/ec2/actions.js';
-import { lambdaRolePrincipal } from '../../lib/iam/role-policy.js';
-import { BACKEND_CREDENTIALS } from '../../lib/local/stack/stack.js';
+import { authorizer } from '../../lib/iam/evaluate.js';
+import type { PolicyStatement } from '../../lib/iam/policy.js';
+import { ec2RolePolicy, lambdaRolePolicy, legacyBackendPrincipal } from '../../lib/iam/role-policy.js';
+import { SessionTagKeys } from '../../lib/contract/tags.js';
+import { BACKEND, clusterSession, EC2_ROLE_ARN, ZONE } from './fixtures.js';
 
-const ZONE = 'us-east-1a';
-const ROLE = { accessKeyId: BACKEND_CREDENTIALS.accessKeyId };
+/** c1's session of the EC2 role. */
+const ROLE = { accessKeyId: 'ASIA-C1-SESSION' };
 const OPERATOR = { accessKeyId: 'operator' };
 
-const OWN = { 'ebs.csi.aws.com/cluster': 'true', 'kubernetes.io/cluster/c1': 'owned', CSIVolumeName: 'pvc-1' };
+const SCOPE = { 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'c1' };
+const OWN = { ...SCOPE, 'kubernetes.io/cluster/c1': 'owned', CSIVolumeName: 'pvc-1' };
 /** Disks the policy keeps out of reach, by what they carry. */
 const OUT_OF_SCOPE: Record<string, Record<string, string>> = {
   untagged: {},
   "another tool's": { Name: 'postgres-data', team: 'db' },
   'in-tree (kubernetes.io/aws-ebs)': { KubernetesCluster: 'c1', 'kubernetes.io/created-for/pvc/name': 'data', 'kubernetes.io/created-for/pvc/namespace': 'app' },
   'a static PV, not adopted': { 'kubernetes.io/cluster/c1': 'owned' },
-  'tagged false': { 'ebs.csi.aws.com/cluster': 'false', 'kubernetes.io/cluster/c1': 'owned' },
+  'tagged false': { 'ebs.csi.aws.com/cluster': 'false', 'kubernetes.io/cluster/c1': 'owned', 'volhook.io/cluster': 'c1' },
+  "the EBS CSI driver's (no volhook.io/cluster)": { 'ebs.csi.aws.com/cluster': 'true', 'kubernetes.io/cluster/c1': 'owned', CSIVolumeName: 'pvc-1' },
+  "another cluster's (volhook.io/cluster=c2)": { ...SCOPE, 'volhook.io/cluster': 'c2', 'kubernetes.io/cluster/c2': 'owned', CSIVolumeName: 'pvc-1' },
+  'another cluster’s, its key in another case (VOLHOOK.IO/CLUSTER=c2)': { 'ebs.csi.aws.com/cluster': 'true', 'VOLHOOK.IO/CLUSTER': 'c2', 'kubernetes.io/cluster/c1': 'owned' },
 };
 
 let sim: Ec2Simulator;
@@ -33,7 +43,7 @@ let instanceId: string;
 
 beforeEach(() => {
   clock = new ManualClock();
-  sim = new Ec2Simulator({ seed: 7, throttling: false, createFaults: [], iam: { principals: { [ROLE.accessKeyId]: lambdaRolePrincipal() } } }, clock);
+  sim = new Ec2Simulator({ seed: 7, throttling: false, createFaults: [], iam: { principals: { [ROLE.accessKeyId]: clusterSession('c1') } } }, clock);
   instanceId = sim.runInstance({ zone: ZONE }).id;
 });
 
@@ -66,7 +76,7 @@ const VOLUME_CALLS: Record<string, { before?: (id: string) => Promise<void>; par
   DetachVolume: { before: attached, params: (id) => ({ VolumeId: id, InstanceId: instanceId }) },
   DeleteVolume: { params: (id) => ({ VolumeId: id }) },
   ModifyVolume: { params: (id) => ({ VolumeId: id, Size: '8' }) },
-  CreateSnapshot: { params: (id) => ({ VolumeId: id, ...spec('snapshot', { 'ebs.csi.aws.com/cluster': 'true', CSIVolumeSnapshotName: 'snapshot-1' }) }) },
+  CreateSnapshot: { params: (id) => ({ VolumeId: id, ...spec('snapshot', { ...SCOPE, CSIVolumeSnapshotName: 'snapshot-1' }) }) },
   CopyVolumes: { params: (id) => ({ SourceVolumeId: id, ClientToken: `copy-${id}`, ...spec('volume', OWN) }) },
   'CreateTags (a class tag)': { params: (id) => ({ 'ResourceId.1': id, ...tagParams('', { team: 'blue' }) }) },
   'DeleteTags (a class tag)': { params: (id) => ({ 'ResourceId.1': id, 'Tag.1.Key': 'team' }) },
@@ -88,8 +98,8 @@ async function expectAllowed(action: string, params: Record<string, string>): Pr
   expect(answer.status, answer.body).toBe(200);
 }
 
-describe('the role policy: the cluster’s own disks', () => {
-  it.each(Object.keys(VOLUME_CALLS))('%s on a disk tagged ebs.csi.aws.com/cluster=true: allowed', async (name) => {
+describe('the EC2 role, c1’s session: the cluster’s own disks', () => {
+  it.each(Object.keys(VOLUME_CALLS))('%s on a disk tagged ebs.csi.aws.com/cluster=true and volhook.io/cluster=c1: allowed', async (name) => {
     const call = VOLUME_CALLS[name] as (typeof VOLUME_CALLS)[string];
     const id = volume(OWN);
     await call.before?.(id);
@@ -97,7 +107,7 @@ describe('the role policy: the cluster’s own disks', () => {
   });
 });
 
-describe('the role policy: disks out of its scope', () => {
+describe('the EC2 role, c1’s session: disks out of its scope', () => {
   const cases = Object.keys(OUT_OF_SCOPE).flatMap((disk) => Object.keys(VOLUME_CALLS).map((call) => [call, disk] as const));
   it.each(cases)('%s on %s disk: denied', async (name, disk) => {
     const call = VOLUME_CALLS[name] as (typeof VOLUME_CALLS)[string];
@@ -107,27 +117,34 @@ describe('the role policy: disks out of its scope', () => {
   });
 });
 
-describe('the role policy: creating', () => {
+describe('the EC2 role, c1’s session: creating', () => {
   let token = 0;
   const create = (tags: Record<string, string>, extra: Record<string, string> = {}) => ({ AvailabilityZone: ZONE, Size: '4', VolumeType: 'gp3', ClientToken: `token-${++token}`, ...spec('volume', tags), ...extra });
 
-  it('CreateVolume tagged ebs.csi.aws.com/cluster=true: allowed; without the tag, or with it false: denied', async () => {
+  it('CreateVolume tagged ebs.csi.aws.com/cluster=true and volhook.io/cluster=c1: allowed; without either tag, with one false or another cluster’s: denied', async () => {
     await expectAllowed('CreateVolume', create(OWN));
     await expectDenied('CreateVolume', create({ CSIVolumeName: 'pvc-2' }));
     await expectDenied('CreateVolume', create({ ...OWN, 'ebs.csi.aws.com/cluster': 'false' }));
+    await expectDenied('CreateVolume', create({ ...OWN, 'volhook.io/cluster': 'c2' }));
+    const { 'volhook.io/cluster': _fence, ...unfenced } = OWN;
+    await expectDenied('CreateVolume', create(unfenced));
     await expectDenied('CreateVolume', { AvailabilityZone: ZONE, Size: '4', VolumeType: 'gp3' });
   });
 
-  it('CreateVolume from a snapshot (a restore): allowed from a snapshot tagged for the scope, denied from one that is not', async () => {
-    await expectAllowed('CreateVolume', create(OWN, { SnapshotId: snapshot({ 'ebs.csi.aws.com/cluster': 'true' }) }));
+  it('CreateVolume from a snapshot (a restore): allowed from a snapshot of the cluster, denied from one that is not (untagged, another tool’s, the EBS CSI driver’s, another cluster’s)', async () => {
+    await expectAllowed('CreateVolume', create(OWN, { SnapshotId: snapshot(SCOPE) }));
     await expectDenied('CreateVolume', create(OWN, { SnapshotId: snapshot({}) }));
     await expectDenied('CreateVolume', create(OWN, { SnapshotId: snapshot({ Name: 'nightly-backup' }) }));
+    await expectDenied('CreateVolume', create(OWN, { SnapshotId: snapshot({ 'ebs.csi.aws.com/cluster': 'true' }) }));
+    await expectDenied('CreateVolume', create(OWN, { SnapshotId: snapshot({ ...SCOPE, 'volhook.io/cluster': 'c2' }) }));
   });
 
-  it('CreateSnapshot tagged ebs.csi.aws.com/cluster=true of an own disk: allowed; an untagged snapshot: denied', async () => {
-    await expectAllowed('CreateSnapshot', { VolumeId: volume(OWN), ...spec('snapshot', { 'ebs.csi.aws.com/cluster': 'true' }) });
+  it('CreateSnapshot tagged for the cluster of an own disk: allowed; an untagged snapshot, or one tagged for another cluster: denied', async () => {
+    await expectAllowed('CreateSnapshot', { VolumeId: volume(OWN), ...spec('snapshot', SCOPE) });
     await expectDenied('CreateSnapshot', { VolumeId: volume(OWN) });
     await expectDenied('CreateSnapshot', { VolumeId: volume(OWN), ...spec('snapshot', { Name: 'mine' }) });
+    await expectDenied('CreateSnapshot', { VolumeId: volume(OWN), ...spec('snapshot', { 'ebs.csi.aws.com/cluster': 'true' }) });
+    await expectDenied('CreateSnapshot', { VolumeId: volume(OWN), ...spec('snapshot', { ...SCOPE, 'volhook.io/cluster': 'c2' }) });
   });
 
   it('CopyVolumes of an own disk into an untagged copy: denied', async () => {
@@ -135,19 +152,21 @@ describe('the role policy: creating', () => {
   });
 });
 
-describe('the role policy: snapshots', () => {
+describe('the EC2 role, c1’s session: snapshots', () => {
   it.each([
     ['DeleteSnapshot', (id: string) => ({ SnapshotId: id })],
     ['EnableFastSnapshotRestores', (id: string) => ({ 'SourceSnapshotId.1': id, 'AvailabilityZone.1': ZONE })],
-  ] as const)('%s: allowed on a snapshot tagged for the scope, denied on an untagged one and on another tool’s', async (action, params) => {
-    await expectAllowed(action, params(snapshot({ 'ebs.csi.aws.com/cluster': 'true', CSIVolumeSnapshotName: 'snapshot-1' })));
+  ] as const)('%s: allowed on a snapshot of the cluster, denied on an untagged one, another tool’s, the EBS CSI driver’s and another cluster’s', async (action, params) => {
+    await expectAllowed(action, params(snapshot({ ...SCOPE, CSIVolumeSnapshotName: 'snapshot-1' })));
     await expectDenied(action, params(snapshot({})));
     await expectDenied(action, params(snapshot({ Name: 'nightly-backup' })));
+    await expectDenied(action, params(snapshot({ 'ebs.csi.aws.com/cluster': 'true', CSIVolumeSnapshotName: 'snapshot-1' })));
+    await expectDenied(action, params(snapshot({ ...SCOPE, 'volhook.io/cluster': 'c2', CSIVolumeSnapshotName: 'snapshot-1' })));
   });
 });
 
-describe('the role policy: tags', () => {
-  it.each(['kubernetes.io/cluster/c2', 'kubernetes.io/created-for/pvc/name', 'ebs.csi.aws.com/cluster', 'ebs.csi.aws.com/other', 'CSIVolumeName', 'CSIVolumeSnapshotName', 'EBS.CSI.AWS.COM/cluster', 'csivolumename', 'CsiVolumeSnapshotName'])(
+describe('the EC2 role, c1’s session: tags', () => {
+  it.each(['kubernetes.io/cluster/c2', 'kubernetes.io/created-for/pvc/name', 'ebs.csi.aws.com/cluster', 'ebs.csi.aws.com/other', 'CSIVolumeName', 'CSIVolumeSnapshotName', 'EBS.CSI.AWS.COM/cluster', 'csivolumename', 'CsiVolumeSnapshotName', 'volhook.io/cluster', 'volhook.io/other', 'VOLHOOK.IO/cluster', 'Volhook.io/Cluster'])(
     'CreateTags and DeleteTags of the reserved key %s on an own disk: denied',
     async (key) => {
       await expectDenied('CreateTags', { 'ResourceId.1': volume(OWN), 'Tag.1.Key': key, 'Tag.1.Value': 'x' });
@@ -155,9 +174,11 @@ describe('the role policy: tags', () => {
     },
   );
 
-  it('a reserved prefix in another case (Kubernetes.IO/…) passes IAM, whose StringNotLike knows no case: the backend refuses it', async () => {
+  it('a reserved prefix in another case (Kubernetes.IO/…, Volhook.IO/other) passes IAM, whose StringNotLike knows no case: the backend refuses it', async () => {
     await expectAllowed('CreateTags', { 'ResourceId.1': volume(OWN), 'Tag.1.Key': 'Kubernetes.IO/cluster/c2', 'Tag.1.Value': 'owned' });
     expect(isReservedTagKey('Kubernetes.IO/cluster/c2')).toBe(true);
+    await expectAllowed('CreateTags', { 'ResourceId.1': volume(OWN), 'Tag.1.Key': 'Volhook.IO/other', 'Tag.1.Value': 'x' });
+    expect(isReservedTagKey('Volhook.IO/other')).toBe(true);
   });
 
   it('DeleteTags naming no key (EC2 then removes every tag): denied; naming a class tag: allowed', async () => {
@@ -166,11 +187,11 @@ describe('the role policy: tags', () => {
   });
 
   it('CreateTags of a snapshot outside creation: denied, whatever its tags', async () => {
-    await expectDenied('CreateTags', { 'ResourceId.1': snapshot({ 'ebs.csi.aws.com/cluster': 'true' }), 'Tag.1.Key': 'team', 'Tag.1.Value': 'blue' });
+    await expectDenied('CreateTags', { 'ResourceId.1': snapshot(SCOPE), 'Tag.1.Key': 'team', 'Tag.1.Value': 'blue' });
   });
 });
 
-describe('the role policy: reads and what it does not grant', () => {
+describe('the EC2 role, c1’s session: reads and what it does not grant', () => {
   it.each(['DescribeVolumes', 'DescribeInstances', 'DescribeSnapshots', 'DescribeVolumesModifications', 'DescribeAvailabilityZones'])('%s: allowed', async (action) => {
     await expectAllowed(action, {});
   });
@@ -191,5 +212,66 @@ describe('the role policy: reads and what it does not grant', () => {
 
   it('every action the simulator serves has its IAM mapping', () => {
     expect([...AUTHORIZED_ACTIONS].sort()).toEqual(Object.keys(ACTIONS).sort());
+  });
+});
+
+describe('the Lambda role: it assumes EC2 roles, and makes no EC2 call', () => {
+  const authorize = authorizer(BACKEND);
+  const MEMBER_ROLE = 'arn:aws:iam::210987654321:role/volhook/volhook-ec2';
+  const tagSession = (role: string, tags: Record<string, string>) => ({
+    action: 'sts:TagSession',
+    resource: role,
+    context: { 'aws:TagKeys': Object.keys(tags), ...Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:RequestTag/${k}`, v])) },
+  });
+
+  it('sts:AssumeRole of an EC2 role under /volhook/, in its own account or another: allowed; of a role elsewhere: denied', async () => {
+    expect(await authorize([{ action: 'sts:AssumeRole', resource: EC2_ROLE_ARN, context: {} }])).toEqual({ allowed: true });
+    expect(await authorize([{ action: 'sts:AssumeRole', resource: MEMBER_ROLE, context: {} }])).toEqual({ allowed: true });
+    for (const elsewhere of ['arn:aws:iam::210987654321:role/admin', 'arn:aws:iam::210987654321:role/team/volhook-ec2']) {
+      expect(await authorize([{ action: 'sts:AssumeRole', resource: elsewhere, context: {} }])).toMatchObject({ allowed: false, result: 'ImplicitlyDenied' });
+    }
+  });
+
+  it('sts:TagSession with the cluster tag (and the nodes tag): allowed; without the cluster tag, or with any other tag: denied', async () => {
+    const cluster = { [SessionTagKeys.cluster]: 'c1' };
+    expect(await authorize([tagSession(MEMBER_ROLE, cluster)])).toEqual({ allowed: true });
+    expect(await authorize([tagSession(EC2_ROLE_ARN, { ...cluster, [SessionTagKeys.nodes]: 'c1-eks' })])).toEqual({ allowed: true });
+    expect(await authorize([tagSession(EC2_ROLE_ARN, { [SessionTagKeys.nodes]: 'c1-eks' })])).toMatchObject({ allowed: false });
+    expect(await authorize([tagSession(EC2_ROLE_ARN, { ...cluster, team: 'blue' })])).toMatchObject({ allowed: false });
+    expect(await authorize([tagSession('arn:aws:iam::210987654321:role/admin', cluster)])).toMatchObject({ allowed: false });
+  });
+
+  it('no EC2 action, not even a Describe, on its own role: the EC2 role’s session makes them (the control: that session may)', async () => {
+    const backendKey = 'lambda-role';
+    const both = new Ec2Simulator({ seed: 8, throttling: false, createFaults: [], iam: { principals: { [backendKey]: BACKEND, [ROLE.accessKeyId]: clusterSession('c1') } } }, clock);
+    const [own] = both.seedVolumes({ zone: ZONE, tags: OWN });
+    for (const [action, params] of [['DescribeVolumes', {}], ['DeleteVolume', { VolumeId: own!.id }]] as const) {
+      expect((await both.call({ Action: action, ...params }, { accessKeyId: backendKey })).code).toBe('UnauthorizedOperation');
+    }
+    expect((await both.call({ Action: 'DeleteVolume', VolumeId: own!.id }, ROLE)).status).toBe(200);
+  });
+});
+
+describe('legacyBackendPrincipal (temporary: the local stack until the backend assumes a session per cluster)', () => {
+  it('is the EC2 role’s policy with exactly the volhook.io/cluster conditions taken out, beside the Lambda role’s', () => {
+    const legacy = legacyBackendPrincipal();
+    expect(legacy.policies.map((p) => p.name)).toEqual(['volhook-lambda-role', 'volhook-ec2-unfenced']);
+    expect(legacy.policies[0]!.document).toEqual(lambdaRolePolicy());
+    const fenced = ec2RolePolicy().Statement;
+    const unfenced = legacy.policies[1]!.document.Statement;
+    expect(unfenced.map((s) => s.Sid)).toEqual(fenced.map((s) => s.Sid));
+    const keys = (s: PolicyStatement) => Object.values(s.Condition ?? {}).flatMap((k) => Object.keys(k));
+    unfenced.forEach((s, n) => expect(keys(s)).toEqual(keys(fenced[n]!).filter((k) => !k.toLowerCase().endsWith('tag/volhook.io/cluster'))));
+    expect(JSON.stringify(unfenced)).not.toContain('aws:ResourceTag/volhook.io/cluster');
+  });
+
+  it('allows what the single role allowed before the fence (a CSI-only disk) and still refuses what it refused (an untagged disk, retagging volhook.io/cluster)', async () => {
+    const legacy = new Ec2Simulator({ seed: 9, throttling: false, createFaults: [], iam: { principals: { legacy: legacyBackendPrincipal() } } }, clock);
+    const key = { accessKeyId: 'legacy' };
+    const [csi] = legacy.seedVolumes({ zone: ZONE, tags: { 'ebs.csi.aws.com/cluster': 'true' } });
+    const [untagged] = legacy.seedVolumes({ zone: ZONE });
+    expect((await legacy.call({ Action: 'CreateTags', 'ResourceId.1': csi!.id, 'Tag.1.Key': 'volhook.io/cluster', 'Tag.1.Value': 'c1' }, key)).code).toBe('UnauthorizedOperation');
+    expect((await legacy.call({ Action: 'DeleteVolume', VolumeId: untagged!.id }, key)).code).toBe('UnauthorizedOperation');
+    expect((await legacy.call({ Action: 'DeleteVolume', VolumeId: csi!.id }, key)).status).toBe(200);
   });
 });

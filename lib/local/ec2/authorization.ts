@@ -217,7 +217,8 @@ const MAPPERS: Readonly<Record<string, Mapper>> = {
   },
 
   // Reference, AttachVolume: "instance" (required) and "volume" (required), each with its
-  // aws:ResourceTag/* and attributes.
+  // aws:ResourceTag/* (and ec2:ResourceTag/*, which the EC2 role's instance fence reads) and
+  // attributes.
   AttachVolume(p, world, arns) {
     const v = world.volumes.get(p.str('VolumeId') ?? '');
     const i = world.instances.get(p.str('InstanceId') ?? '');

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import type { PolicyDocument } from '../../iam/policy.js';
-import { lambdaRolePrincipal } from '../../iam/role-policy.js';
+import { legacyBackendPrincipal } from '../../iam/role-policy.js';
 import { createBackendApp, type BackendOptions } from '../../app/index.js';
 import { createMemoryBudget, type RateBudget } from '../../budget/index.js';
 import type { Item, Result } from '../../contract/index.js';
@@ -44,9 +44,9 @@ export interface LocalStackOptions {
   /** Simulator settings: time scale, throttling, faults, state directory… */
   ec2?: Omit<Ec2SimulatorOptions, 'port' | 'host' | 'region' | 'zones' | 'iam'>;
   /**
-   * The policy the simulator holds the backend's EC2 calls to. Default: the role policy
-   * serverless.yml packages (lib/iam/role-policy.ts), so every call the local stack makes is
-   * one the deployed role may make.
+   * The policy the simulator holds the backend's EC2 calls to. Default: the roles
+   * serverless.yml packages, the EC2 role's without its cluster fence, until the backend calls
+   * EC2 in a session per cluster (legacyBackendPrincipal, lib/iam/role-policy.ts; issue 23).
    */
   rolePolicy?: PolicyDocument;
   /** `direct`: the backend applies writes through the local Kubernetes API itself. */
@@ -116,7 +116,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     let ec2Url = options.ec2Endpoint;
     let simulator: Ec2Simulator | undefined;
     if (!ec2Url) {
-      const iam = { principals: { [BACKEND_CREDENTIALS.accessKeyId]: lambdaRolePrincipal({ region, accountId: DEFAULT_ACCOUNT_ID, policy: options.rolePolicy }) } };
+      const iam = { principals: { [BACKEND_CREDENTIALS.accessKeyId]: legacyBackendPrincipal({ region, accountId: DEFAULT_ACCOUNT_ID, policy: options.rolePolicy }) } };
       const sim = await startEc2Simulator({ ...options.ec2, port: ports.ec2, host, region, zones, iam });
       cleanups.push(() => sim.close());
       ec2Url = sim.url;
