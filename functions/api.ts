@@ -1,9 +1,11 @@
 /**
  * Lambda entry point: the same hono app the local stack serves, behind API Gateway HTTP API.
- * Built once per container so EC2 clients and registry caches live across invocations.
- * Seen webhook ids live in DynamoDB (VOLHOOK_REPLAY_TABLE), shared by every container, and so
- * does the EC2 rate budget (VOLHOOK_BUDGET_TABLE), keyed by the account (VOLHOOK_AWS_ACCOUNT)
- * and the cluster's Region. EC2 calls are counted per action (EMF, dimension `Action`).
+ * Built once per container so EC2 clients, cluster sessions and registry caches live across
+ * invocations. Every cluster's EC2 calls run in its own session of an EC2 role (the
+ * registration's aws.roleArn, else VOLHOOK_EC2_ROLE_ARN; lib/ec2/sessions.ts), never under the
+ * function's role. Seen webhook ids live in DynamoDB (VOLHOOK_REPLAY_TABLE), shared by every
+ * container, and so does the EC2 rate budget (VOLHOOK_BUDGET_TABLE), keyed by the account of
+ * the cluster's role and the cluster's Region. EC2 calls are counted per action (EMF, dimension `Action`).
  * Every reconciled item is logged (cluster id, item key, outcome) and counted per outcome,
  * every reconciler exception and failed direct write logged at ERROR and counted; metrics are
  * flushed as EMF at the end of each invocation.
@@ -11,6 +13,7 @@
 import { handle } from 'hono/aws-lambda';
 import { createBackendApp } from '../lib/app/index.js';
 import { budgetFromEnvironment } from '../lib/budget/from-environment.js';
+import { ec2FromEnvironment } from '../lib/ec2/from-environment.js';
 import { createLogger, createMetrics, recordEc2Metrics, recordReconcileErrors, recordReconcileResults, withObservability } from '../lib/observability/index.js';
 import { registryFromEnvironment } from '../lib/registry/index.js';
 import { replayStoreFromEnvironment } from '../lib/replay/index.js';
@@ -23,10 +26,10 @@ export const handler = withObservability(
     createBackendApp({
       registry: registryFromEnvironment(process.env),
       replay: replayStoreFromEnvironment(process.env),
-      ec2Endpoint: process.env.AWS_ENDPOINT_URL_EC2 ?? process.env.AWS_ENDPOINT_URL,
+      // VOLHOOK_EC2_ROLE_ARN, VOLHOOK_NODE_TAG_KEY, the EC2 and STS endpoints.
+      ...ec2FromEnvironment(process.env),
       // Every EC2 call takes its token from the budget all containers share (VOLHOOK_BUDGET_TABLE).
       budget: budgetFromEnvironment(process.env),
-      account: process.env.VOLHOOK_AWS_ACCOUNT,
       onResult: recordReconcileResults(logger, metrics),
       onError: recordReconcileErrors(logger, metrics),
       onEc2Calls: recordEc2Metrics(() => createMetrics()),

@@ -1,13 +1,19 @@
 /**
- * The production wiring of the app: real EC2 clients (one per region, reused across
- * requests so connections are reused) and, for `writeBack: direct`
- * clusters, Kubernetes clients built from the registration.
+ * The production wiring of the app: EC2 clients per cluster session (one per Region and session,
+ * reused across requests so connections are reused) and, for `writeBack: direct` clusters,
+ * Kubernetes clients built from the registration.
+ *
+ * The backend makes no EC2 call under its own role: each cluster's calls are signed with the
+ * credentials of its session (lib/ec2/sessions.ts), in the role its registration names
+ * (`aws.roleArn`) or else the deployment's (`ec2RoleArn`). A cluster with neither gets a
+ * `failed` result naming the missing role for every item that needs EC2 — unless the backend
+ * was given static `ec2Credentials`, the documented exception for tests and benches without STS.
  */
-import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { RateBudget } from '../budget/budget.js';
 import { createMemoryBudget } from '../budget/memory.js';
-import { createEc2Client, createEc2Gateway, DEFAULT_BUDGET_ACCOUNT } from '../ec2/index.js';
-import type { ClusterRegistration, ClusterRegistry } from '../registry/index.js';
+import { DEFAULT_NODE_TAG_KEY } from '../contract/tags.js';
+import { createClusterClients, createClusterSessions, createEc2Gateway, Ec2Error, refusingGateway, type ClusterSessions } from '../ec2/index.js';
+import { withNodeTagKey, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
 import type { ReplayStore } from '../replay/index.js';
 import type { ReportStore } from '../reports/index.js';
 import { createApp, type AppDependencies } from './app.js';
@@ -20,8 +26,32 @@ export interface BackendOptions {
   reports?: ReportStore;
   /** EC2 endpoint override (the local simulator, moto); otherwise AWS's regional endpoint. */
   ec2Endpoint?: string;
-  /** Static EC2 credentials (local endpoints); otherwise the SDK's default provider chain. */
+  /**
+   * The deployment's EC2 role (`VOLHOOK_EC2_ROLE_ARN`): the role of every cluster whose
+   * registration names no `aws.roleArn`. Must be an IAM role ARN.
+   */
+  ec2RoleArn?: string;
+  /** STS endpoint override (the local simulator, moto); otherwise the Region's STS endpoint. */
+  stsEndpoint?: string;
+  /** The Region STS is called in; default the SDK's (AWS_REGION, the Lambda's own). */
+  stsRegion?: string;
+  /**
+   * Static credentials of the backend itself, for local endpoints. With a role (`ec2RoleArn` or
+   * a registration's `aws.roleArn`) they are what AssumeRole is called with. Without any role,
+   * EC2 is called with them directly, unfenced by IAM: kept only for tests and benches that run
+   * without STS (the local stack, the bench). Absent, and no role: EC2 work is refused.
+   */
   ec2Credentials?: { accessKeyId: string; secretAccessKey: string };
+  /**
+   * The process's session cache (default: one made from `stsEndpoint`, `stsRegion` and
+   * `ec2Credentials`); pass one to read its `stats()` or to give it a mocked STS client.
+   */
+  sessions?: ClusterSessions;
+  /**
+   * The instance tag key the EC2 role fences attaches by (`VOLHOOK_NODE_TAG_KEY`, default
+   * `eks:cluster-name`): a registration whose `aws.nodeTag` names another key is refused.
+   */
+  nodeTagKey?: string;
   onResult?: AppDependencies['onResult'];
   onError?: AppDependencies['onError'];
   onEc2Calls?: AppDependencies['onEc2Calls'];
@@ -34,41 +64,55 @@ export interface BackendOptions {
    */
   budget?: RateBudget;
   /**
-   * The AWS account of the budget's keys: the account of the backend's role, which every
-   * cluster's calls go to (`VOLHOOK_AWS_ACCOUNT`, set by serverless.yml). Default `default`:
-   * a backend whose clusters all share one account needs no name for it.
+   * The AWS account of the budget's keys for calls made with `ec2Credentials` directly
+   * (`VOLHOOK_AWS_ACCOUNT`). A session's calls are keyed by its role's account, read from the
+   * role ARN. Default `default`.
    */
   account?: string;
 }
 
-
 export function createBackendApp(options: BackendOptions) {
-  const clients = new Map<string, EC2Client>();
-  const clientFor = (region: string) => {
-    let client = clients.get(region);
-    if (!client) {
-      // One attempt: a retry inside the SDK would be a call the budget did not grant. A call
-      // that fails transiently becomes a requeue, and its next try takes a token again.
-      client = createEc2Client({ region, endpoint: options.ec2Endpoint, credentials: options.ec2Credentials, maxAttempts: 1 });
-      clients.set(region, client);
-    }
-    return client;
-  };
+  const sessions =
+    options.sessions ??
+    createClusterSessions({
+      stsClient: {
+        ...(options.stsRegion !== undefined && { region: options.stsRegion }),
+        ...(options.stsEndpoint !== undefined && { endpoint: options.stsEndpoint }),
+        ...(options.ec2Credentials !== undefined && { credentials: options.ec2Credentials }),
+      },
+    });
+  const clients = createClusterClients({
+    sessions,
+    ...(options.ec2RoleArn !== undefined && { defaultRoleArn: options.ec2RoleArn }),
+    // The documented exception: static credentials and no role (tests, benches without STS).
+    ...(options.ec2Credentials !== undefined && { direct: { credentials: options.ec2Credentials, ...(options.account !== undefined && { account: options.account }) } }),
+    ...(options.ec2Endpoint !== undefined && { endpoint: options.ec2Endpoint }),
+    // One attempt: a retry inside the SDK would be a call the budget did not grant. A call
+    // that fails transiently becomes a requeue, and its next try takes a token again.
+    maxAttempts: 1,
+  });
 
   const budget = options.budget ?? createMemoryBudget();
-  const account = options.account || DEFAULT_BUDGET_ACCOUNT;
   return createApp({
-    registry: options.registry,
+    registry: withNodeTagKey(options.registry, options.nodeTagKey || DEFAULT_NODE_TAG_KEY),
     replay: options.replay,
     reports: options.reports,
-    gatewayFor: (registration, deadline, observer) =>
-      createEc2Gateway({
-        client: clientFor(registration.region),
+    gatewayFor: (registration, deadline, observer) => {
+      let ec2;
+      try {
+        ec2 = clients.for(registration);
+      } catch (error) {
+        if (error instanceof Ec2Error) return refusingGateway(error);
+        throw error;
+      }
+      return createEc2Gateway({
+        client: ec2.client,
         clusterId: registration.clusterId,
         deadline,
-        pacing: { budget, account, region: registration.region },
+        pacing: { budget, account: ec2.account, region: registration.region },
         observer,
-      }),
+      });
+    },
     applyDirect: async (registration: ClusterRegistration, writes) => {
       if (!registration.kubernetes) {
         throw new Error(`cluster "${registration.clusterId}" uses writeBack: direct but its registration has no kubernetes.server`);

@@ -2,7 +2,9 @@
  * The scheduled audit: every cluster with a report, one after the other, each with its
  * registration's settings (`audit.deleteOrphans`, `audit.graceSeconds`). A cluster whose
  * registration is gone or broken is reported and skipped; one cluster's failure never stops
- * the others.
+ * the others. `gatewayFor` gives each cluster the gateway of its own EC2 session
+ * (lib/ec2/cluster-clients.ts, as the API's); one that throws — no role for the cluster — fails
+ * that cluster alone, with the reason.
  */
 import type { Ec2Gateway } from '../ec2/types.js';
 import { RegistrationError, type ClusterRegistration, type ClusterRegistry } from '../registry/registration.js';

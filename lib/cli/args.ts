@@ -6,6 +6,8 @@
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import { isReservedTagKey, RESERVED_TAG_KEYS_TEXT } from '../contract/tags.js';
+import { AwsSettingsSchema, nodeTagProblem, type AwsSettings } from '../registry/aws.js';
+import { nodeTagKeyFrom } from '../registry/node-tag-key.js';
 import { ClusterIdSchema, type ClusterRegistrationInput } from '../registry/registration.js';
 import { normalizeSsmPath } from '../registry/ssm-registry.js';
 import { isVolumeType, MAX_VOLUME_SIZE_GIB, VOLUME_TYPES } from '../storageclass/volume-types.js';
@@ -151,7 +153,7 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
   const target = readTarget(options);
   switch (command) {
     case 'add':
-      return { command, clusterId, target, settings: readSettings(options, env) };
+      return { command, clusterId, target, settings: readSettings(clusterId, options, env) };
     case 'rotate-secret':
       return { command, clusterId, target, finish: options.flags.has('--finish') };
     case 'remove-old-secrets':
@@ -289,7 +291,7 @@ function checkRegion(option: string, region: string): string {
   return region;
 }
 
-function readSettings(options: RawOptions, env: NodeJS.ProcessEnv): RegistrationSettings {
+function readSettings(clusterId: string, options: RawOptions, env: NodeJS.ProcessEnv): RegistrationSettings {
   const given = options.values.get('--region');
   const fallback = env.AWS_REGION || env.AWS_DEFAULT_REGION;
   if (given === undefined && !fallback) throw new UsageError('--region is required (or set AWS_REGION): the region the cluster runs in');
@@ -341,7 +343,39 @@ function readSettings(options: RawOptions, env: NodeJS.ProcessEnv): Registration
     if (stray) throw new UsageError(`${stray} only applies with --write-back direct`);
     if (writeBack) settings.writeBack = writeBack;
   }
+  const aws = readAws(clusterId, options, env);
+  if (aws) settings.aws = aws;
   return settings;
+}
+
+/** The option each field of `aws` comes from, to name it in a refusal. */
+const AWS_OPTIONS: Record<keyof AwsSettings, string> = { roleArn: '--role-arn', externalId: '--external-id', nodeTag: '--node-tag' };
+
+/** --role-arn, --external-id, --node-tag: the registration's `aws`, checked by its own schema. */
+function readAws(clusterId: string, options: RawOptions, env: NodeJS.ProcessEnv): AwsSettings | undefined {
+  const roleArn = options.values.get('--role-arn');
+  const externalId = options.values.get('--external-id');
+  const nodeTag = options.values.get('--node-tag');
+  if (roleArn === undefined && externalId === undefined && nodeTag === undefined) return undefined;
+  let tag: { key: string; value: string } | undefined;
+  if (nodeTag !== undefined) {
+    const eq = nodeTag.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--node-tag: "${nodeTag}" is not key=value`);
+    tag = { key: nodeTag.slice(0, eq), value: nodeTag.slice(eq + 1) };
+  }
+  const parsed = AwsSettingsSchema.safeParse({
+    ...(roleArn !== undefined && { roleArn }),
+    ...(externalId !== undefined && { externalId }),
+    ...(tag && { nodeTag: tag }),
+  });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const option = AWS_OPTIONS[issue.path[0] as keyof AwsSettings] ?? '--role-arn';
+    throw new UsageError(`${option}: ${issue.message}`);
+  }
+  const problem = nodeTagProblem({ clusterId, aws: parsed.data }, nodeTagKeyFrom(env));
+  if (problem) throw new UsageError(`--node-tag: ${problem}`);
+  return parsed.data;
 }
 
 function readAdopt(clusterId: string, target: RegistryTarget, options: RawOptions): AdoptCommand {

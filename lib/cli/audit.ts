@@ -1,12 +1,16 @@
 /**
  * `npm run cluster -- audit <id>` and `npm run cluster -- remove <id> --delete-volumes`: the
  * audit (lib/audit) run from a terminal, with the operator's AWS credentials, against the
- * backend's report store. With neither --file nor --ssm-path, a running local stack
- * (`npm start`) is looked for first: its registration, reports and simulator are used for its
- * cluster, so `npm run cluster -- audit local` needs nothing else.
+ * backend's report store. When the registration names `aws.roleArn` (or VOLHOOK_EC2_ROLE_ARN
+ * names the deployment's role), those credentials assume the cluster's role as the backend does
+ * (lib/ec2/sessions.ts: the same session tags and ExternalId), so the role's fences hold for the
+ * operator too; otherwise they call EC2 directly. With neither --file nor --ssm-path, a running
+ * local stack (`npm start`) is looked for first: its registration, reports and simulator are
+ * used for its cluster, so `npm run cluster -- audit local` needs nothing else.
  */
-import { EC2Client } from '@aws-sdk/client-ec2';
+import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { SSMClient } from '@aws-sdk/client-ssm';
+import type { STSClient } from '@aws-sdk/client-sts';
 import {
   auditSummary,
   auditTable,
@@ -19,7 +23,7 @@ import {
   snapshotsLeftBehind,
   snapshotsLeftBehindTable,
 } from '../audit/index.js';
-import { budgetAccount, createEc2Gateway } from '../ec2/index.js';
+import { budgetAccount, createClusterClients, createClusterSessions, createEc2Gateway, type ClusterClients, type Ec2ClientOptions } from '../ec2/index.js';
 import { budgetFromEnvironment } from '../budget/from-environment.js';
 import { localDirFrom, readDescriptor } from '../local/stack/local-files.js';
 import { parseRegistration } from '../registry/file-registry.js';
@@ -36,7 +40,13 @@ export interface AuditIo {
   /** Where `.volhook/local` is looked for; default the process's working directory. */
   cwd?: string;
   ssmClient?(region?: string): SSMClient;
-  ec2Client?(region: string, endpoint?: string): EC2Client;
+  /**
+   * EC2 client factory. `credentials`: the cluster session's provider when a role applies, the
+   * local stack's keys for its cluster; undefined: the operator's default chain.
+   */
+  ec2Client?(region: string, endpoint?: string, credentials?: Ec2ClientOptions['credentials']): EC2Client;
+  /** STS client for the cluster's session; tests mock it. Default: one with the operator's credentials. */
+  stsClient?(): STSClient;
   /** Whether stdin is a terminal a person can answer on. */
   interactive?: boolean;
   /** Asks a person; resolves to the line typed. Only called when `interactive`. */
@@ -48,7 +58,10 @@ interface Resolved {
   registration: ClusterRegistration;
   region: string;
   client: EC2Client;
-  ownClient: boolean;
+  /** The budget account of the client's calls: its role's, else VOLHOOK_AWS_ACCOUNT. */
+  account: string;
+  /** The clients made here, closed when the command ends (none when the io made them). */
+  clients: ClusterClients | undefined;
   reports: ReportStore;
   /** Where they came from, for messages. */
   source: string;
@@ -61,6 +74,7 @@ async function resolve(command: AuditCommand | RemoveCommand, io: AuditIo): Prom
   const env = io.env ?? {};
   let registrations: RegistrationStore;
   let endpoint = env.AWS_ENDPOINT_URL_EC2 || env.AWS_ENDPOINT_URL || undefined;
+  let stsEndpoint = env.AWS_ENDPOINT_URL_STS || env.AWS_ENDPOINT_URL || undefined;
   let credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
   let reports: ReportStore | undefined;
   let source: string;
@@ -69,6 +83,8 @@ async function resolve(command: AuditCommand | RemoveCommand, io: AuditIo): Prom
   if (local && local.clusterId === command.clusterId) {
     registrations = createFileStore(local.registryFile);
     endpoint = local.ec2Endpoint;
+    // The simulator serves STS on its EC2 endpoint.
+    stsEndpoint = local.ec2Endpoint;
     credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
     reports = command.reports ? reportStoreFor(command.reports) : createFileReportStore(local.reportsDir);
     source = `the local stack (${local.registryFile}, EC2 ${local.ec2Endpoint})`;
@@ -88,10 +104,21 @@ async function resolve(command: AuditCommand | RemoveCommand, io: AuditIo): Prom
   if (raw === undefined) throw new Refusal(`cluster "${command.clusterId}" is not registered in ${registrations.describe(command.clusterId)}`);
   const registration = parseRegistration(command.clusterId, raw);
   const region = command.region ?? registration.region;
-  const client = io.ec2Client
-    ? io.ec2Client(region, endpoint)
-    : new EC2Client({ region, ...(endpoint && { endpoint }), ...(credentials && { credentials }) });
-  return { registration, region, client, ownClient: !io.ec2Client, reports, source, registrations };
+  const ec2Client = io.ec2Client;
+  const clients = createClusterClients({
+    sessions: createClusterSessions(
+      io.stsClient
+        ? { sts: io.stsClient() }
+        : { stsClient: { region: env.AWS_REGION || region, ...(stsEndpoint && { endpoint: stsEndpoint }), ...(credentials && { credentials }) } },
+    ),
+    ...(env.VOLHOOK_EC2_ROLE_ARN?.trim() && { defaultRoleArn: env.VOLHOOK_EC2_ROLE_ARN.trim() }),
+    // No role: the operator's credentials call EC2 themselves, as before sessions.
+    direct: { ...(credentials && { credentials }), account: budgetAccount(process.env) },
+    ...(endpoint && { endpoint }),
+    ...(ec2Client && { makeClient: (o) => ec2Client(o.region, o.endpoint, o.credentials) }),
+  });
+  const ec2 = clients.for({ ...registration, region });
+  return { registration, region, client: ec2.client, account: ec2.account, clients: ec2Client ? undefined : clients, reports, source, registrations };
 }
 
 function reportsFromEnv(env: NodeJS.ProcessEnv): ReportsTarget | undefined {
@@ -116,7 +143,7 @@ async function withResolved(command: AuditCommand | RemoveCommand, io: AuditIo, 
   try {
     return await run(resolved);
   } finally {
-    if (resolved.ownClient) resolved.client.destroy();
+    resolved.clients?.destroy();
   }
 }
 
@@ -124,9 +151,9 @@ async function withResolved(command: AuditCommand | RemoveCommand, io: AuditIo, 
  * The CLI's calls are paced like the backend's: the budget the environment names (the deployed
  * table when VOLHOOK_BUDGET_TABLE is set, else this process's own), waiting for each token.
  */
-function pacedGateway(client: EC2Client, clusterId: string, region: string) {
-  const pacing = { budget: budgetFromEnvironment(process.env), account: budgetAccount(process.env), region, waitForTokens: true };
-  return createEc2Gateway({ client, clusterId, pacing });
+function pacedGateway(r: Resolved, clusterId: string) {
+  const pacing = { budget: budgetFromEnvironment(process.env), account: r.account, region: r.region, waitForTokens: true };
+  return createEc2Gateway({ client: r.client, clusterId, pacing });
 }
 
 export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<number> {
@@ -135,7 +162,7 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
     const result = await runAudit({
       clusterId: command.clusterId,
       region: r.region,
-      gateway: pacedGateway(r.client, command.clusterId, r.region),
+      gateway: pacedGateway(r, command.clusterId),
       reports: r.reports,
       graceMs,
       delete: command.delete,
@@ -161,7 +188,7 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
  */
 export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promise<number> {
   return withResolved(command, io, async (r) => {
-    const gateway = pacedGateway(r.client, command.clusterId, r.region);
+    const gateway = pacedGateway(r, command.clusterId);
     const evidence = { clusterId: command.clusterId, report: await r.reports.get(command.clusterId), retained: await r.reports.retained(command.clusterId) };
     const entries = leftBehind(await gateway.listClusterDisks(), evidence, r.region);
     const snapshots = snapshotsLeftBehind(await gateway.listClusterSnapshots(), evidence, r.region);

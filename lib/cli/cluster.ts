@@ -10,7 +10,9 @@
 import { readFile } from 'node:fs/promises';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { SSMClient } from '@aws-sdk/client-ssm';
+import type { STSClient } from '@aws-sdk/client-sts';
 import { checkWebhookSecret } from '../contract/signing.js';
+import type { Ec2ClientOptions } from '../ec2/client.js';
 import { RegistrationError } from '../registry/registration.js';
 import { openPvSource, runAdopt, type OpenedPvSource } from './adopt.js';
 import { runAuditCommand, runRemoveWithVolumes } from './audit.js';
@@ -29,8 +31,14 @@ export interface CliIo {
   generateSecret?(): string;
   /** SSM client factory; tests mock it. */
   ssmClient?(region?: string): SSMClient;
-  /** EC2 client factory for `adopt` and `audit`; tests point it at the simulator. Default: the SDK's default chain. */
-  ec2Client?(region: string, endpoint?: string): EC2Client;
+  /**
+   * EC2 client factory for `adopt` and `audit`; tests point it at the simulator. Default: the
+   * SDK's default chain. `credentials` (audit, teardown): the cluster session's provider when a
+   * role applies; undefined: the operator's default chain.
+   */
+  ec2Client?(region: string, endpoint?: string, credentials?: Ec2ClientOptions['credentials']): EC2Client;
+  /** STS client for a cluster's session (audit, teardown); tests mock it. Default: one with the operator's credentials. */
+  stsClient?(): STSClient;
   /** Where `audit` looks for a running local stack's `.volhook/local`; default the working directory. */
   cwd?: string;
   /** stdin is a terminal: `remove --delete-volumes` may ask for a confirmation. */

@@ -34,8 +34,11 @@ const DISKS_REGION: OptionSpec = { kind: 'value', arg: '<region>', help: "the di
 const REPORTS_TABLE: OptionSpec = { kind: 'value', arg: '<name>', help: "the backend's report table (default: VOLHOOK_REPORTS_TABLE)" };
 const REPORTS_DIR: OptionSpec = { kind: 'value', arg: '<path>', help: "the backend's report directory (default: VOLHOOK_REPORTS_DIR)" };
 const AUDIT_NOTE =
-  "AWS credentials: the SDK's default chain; endpoint: AWS_ENDPOINT_URL_EC2. With neither --file\n" +
-  'nor --ssm-path, a running npm start (its .volhook/local, or VOLHOOK_LOCAL_DIR) is found and\nused for its cluster.';
+  "AWS credentials: the SDK's default chain; endpoint: AWS_ENDPOINT_URL_EC2. When the registration\n" +
+  'names aws.roleArn (or VOLHOOK_EC2_ROLE_ARN is set), they assume that role as the backend does\n' +
+  "(session tags, ExternalId; STS endpoint: AWS_ENDPOINT_URL_STS), so the role's trust policy must\n" +
+  'allow them; otherwise they call EC2 directly. With neither --file nor --ssm-path, a running\n' +
+  'npm start (its .volhook/local, or VOLHOOK_LOCAL_DIR) is found and used for its cluster.';
 
 export const COMMANDS = {
   add: {
@@ -50,6 +53,9 @@ export const COMMANDS = {
       '--kube-server': { kind: 'value', arg: '<url>', help: "with --write-back direct: the cluster's API server" },
       '--kube-token-file': { kind: 'value', arg: '<path>', help: 'with --write-back direct: a bearer token for it' },
       '--kube-ca-file': { kind: 'value', arg: '<path>', help: 'with --write-back direct: its CA certificate (PEM)' },
+      '--role-arn': { kind: 'value', arg: '<arn>', help: "the EC2 role the backend assumes for this cluster (default:\nthe deployment's, VOLHOOK_EC2_ROLE_ARN); e.g. a role in the\ncluster's own account, arn:aws:iam::<account>:role/volhook/<name>" },
+      '--external-id': { kind: 'value', arg: '<id>', help: "the ExternalId that role's trust policy requires" },
+      '--node-tag': { kind: 'value', arg: 'key=value', help: 'the tag the cluster\'s instances carry (EKS: eks:cluster-name=<name>):\nattaches are fenced to them; key: VOLHOOK_NODE_TAG_KEY\n(default eks:cluster-name)' },
     },
   },
   'rotate-secret': {

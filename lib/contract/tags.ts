@@ -36,6 +36,13 @@ export const SessionTagKeys = {
 } as const;
 
 /**
+ * The instance tag a deployment's EC2 role fences AttachVolume/DetachVolume by (comparing it with
+ * the session's `volhook-nodes`), unless `VOLHOOK_NODE_TAG_KEY` names another: EKS tags every
+ * node it launches with the cluster's name under this key.
+ */
+export const DEFAULT_NODE_TAG_KEY = 'eks:cluster-name';
+
+/**
  * The tags a volume is found and owned by: the two that the look-up by name filters on, the
  * one the IAM policy requires on CreateVolume, and the cluster id IAM compares with the
  * session's. Every volume volhook creates has them, whatever else it is tagged with.

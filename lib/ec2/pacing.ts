@@ -11,17 +11,21 @@ import type { BucketKey, RateBudget } from '../budget/index.js';
 import { bucketFor } from './throttling.js';
 import { Ec2Error } from './types.js';
 
-/** The account name of budget keys when none is configured (`VOLHOOK_AWS_ACCOUNT`). */
+/** The account name of budget keys when none is known (no session, no `VOLHOOK_AWS_ACCOUNT`). */
 export const DEFAULT_BUDGET_ACCOUNT = 'default';
 
-/** The account the budget's keys name: the backend role's (`VOLHOOK_AWS_ACCOUNT`), else {@link DEFAULT_BUDGET_ACCOUNT}. */
+/**
+ * The account of budget keys for calls made without a session (`VOLHOOK_AWS_ACCOUNT`), else
+ * {@link DEFAULT_BUDGET_ACCOUNT}. A session's calls are keyed by its role's account
+ * (lib/ec2/cluster-clients.ts).
+ */
 export function budgetAccount(env: NodeJS.ProcessEnv): string {
   return env.VOLHOOK_AWS_ACCOUNT?.trim() || DEFAULT_BUDGET_ACCOUNT;
 }
 
 export interface PacingOptions {
   budget: RateBudget;
-  /** The AWS account the EC2 client calls into (one role, one account per backend). */
+  /** The AWS account the EC2 client calls into: its session's role's. */
   account: string;
   /** The Region of the cluster's registration, which the EC2 client is made for. */
   region: string;

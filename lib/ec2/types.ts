@@ -269,6 +269,12 @@ export type Ec2ErrorKind =
   | 'volumeLimit'
   /** UnauthorizedOperation: the backend's role lacks a permission. */
   | 'unauthorized'
+  /**
+   * No EC2 session for the cluster: STS refused to let the backend assume the cluster's EC2 role
+   * (AccessDenied: its trust policy or ExternalId), or no role is configured at all. No EC2 call
+   * is made; it needs a person.
+   */
+  | 'sessionDenied'
   /** VolumeModificationRateExceeded: the volume was modified less than 6 hours ago. */
   | 'modificationRate'
   /** Anything else EC2 says. */

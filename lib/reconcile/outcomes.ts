@@ -92,6 +92,9 @@ export function verdictForEc2Error(error: Ec2Error, verb?: Ec2Verb): Verdict {
         message: message.includes(permission) ? message : `${permission} is not allowed: ${message}`,
         requeueAfterSeconds: Requeue.failedSlow,
       };
+    case 'sessionDenied':
+      // The message names the role, the cluster and the fix; the code says which refusal.
+      return fail(error.code, Requeue.failedSlow);
     case 'notFound':
       return fail('NotFound');
     case 'capacity':

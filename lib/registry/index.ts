@@ -9,3 +9,5 @@ export {
   registrationParameterName,
   type SsmRegistryOptions,
 } from './ssm-registry.js';
+export { AwsSettingsSchema, EC2_ROLE_PATH, isRoleArn, nodeTagProblem, ROLE_ARN_TEXT, roleArnAccount, roleArnPath, type AwsSettings } from './aws.js';
+export { nodeTagKeyFrom, withNodeTagKey } from './node-tag-key.js';

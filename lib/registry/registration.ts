@@ -7,6 +7,7 @@ import { ClusterIdSchema } from '../contract/cluster-id.js';
 import { deferred } from '../contract/deferred.js';
 import { WebhookSecretSchema } from '../contract/signing.js';
 import { VOLUME_TYPES } from '../storageclass/volume-types.js';
+import { AwsSettingsSchema } from './aws.js';
 
 export { ClusterIdSchema };
 
@@ -38,6 +39,11 @@ export const ClusterRegistrationSchema = deferred(() => z.object({
       graceSeconds: z.optional(z.int().check(z.nonnegative())),
     }),
   ),
+  /**
+   * The cluster's EC2 session: the role the backend assumes for it (default: the deployment's
+   * `VOLHOOK_EC2_ROLE_ARN`), the ExternalId that role's trust requires, the tag its nodes carry.
+   */
+  aws: z.optional(AwsSettingsSchema),
   /** For `writeBack: direct`: how the backend reaches the cluster's API. */
   kubernetes: z.optional(
     z.object({

@@ -13,6 +13,7 @@ import { createFileRegistry } from '../../lib/registry/index.js';
 import { CREATING_VOLUME, fixtureBody, SECRET_C1 } from './harness.js';
 
 const ec2Mock = mockClient(EC2Client);
+const EC2_ROLE = 'arn:aws:iam::123456789012:role/volhook/volhook-ec2';
 let handler: (event: LambdaEvent) => Promise<{ statusCode: number; body: string; headers?: Record<string, string>; isBase64Encoded: boolean }>;
 let server: ServerType;
 let baseUrl: string;
@@ -25,6 +26,8 @@ beforeAll(async () => {
   process.env.AWS_ACCESS_KEY_ID = 'test';
   process.env.AWS_SECRET_ACCESS_KEY = 'test';
   process.env.AWS_REGION = 'us-east-1';
+  // The deployment's EC2 role, which both runtimes assume for c1 (EC2 is mocked: no STS call is signed).
+  process.env.VOLHOOK_EC2_ROLE_ARN = EC2_ROLE;
   // The volume already exists and is creating: both runtimes answer "requeue" without creating.
   ec2Mock.on(DescribeVolumesCommand).resolves({
     Volumes: [
@@ -40,7 +43,7 @@ beforeAll(async () => {
     ],
   });
   ({ handler } = (await import('../../functions/api.js')) as unknown as { handler: typeof handler });
-  const app = createBackendApp({ registry: createFileRegistry(registryFile) });
+  const app = createBackendApp({ registry: createFileRegistry(registryFile), ec2RoleArn: EC2_ROLE });
   server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -19,6 +19,7 @@ import { NOW_MS, SECRET_C1 } from '../app/harness.js';
 
 const fixtureDir = new URL('../fixtures/apigw/', import.meta.url);
 const ec2Mock = mockClient(EC2Client);
+const EC2_ROLE = 'arn:aws:iam::123456789012:role/volhook/volhook-ec2';
 
 interface Answer {
   status: number;
@@ -40,10 +41,12 @@ beforeAll(async () => {
     AWS_ACCESS_KEY_ID: 'test',
     AWS_SECRET_ACCESS_KEY: 'test',
     AWS_REGION: 'us-east-1',
+    // The deployment's EC2 role (EC2 is mocked: no STS call is signed).
+    VOLHOOK_EC2_ROLE_ARN: EC2_ROLE,
   });
   ec2Mock.on(DescribeVolumesCommand).resolves({ Volumes: [] });
   ({ handler } = (await import('../../functions/api.js')) as unknown as { handler: Handler });
-  server = serve({ fetch: createBackendApp({ registry: createFileRegistry(registryFile) }).fetch, port: 0, hostname: '127.0.0.1' });
+  server = serve({ fetch: createBackendApp({ registry: createFileRegistry(registryFile), ec2RoleArn: EC2_ROLE }).fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });

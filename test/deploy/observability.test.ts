@@ -134,6 +134,8 @@ describe('functions/api.ts handler', () => {
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',
       AWS_EC2_METADATA_DISABLED: 'true',
+      // The deployment's EC2 role (EC2 is mocked: no STS call is signed).
+      VOLHOOK_EC2_ROLE_ARN: 'arn:aws:iam::123456789012:role/volhook/volhook-ec2',
     });
     // The fixture's second claim has no PV: its disk is looked up (and found gone) in EC2.
     mockClient(EC2Client).on(DescribeVolumesCommand).resolves({ Volumes: [] });
