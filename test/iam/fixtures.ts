@@ -34,6 +34,7 @@ export function clusterSession(clusterId: string, nodes?: string): IamPrincipal 
     { [EC2_ROLE_ARN]: EC2_ROLE },
     0,
     { accessKeyId: `ASIA${clusterId.toUpperCase()}`, secretAccessKey: 'x', sessionToken: 'y' },
+    [ACCOUNT_ID],
   );
   return sessionPrincipal(session, EC2_ROLE);
 }
