@@ -9,6 +9,7 @@ import { EC2Client } from '@aws-sdk/client-ec2';
 import { AssumeRoleCommand, STSClient, STSServiceException } from '@aws-sdk/client-sts';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { identityTags } from '../../lib/contract/tags.js';
 import { createBackendApp, type BackendOptions } from '../../lib/app/index.js';
 import type { BucketKey, RateBudget } from '../../lib/budget/index.js';
 import { createMemoryBudget } from '../../lib/budget/memory.js';
@@ -39,10 +40,7 @@ beforeEach(() => {
       Volumes: [
         {
           ...CREATING_VOLUME,
-          Tags: [
-            { Key: 'CSIVolumeName', Value: 'pvc-6f1c2a9e-4b7d-4c1e-9f3a-2d8e5b7c1a04' },
-            { Key: 'kubernetes.io/cluster/c1', Value: 'owned' },
-          ],
+          Tags: Object.entries(identityTags('c1', 'pvc-6f1c2a9e-4b7d-4c1e-9f3a-2d8e5b7c1a04')).map(([Key, Value]) => ({ Key, Value })),
         },
       ],
     };

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { clusterTags, identityTags, isReservedTagKey, RESERVED_TAG_KEYS, RESERVED_TAG_KEYS_TEXT, snapshotIdentityTags, TagKeys, tagOwnership, type TagOwnership } from '../../lib/contract/index.js';
+import { ec2RolePolicy } from '../../lib/iam/role-policy.js';
+import { clusterTags, identityTags, isReservedTagKey, RESERVED_TAG_KEYS, RESERVED_TAG_KEYS_TEXT, SessionTagKeys, snapshotIdentityTags, TagKeys, tagOwnership, type TagOwnership } from '../../lib/contract/index.js';
 
 describe('isReservedTagKey', () => {
   it.each([
@@ -51,10 +51,13 @@ describe('tag vocabulary', () => {
     expect(written.filter((key) => !isReservedTagKey(key))).toEqual([]);
   });
 
-  it("the IAM policy scopes CreateVolume and the mutating calls to TagKeys.ebsCluster=true -> the key volhook writes", () => {
-    const policy = readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8');
-    expect(policy).toContain(`aws:RequestTag/${TagKeys.ebsCluster}: 'true'`);
-    expect(policy).toContain(`aws:ResourceTag/${TagKeys.ebsCluster}: 'true'`);
+  it("the EC2 role's policy scopes CreateVolume and the mutating calls to TagKeys.ebsCluster=true and TagKeys.volhookCluster=<the session's cluster> -> the keys volhook writes", () => {
+    const conditions = ec2RolePolicy().Statement.map((s) => s.Condition?.StringEquals ?? {});
+    const create = conditions.find((c) => `aws:RequestTag/${TagKeys.ebsCluster}` in c);
+    expect(create).toEqual({ [`aws:RequestTag/${TagKeys.ebsCluster}`]: 'true', [`aws:RequestTag/${TagKeys.volhookCluster}`]: `\${aws:PrincipalTag/${SessionTagKeys.cluster}}` });
+    const existing = conditions.filter((c) => `aws:ResourceTag/${TagKeys.ebsCluster}` in c);
+    expect(existing.length).toBeGreaterThan(0);
+    for (const c of existing) expect(c[`aws:ResourceTag/${TagKeys.volhookCluster}`]).toBe(`\${aws:PrincipalTag/${SessionTagKeys.cluster}}`);
   });
 
   it('RESERVED_TAG_KEYS_TEXT -> names every reserved key and prefix', () => {

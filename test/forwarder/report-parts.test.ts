@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { V1CSINode, V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
 import { runAudit } from '../../lib/audit/index.js';
-import { canonicalReport, ItemKeys, MAX_REQUEST_BYTES, reportDigest, ReconcileRequestSchema, type VolumeReportItem } from '../../lib/contract/index.js';
+import { canonicalReport, identityTags, ItemKeys, MAX_REQUEST_BYTES, reportDigest, ReconcileRequestSchema, type VolumeReportItem } from '../../lib/contract/index.js';
 import type { KubeClients } from '../../lib/kube/clients.js';
 import { createMetrics } from '../../lib/forwarder/metrics.js';
 import { silentLogger } from '../../lib/forwarder/logger.js';
@@ -113,7 +113,7 @@ describe('a volume report of 20,000 PVs, claims and attachments', () => {
     // one made for no claim of the cluster; and every other PV's disk missing from EC2.
     const ec2 = new FakeGateway('c1');
     const made = { createdAt: new Date(Date.now() - 2 * 3_600_000).toISOString() };
-    const tags = (name: string) => ({ 'kubernetes.io/cluster/c1': 'owned', 'ebs.csi.aws.com/cluster': 'true', CSIVolumeName: name });
+    const tags = (name: string) => identityTags('c1', name);
     ec2.addVolume({ volumeId: volumeIdOf(N - 1), tags: tags(`pvc-${uid(N - 1)}`), ...made });
     ec2.addVolume({ volumeId: 'vol-0eeeeeeeeeeeeeee1', tags: tags(`pvc-${uid(N - 2)}`), ...made });
     const orphan = ec2.addVolume({ volumeId: 'vol-0eeeeeeeeeeeeeee2', tags: tags(`pvc-${randomUUID()}`), ...made });
