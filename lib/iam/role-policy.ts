@@ -17,12 +17,11 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { TagKeys } from '../contract/tags.js';
 import type { Ec2Role } from '../local/ec2/sts.js';
 import { resolveIntrinsics, type CloudFormationContext } from './cloudformation.js';
 import { DEFAULT_MEMBER_ROLE_NAME, DEFAULT_NODE_TAG_KEY, EC2_ROLE_POLICY_NAME, ec2RolePolicyText, MEMBER_ROLE_TEMPLATE } from './ec2-role-templates.js';
 import type { IamPrincipal } from './evaluate.js';
-import { listOf, PolicyDocument, type PolicyStatement } from './policy.js';
+import { listOf, PolicyDocument } from './policy.js';
 
 export const SERVERLESS_YML = fileURLToPath(new URL('../../serverless.yml', import.meta.url));
 /** The EC2 role's logical ID in serverless.yml. */
@@ -254,31 +253,3 @@ export function memberEc2Role(options: MemberRoleOptions & { trust: Ec2RoleTrust
   const { trust, ...rest } = options;
   return { policies: [{ name: EC2_ROLE_POLICY_NAME, document: memberEc2RolePolicy(rest) }], trust: { principals: trust.principals, externalId: trust.externalId } };
 }
-
-const FENCE_KEYS = new Set([`aws:resourcetag/${TagKeys.volhookCluster}`, `aws:requesttag/${TagKeys.volhookCluster}`]);
-
-/** `statement` without the conditions on the volhook.io/cluster tag. */
-function unfenced(statement: PolicyStatement): PolicyStatement {
-  if (!statement.Condition) return statement;
-  const condition = Object.fromEntries(
-    Object.entries(statement.Condition)
-      .map(([op, keys]) => [op, Object.fromEntries(Object.entries(keys).filter(([k]) => !FENCE_KEYS.has(k.toLowerCase())))] as const)
-      .filter(([, keys]) => Object.keys(keys).length > 0),
-  );
-  return { ...statement, Condition: condition };
-}
-
-/**
- * TEMPORARY, until the backend calls EC2 in a session per cluster and tags volhook.io/cluster
- * (issue 23): the backend's key as the local stack and the crash explorer hold it today — the
- * Lambda role's policy plus the EC2 role's with the cluster fence (the volhook.io/cluster
- * conditions) taken out, no session tags (so instances are unfenced). That is the scope the
- * single role had before the fence: ebs.csi.aws.com/cluster=true. Remove with its last caller.
- */
-export function legacyBackendPrincipal(options: { stage?: string; region?: string; accountId?: string; policy?: PolicyDocument } = {}): IamPrincipal {
-  const lambda = lambdaRolePrincipal(options);
-  if (options.policy) return lambda;
-  const ec2 = ec2RolePolicy({ ...(options.stage === undefined ? {} : { stage: options.stage }), region: options.region ?? 'us-east-1', accountId: lambda.accountId });
-  return { ...lambda, policies: [...lambda.policies, { name: 'volhook-ec2-unfenced', document: { ...ec2, Statement: ec2.Statement.map(unfenced) } }] };
-}
-

@@ -5,7 +5,7 @@
  * to lose its answer after the simulator acted on it (the request reached EC2, the answer
  * never came back: a network cut, a timeout, a crashed function).
  */
-import { accessKeyOf } from '../../lib/local/ec2/iam.js';
+import { accessKeyOf, sessionTokenOf } from '../../lib/local/ec2/iam.js';
 import type { Ec2Response, Ec2Simulator, Volume } from '../../lib/local/ec2/index.js';
 
 /** The EC2 actions that change something. */
@@ -74,7 +74,10 @@ export function simulatorTransport(sim: Ec2Simulator, observe: Ec2CallObserver) 
       const volumeId = isMutation(action) ? (params.get('VolumeId') ?? params.get('SourceVolumeId')) : null;
       const volumeBefore = volumeId ? sim.volume(volumeId) : undefined;
       const volumesBefore = changesVolumes(action) ? namedVolumeIds(params).flatMap((id) => sim.volume(id) ?? []) : undefined;
-      const response = await sim.call(Object.fromEntries(params), { accessKeyId: accessKeyOf(request.headers['authorization'], new URLSearchParams()) });
+      const response = await sim.call(Object.fromEntries(params), {
+        accessKeyId: accessKeyOf(request.headers['authorization'], new URLSearchParams()),
+        sessionToken: sessionTokenOf(request.headers['x-amz-security-token'], new URLSearchParams()),
+      });
       if (observe({ action, params, response, ...(volumeBefore ? { volumeBefore } : {}), ...(volumesBefore ? { volumesBefore } : {}) })) throw lostAnswerError(action);
       return {
         response: {

@@ -7,7 +7,8 @@ import { finalVerdict, unsettled, type TrackedClaim } from './checks.js';
 import { CrashController } from './crashes.js';
 import { simulatorTransport, type Ec2Call } from './ec2-transport.js';
 import { notAdopted, Oracle } from './oracle.js';
-import { BACKEND_KEY, CLASSES, createWorld, DRIVER, type World } from './world.js';
+import { clusterSession } from '../iam/fixtures.js';
+import { CLASSES, createWorld, DRIVER, type World } from './world.js';
 
 const retain = CLASSES.find((c) => c.name === 'wffc-retain')!;
 const del = CLASSES.find((c) => c.name === 'wffc-delete')!;
@@ -227,6 +228,11 @@ describe("crash explorer judges: disks that are not the cluster's adopted ones",
   const UNADOPTED = { 'kubernetes.io/cluster/crash': 'owned' };
   const ADOPTED = { 'kubernetes.io/cluster/crash': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'crash' };
   const immediate = CLASSES.find((c) => c.name === 'immediate-retain')!;
+  const SESSION_KEY = 'ASIACRASHSESSION';
+  let sessionHeld = false;
+  beforeEach(() => {
+    sessionHeld = false;
+  });
 
   /** A disk put straight into EC2 with exactly these tags, in the first node's zone. */
   function disk(tags: Record<string, string>): string {
@@ -235,12 +241,16 @@ describe("crash explorer judges: disks that are not the cluster's adopted ones",
 
   /**
    * A call through the run's transport, so the oracle is told what a run tells it (the volumes
-   * the call names, as they were before it); signed with the backend's key (`role`), IAM holds
-   * it to the role policy, as in a run.
+   * the call names, as they were before it); signed in the cluster's session of the EC2 role
+   * (`role`), IAM holds it to that role's policy, as in a run.
    */
   async function send(params: Record<string, string>, role = false) {
     const transport = simulatorTransport(world.sim, (c) => oracle.observe(c));
-    const authorization = role ? `AWS4-HMAC-SHA256 Credential=${BACKEND_KEY}/20260101/us-east-1/ec2/aws4_request` : undefined;
+    if (role && !sessionHeld) {
+      world.sim.addPrincipal(SESSION_KEY, clusterSession(world.clusterId, world.clusterId));
+      sessionHeld = true;
+    }
+    const authorization = role ? `AWS4-HMAC-SHA256 Credential=${SESSION_KEY}/20260101/us-east-1/ec2/aws4_request` : undefined;
     await transport.handle({ body: new URLSearchParams({ Version: '2016-11-15', ...params }).toString(), headers: { authorization } });
   }
 
@@ -341,10 +351,10 @@ describe("crash explorer judges: disks that are not the cluster's adopted ones",
       ...changes(unadopted).map((p) => `${p.Action} ${unadopted}`),
       `AttachVolume ${foreign}`,
     ]);
-    // IAM refuses the disk without ebs.csi.aws.com/cluster=true, but not another cluster's
-    // (the tag is the same in every cluster of the account): only asking can be the judge.
+    // IAM refuses both, in the cluster's session (the volhook.io/cluster fence): the attempt is
+    // counted all the same, whatever EC2 answered.
     expect(oracle.touchedNotAdopted[0]).toContain('(EC2 answered UnauthorizedOperation)');
-    expect(oracle.touchedNotAdopted.at(-1)).toContain('(EC2 answered 200)');
+    expect(oracle.touchedNotAdopted.at(-1)).toContain('(EC2 answered UnauthorizedOperation)');
     expect(finalVerdict(world, [], oracle, []).counts).toMatchObject({ touchedNotAdopted: 8, copiedForeign: 0 });
   });
 

@@ -13,10 +13,12 @@ import { Agent } from 'node:http';
 import type { Hono } from 'hono';
 import { createApp } from '../../lib/app/app.js';
 import { createMemoryBudget } from '../../lib/budget/index.js';
-import { createEc2Client, createEc2Gateway } from '../../lib/ec2/index.js';
+import { STSClient } from '@aws-sdk/client-sts';
+import { createClusterClients, createClusterSessions, createEc2Client, createEc2Gateway } from '../../lib/ec2/index.js';
+import { DEFAULT_NODE_TAG_KEY } from '../../lib/contract/tags.js';
 import { EventCorrelator, kubeClientsFromConfig, kubeConfigFor, type KubeClients } from '../../lib/kube/index.js';
 import { startControllers } from '../../lib/local/controllers/index.js';
-import { legacyBackendPrincipal } from '../../lib/iam/role-policy.js';
+import { ec2Role, ec2RoleArn, lambdaRolePrincipal } from '../../lib/iam/role-policy.js';
 import { Ec2Simulator, ManualClock } from '../../lib/local/ec2/index.js';
 import { createObjectStore, startKubeApiServer, type KubeApiServer, type LocalObjectStore, type ResourceName } from '../../lib/local/kube/index.js';
 import { csiDriverObject, csiNodeObject, nodeObject, type LocalNode } from '../../lib/local/stack/cluster-objects.js';
@@ -31,6 +33,8 @@ export const FOREIGN_CLUSTER = 'other';
 export const REGION = 'us-east-1';
 /** The access key the backend signs with: the simulator holds it to the role policy. */
 export const BACKEND_KEY = 'crash-backend-role';
+const BACKEND = lambdaRolePrincipal({ region: REGION });
+const EC2_ROLE_ARN = ec2RoleArn({ region: REGION });
 export const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
 /** A fixed test secret (32 bytes of key): nothing here is secret, and it keeps runs replayable. */
 export const SECRET = `whsec_${Buffer.from('volhook-crash-explorer-test-key!').toString('base64')}`;
@@ -116,9 +120,9 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
       throttling: false,
       latency: { snapshot: { kind: 'lognormal', medianMs: 8_000, p99Ms: 30_000, maxMs: 45_000 } },
       modifyCooldownMs: MODIFY_COOLDOWN_MS,
-      // The backend's calls held to the roles serverless.yml packages, as in the local stack (for
-      // now without the EC2 role's cluster fence: legacyBackendPrincipal, issue 23).
-      iam: { principals: { [BACKEND_KEY]: legacyBackendPrincipal({ region: REGION }) } },
+      // As deployed: the backend's key is the Lambda role's, which may only assume the EC2 role;
+      // every EC2 call is made in the cluster's session of it, fenced by IAM to the cluster.
+      iam: { principals: { [BACKEND_KEY]: BACKEND }, roles: { [EC2_ROLE_ARN]: ec2Role({ region: REGION, trust: { principals: [BACKEND.arn] } }) } },
     },
     clock,
   );
@@ -130,6 +134,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
       instanceTags: [
         { key: 'Name', value: name },
         { key: `kubernetes.io/cluster/${clusterId}`, value: 'owned' },
+        { key: DEFAULT_NODE_TAG_KEY, value: clusterId },
       ],
     });
     return { name, zone, instanceId: instance.id };
@@ -189,20 +194,25 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
   (kubeConfig as unknown as { createAgent(): Agent }).createAgent = () => agent;
   const clients = kubeClientsFromConfig(kubeConfig);
 
-  const ec2 = createEc2Client({
-    region: REGION,
-    credentials: { accessKeyId: BACKEND_KEY, secretAccessKey: 'crash' },
-    requestHandler: simulatorTransport(sim, options.observe) as never,
+  const credentials = { accessKeyId: BACKEND_KEY, secretAccessKey: 'crash' };
+  const transport = simulatorTransport(sim, options.observe) as never;
+  // Sessions on the simulated clock, which is the one their expiry is written in.
+  const sessions = createClusterSessions({ sts: new STSClient({ region: REGION, credentials, requestHandler: transport, maxAttempts: 1 }), now: () => clock.now() });
+  const ec2Clients = createClusterClients({
+    sessions,
+    defaultRoleArn: EC2_ROLE_ARN,
     // One attempt: a lost answer reaches the reconciler (the SDK's retries would mask it,
     // and their back-off sleeps on the real clock).
-    maxAttempts: 1,
+    makeClient: (client) => createEc2Client({ ...client, requestHandler: transport, maxAttempts: 1 }),
   });
+  const registration = { clusterId, secrets: [SECRET], region: REGION, aws: { nodeTag: { key: DEFAULT_NODE_TAG_KEY, value: clusterId } } };
+  const ec2 = ec2Clients.for(registration).client;
   const reports = createMemoryReportStore();
   // Small buckets, so that a run's few claims meet refusals too: items answered with the
   // budget's wait and sent again, interleaved with the crashes.
   const budget = createMemoryBudget({ now: () => clock.now(), rates: { [REGION]: { share: 1, buckets: CRASH_BUCKETS } } });
   const app = createApp({
-    registry: createStaticRegistry([{ clusterId, secrets: [SECRET], region: REGION }]),
+    registry: createStaticRegistry([registration]),
     reports,
     // The backend's clock is the simulated one, like EC2's and the API server's: deletion
     // timestamps, attach times and grace periods are all measured on it. (Signatures are made
@@ -211,7 +221,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
     // Every EC2 call paced as deployed: the rate budget in memory, on the simulated clock.
     gatewayFor: (registration, deadline, observer) =>
       createEc2Gateway({
-        client: ec2,
+        client: ec2Clients.for(registration).client,
         clusterId: registration.clusterId,
         deadline,
         batchWindowMs: 0,
@@ -252,7 +262,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
       await controllers.stop();
       agent.destroy();
       await kube.close();
-      ec2.destroy();
+      ec2Clients.destroy();
     },
   };
 }

@@ -14,8 +14,6 @@ import { isReservedTagKey } from '../../lib/contract/tags.js';
 import { AUTHORIZED_ACTIONS, ManualClock, Ec2Simulator } from '../../lib/local/ec2/index.js';
 import { ACTIONS } from '../../lib/local/ec2/actions.js';
 import { authorizer } from '../../lib/iam/evaluate.js';
-import type { PolicyStatement } from '../../lib/iam/policy.js';
-import { ec2RolePolicy, lambdaRolePolicy, legacyBackendPrincipal } from '../../lib/iam/role-policy.js';
 import { SessionTagKeys } from '../../lib/contract/tags.js';
 import { BACKEND, clusterSession, EC2_ROLE_ARN, ZONE } from './fixtures.js';
 
@@ -249,29 +247,5 @@ describe('the Lambda role: it assumes EC2 roles, and makes no EC2 call', () => {
       expect((await both.call({ Action: action, ...params }, { accessKeyId: backendKey })).code).toBe('UnauthorizedOperation');
     }
     expect((await both.call({ Action: 'DeleteVolume', VolumeId: own!.id }, ROLE)).status).toBe(200);
-  });
-});
-
-describe('legacyBackendPrincipal (temporary: the local stack until the backend assumes a session per cluster)', () => {
-  it('is the EC2 role’s policy with exactly the volhook.io/cluster conditions taken out, beside the Lambda role’s', () => {
-    const legacy = legacyBackendPrincipal();
-    expect(legacy.policies.map((p) => p.name)).toEqual(['volhook-lambda-role', 'volhook-ec2-unfenced']);
-    expect(legacy.policies[0]!.document).toEqual(lambdaRolePolicy());
-    const fenced = ec2RolePolicy().Statement;
-    const unfenced = legacy.policies[1]!.document.Statement;
-    expect(unfenced.map((s) => s.Sid)).toEqual(fenced.map((s) => s.Sid));
-    const keys = (s: PolicyStatement) => Object.values(s.Condition ?? {}).flatMap((k) => Object.keys(k));
-    unfenced.forEach((s, n) => expect(keys(s)).toEqual(keys(fenced[n]!).filter((k) => !k.toLowerCase().endsWith('tag/volhook.io/cluster'))));
-    expect(JSON.stringify(unfenced)).not.toContain('aws:ResourceTag/volhook.io/cluster');
-  });
-
-  it('allows what the single role allowed before the fence (a CSI-only disk) and still refuses what it refused (an untagged disk, retagging volhook.io/cluster)', async () => {
-    const legacy = new Ec2Simulator({ seed: 9, throttling: false, createFaults: [], iam: { principals: { legacy: legacyBackendPrincipal() } } }, clock);
-    const key = { accessKeyId: 'legacy' };
-    const [csi] = legacy.seedVolumes({ zone: ZONE, tags: { 'ebs.csi.aws.com/cluster': 'true' } });
-    const [untagged] = legacy.seedVolumes({ zone: ZONE });
-    expect((await legacy.call({ Action: 'CreateTags', 'ResourceId.1': csi!.id, 'Tag.1.Key': 'volhook.io/cluster', 'Tag.1.Value': 'c1' }, key)).code).toBe('UnauthorizedOperation');
-    expect((await legacy.call({ Action: 'DeleteVolume', VolumeId: untagged!.id }, key)).code).toBe('UnauthorizedOperation');
-    expect((await legacy.call({ Action: 'DeleteVolume', VolumeId: csi!.id }, key)).status).toBe(200);
   });
 });

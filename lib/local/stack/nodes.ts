@@ -4,7 +4,7 @@
  * learns each zone's ID for the node's `topology.k8s.aws/zone-id` label.
  */
 import { DescribeAvailabilityZonesCommand, DescribeImagesCommand, RunInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
-import { TagKeys } from '../../contract/tags.js';
+import { DEFAULT_NODE_TAG_KEY, TagKeys } from '../../contract/tags.js';
 import type { LocalNode } from './cluster-objects.js';
 
 const DEFAULT_IMAGE = 'ami-0abcdef1234567890';
@@ -53,6 +53,7 @@ export async function launchNodeInstances(
               Tags: [
                 { Key: 'Name', Value: name },
                 { Key: TagKeys.cluster(clusterId), Value: 'owned' },
+                { Key: DEFAULT_NODE_TAG_KEY, Value: clusterId },
               ],
             },
           ],

@@ -6,11 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EC2Client } from '@aws-sdk/client-ec2';
-import type { PolicyDocument } from '../../iam/policy.js';
-import { legacyBackendPrincipal } from '../../iam/role-policy.js';
+import { ec2Role, ec2RoleArn, lambdaRolePrincipal } from '../../iam/role-policy.js';
 import { createBackendApp, type BackendOptions } from '../../app/index.js';
 import { createMemoryBudget, type RateBudget } from '../../budget/index.js';
-import type { Item, Result } from '../../contract/index.js';
+import { DEFAULT_NODE_TAG_KEY, type Item, type Result } from '../../contract/index.js';
 import { startForwarder, silentLogger, type Forwarder, type ForwarderConfigInput, type Logger } from '../../forwarder/index.js';
 import { kubeConfigFor } from '../../kube/index.js';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
@@ -27,7 +26,10 @@ import { localPaths, removeDescriptor, writeDescriptor } from './local-files.js'
 
 export const DEFAULT_PORTS = { backend: 8787, ec2: 8788, kube: 8001 } as const;
 
-/** What the backend signs its EC2 calls with: the simulator holds this key to the role's policy. */
+/**
+ * The backend's own key: the simulator holds it to the Lambda role's policy, which allows no EC2
+ * call, only AssumeRole of the EC2 role; every EC2 call is made in the cluster's session of it.
+ */
 export const BACKEND_CREDENTIALS = { accessKeyId: 'volhook-backend-role', secretAccessKey: 'local' } as const;
 
 export interface LocalStackOptions {
@@ -43,12 +45,6 @@ export interface LocalStackOptions {
   ec2Endpoint?: string;
   /** Simulator settings: time scale, throttling, faults, state directory… */
   ec2?: Omit<Ec2SimulatorOptions, 'port' | 'host' | 'region' | 'zones' | 'iam'>;
-  /**
-   * The policy the simulator holds the backend's EC2 calls to. Default: the roles
-   * serverless.yml packages, the EC2 role's without its cluster fence, until the backend calls
-   * EC2 in a session per cluster (legacyBackendPrincipal, lib/iam/role-policy.ts; issue 23).
-   */
-  rolePolicy?: PolicyDocument;
   /** `direct`: the backend applies writes through the local Kubernetes API itself. */
   writeBack?: 'forwarder' | 'direct';
   /** Forwarder settings, or `false` to run without one. */
@@ -116,7 +112,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     let ec2Url = options.ec2Endpoint;
     let simulator: Ec2Simulator | undefined;
     if (!ec2Url) {
-      const iam = { principals: { [BACKEND_CREDENTIALS.accessKeyId]: legacyBackendPrincipal({ region, accountId: DEFAULT_ACCOUNT_ID, policy: options.rolePolicy }) } };
+      // As deployed: the Lambda role, and the deployment's EC2 role trusting it.
+      const backendRole = lambdaRolePrincipal({ region, accountId: DEFAULT_ACCOUNT_ID });
+      const roles = { [ec2RoleArn({ region, accountId: DEFAULT_ACCOUNT_ID })]: ec2Role({ region, accountId: DEFAULT_ACCOUNT_ID, trust: { principals: [backendRole.arn] } }) };
+      const iam = { principals: { [BACKEND_CREDENTIALS.accessKeyId]: backendRole }, roles };
       const sim = await startEc2Simulator({ ...options.ec2, port: ports.ec2, host, region, zones, iam });
       cleanups.push(() => sim.close());
       ec2Url = sim.url;
@@ -156,6 +155,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       region,
       writeBack,
       ...(writeBack === 'direct' ? { kubernetes: { server: kube.url } } : {}),
+      // The nodes carry it (nodes.ts): attaches are fenced to them by IAM.
+      aws: { nodeTag: { key: DEFAULT_NODE_TAG_KEY, value: clusterId } },
       ...options.registration,
     };
     let registry: ClusterRegistry;
@@ -189,6 +190,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         replay,
         reports,
         ec2Endpoint: ec2Url,
+        // STS is served at the same endpoint (the simulator's, moto's).
+        stsEndpoint: ec2Url,
+        stsRegion: region,
+        ec2RoleArn: ec2RoleArn({ region, accountId: DEFAULT_ACCOUNT_ID }),
         ec2Credentials: BACKEND_CREDENTIALS,
         onResult: options.onResult,
         onEc2Calls: options.onEc2Calls,
