@@ -43,6 +43,11 @@ export interface LocalStackOptions {
   clusterId?: string;
   /** Use this EC2 endpoint (e.g. moto) instead of starting the simulator. */
   ec2Endpoint?: string;
+  /**
+   * The operator's credentials at that endpoint (test setup, the nodes, the CLI): the account
+   * the nodes are launched in. Default the simulator's own account's administrator.
+   */
+  operatorCredentials?: { accessKeyId: string; secretAccessKey: string };
   /** Simulator settings: time scale, throttling, faults, state directory… */
   ec2?: Omit<Ec2SimulatorOptions, 'port' | 'host' | 'region' | 'zones' | 'iam'>;
   /** `direct`: the backend applies writes through the local Kubernetes API itself. */
@@ -122,7 +127,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       simulator = sim.sim;
     }
     // The operator's: test setup, the nodes, the CLI. The backend signs with its role's.
-    const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    const credentials = options.operatorCredentials ?? { accessKeyId: 'local', secretAccessKey: 'local' };
     const ec2 = new EC2Client({
       region,
       endpoint: ec2Url,
