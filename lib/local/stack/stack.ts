@@ -47,7 +47,7 @@ export interface LocalStackOptions {
    * The operator's credentials at that endpoint (test setup, the nodes, the CLI): the account
    * the nodes are launched in. Default the simulator's own account's administrator.
    */
-  operatorCredentials?: { accessKeyId: string; secretAccessKey: string };
+  operatorCredentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /** Simulator settings: time scale, throttling, faults, state directory… */
   ec2?: Omit<Ec2SimulatorOptions, 'port' | 'host' | 'region' | 'zones' | 'iam'>;
   /** `direct`: the backend applies writes through the local Kubernetes API itself. */

@@ -6,11 +6,14 @@
  * budget and one report store; and per cluster a Kubernetes API, its controllers, its nodes (in
  * its own account) and its forwarder, each stack's operator key an administrator of that account.
  */
+import { CreateVolumeCommand } from '@aws-sdk/client-ec2';
+import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { createBackendApp } from '../../../lib/app/index.js';
+import { createClusterSessions, type ClusterSessions } from '../../../lib/ec2/index.js';
 import { createMemoryBudget, type BucketKey, type RateBudget } from '../../../lib/budget/index.js';
 import { DEFAULT_NODE_TAG_KEY, type Result } from '../../../lib/contract/index.js';
 import { ec2Role, ec2RoleArn, lambdaRolePrincipal, memberEc2Role, memberEc2RoleArn } from '../../../lib/iam/role-policy.js';
-import { DEFAULT_ACCOUNT_ID, startEc2Simulator, type RunningEc2Simulator } from '../../../lib/local/ec2/index.js';
+import { DEFAULT_ACCOUNT_ID, startEc2Simulator } from '../../../lib/local/ec2/index.js';
 import { startBackendServer } from '../../../lib/local/stack/backend-server.js';
 import { BACKEND_CREDENTIALS } from '../../../lib/local/stack/stack.js';
 import { createStaticRegistry, type ClusterRegistrationInput } from '../../../lib/registry/index.js';
@@ -24,6 +27,7 @@ export const REGION = 'us-east-1';
 export const OWN_ACCOUNT = DEFAULT_ACCOUNT_ID;
 export const MEMBER_ACCOUNT = '222222222222';
 export const EXTERNAL_ID = 'volhook-e2e-member-account';
+/** The member account's operator (test setup, its nodes): the simulator's administrator of it. */
 const MEMBER_OPERATOR = { accessKeyId: 'operator-member', secretAccessKey: 'local' };
 const TIME_SCALE = 40;
 
@@ -41,7 +45,12 @@ export interface BudgetTake {
 }
 
 export interface TwoAccounts {
-  sim: RunningEc2Simulator;
+  /** EC2 and STS: the simulator's, or moto's. */
+  url: string;
+  /** The backend's sessions (their AssumeRole count). */
+  sessions: ClusterSessions;
+  /** Puts a disk with these tags into the cluster's account, made more than the grace ago. */
+  seedOrphan(cluster: FleetCluster, tags: Record<string, string>): Promise<string>;
   reports: ReportStore;
   budget: RateBudget;
   /** The deployment's own EC2 role: the role of a registration naming none. */
@@ -55,7 +64,24 @@ export interface TwoAccounts {
 
 const secret = (clusterId: string) => `whsec_${Buffer.from(`volhook-e2e-${clusterId}`.padEnd(24, '.')).toString('base64')}`;
 
-export async function startTwoAccounts(): Promise<TwoAccounts> {
+export interface TwoAccountsOptions {
+  /**
+   * Another EC2 and STS (moto) in place of the simulator: accounts told apart by the credentials
+   * (an assumed role's are its account's), no IAM evaluation, no ExternalId check.
+   */
+  endpoint?: string;
+}
+
+/** moto's operator of the member account: a session of any role there (moto checks no trust). */
+async function motoOperator(endpoint: string): Promise<{ accessKeyId: string; secretAccessKey: string; sessionToken: string }> {
+  const sts = new STSClient({ region: REGION, endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const { Credentials: c } = await sts.send(new AssumeRoleCommand({ RoleArn: `arn:aws:iam::${MEMBER_ACCOUNT}:role/volhook-e2e-operator`, RoleSessionName: 'volhook-e2e-operator' }));
+  sts.destroy();
+  if (!c?.AccessKeyId || !c.SecretAccessKey || !c.SessionToken) throw new Error('moto answered AssumeRole without credentials');
+  return { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken };
+}
+
+export async function startTwoAccounts(options: TwoAccountsOptions = {}): Promise<TwoAccounts> {
   const cleanups: Array<() => Promise<void>> = [];
   const stop = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
@@ -64,29 +90,35 @@ export async function startTwoAccounts(): Promise<TwoAccounts> {
     const backendRole = lambdaRolePrincipal({ region: REGION, accountId: OWN_ACCOUNT });
     const ownRoleArn = ec2RoleArn({ region: REGION, accountId: OWN_ACCOUNT });
     const memberRoleArn = memberEc2RoleArn({ region: REGION, accountId: MEMBER_ACCOUNT });
-    const sim = await startEc2Simulator({
-      port: 0,
-      host: '127.0.0.1',
-      region: REGION,
-      timeScale: TIME_SCALE,
-      seed: 23,
-      accounts: [MEMBER_ACCOUNT],
-      iam: {
-        principals: { [BACKEND_CREDENTIALS.accessKeyId]: backendRole },
-        roles: {
-          [ownRoleArn]: ec2Role({ region: REGION, accountId: OWN_ACCOUNT, trust: { principals: [backendRole.arn] } }),
-          [memberRoleArn]: memberEc2Role({ region: REGION, accountId: MEMBER_ACCOUNT, trust: { principals: [backendRole.arn], externalId: EXTERNAL_ID } }),
-        },
-        administrators: { [MEMBER_OPERATOR.accessKeyId]: MEMBER_ACCOUNT },
-      },
-    });
-    cleanups.push(() => sim.close());
+    const sim = options.endpoint
+      ? undefined
+      : await startEc2Simulator({
+          port: 0,
+          host: '127.0.0.1',
+          region: REGION,
+          timeScale: TIME_SCALE,
+          seed: 23,
+          accounts: [MEMBER_ACCOUNT],
+          iam: {
+            principals: { [BACKEND_CREDENTIALS.accessKeyId]: backendRole },
+            roles: {
+              [ownRoleArn]: ec2Role({ region: REGION, accountId: OWN_ACCOUNT, trust: { principals: [backendRole.arn] } }),
+              [memberRoleArn]: memberEc2Role({ region: REGION, accountId: MEMBER_ACCOUNT, trust: { principals: [backendRole.arn], externalId: EXTERNAL_ID } }),
+            },
+            administrators: { [MEMBER_OPERATOR.accessKeyId]: MEMBER_ACCOUNT },
+          },
+        });
+    if (sim) cleanups.push(() => sim.close());
+    const url = options.endpoint ?? sim!.url;
+    const memberOperator = options.endpoint ? await motoOperator(options.endpoint) : MEMBER_OPERATOR;
 
     const registration = (clusterId: string, aws: ClusterRegistrationInput['aws'] = {}): ClusterRegistrationInput => ({
       clusterId,
       secrets: [secret(clusterId)],
       region: REGION,
       aws: { nodeTag: { key: DEFAULT_NODE_TAG_KEY, value: clusterId }, ...aws },
+      // A disk made a second ago may be an orphan (moto's disks cannot be dated back).
+      audit: { graceSeconds: 1 },
     });
     const registrations = { own: registration('fleet-own'), member: registration('fleet-member', { roleArn: memberRoleArn, externalId: EXTERNAL_ID }) };
 
@@ -103,13 +135,13 @@ export async function startTwoAccounts(): Promise<TwoAccounts> {
     };
     const reports = createMemoryReportStore();
     const logs = { [registrations.own.clusterId]: resultLog(), [registrations.member.clusterId]: resultLog() };
+    const sessions = createClusterSessions({ stsClient: { endpoint: url, region: REGION, credentials: BACKEND_CREDENTIALS } });
     const app = createBackendApp({
       registry: createStaticRegistry([registrations.own, registrations.member]),
       replay: createMemoryReplayStore(),
       reports,
-      ec2Endpoint: sim.url,
-      stsEndpoint: sim.url,
-      stsRegion: REGION,
+      sessions,
+      ec2Endpoint: url,
       ec2RoleArn: ownRoleArn,
       ec2Credentials: BACKEND_CREDENTIALS,
       budget,
@@ -123,10 +155,10 @@ export async function startTwoAccounts(): Promise<TwoAccounts> {
       const stack = await startE2eStack({
         clusterId: reg.clusterId,
         region: REGION,
-        ec2Endpoint: sim.url,
+        ec2Endpoint: url,
         backendUrl: backend.url,
         secret: reg.secrets[0]!,
-        ...(which === 'member' && { operatorCredentials: MEMBER_OPERATOR }),
+        ...(which === 'member' && { operatorCredentials: memberOperator }),
       });
       cleanups.push(() => stack.stop());
       const ctx: ScenarioContext = { kube: stack.kube, ec2: stack.ec2, clusterId: stack.clusterId, nodes: stack.nodes, results: logs[reg.clusterId]!.results };
@@ -134,7 +166,15 @@ export async function startTwoAccounts(): Promise<TwoAccounts> {
     };
     const own = await cluster('own');
     const member = await cluster('member');
-    return { sim, reports, budget, ownRoleArn, takes, own, member, stop };
+    const seedOrphan = async (cluster: FleetCluster, tags: Record<string, string>): Promise<string> => {
+      const zone = cluster.ctx.nodes[0]!.zone;
+      if (sim) return sim.sim.account(cluster.account).seedVolumes({ zone, tags, createdAt: new Date(Date.now() - 2 * 3_600_000).toISOString(), sizeGiB: 4 })[0]!.id;
+      const made = await cluster.ctx.ec2.send(
+        new CreateVolumeCommand({ AvailabilityZone: zone, Size: 4, TagSpecifications: [{ ResourceType: 'volume', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }] }),
+      );
+      return made.VolumeId!;
+    };
+    return { url, sessions, reports, budget, ownRoleArn, takes, own, member, seedOrphan, stop };
   } catch (err) {
     await stop();
     throw err;
