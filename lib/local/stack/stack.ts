@@ -116,10 +116,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // EC2: the simulator unless another endpoint was given.
     let ec2Url = options.ec2Endpoint;
     let simulator: Ec2Simulator | undefined;
+    // The deployment's EC2 role: every cluster's session is one of it.
+    const roleArn = ec2RoleArn({ region, accountId: DEFAULT_ACCOUNT_ID });
     if (!ec2Url) {
       // As deployed: the Lambda role, and the deployment's EC2 role trusting it.
       const backendRole = lambdaRolePrincipal({ region, accountId: DEFAULT_ACCOUNT_ID });
-      const roles = { [ec2RoleArn({ region, accountId: DEFAULT_ACCOUNT_ID })]: ec2Role({ region, accountId: DEFAULT_ACCOUNT_ID, trust: { principals: [backendRole.arn] } }) };
+      const roles = { [roleArn]: ec2Role({ region, accountId: DEFAULT_ACCOUNT_ID, trust: { principals: [backendRole.arn] } }) };
       const iam = { principals: { [BACKEND_CREDENTIALS.accessKeyId]: backendRole }, roles };
       const sim = await startEc2Simulator({ ...options.ec2, port: ports.ec2, host, region, zones, iam });
       cleanups.push(() => sim.close());
@@ -198,7 +200,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         // STS is served at the same endpoint (the simulator's, moto's).
         stsEndpoint: ec2Url,
         stsRegion: region,
-        ec2RoleArn: ec2RoleArn({ region, accountId: DEFAULT_ACCOUNT_ID }),
+        ec2RoleArn: roleArn,
         ec2Credentials: BACKEND_CREDENTIALS,
         onResult: options.onResult,
         onEc2Calls: options.onEc2Calls,
