@@ -31,7 +31,7 @@ export const DRIVER = 'ebs.csi.aws.com';
 /** The cluster whose disk a foreign clone's static PV names. */
 export const FOREIGN_CLUSTER = 'other';
 export const REGION = 'us-east-1';
-/** The access key the backend signs with: the simulator holds it to the role policy. */
+/** The backend's own key: the simulator holds it to the Lambda role's policy (AssumeRole of the EC2 role, no EC2 call). */
 export const BACKEND_KEY = 'crash-backend-role';
 const BACKEND = lambdaRolePrincipal({ region: REGION });
 const EC2_ROLE_ARN = ec2RoleArn({ region: REGION });
