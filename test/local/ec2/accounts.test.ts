@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { IamPrincipal } from '../../../lib/iam/evaluate.js';
 import type { PolicyDocument } from '../../../lib/iam/policy.js';
 import { Ec2Simulator, ManualClock, type Ec2Role, type Ec2SimulatorOptions } from '../../../lib/local/ec2/index.js';
-import { expectEc2Error, simsClosedAfterEach, ZONE, type TestSim } from './helpers.js';
+import { expectEc2Error, stsRefusal, simsClosedAfterEach, ZONE, type TestSim } from './helpers.js';
 
 const run = promisify(execFile);
 const A = '111111111111';
@@ -87,22 +87,13 @@ async function sessionEc2(t: TestSim, input: Partial<AssumeRoleCommandInput> = {
   return ec2(t, { accessKeyId: c.AccessKeyId!, secretAccessKey: c.SecretAccessKey!, sessionToken: c.SessionToken! });
 }
 
-async function refusal(call: Promise<unknown>): Promise<{ name: string; status?: number; message: string }> {
-  const err = (await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  )) as (Error & { $metadata?: { httpStatusCode?: number } }) | undefined;
-  expect(err, 'expected a refusal').toBeDefined();
-  return { name: err!.name, status: err!.$metadata?.httpStatusCode, message: err!.message };
-}
-
 const ids = (out: { Volumes?: { VolumeId?: string }[] }) => (out.Volumes ?? []).map((v) => v.VolumeId).sort();
 const tagged = (cluster: string) => [{ ResourceType: 'volume' as const, Tags: [{ Key: CLUSTER_TAG, Value: cluster }] }];
 
 describe('EC2 simulator: several accounts behind one endpoint', () => {
   it('a backend key of A assumes a role of B (ExternalId required) and creates and describes volumes in B; A’s administrator sees none of them, and B none of A’s', async () => {
     const t = await start();
-    const noExternalId = await refusal(assume(t, { ExternalId: undefined }));
+    const noExternalId = await stsRefusal(assume(t, { ExternalId: undefined }));
     expect(noExternalId).toMatchObject({ name: 'AccessDenied', status: 403 });
     expect(noExternalId.message).toContain('requires an ExternalId');
 
@@ -179,7 +170,7 @@ describe('EC2 simulator: several accounts behind one endpoint', () => {
 
   it('AssumeRole of a role in an account not held is AccessDenied naming the account; the same role in B is granted', async () => {
     const t = await start();
-    const refused = await refusal(assume(t, { RoleArn: UNHELD_ROLE }));
+    const refused = await stsRefusal(assume(t, { RoleArn: UNHELD_ROLE }));
     expect(refused).toMatchObject({ name: 'AccessDenied', status: 403 });
     expect(refused.message).toContain(`the simulator holds no account ${UNHELD}`);
     expect((await assume(t)).Credentials?.AccessKeyId).toMatch(/^ASIA/);
@@ -188,7 +179,7 @@ describe('EC2 simulator: several accounts behind one endpoint', () => {
   it('roles and principals added after start: AssumeRole of a role not yet held is refused, then granted; a key becomes a principal of B', async () => {
     const t = await start();
     const later = `arn:aws:iam::${B}:role/volhook/volhook-ec2-later`;
-    expect((await refusal(assume(t, { RoleArn: later }))).message).toContain('no such role');
+    expect((await stsRefusal(assume(t, { RoleArn: later }))).message).toContain('no such role');
     t.sim.addRole(later, memberRole);
     expect((await assume(t, { RoleArn: later })).AssumedRoleUser?.Arn).toBe(`arn:aws:sts::${B}:assumed-role/volhook-ec2-later/volhook-c1`);
     expect(() => t.sim.addRole(later, memberRole)).toThrow(`role ${later} is already held`);

@@ -101,6 +101,16 @@ export async function expectEc2Error(call: Promise<unknown>, code: string, statu
   return e;
 }
 
+/** An STS refusal as the SDK surfaces it: code, HTTP status and message (fails the test when the call succeeds). */
+export async function stsRefusal(call: Promise<unknown>): Promise<{ name: string; status?: number; message: string }> {
+  const err = (await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  )) as (Error & { $metadata?: { httpStatusCode?: number } }) | undefined;
+  expect(err, 'expected STS to refuse').toBeDefined();
+  return { name: err!.name, status: err!.$metadata?.httpStatusCode, message: err!.message };
+}
+
 /** Polls until `check` passes, for tests over real time at a high time scale. */
 export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

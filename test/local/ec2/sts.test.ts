@@ -12,7 +12,7 @@ import type { IamPrincipal } from '../../../lib/iam/evaluate.js';
 import type { PolicyDocument } from '../../../lib/iam/policy.js';
 import { QueryParams } from '../../../lib/local/ec2/query.js';
 import { readAssumeRole, type Ec2Role } from '../../../lib/local/ec2/sts.js';
-import { expectEc2Error, simPerTest, ZONE } from './helpers.js';
+import { expectEc2Error, simPerTest, stsRefusal, ZONE } from './helpers.js';
 
 const run = promisify(execFile);
 const ACCOUNT = '210987654321';
@@ -84,16 +84,6 @@ async function sessionEc2(out: Awaited<ReturnType<typeof assume>>): Promise<EC2C
 
 const disk = (cluster: string) => t.sim.seedVolumes({ zone: ZONE, tags: { 'volhook.io/cluster': cluster } })[0]!.id;
 
-/** An STS refusal as the SDK surfaces it: code, HTTP status and message. */
-async function stsError(call: Promise<unknown>): Promise<{ name: string; status?: number; message: string }> {
-  const err = (await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  )) as (Error & { $metadata?: { httpStatusCode?: number } }) | undefined;
-  expect(err, 'expected STS to refuse').toBeDefined();
-  return { name: err!.name, status: err!.$metadata?.httpStatusCode, message: err!.message };
-}
-
 describe('STS AssumeRole on the EC2 simulator', () => {
   it('a session tagged volhook-cluster=c1 deletes a disk tagged c1 and is UnauthorizedOperation on one tagged c2', async () => {
     const out = await assume('backend');
@@ -124,22 +114,22 @@ describe('STS AssumeRole on the EC2 simulator', () => {
   });
 
   it('a caller the role does not trust is AccessDenied (403, naming why); a trusted one in the same request shape is granted', async () => {
-    const refused = await stsError(assume('stranger'));
+    const refused = await stsRefusal(assume('stranger'));
     expect(refused).toMatchObject({ name: 'AccessDenied', status: 403 });
     expect(refused.message).toContain(`User: arn:aws:iam::123456789012:user/stranger is not authorized to perform: sts:AssumeRole on resource: ${ROLE}`);
     expect(refused.message).toContain('trust names neither');
     // An operator's key (no principal) is not trusted either, nor is a role the account does not hold.
-    expect(await stsError(assume('operator'))).toMatchObject({ name: 'AccessDenied', status: 403 });
-    expect((await stsError(assume('backend', { RoleArn: `arn:aws:iam::${ACCOUNT}:role/nope` }))).message).toContain('no such role');
+    expect(await stsRefusal(assume('operator'))).toMatchObject({ name: 'AccessDenied', status: 403 });
+    expect((await stsRefusal(assume('backend', { RoleArn: `arn:aws:iam::${ACCOUNT}:role/nope` }))).message).toContain('no such role');
     expect((await assume('backend')).Credentials?.AccessKeyId).toMatch(/^ASIA/);
   });
 
   it('a role that requires an ExternalId refuses none and a wrong one (AccessDenied), grants the right one', async () => {
     const input = { RoleArn: FENCED_ROLE, RoleSessionName: 'c1' };
-    const none = await stsError(assume('backend', input));
+    const none = await stsRefusal(assume('backend', input));
     expect(none).toMatchObject({ name: 'AccessDenied', status: 403 });
     expect(none.message).toContain('requires an ExternalId and the request gives none');
-    const wrong = await stsError(assume('backend', { ...input, ExternalId: 'volhook-ext-2' }));
+    const wrong = await stsRefusal(assume('backend', { ...input, ExternalId: 'volhook-ext-2' }));
     expect(wrong).toMatchObject({ name: 'AccessDenied', status: 403 });
     expect(wrong.message).toContain('ExternalId is not the one the role requires');
     const ok = await assume('backend', { ...input, ExternalId: 'volhook-ext-1' });
@@ -176,7 +166,7 @@ describe('STS AssumeRole on the EC2 simulator', () => {
       clients.push(client);
       return client.send(new AssumeRoleCommand({ RoleArn: CHAINED_ROLE, RoleSessionName: 'c1-chained', ...input }));
     };
-    const restated = await stsError(chain({ Tags: [{ Key: 'volhook-cluster', Value: 'c2' }] }));
+    const restated = await stsRefusal(chain({ Tags: [{ Key: 'volhook-cluster', Value: 'c2' }] }));
     expect(restated).toMatchObject({ name: 'ValidationError', status: 400 });
     expect(restated.message).toContain('transitive from the calling session');
     const ec2 = await sessionEc2(await chain());
@@ -195,10 +185,10 @@ describe('STS AssumeRole on the EC2 simulator', () => {
   });
 
   it('refuses what it does not implement by name (a session policy), and DurationSeconds beyond the role’s maximum', async () => {
-    const policy = await stsError(assume('backend', { Policy: JSON.stringify(perCluster) }));
+    const policy = await stsRefusal(assume('backend', { Policy: JSON.stringify(perCluster) }));
     expect(policy).toMatchObject({ name: 'ValidationError', status: 400 });
     expect(policy.message).toContain('does not implement AssumeRole parameter(s): Policy');
-    expect(await stsError(assume('backend', { DurationSeconds: 7200 }))).toMatchObject({ name: 'ValidationError', message: 'The requested DurationSeconds exceeds the MaxSessionDuration set for this role.' });
+    expect(await stsRefusal(assume('backend', { DurationSeconds: 7200 }))).toMatchObject({ name: 'ValidationError', message: 'The requested DurationSeconds exceeds the MaxSessionDuration set for this role.' });
   });
 
   it('EC2 callers are untouched: the operator’s key still describes without evaluation', async () => {
