@@ -248,6 +248,24 @@ export function ec2Role(options: Ec2RolePolicyOptions & { trust: Ec2RoleTrust })
   return { policies: [{ name: EC2_ROLE_POLICY_NAME, document: ec2RolePolicy(rest) }], trust: { principals: trust.principals } };
 }
 
+/** A deployment as the simulator holds it: its Lambda role, and its own EC2 role trusting that role. */
+export interface DeploymentIam {
+  /** The Lambda role's session (the backend's calls). */
+  backend: IamPrincipal;
+  ec2RoleArn: string;
+  /** The simulator's `iam.principals`: `backendKey` signs as the Lambda role. */
+  principals: Record<string, IamPrincipal>;
+  /** The simulator's `iam.roles`: the deployment's EC2 role, by its ARN. */
+  roles: Record<string, Ec2Role>;
+}
+
+export function deploymentIam(options: { backendKey: string; stage?: string; region?: string; accountId?: string }): DeploymentIam {
+  const { backendKey, ...where } = options;
+  const backend = lambdaRolePrincipal(where);
+  const arn = ec2RoleArn(where);
+  return { backend, ec2RoleArn: arn, principals: { [backendKey]: backend }, roles: { [arn]: ec2Role({ ...where, trust: { principals: [backend.arn] } }) } };
+}
+
 /** A member account's EC2 role as the simulator's STS holds it: the member template's policy, trusting `trust` with its ExternalId. */
 export function memberEc2Role(options: MemberRoleOptions & { trust: Ec2RoleTrust & { externalId: string } }): Ec2Role {
   const { trust, ...rest } = options;

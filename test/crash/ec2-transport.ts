@@ -5,6 +5,8 @@
  * to lose its answer after the simulator acted on it (the request reached EC2, the answer
  * never came back: a network cut, a timeout, a crashed function).
  */
+import { STSClient } from '@aws-sdk/client-sts';
+import { createClusterClients, createClusterSessions, createEc2Client, type ClusterClients } from '../../lib/ec2/index.js';
 import { accessKeyOf, sessionTokenOf } from '../../lib/local/ec2/iam.js';
 import type { Ec2Response, Ec2Simulator, Volume } from '../../lib/local/ec2/index.js';
 
@@ -93,6 +95,27 @@ export function simulatorTransport(sim: Ec2Simulator, observe: Ec2CallObserver) 
     },
     destroy() {},
   };
+}
+
+/**
+ * The clusters' EC2 clients as the backend makes them — each cluster in its session of
+ * `defaultRoleArn`, STS called with `backendKey` — with STS and EC2 both answered in-process over
+ * {@link simulatorTransport}, one attempt each (a lost answer reaches the caller), the sessions'
+ * expiry judged by `now` (the simulator's clock, which writes it).
+ */
+export function simulatorClusterClients(
+  sim: Ec2Simulator,
+  observe: Ec2CallObserver,
+  options: { backendKey: string; defaultRoleArn: string; region: string; now(): number },
+): ClusterClients {
+  const transport = simulatorTransport(sim, observe) as never;
+  const credentials = { accessKeyId: options.backendKey, secretAccessKey: 'in-process' };
+  const sts = new STSClient({ region: options.region, credentials, requestHandler: transport, maxAttempts: 1 });
+  return createClusterClients({
+    sessions: createClusterSessions({ sts, now: options.now }),
+    defaultRoleArn: options.defaultRoleArn,
+    makeClient: (client) => createEc2Client({ ...client, requestHandler: transport, maxAttempts: 1 }),
+  });
 }
 
 /** `TagSpecification.1.Tag.N.Key/Value` of a CreateVolume, as a record. */

@@ -13,19 +13,18 @@ import { Agent } from 'node:http';
 import type { Hono } from 'hono';
 import { createApp } from '../../lib/app/app.js';
 import { createMemoryBudget } from '../../lib/budget/index.js';
-import { STSClient } from '@aws-sdk/client-sts';
-import { createClusterClients, createClusterSessions, createEc2Client, createEc2Gateway } from '../../lib/ec2/index.js';
+import { createEc2Gateway } from '../../lib/ec2/index.js';
 import { DEFAULT_NODE_TAG_KEY } from '../../lib/contract/tags.js';
 import { EventCorrelator, kubeClientsFromConfig, kubeConfigFor, type KubeClients } from '../../lib/kube/index.js';
 import { startControllers } from '../../lib/local/controllers/index.js';
-import { ec2Role, ec2RoleArn, lambdaRolePrincipal } from '../../lib/iam/role-policy.js';
+import { deploymentIam } from '../../lib/iam/role-policy.js';
 import { Ec2Simulator, ManualClock } from '../../lib/local/ec2/index.js';
 import { createObjectStore, startKubeApiServer, type KubeApiServer, type LocalObjectStore, type ResourceName } from '../../lib/local/kube/index.js';
 import { csiDriverObject, csiNodeObject, nodeObject, type LocalNode } from '../../lib/local/stack/cluster-objects.js';
 import { createStaticRegistry } from '../../lib/registry/index.js';
 import { createMemoryReportStore, type ReportStore } from '../../lib/reports/index.js';
 import type { Ec2Gateway } from '../../lib/ec2/index.js';
-import { simulatorTransport, type Ec2CallObserver } from './ec2-transport.js';
+import { simulatorClusterClients, type Ec2CallObserver } from './ec2-transport.js';
 
 export const DRIVER = 'ebs.csi.aws.com';
 /** The cluster whose disk a foreign clone's static PV names. */
@@ -33,8 +32,8 @@ export const FOREIGN_CLUSTER = 'other';
 export const REGION = 'us-east-1';
 /** The backend's own key: the simulator holds it to the Lambda role's policy (AssumeRole of the EC2 role, no EC2 call). */
 export const BACKEND_KEY = 'crash-backend-role';
-const BACKEND = lambdaRolePrincipal({ region: REGION });
-const EC2_ROLE_ARN = ec2RoleArn({ region: REGION });
+/** The Lambda role signing with BACKEND_KEY, and the deployment's EC2 role trusting it. */
+const DEPLOYMENT = deploymentIam({ backendKey: BACKEND_KEY, region: REGION });
 export const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
 /** A fixed test secret (32 bytes of key): nothing here is secret, and it keeps runs replayable. */
 export const SECRET = `whsec_${Buffer.from('volhook-crash-explorer-test-key!').toString('base64')}`;
@@ -122,7 +121,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
       modifyCooldownMs: MODIFY_COOLDOWN_MS,
       // As deployed: the backend's key is the Lambda role's, which may only assume the EC2 role;
       // every EC2 call is made in the cluster's session of it, fenced by IAM to the cluster.
-      iam: { principals: { [BACKEND_KEY]: BACKEND }, roles: { [EC2_ROLE_ARN]: ec2Role({ region: REGION, trust: { principals: [BACKEND.arn] } }) } },
+      iam: { principals: DEPLOYMENT.principals, roles: DEPLOYMENT.roles },
     },
     clock,
   );
@@ -194,17 +193,9 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
   (kubeConfig as unknown as { createAgent(): Agent }).createAgent = () => agent;
   const clients = kubeClientsFromConfig(kubeConfig);
 
-  const credentials = { accessKeyId: BACKEND_KEY, secretAccessKey: 'crash' };
-  const transport = simulatorTransport(sim, options.observe) as never;
-  // Sessions on the simulated clock, which is the one their expiry is written in.
-  const sessions = createClusterSessions({ sts: new STSClient({ region: REGION, credentials, requestHandler: transport, maxAttempts: 1 }), now: () => clock.now() });
-  const ec2Clients = createClusterClients({
-    sessions,
-    defaultRoleArn: EC2_ROLE_ARN,
-    // One attempt: a lost answer reaches the reconciler (the SDK's retries would mask it,
-    // and their back-off sleeps on the real clock).
-    makeClient: (client) => createEc2Client({ ...client, requestHandler: transport, maxAttempts: 1 }),
-  });
+  // One attempt per call: a lost answer reaches the reconciler (the SDK's retries would mask
+  // it, and their back-off sleeps on the real clock).
+  const ec2Clients = simulatorClusterClients(sim, options.observe, { backendKey: BACKEND_KEY, defaultRoleArn: DEPLOYMENT.ec2RoleArn, region: REGION, now: () => clock.now() });
   const registration = { clusterId, secrets: [SECRET], region: REGION, aws: { nodeTag: { key: DEFAULT_NODE_TAG_KEY, value: clusterId } } };
   const ec2 = ec2Clients.for(registration).client;
   const reports = createMemoryReportStore();

@@ -7,15 +7,14 @@
  * changes. Each row has two controls through the same path: the same item over alpha's own disk
  * succeeds (so the call was possible), and with the checks on, the attack never reaches EC2.
  */
-import { STSClient } from '@aws-sdk/client-sts';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { identityTags, TagKeys, type ItemInput, type Result } from '../../lib/contract/index.js';
 import { DEFAULT_NODE_TAG_KEY } from '../../lib/contract/tags.js';
-import { createClusterClients, createClusterSessions, createEc2Client, createEc2Gateway } from '../../lib/ec2/index.js';
+import { createEc2Gateway } from '../../lib/ec2/index.js';
 import { Ec2Simulator, ManualClock } from '../../lib/local/ec2/index.js';
 import type { ReconcileContext } from '../../lib/reconcile/index.js';
 import { ClusterRegistrationSchema } from '../../lib/registry/registration.js';
-import { isMutation, simulatorTransport, type Ec2Call } from '../crash/ec2-transport.js';
+import { isMutation, simulatorClusterClients, type Ec2Call } from '../crash/ec2-transport.js';
 import {
   ATTACHER_FINALIZER,
   attachedVolume,
@@ -88,13 +87,11 @@ beforeEach(async () => {
   sim = new Ec2Simulator({ seed: 23, region: REGION, zones: [ZONE], throttling: false, createFaults: [], iam: { principals: { [BACKEND_KEY]: BACKEND }, roles: { [EC2_ROLE_ARN]: EC2_ROLE } } }, clock);
   clusters = { [CLUSTER]: await seedCluster(CLUSTER), [OTHER]: await seedCluster(OTHER) } as typeof clusters;
 
-  const transport = simulatorTransport(sim, (call) => {
+  const observe = (call: Ec2Call) => {
     calls.push(call);
     return false;
-  }) as never;
-  const credentials = { accessKeyId: BACKEND_KEY, secretAccessKey: 'x' };
-  const sessions = createClusterSessions({ sts: new STSClient({ region: REGION, credentials, requestHandler: transport, maxAttempts: 1 }), now: () => clock.now() });
-  const clients = createClusterClients({ sessions, defaultRoleArn: EC2_ROLE_ARN, makeClient: (o) => createEc2Client({ ...o, requestHandler: transport, maxAttempts: 1 }) });
+  };
+  const clients = simulatorClusterClients(sim, observe, { backendKey: BACKEND_KEY, defaultRoleArn: EC2_ROLE_ARN, region: REGION, now: () => clock.now() });
   const registration = ClusterRegistrationSchema.parse({ clusterId: CLUSTER, secrets: ['a-secret-of-at-least-24-bytes'], region: REGION, aws: { nodeTag: { key: DEFAULT_NODE_TAG_KEY, value: CLUSTER } } });
   ctx = {
     clusterId: CLUSTER,

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EC2Client } from '@aws-sdk/client-ec2';
-import { ec2Role, ec2RoleArn, lambdaRolePrincipal } from '../../iam/role-policy.js';
+import { deploymentIam } from '../../iam/role-policy.js';
 import { createBackendApp, type BackendOptions } from '../../app/index.js';
 import { createMemoryBudget, type RateBudget } from '../../budget/index.js';
 import { DEFAULT_NODE_TAG_KEY, type Item, type Result } from '../../contract/index.js';
@@ -116,13 +116,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // EC2: the simulator unless another endpoint was given.
     let ec2Url = options.ec2Endpoint;
     let simulator: Ec2Simulator | undefined;
-    // The deployment's EC2 role: every cluster's session is one of it.
-    const roleArn = ec2RoleArn({ region, accountId: DEFAULT_ACCOUNT_ID });
+    // As deployed: the backend signs as the Lambda role; every cluster's session is one of the
+    // deployment's EC2 role, which trusts it.
+    const deployment = deploymentIam({ backendKey: BACKEND_CREDENTIALS.accessKeyId, region, accountId: DEFAULT_ACCOUNT_ID });
     if (!ec2Url) {
-      // As deployed: the Lambda role, and the deployment's EC2 role trusting it.
-      const backendRole = lambdaRolePrincipal({ region, accountId: DEFAULT_ACCOUNT_ID });
-      const roles = { [roleArn]: ec2Role({ region, accountId: DEFAULT_ACCOUNT_ID, trust: { principals: [backendRole.arn] } }) };
-      const iam = { principals: { [BACKEND_CREDENTIALS.accessKeyId]: backendRole }, roles };
+      const iam = { principals: deployment.principals, roles: deployment.roles };
       const sim = await startEc2Simulator({ ...options.ec2, port: ports.ec2, host, region, zones, iam });
       cleanups.push(() => sim.close());
       ec2Url = sim.url;
@@ -200,7 +198,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         // STS is served at the same endpoint (the simulator's, moto's).
         stsEndpoint: ec2Url,
         stsRegion: region,
-        ec2RoleArn: roleArn,
+        ec2RoleArn: deployment.ec2RoleArn,
         ec2Credentials: BACKEND_CREDENTIALS,
         onResult: options.onResult,
         onEc2Calls: options.onEc2Calls,

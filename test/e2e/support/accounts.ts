@@ -12,16 +12,15 @@ import { createBackendApp } from '../../../lib/app/index.js';
 import { createClusterSessions, type ClusterSessions } from '../../../lib/ec2/index.js';
 import { createMemoryBudget, type BucketKey, type RateBudget } from '../../../lib/budget/index.js';
 import { DEFAULT_NODE_TAG_KEY, type Result } from '../../../lib/contract/index.js';
-import { ec2Role, ec2RoleArn, lambdaRolePrincipal, memberEc2Role, memberEc2RoleArn } from '../../../lib/iam/role-policy.js';
+import { deploymentIam, memberEc2Role, memberEc2RoleArn } from '../../../lib/iam/role-policy.js';
 import { DEFAULT_ACCOUNT_ID, startEc2Simulator } from '../../../lib/local/ec2/index.js';
 import { startBackendServer } from '../../../lib/local/stack/backend-server.js';
 import { BACKEND_CREDENTIALS } from '../../../lib/local/stack/stack.js';
 import { createStaticRegistry, type ClusterRegistrationInput } from '../../../lib/registry/index.js';
 import { createMemoryReplayStore } from '../../../lib/replay/index.js';
-import { createMemoryReportStore, reportTime, type ReportStore } from '../../../lib/reports/index.js';
+import { createMemoryReportStore, type ReportStore } from '../../../lib/reports/index.js';
 import { resultLog, type ScenarioContext } from './scenarios.js';
 import { startE2eStack, type E2eStack } from './stack.js';
-import { waitFor } from './wait.js';
 
 export const REGION = 'us-east-1';
 export const OWN_ACCOUNT = DEFAULT_ACCOUNT_ID;
@@ -87,8 +86,8 @@ export async function startTwoAccounts(options: TwoAccountsOptions = {}): Promis
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   };
   try {
-    const backendRole = lambdaRolePrincipal({ region: REGION, accountId: OWN_ACCOUNT });
-    const ownRoleArn = ec2RoleArn({ region: REGION, accountId: OWN_ACCOUNT });
+    const deployment = deploymentIam({ backendKey: BACKEND_CREDENTIALS.accessKeyId, region: REGION, accountId: OWN_ACCOUNT });
+    const ownRoleArn = deployment.ec2RoleArn;
     const memberRoleArn = memberEc2RoleArn({ region: REGION, accountId: MEMBER_ACCOUNT });
     const sim = options.endpoint
       ? undefined
@@ -100,10 +99,10 @@ export async function startTwoAccounts(options: TwoAccountsOptions = {}): Promis
           seed: 23,
           accounts: [MEMBER_ACCOUNT],
           iam: {
-            principals: { [BACKEND_CREDENTIALS.accessKeyId]: backendRole },
+            principals: deployment.principals,
             roles: {
-              [ownRoleArn]: ec2Role({ region: REGION, accountId: OWN_ACCOUNT, trust: { principals: [backendRole.arn] } }),
-              [memberRoleArn]: memberEc2Role({ region: REGION, accountId: MEMBER_ACCOUNT, trust: { principals: [backendRole.arn], externalId: EXTERNAL_ID } }),
+              ...deployment.roles,
+              [memberRoleArn]: memberEc2Role({ region: REGION, accountId: MEMBER_ACCOUNT, trust: { principals: [deployment.backend.arn], externalId: EXTERNAL_ID } }),
             },
             administrators: { [MEMBER_OPERATOR.accessKeyId]: MEMBER_ACCOUNT },
           },
@@ -179,16 +178,4 @@ export async function startTwoAccounts(options: TwoAccountsOptions = {}): Promis
     await stop();
     throw err;
   }
-}
-
-/** Waits until the backend holds a volume report of the cluster dated after `after` (epoch ms), asking its forwarder for one. */
-export async function freshReport(fleet: TwoAccounts, cluster: FleetCluster, after: number): Promise<void> {
-  await waitFor(
-    async () => {
-      cluster.stack.forwarder()?.resync();
-      return fleet.reports.get(cluster.ctx.clusterId);
-    },
-    (r) => r !== undefined && reportTime(r) > after,
-    { what: `a volume report of ${cluster.ctx.clusterId} dated after ${new Date(after).toISOString()}`, intervalMs: 300, timeoutMs: 30_000 },
-  );
 }

@@ -7,7 +7,7 @@ import type { EC2Client } from '@aws-sdk/client-ec2';
 import { expect } from 'vitest';
 import type { AuditResult } from '../../../lib/audit/index.js';
 import { runClusterCli } from '../../../lib/cli/index.js';
-import { reportTime } from '../../../lib/reports/index.js';
+import { reportTime, type ReportStore } from '../../../lib/reports/index.js';
 import type { E2eStack } from './stack.js';
 import { waitFor } from './wait.js';
 
@@ -40,14 +40,17 @@ export function auditCli(cluster: ClusterCli): (...args: string[]) => Promise<Au
   };
 }
 
-/** Has the forwarder report now, and waits until the backend holds a report dated (as the audit dates it) after `after`. */
-export async function freshReport(stack: E2eStack, after: number): Promise<void> {
+/**
+ * Has the forwarder report now, and waits until the backend holds a report dated (as the audit
+ * dates it) after `after`: in `reports`, the stack's own unless its backend runs elsewhere.
+ */
+export async function freshReport(stack: E2eStack, after: number, reports: ReportStore = stack.reports): Promise<void> {
   await waitFor(
     async () => {
       stack.forwarder()?.resync();
-      return stack.reports.get(stack.clusterId);
+      return reports.get(stack.clusterId);
     },
     (r) => r !== undefined && reportTime(r) > after,
-    { what: `a volume report dated after ${new Date(after).toISOString()}`, intervalMs: 300, timeoutMs: 30_000 },
+    { what: `a volume report of ${stack.clusterId} dated after ${new Date(after).toISOString()}`, intervalMs: 300, timeoutMs: 30_000 },
   );
 }

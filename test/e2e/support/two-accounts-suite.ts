@@ -16,7 +16,8 @@ import { createClusterClients, createClusterSessions, createEc2Gateway } from '.
 import { THROTTLING_BUCKETS } from '../../../lib/ec2/throttling.js';
 import { BACKEND_CREDENTIALS } from '../../../lib/local/stack/stack.js';
 import { createStaticRegistry } from '../../../lib/registry/index.js';
-import { freshReport, MEMBER_ACCOUNT, OWN_ACCOUNT, REGION, type FleetCluster, type TwoAccounts } from './accounts.js';
+import { MEMBER_ACCOUNT, OWN_ACCOUNT, REGION, type FleetCluster, type TwoAccounts } from './accounts.js';
+import { freshReport } from './audit.js';
 import { volumeById } from './ec2.js';
 import { provisionForPod, reclaimPolicies } from './scenarios.js';
 
@@ -61,7 +62,7 @@ export function twoAccountsSuite(start: () => Promise<TwoAccounts>): void {
     // A report the audit may judge them by: dated more than the allowed clock skew after they
     // were made (where they could not be made older, as on moto; the grace is 1 s).
     const after = Date.now() + CLOCK_SKEW_MS;
-    for (const cluster of both()) await freshReport(fleet, cluster, after);
+    for (const cluster of both()) await freshReport(cluster.stack, after, fleet.reports);
 
     const sessions = createClusterSessions({ stsClient: { endpoint: fleet.url, region: REGION, credentials: BACKEND_CREDENTIALS } });
     const clients = createClusterClients({ sessions, defaultRoleArn: fleet.ownRoleArn, endpoint: fleet.url });
