@@ -28,15 +28,20 @@ export function isRoleArn(value: string): boolean {
   return ROLE_ARN.test(value);
 }
 
+/** What an IAM role ARN names: partition, account, IAM path (`/volhook/` for `…:role/volhook/name`) and name; undefined for anything that is not one. */
+export function roleArnParts(roleArn: string): { partition: string; accountId: string; path: string; name: string } | undefined {
+  const match = ROLE_ARN.exec(roleArn);
+  return match ? { partition: match[1]!, accountId: match[2]!, path: `/${match[3]}`, name: match[4]! } : undefined;
+}
+
 /** The account an IAM role ARN names; undefined for anything that is not one. */
 export function roleArnAccount(roleArn: string): string | undefined {
-  return ROLE_ARN.exec(roleArn)?.[2];
+  return roleArnParts(roleArn)?.accountId;
 }
 
 /** The IAM path of a role ARN (`/volhook/` for `…:role/volhook/name`); undefined for anything that is not one. */
 export function roleArnPath(roleArn: string): string | undefined {
-  const match = ROLE_ARN.exec(roleArn);
-  return match ? `/${match[3]}` : undefined;
+  return roleArnParts(roleArn)?.path;
 }
 
 export const AwsSettingsSchema = deferred(() =>

@@ -16,7 +16,8 @@ import { authorizationRequests } from './authorization.js';
 import { Ec2Error } from './errors.js';
 import type { Clock } from './clock.js';
 import type { QueryParams } from './query.js';
-import { decideAssumeRole, readAssumeRole, roleAccount, sessionPrincipal, StsError, type Ec2Role, type StsCaller, type StsSession } from './sts.js';
+import { isRoleArn } from '../../registry/aws.js';
+import { decideAssumeRole, readAssumeRole, sessionPrincipal, StsError, type Ec2Role, type StsCaller, type StsSession } from './sts.js';
 import type { World } from './world.js';
 
 export interface Ec2IamConfig {
@@ -84,7 +85,7 @@ export class Ec2Iam {
 
   /** A role STS AssumeRole may grant sessions of from now on. */
   addRole(roleArn: string, role: Ec2Role): void {
-    if (roleAccount(roleArn) === undefined) throw new Error(`EC2 simulator: ${JSON.stringify(roleArn)} is not a role ARN (arn:aws:iam::<account>:role/<path>/<name>)`);
+    if (!isRoleArn(roleArn)) throw new Error(`EC2 simulator: ${JSON.stringify(roleArn)} is not a role ARN (arn:<partition>:iam::<account>:role/<path>/<name>)`);
     if (Object.hasOwn(this.roles, roleArn)) throw new Error(`EC2 simulator: role ${roleArn} is already held`);
     this.roles[roleArn] = role;
   }

@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IamPrincipal } from '../../iam/evaluate.js';
+import { roleArnParts } from '../../registry/aws.js';
 import type { QueryParams } from './query.js';
 import { escapeXml } from './xml.js';
 
@@ -122,13 +123,6 @@ export interface MintedCredentials {
   sessionToken: string;
 }
 
-const ROLE_ARN = /^arn:aws:iam::(\d{12}):role\/(?:[\w+=,.@-]+\/)*([\w+=,.@-]+)$/;
-
-/** The account of a role ARN (`arn:aws:iam::<account>:role/<path>/<name>`); undefined when it is not one. */
-export function roleAccount(roleArn: string): string | undefined {
-  return ROLE_ARN.exec(roleArn)?.[1];
-}
-
 /** An ID like IAM's `AROA…`, stable for the role's ARN. */
 function roleId(roleArn: string): string {
   const digest = createHash('sha256').update(roleArn).digest();
@@ -152,8 +146,8 @@ export function decideAssumeRole(
   const who = caller.arn ?? caller.accessKeyId ?? 'anonymous';
   const denied = (why: string) =>
     new StsError('AccessDenied', `User: ${who} is not authorized to perform: sts:AssumeRole on resource: ${request.roleArn} (${why})`, 403);
-  const arn = ROLE_ARN.exec(request.roleArn);
-  if (arn && !heldAccounts.includes(arn[1] as string)) throw denied(`the simulator holds no account ${arn[1]} (it holds ${heldAccounts.join(', ')})`);
+  const arn = roleArnParts(request.roleArn);
+  if (arn && !heldAccounts.includes(arn.accountId)) throw denied(`the simulator holds no account ${arn.accountId} (it holds ${heldAccounts.join(', ')})`);
   const role = Object.hasOwn(roles, request.roleArn) ? roles[request.roleArn] : undefined;
   if (!role || !arn) throw denied('the simulated account holds no such role');
   const trusted = role.trust.principals.some((p) => p === caller.accessKeyId || (caller.arn !== undefined && p === caller.arn));
@@ -170,13 +164,13 @@ export function decideAssumeRole(
   const tags = Object.fromEntries([...inherited, ...request.tags.map((t) => [t.key, t.value] as const)]);
   const transitiveTagKeys = [...inherited.map(([k]) => k), ...request.transitiveTagKeys.map((k) => request.tags.find((t) => t.key.toLowerCase() === k.toLowerCase())?.key ?? k)];
 
-  const [, accountId, roleName] = arn as unknown as [string, string, string];
+  const { partition, accountId, name: roleName } = arn;
   return {
     ...credentials,
     roleArn: request.roleArn,
     roleSessionName: request.roleSessionName,
     accountId,
-    arn: `arn:aws:sts::${accountId}:assumed-role/${roleName}/${request.roleSessionName}`,
+    arn: `arn:${partition}:sts::${accountId}:assumed-role/${roleName}/${request.roleSessionName}`,
     assumedRoleId: `${roleId(request.roleArn)}:${request.roleSessionName}`,
     tags,
     transitiveTagKeys,
