@@ -37,7 +37,7 @@ export function printMemory(results: readonly MemoryResult[], limits: Deployment
   say('  "settled": the start-up items (one per PV of ours) answered `done` by a dummy backend, queue empty, +2 s.');
   say(`  "+${IDLE_MS / 1000} s idle": read again after that long with nothing to do (V8's memory reducer runs 8 s after the last full GC).`);
   if (limits.memoryLimit) {
-    say(`  infra/forwarder/deployment.yaml: memory request ${limits.memoryRequest ?? '—'}, limit ${limits.memoryLimit}, NODE_OPTIONS ${limits.nodeOptions ?? '—'}`);
+    say(`  the chart's Deployment (defaults): memory request ${limits.memoryRequest ?? '—'}, limit ${limits.memoryLimit}, NODE_OPTIONS ${limits.nodeOptions ?? '—'}`);
   }
   const loaded = results.filter((r) => r.objects > 0);
   for (const r of loaded) {

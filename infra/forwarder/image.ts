@@ -1,15 +1,14 @@
 /**
  * How the forwarder image starts its program, read from infra/forwarder/Dockerfile, and what
- * the Deployment gives it (NODE_OPTIONS, memory), read from deployment.yaml, for what starts
+ * the chart's Deployment gives it (NODE_OPTIONS, memory), rendered by helm, for what starts
  * the image's bundle outside a container (the image test, bench scenario c): the same command
  * line and options, so a flag of the image's is measured and tested where it runs.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
+import { forwarderContainer, renderChart } from '../tools/chart.js';
 
 const DOCKERFILE = fileURLToPath(new URL('./Dockerfile', import.meta.url));
-const DEPLOYMENT = fileURLToPath(new URL('./deployment.yaml', import.meta.url));
 
 export interface Instruction {
   op: string;
@@ -61,19 +60,51 @@ export interface DeploymentLimits {
   nodeOptions?: string;
 }
 
-/** The forwarder container's memory request/limit and NODE_OPTIONS from infra/forwarder/deployment.yaml. */
+/** The forwarder container's memory request/limit and NODE_OPTIONS in the chart's Deployment, with its default values. */
 export function deploymentLimits(): DeploymentLimits {
-  try {
-    const doc = parseYaml(readFileSync(DEPLOYMENT, 'utf8')) as {
-      spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }>; resources?: { limits?: { memory?: string }; requests?: { memory?: string } } }> } } };
-    };
-    const container = doc.spec?.template?.spec?.containers?.[0];
-    return {
-      memoryLimit: container?.resources?.limits?.memory,
-      memoryRequest: container?.resources?.requests?.memory,
-      nodeOptions: container?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value,
-    };
-  } catch {
-    return {};
+  const container = forwarderContainer(renderChart());
+  return {
+    memoryLimit: container.resources?.limits?.memory,
+    memoryRequest: container.resources?.requests?.memory,
+    nodeOptions: container.env?.find((e) => e.name === 'NODE_OPTIONS')?.value,
+  };
+}
+
+export interface ImageBuild {
+  /** The image without its tag, e.g. ghcr.io/volhook/forwarder or a private mirror's. */
+  repository: string;
+  /** The tag: the one version of backend, forwarder and chart (package.json). */
+  version: string;
+  /** Seconds since the epoch of the commit built: every timestamp in the image, for the same digest from the same commit. */
+  sourceDateEpoch: number;
+  /** Push to the registry instead of loading into the local engine. */
+  push: boolean;
+  /** Where buildx writes the build's metadata (the digest among it). */
+  metadataFile: string;
+  /** Platforms, e.g. linux/amd64,linux/arm64 (needs push: a local engine loads one platform). */
+  platforms?: string[];
+}
+
+/**
+ * `docker buildx build` of the forwarder image, reproducible: the dependencies from the
+ * lockfile (`npm ci` in the Dockerfile), the base image pinned by version, and every file's
+ * and layer's time set to the commit's (SOURCE_DATE_EPOCH with rewrite-timestamp), so two
+ * builds of one commit give one digest.
+ */
+export function imageBuildArgs(build: ImageBuild): string[] {
+  if (build.platforms && build.platforms.length > 1 && !build.push) {
+    throw new Error(`--platform ${build.platforms.join(',')}: a local engine loads one platform; add --push to build several`);
   }
+  const output = build.push ? 'type=registry' : 'type=docker';
+  return [
+    'buildx', 'build',
+    '-f', 'infra/forwarder/Dockerfile',
+    '-t', `${build.repository}:${build.version}`,
+    '--build-arg', `SOURCE_DATE_EPOCH=${build.sourceDateEpoch}`,
+    '--output', `${output},rewrite-timestamp=true`,
+    '--provenance=false',
+    '--metadata-file', build.metadataFile,
+    ...(build.platforms ? ['--platform', build.platforms.join(',')] : []),
+    '.',
+  ];
 }

@@ -4,13 +4,18 @@
  * first use costs the process ~38 MiB of resident memory for good (measured: 100 POSTs of
  * 100 KB, 96 MiB RSS with `fetch`, 64 MiB with `node:http`), a third of the forwarder's
  * budget; `node:http` does the same round trip for ~5 MiB. Connections are kept alive.
+ *
+ * `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` (either case) are honoured as Node's agents read
+ * them (`proxyEnv`, Node 24): a request to an https backend goes through a CONNECT tunnel, one
+ * to an http backend to the proxy in absolute form. Only these requests: the Kubernetes API
+ * client (kube/rest.ts) has agents of its own and never uses the proxy.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { FetchLike } from './backend-client.js';
 
-export function httpFetch(): FetchLike {
-  const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new HttpsAgent({ keepAlive: true }) };
+export function httpFetch(proxyEnv: NodeJS.ProcessEnv = process.env): FetchLike {
+  const agents = { 'http:': new HttpAgent({ keepAlive: true, proxyEnv }), 'https:': new HttpsAgent({ keepAlive: true, proxyEnv }) };
   return (url, init) =>
     new Promise<Response>((resolve, reject) => {
       const target = new URL(url);

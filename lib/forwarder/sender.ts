@@ -159,7 +159,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
         key,
         op,
         err: err instanceof Error ? err.message : String(err),
-        ...(isForbidden(err) && { hint: "the forwarder's ServiceAccount may not make this write: apply infra/forwarder/rbac.yaml" }),
+        ...(isForbidden(err) && { hint: "the forwarder's ServiceAccount may not make this write: upgrade the forwarder's chart release (its roles are charts/volhook-forwarder/templates/rbac.yaml)" }),
       });
       // Where there is an object, the operator also sees it there (best effort: a forwarder
       // refused the write may well be refused the Event too).

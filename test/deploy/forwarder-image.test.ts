@@ -2,20 +2,22 @@
  * The forwarder image, without a Docker engine: what the Dockerfile says (pinned Node of the
  * toolchain, the bundle built by infra/forwarder/bundle.ts, a non-root user, `node
  * --optimize-for-size forwarder.mjs`), then the very bundle that step builds, started with the
- * image's command line (infra/forwarder/image.ts) as the image starts it — alone
- * in an empty working directory, no node_modules, plain `node` — against the local stack, where
- * it provisions a claim.
+ * image's command line (infra/forwarder/image.ts) and the environment the chart's Deployment
+ * gives it (rendered by helm) — alone in an empty working directory, no node_modules, plain
+ * `node` — against the local stack, where it provisions, attaches and reclaims.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { buildForwarderBundle, FORWARDER_NODE_MAJOR } from '../../infra/forwarder/bundle.js';
-import { deploymentLimits, imageCommand, imageNodeFlags, instructions, type Instruction } from '../../infra/forwarder/image.js';
+import { deploymentLimits, imageBuildArgs, imageCommand, imageNodeFlags, instructions, type Instruction } from '../../infra/forwarder/image.js';
+import { containerEnv, only, renderChart } from '../../infra/tools/chart.js';
+import { freePort } from '../e2e/support/process.js';
 import { createClaim, createNamespace } from '../e2e/support/kube.js';
-import { waitClaimBound } from '../e2e/support/scenarios.js';
+import { provisionForPod, reclaimPolicies, waitClaimBound } from '../e2e/support/scenarios.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from '../e2e/support/stack.js';
 import type { ScenarioContext } from '../e2e/support/scenarios.js';
 
@@ -56,8 +58,9 @@ describe('infra/forwarder/Dockerfile', () => {
     const [uid, gid] = users[0]!.split(':').map(Number);
     expect(uid).toBeGreaterThan(0);
     expect(gid).toBeGreaterThan(0);
-    // The Deployment runs as that same user (runAsNonRoot needs a numeric one).
-    expect(file('infra/forwarder/deployment.yaml')).toContain(`runAsUser: ${uid}`);
+    // The chart's Deployment runs as that same user (runAsNonRoot needs a numeric one).
+    const pod = (only(renderChart(), 'Deployment') as unknown as { spec: { template: { spec: { securityContext: { runAsUser: number; runAsGroup: number } } } } }).spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsUser: uid, runAsGroup: gid });
     // The user comes before the command, and nothing after it switches back.
     expect(image.findIndex((i) => i.op === 'USER')).toBeLessThan(image.findIndex((i) => i.op === 'CMD'));
     expect(image.filter((i) => i.op === 'CMD').map((i) => JSON.parse(i.args))).toEqual([['node', '--optimize-for-size', 'forwarder.mjs']]);
@@ -77,7 +80,25 @@ describe('infra/forwarder/image.ts: the command line read from a Dockerfile', ()
   });
 });
 
-describe('the image bundle, started as the image starts it, against the local stack', () => {
+describe('npm run image:build', () => {
+  const build = { repository: 'registry.example.internal/volhook-forwarder', version: '1.2.3', sourceDateEpoch: 1_767_225_600, push: false, metadataFile: '/tmp/m.json' };
+
+  it("docker buildx of infra/forwarder/Dockerfile, tagged with the version, every timestamp the commit's, the digest written out", () => {
+    const args = imageBuildArgs(build);
+    expect(args.slice(0, 2)).toEqual(['buildx', 'build']);
+    expect(args).toEqual(expect.arrayContaining(['-f', 'infra/forwarder/Dockerfile', '-t', 'registry.example.internal/volhook-forwarder:1.2.3', '--build-arg', 'SOURCE_DATE_EPOCH=1767225600', '--output', 'type=docker,rewrite-timestamp=true', '--metadata-file', '/tmp/m.json']));
+    expect(args.at(-1)).toBe('.');
+    expect(imageBuildArgs({ ...build, push: true })).toContain('type=registry,rewrite-timestamp=true');
+  });
+
+  it('several platforms -> only when pushed (a local engine loads one)', () => {
+    expect(() => imageBuildArgs({ ...build, platforms: ['linux/amd64', 'linux/arm64'] })).toThrow(/add --push/);
+    expect(imageBuildArgs({ ...build, push: true, platforms: ['linux/amd64', 'linux/arm64'] })).toEqual(expect.arrayContaining(['--platform', 'linux/amd64,linux/arm64']));
+    expect(imageBuildArgs({ ...build, platforms: ['linux/arm64'] })).toEqual(expect.arrayContaining(['--platform', 'linux/arm64']));
+  });
+});
+
+describe('the image bundle, started as the image starts it with the chart\'s environment, against the local stack', () => {
   let app: string;
   let stack: E2eStack;
   let ctx: ScenarioContext;
@@ -100,13 +121,26 @@ describe('the image bundle, started as the image starts it, against the local st
     rmSync(app, { recursive: true, force: true });
   });
 
-  it("one file, nothing beside it; the image's command provisions a claim (Bound, PV of the driver)", async () => {
+  it("one file, nothing beside it; the image's command with the chart's environment provisions, attaches and reclaims", async () => {
     expect(readdirSync(app)).toEqual(['forwarder.mjs']);
     expect(Number(process.versions.node.split('.')[0])).toBe(FORWARDER_NODE_MAJOR);
-    const deployment = file('infra/forwarder/deployment.yaml');
-    const { nodeOptions } = deploymentLimits();
-    expect(nodeOptions).toMatch(/--max-old-space-size=\d+/);
-    expect(deployment).toMatch(/name: VOLHOOK_LEADER_ELECT\s+value: "true"/);
+
+    // The chart rendered for this stack, as `helm install` would give it to the cluster.
+    const manifests = renderChart({
+      namespace: 'volhook',
+      valuesFiles: [],
+      values: { backendUrl: stack.urls.backend, clusterId: stack.clusterId, secret: { value: stack.secret }, resyncSeconds: 2, port: await freePort() },
+    });
+    const env = containerEnv(manifests);
+    expect(env).toMatchObject({ VOLHOOK_LEADER_ELECT: 'true', VOLHOOK_LEASE_NAMESPACE: 'volhook', VOLHOOK_API_URL: stack.urls.backend });
+    expect(env.NODE_OPTIONS).toBe(deploymentLimits().nodeOptions);
+    expect(env.NODE_OPTIONS).toMatch(/--max-old-space-size=\d+/);
+    // The Secret the pod mounts, as kubelet would project it: one file per key.
+    const secret = only(manifests, 'Secret') as unknown as { stringData: Record<string, string> };
+    const secretDir = join(app, 'secret');
+    const secretFile = join(secretDir, env.VOLHOOK_SECRET_FILE!.split('/').at(-1)!);
+    mkdirSync(secretDir);
+    writeFileSync(secretFile, secret.stringData[env.VOLHOOK_SECRET_FILE!.split('/').at(-1)!]!);
     await createNamespace(stack.kube, 'volhook');
 
     // The image's own command line (its V8 flags among it: a flag this Node did not know would stop it here).
@@ -117,32 +151,31 @@ describe('the image bundle, started as the image starts it, against the local st
       env: {
         PATH: process.env.PATH,
         NODE_ENV: 'production',
-        ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
-        VOLHOOK_API_URL: stack.urls.backend,
-        VOLHOOK_CLUSTER_ID: stack.clusterId,
-        VOLHOOK_SECRET: stack.secret,
+        ...env,
+        // What differs outside a pod: the secret's file, the API server (no in-cluster
+        // config) and the health server's address.
+        VOLHOOK_SECRET_FILE: secretFile,
         VOLHOOK_KUBE_SERVER: stack.urls.kube,
-        VOLHOOK_PORT: '0',
         VOLHOOK_LISTEN_HOST: '127.0.0.1',
-        VOLHOOK_RESYNC_SECONDS: '2',
-        // As the Deployment runs it: leader election on a Lease in the pod's namespace.
-        VOLHOOK_LEADER_ELECT: 'true',
-        VOLHOOK_LEASE_NAMESPACE: 'volhook',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
     child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
+    const explain = (err: Error) => {
+      throw new Error(`${err.message}\nforwarder exit code ${child?.exitCode}, output:\n${output.join('').slice(-3000)}`);
+    };
 
     await createNamespace(stack.kube, 'image');
     await createClaim(stack.kube, 'image', 'data', { storageClassName: IMMEDIATE_CLASS });
-    const pvc = await waitClaimBound(ctx, 'image', 'data', 90_000).catch((err: Error) => {
-      throw new Error(`${err.message}\nforwarder exit code ${child?.exitCode}, output:\n${output.join('').slice(-3000)}`);
-    });
+    const pvc = await waitClaimBound(ctx, 'image', 'data', 90_000).catch(explain);
     const pv = await stack.kube.core.readPersistentVolume({ name: pvc.spec!.volumeName! });
     expect(pv.spec?.csi?.driver).toBe('ebs.csi.aws.com');
     expect(pv.spec?.csi?.volumeHandle).toMatch(/^vol-/);
+    // Attached for a pod; detached and deleted (Delete) or kept (Retain) when the pod and claim go.
+    await provisionForPod(ctx, 'image-pod').catch(explain);
+    await reclaimPolicies(ctx, 'image-reclaim').catch(explain);
     expect(child.exitCode).toBeNull();
     expect(output.join('')).toContain('forwarder started');
-  }, 120_000);
+  }, 240_000);
 });

@@ -1,5 +1,5 @@
 /** httpFetch (lib/forwarder/http-fetch.ts): fetch's shape over node:http, as postReconcile uses it. */
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listen } from '../../lib/http/index.js';
 import { postReconcile, BackendRequestError } from '../../lib/forwarder/backend-client.js';
@@ -65,5 +65,45 @@ describe('httpFetch', () => {
     const err = await postReconcile({ apiUrl: `${base}/slow`, clusterId: 'c', secret: () => 'whsec_dGVzdC1zZWNyZXQtb2YtYXQtbGVhc3QtMjQtYnl0ZXM=', fetch: fetchLike, timeoutMs: 100 }, []).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BackendRequestError);
     expect((err as BackendRequestError).kind).toBe('timeout');
+  });
+});
+
+describe('httpFetch through a proxy (HTTP_PROXY, NO_PROXY)', () => {
+  let proxy: Server;
+  let proxyUrl: string;
+  let closeProxy: () => Promise<void>;
+  const proxied: string[] = [];
+
+  beforeAll(async () => {
+    // A forwarding proxy: takes a request in absolute form, counts it, passes it on.
+    proxy = createServer((req, res) => {
+      proxied.push(`${req.method} ${req.url}`);
+      const target = new URL(req.url ?? '/');
+      const upstream = httpRequest(target, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    ({ close: closeProxy } = await listen(proxy, 0, '127.0.0.1'));
+    const address = proxy.address();
+    proxyUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  });
+  afterAll(() => closeProxy());
+
+  it('HTTP_PROXY set -> every request to the backend passes the proxy; NO_PROXY naming the backend -> none does', async () => {
+    const viaProxy = httpFetch({ HTTP_PROXY: proxyUrl });
+    const before = seen.length;
+    const res = await viaProxy(`${base}/x`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"p":1}' });
+    expect(await res.json()).toEqual({ echo: '{"p":1}' });
+    await viaProxy(`${base}/teapot`, { method: 'GET' });
+    expect(proxied).toEqual([`POST ${base}/x`, `GET ${base}/teapot`]);
+    expect(seen.length - before).toBe(2);
+
+    // The control: the same proxy, with the backend's host in NO_PROXY, is bypassed.
+    const bypassing = httpFetch({ HTTP_PROXY: proxyUrl, NO_PROXY: '127.0.0.1' });
+    expect((await bypassing(`${base}/x`, { method: 'POST', body: '{"p":2}' })).status).toBe(200);
+    expect(proxied).toHaveLength(2);
+    expect(seen.length - before).toBe(3);
   });
 });

@@ -1,14 +1,14 @@
 /**
- * The forwarder's ClusterRole and leader-election Role (infra/forwarder/rbac.yaml) against the
+ * The forwarder's ClusterRole and leader-election Role, as the chart renders them
+ * (charts/volhook-forwarder/templates/rbac.yaml, release volhook-forwarder), against the
  * API calls it really makes: a full run (informers, leader election with a renewal and the
  * release, every write kind including the retry and repeat paths) is recorded by the local
  * API server, and the roles must allow each call and grant nothing unused.
  */
-import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { containerEnv, renderChart, type Manifest } from '../../infra/tools/chart.js';
 import { Annotations, Finalizers, SnapshotAnnotations, SnapshotFinalizers, type Write } from '../../lib/contract/index.js';
-import { parseConfig, startForwarder, type Forwarder } from '../../lib/forwarder/index.js';
+import { startForwarder, type Forwarder } from '../../lib/forwarder/index.js';
 import { silentLogger } from '../../lib/forwarder/logger.js';
 import { applyWrites } from '../../lib/kube/index.js';
 import { startKubeApiServer } from '../../lib/local/kube/index.js';
@@ -58,14 +58,13 @@ interface Rule {
   namespace?: string;
 }
 
+const chart = renderChart();
+
 /** The rules of the ClusterRole and of every Role, a Role's rules carrying its namespace. */
 async function roleRules(): Promise<Rule[]> {
-  const text = await readFile(new URL('../../infra/forwarder/rbac.yaml', import.meta.url), 'utf8');
-  const roles = parseAllDocuments(text)
-    .map((doc) => doc.toJS() as { kind?: string; metadata?: { namespace?: string }; rules?: Rule[] })
-    .filter((doc) => doc.kind === 'ClusterRole' || doc.kind === 'Role');
+  const roles = chart.filter((doc): doc is Manifest & { rules?: Rule[] } => doc.kind === 'ClusterRole' || doc.kind === 'Role');
   // Found, and with rules: otherwise every check below would pass with nothing checked.
-  expect(roles.map((r) => r.kind).sort(), 'the roles in infra/forwarder/rbac.yaml').toEqual(['ClusterRole', 'Role']);
+  expect(roles.map((r) => r.kind).sort(), "the chart's roles").toEqual(['ClusterRole', 'Role']);
   for (const role of roles) expect(role.rules?.length ?? 0, `rules of the ${role.kind}`).toBeGreaterThan(0);
   return roles.flatMap((role) => (role.rules ?? []).map((rule) => (role.kind === 'Role' ? { ...rule, namespace: role.metadata?.namespace ?? '' } : rule)));
 }
@@ -98,6 +97,7 @@ let fake: FakeBackend;
 let forwarder: Forwarder;
 
 const LEASE_NAMESPACE = 'volhook-system';
+const LEASE_NAME = containerEnv(chart).VOLHOOK_LEASE_NAME!;
 
 beforeAll(async () => {
   kube = await startKube();
@@ -111,8 +111,9 @@ beforeAll(async () => {
       port: 0,
       listenHost: '127.0.0.1',
       resyncSeconds: 3600,
-      // As the Deployment runs it: leader election on the default Lease, short timings.
+      // As the chart's Deployment runs it: leader election on its Lease, short timings.
       leaderElect: true,
+      leaseName: LEASE_NAME,
       leaseNamespace: LEASE_NAMESPACE,
       leaseDurationSeconds: 1,
       renewDeadlineSeconds: 0.6,
@@ -187,7 +188,7 @@ beforeAll(async () => {
   await forwarder.stop(); // releases the Lease: one more PUT
   await again.close();
   expect(leasePuts()).toBeGreaterThan(renewals);
-  expect(kube.store.get('leases', 'volhook-forwarder', LEASE_NAMESPACE)?.spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
+  expect(kube.store.get('leases', LEASE_NAME, LEASE_NAMESPACE)?.spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
 });
 
 afterAll(async () => {
@@ -219,11 +220,24 @@ describe('ClusterRole volhook-forwarder and Role volhook-forwarder-leader-electi
   it('the Lease by name -> get and update limited to the one the forwarder uses; create (not limitable by name) only in its namespace', async () => {
     const rules = (await roleRules()).filter((r) => r.resources.includes('leases'));
     const byName = rules.filter((r) => r.resourceNames);
-    expect(byName.flatMap((r) => r.resourceNames)).toEqual([parseConfig({ apiUrl: 'https://x', clusterId: 'c', secret: 'rbac-test-secret-0123456789' }).leaseName]);
+    expect(byName.flatMap((r) => r.resourceNames)).toEqual([LEASE_NAME]);
     expect(byName.flatMap((r) => r.verbs).sort()).toEqual(['get', 'update']);
     expect(rules.filter((r) => !r.resourceNames).flatMap((r) => r.verbs)).toEqual(['create']);
     expect(rules.every((r) => r.namespace === LEASE_NAMESPACE)).toBe(true);
     expect(allows(byName[0]!, { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: LEASE_NAMESPACE, name: 'someone-elses' })).toBe(false);
+  });
+
+  it("the bindings -> each role bound to the ServiceAccount the chart's Deployment runs as, and to nothing else", () => {
+    const deployment = chart.find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: { serviceAccountName: string } } } };
+    const account = { kind: 'ServiceAccount', name: deployment.spec.template.spec.serviceAccountName, namespace: LEASE_NAMESPACE };
+    expect(chart.filter((m) => m.kind === 'ServiceAccount').map((m) => m.metadata.name)).toEqual([account.name]);
+    const bindings = chart.filter((m) => m.kind === 'ClusterRoleBinding' || m.kind === 'RoleBinding') as unknown as { kind: string; roleRef: { kind: string; name: string }; subjects: unknown[] }[];
+    const roleNames = (kind: string) => chart.filter((m) => m.kind === kind).map((m) => m.metadata.name);
+    expect(bindings.map((b) => b.kind).sort()).toEqual(['ClusterRoleBinding', 'RoleBinding']);
+    for (const binding of bindings) {
+      expect(binding.subjects).toEqual([account]);
+      expect(roleNames(binding.roleRef.kind)).toContain(binding.roleRef.name);
+    }
   });
 
   it('request paths -> verbs and resources as the API server authorizes them', () => {
