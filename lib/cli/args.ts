@@ -39,7 +39,8 @@ export type RegistrationSettings = Omit<ClusterRegistrationInput, 'clusterId' | 
 };
 
 export type ClusterCommand =
-  | { command: 'add'; clusterId: string; target: RegistryTarget; settings: RegistrationSettings }
+  /** `apiUrl`: the backend's URL, only for the install line printed after. */
+  | { command: 'add'; clusterId: string; target: RegistryTarget; settings: RegistrationSettings; apiUrl?: string }
   | { command: 'rotate-secret'; clusterId: string; target: RegistryTarget; finish: boolean }
   | RemoveCommand
   | AuditCommand
@@ -152,8 +153,13 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
 
   const target = readTarget(options);
   switch (command) {
-    case 'add':
-      return { command, clusterId, target, settings: readSettings(clusterId, options, env) };
+    case 'add': {
+      const apiUrl = options.values.get('--api-url');
+      if (apiUrl !== undefined && (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol))) {
+        throw new UsageError(`--api-url: "${apiUrl}" is not an http(s) URL (the HttpApiUrl osls info prints)`);
+      }
+      return { command, clusterId, target, settings: readSettings(clusterId, options, env), ...(apiUrl !== undefined && { apiUrl }) };
+    }
     case 'rotate-secret':
       return { command, clusterId, target, finish: options.flags.has('--finish') };
     case 'remove-old-secrets':

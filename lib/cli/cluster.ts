@@ -19,6 +19,7 @@ import { runAuditCommand, runRemoveWithVolumes } from './audit.js';
 import { NoCommandError, parseClusterArgs, UsageError, type ClusterCommand, type RegistrationSettings } from './args.js';
 import { addSecret, keepNewestSecret, newRegistration, readStored, type KubeCredentials } from './edits.js';
 import { EXIT } from './exit.js';
+import { installSteps } from './install-line.js';
 import { forwarderSecretManifest, generateSecret, redactSecret } from './secrets.js';
 import { AlreadyRegisteredError, storeFor, type RegistrationStore } from './stores.js';
 import { commandUsage, helpHint, USAGE } from './usage.js';
@@ -116,8 +117,9 @@ async function execute(
   if (command.command === 'add') {
     const secret = required(newSecret);
     await store.create(clusterId, newRegistration(clusterId, command.settings, secret, kube));
-    io.stderr(`registered cluster "${clusterId}" in ${where}.\nApply this Secret in the cluster (kubectl apply -f -), then install the forwarder:\n`);
+    io.stderr(`registered cluster "${clusterId}" in ${where}.\n`);
     io.stdout(forwarderSecretManifest(clusterId, secret));
+    io.stderr(installSteps({ clusterId, ...(command.apiUrl !== undefined && { backendUrl: command.apiUrl }) }));
     return EXIT.ok;
   }
 

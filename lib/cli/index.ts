@@ -7,3 +7,4 @@ export { adoptionExitCode, otherClusterTag, planAdoption, planDisk, planSnapshot
 export { ebsVolumeId, pvDisks, PvFileSchema, type AdoptPv, type PvDisk } from './adopt-pvs.js';
 export { tagResources, VOLUMES_PER_CREATE_TAGS } from './adopt-ec2.js';
 export { COMMAND_NAMES, COMMANDS, commandUsage, REGISTRY_OPTIONS, SHORT_USAGE, type CommandName } from './usage.js';
+export { BACKEND_URL_PLACEHOLDER, FORWARDER_CHART, helmInstallLine, installSteps, secretApplyLine, shellQuote, type HelmInstallInput } from './install-line.js';

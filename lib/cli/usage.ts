@@ -56,6 +56,7 @@ export const COMMANDS = {
       '--role-arn': { kind: 'value', arg: '<arn>', help: "the EC2 role the backend assumes for this cluster (default:\nthe deployment's, VOLHOOK_EC2_ROLE_ARN); e.g. a role in the\ncluster's own account, arn:aws:iam::<account>:role/volhook/<name>" },
       '--external-id': { kind: 'value', arg: '<id>', help: "the ExternalId that role's trust policy requires" },
       '--node-tag': { kind: 'value', arg: 'key=value', help: 'the tag the cluster\'s instances carry (EKS: eks:cluster-name=<name>):\nattaches are fenced to them; key: VOLHOOK_NODE_TAG_KEY\n(default eks:cluster-name)' },
+      '--api-url': { kind: 'value', arg: '<url>', help: "the backend's URL (HttpApiUrl from osls info), for the helm\ninstall line printed after; not stored" },
     },
   },
   'rotate-secret': {
