@@ -1,4 +1,4 @@
-/** `npm run cluster -- add|rotate-secret|remove|show|adopt|audit <id> [options]`; see lib/cli/cluster.ts. */
+/** `npm run cluster -- add|rotate-secret|remove|show|adopt|audit|release <id> [options]`; see lib/cli/cluster.ts. */
 import { createInterface } from 'node:readline/promises';
 import { runClusterCli } from '../lib/cli/index.js';
 

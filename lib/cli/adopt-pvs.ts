@@ -116,9 +116,10 @@ export async function readPvFile(path: string): Promise<AdoptPv[]> {
 }
 
 /**
- * The kubeconfig to read PVs with: `--kubeconfig`, else client-node's default (KUBECONFIG,
- * ~/.kube/config, in-cluster); `--context`, else its current context. Problems with either
- * are UsageErrors naming the option, raised before anything is read from a cluster.
+ * The kubeconfig to read the cluster with (adopt's PVs, release's objects): `--kubeconfig`,
+ * else client-node's default (KUBECONFIG, ~/.kube/config, in-cluster); `--context`, else its
+ * current context. Problems with either are UsageErrors naming the option, raised before
+ * anything is read from a cluster.
  */
 export function loadKubeConfig(source: Extract<PvSource, { kind: 'cluster' }>): KubeConfig {
   const kc = new KubeConfig();

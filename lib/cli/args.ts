@@ -46,6 +46,7 @@ export type ClusterCommand =
   | AuditCommand
   | { command: 'show'; clusterId: string; target: RegistryTarget; showSecrets: boolean }
   | AdoptCommand
+  | ReleaseCommand
   /** `--help`: the full usage, or with `topic` that command's own. */
   | { command: 'help'; topic?: CommandName };
 
@@ -103,6 +104,22 @@ export interface AdoptCommand {
   /** The disks' region; default: the registration's. */
   region?: string;
   /** Tag; without it, only say what would be tagged. */
+  apply: boolean;
+  json: boolean;
+}
+
+/** The cluster `release` works on: the current kubeconfig context, or the one named. */
+export interface KubeTarget {
+  kubeconfig?: string;
+  context?: string;
+}
+
+export interface ReleaseCommand {
+  command: 'release';
+  clusterId: string;
+  target: RegistryTarget;
+  kube: KubeTarget;
+  /** Remove the marks and the registration; without it, only say what would be done. */
   apply: boolean;
   json: boolean;
 }
@@ -206,6 +223,18 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
     }
     case 'adopt':
       return readAdopt(clusterId, target, options);
+    case 'release': {
+      const kubeconfig = options.values.get('--kubeconfig');
+      const context = options.values.get('--context');
+      return {
+        command,
+        clusterId,
+        target,
+        kube: { ...(kubeconfig !== undefined && { kubeconfig }), ...(context !== undefined && { context }) },
+        apply: options.flags.has('--apply'),
+        json: options.flags.has('--json'),
+      };
+    }
     default:
       return { command: 'show', clusterId, target, showSecrets: options.flags.has('--show-secrets') };
   }

@@ -1,20 +1,25 @@
 /**
  * `npm run cluster -- …`: registers clusters with the backend, adopts a cluster's existing
- * disks (adopt.ts), audits them and removes a cluster with its disks (audit.ts). Runs in-process (tests) or from bin/cluster.ts; returns the exit code: 0
- * done (and --help), 1 refused or failed (nothing registered, AWS error, a disk left unadopted), 2 bad
- * arguments, none, or an unusable new secret (nothing read or written).
+ * disks (adopt.ts), audits them and removes a cluster with its disks (audit.ts), and hands a
+ * cluster back to the EBS CSI controller (release.ts). Runs in-process (tests) or from
+ * bin/cluster.ts; returns the exit code: 0 done (and --help), 1 refused or failed (nothing
+ * registered, AWS error, a disk left unadopted, a release refused), 2 bad arguments, none, or
+ * an unusable new secret (nothing read or written).
  *
  * The forwarder's Secret goes to stdout (`npm run -s cluster -- add c1 … | kubectl apply -f -`),
  * everything meant for a person to stderr.
  */
 import { readFile } from 'node:fs/promises';
 import type { EC2Client } from '@aws-sdk/client-ec2';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { STSClient } from '@aws-sdk/client-sts';
 import { checkWebhookSecret } from '../contract/signing.js';
 import type { Ec2ClientOptions } from '../ec2/client.js';
 import { RegistrationError } from '../registry/registration.js';
 import { openPvSource, runAdopt, type OpenedPvSource } from './adopt.js';
+import { loadKubeConfig } from './adopt-pvs.js';
+import { runRelease } from './release.js';
 import { runAuditCommand, runRemoveWithVolumes } from './audit.js';
 import { NoCommandError, parseClusterArgs, UsageError, type ClusterCommand, type RegistrationSettings } from './args.js';
 import { addSecret, keepNewestSecret, newRegistration, readStored, type KubeCredentials } from './edits.js';
@@ -53,10 +58,12 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
   let command: ClusterCommand;
   let kube: KubeCredentials = {};
   let pvSource: OpenedPvSource | undefined;
+  let kubeConfig: KubeConfig | undefined;
   try {
     command = parseClusterArgs(argv, io.env ?? {});
     if (command.command === 'add') kube = await readKubeCredentials(command.settings);
     if (command.command === 'adopt') pvSource = await openPvSource(command.source);
+    if (command.command === 'release') kubeConfig = loadKubeConfig({ kind: 'cluster', ...command.kube });
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     io.stderr(err instanceof NoCommandError ? `${err.message}\n` : `error: ${err.message}\n${helpHint(argv)}\n`);
@@ -92,6 +99,7 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
   const store = storeFor(command.target, io.ssmClient);
   try {
     if (command.command === 'adopt') return await runAdopt(command, pvSource!, store, io);
+    if (command.command === 'release') return await runRelease(command, kubeConfig!, store, io);
     return await execute(command, store, secret, kube, io);
   } catch (err) {
     if (err instanceof RegistrationError || err instanceof AlreadyRegisteredError) {
@@ -105,7 +113,7 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
 }
 
 async function execute(
-  command: Exclude<ClusterCommand, { command: 'help' | 'adopt' | 'audit' }>,
+  command: Exclude<ClusterCommand, { command: 'help' | 'adopt' | 'audit' | 'release' }>,
   store: RegistrationStore,
   newSecret: string | undefined,
   kube: KubeCredentials,

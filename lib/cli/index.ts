@@ -1,4 +1,4 @@
-export { DEFAULT_REGISTRY_FILE, NoCommandError, parseClusterArgs, UsageError, USAGE, type AdoptCommand, type ClusterCommand, type PvSource, type RegistryTarget } from './args.js';
+export { DEFAULT_REGISTRY_FILE, NoCommandError, parseClusterArgs, UsageError, USAGE, type AdoptCommand, type ClusterCommand, type PvSource, type RegistryTarget, type ReleaseCommand } from './args.js';
 export { addSecret, keepNewestSecret, newRegistration, type StoredRegistration } from './edits.js';
 export { EXIT, runClusterCli, type CliIo } from './cluster.js';
 export { FORWARDER_SECRET, forwarderSecretManifest, generateSecret, redactSecret } from './secrets.js';
@@ -8,3 +8,9 @@ export { ebsVolumeId, pvDisks, PvFileSchema, type AdoptPv, type PvDisk } from '.
 export { tagResources, VOLUMES_PER_CREATE_TAGS } from './adopt-ec2.js';
 export { COMMAND_NAMES, COMMANDS, commandUsage, REGISTRY_OPTIONS, SHORT_USAGE, type CommandName } from './usage.js';
 export { BACKEND_URL_PLACEHOLDER, FORWARDER_CHART, helmInstallLine, installSteps, secretApplyLine, shellQuote, type HelmInstallInput } from './install-line.js';
+export { planRelease, type ReleaseInput, type ReleasePlan } from './release-plan.js';
+export { claimProtection, isVolhookKey, planMarks, type HeldClaim, type Mark, type MarksPlan } from './release-marks.js';
+export { checkForSidecars, type Finding } from './release-checks.js';
+export { FORWARDER_LABEL, FORWARDER_NAME, FORWARDER_NAMESPACE, IN_FLIGHT_SECONDS, judgeForwarder, type ForwarderVerdict } from './release-forwarder.js';
+export type { ClusterView, ForwarderEvidence } from './release-view.js';
+export type { ReleaseReport } from './release-report.js';

@@ -121,6 +121,21 @@ export const COMMANDS = {
       '--json': { kind: 'flag', help: 'print the result as JSON instead of a table' },
     },
   },
+  release: {
+    synopsis: [
+      [
+        'release <id>',
+        "hand the cluster back to the EBS CSI controller: list volhook's marks\non its objects, the forwarder and the registration, and check the\nEBS objects are as the CSI sidecars expect; --apply removes the marks,\nmakes the safe fixes and deregisters (no EC2 call); a dry run unless --apply",
+      ],
+    ],
+    note: '--apply refuses while a forwarder may be running (its Lease renewed within its\nduration by the API server\'s clock, its Deployment or pods) or a claim volhook\nis provisioning could still get a disk: uninstall the forwarder first.',
+    options: {
+      '--kubeconfig': { kind: 'value', arg: '<path>', help: 'the cluster (default: KUBECONFIG, ~/.kube/config)' },
+      '--context': { kind: 'value', arg: '<name>', help: 'kubeconfig context (default: the current one)' },
+      '--apply': { kind: 'flag', help: 'remove the marks, fix, deregister (default: print what would be\ndone, change nothing)' },
+      '--json': { kind: 'flag', help: 'print the result as JSON instead of tables' },
+    },
+  },
 } satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;
