@@ -15,13 +15,13 @@
  * contract-2 request (same body) as the contract-1 request it is. A backend here requires the
  * `v1h` signature whenever version headers are present, so they cannot be changed or added
  * without the secret. Removing them (and `v1h`) leaves a valid contract-1 request of the same
- * body, which is what it would say anyway; a later contract whose body differs must therefore
- * stop sending `v1`.
+ * body, which is what it would say anyway; a contract whose body differs is not in
+ * `READ_AS_HEADERLESS` (version.ts) and is sent with `v1h` alone.
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import * as z from 'zod/mini';
 import { deferred } from './deferred.js';
-import { versionHeaders, VersionHeaders, type ForwarderVersions } from './version.js';
+import { READ_AS_HEADERLESS, versionHeaders, VersionHeaders, type ForwarderVersions } from './version.js';
 import './zod-messages.js';
 
 export const SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
@@ -99,7 +99,7 @@ export function sign(
   return {
     [SignatureHeaders.id]: id,
     [SignatureHeaders.timestamp]: timestamp,
-    [SignatureHeaders.signature]: `${signature} ${covering}`,
+    [SignatureHeaders.signature]: READ_AS_HEADERLESS.includes(versions.contract) ? `${signature} ${covering}` : covering,
     ...versionHeaders(versions),
   };
 }

@@ -85,6 +85,26 @@ export function versionHeaders(versions: ForwarderVersions): Record<string, stri
   return { [VersionHeaders.contract]: String(versions.contract), [VersionHeaders.forwarder]: versions.forwarderVersion };
 }
 
+/**
+ * Contracts a backend of the header-less contract (0.1.0, which reads no version header) reads
+ * as contract 1: contract 2, whose body is contract 1's and which is signed by `v1` as well as
+ * `v1h` (signing.ts sends `v1` for these contracts only, so that a later contract, whose body
+ * differs, cannot be stripped of its headers and read as contract 1).
+ */
+export const READ_AS_HEADERLESS: readonly number[] = [2];
+
+/**
+ * Whether a forwarder speaking `speaks` works with a backend serving `serves`: the rule of
+ * docs/upgrade.md's table and of the skew test. A backend that serves it does; so does a
+ * header-less backend for a contract it reads as its own. Any other pair is refused by a backend
+ * that checks versions (426), and would be misread by one that does not.
+ */
+export function worksWith(speaks: number, serves: readonly number[]): boolean {
+  if (serves.includes(speaks)) return true;
+  const headerless = serves.length > 0 && serves.every((c) => c === HEADERLESS_CONTRACT);
+  return headerless && READ_AS_HEADERLESS.includes(speaks);
+}
+
 /** Which side a refused pair must move: the one whose contract is outside the other's. */
 export type UpgradeSide = 'forwarder' | 'backend';
 

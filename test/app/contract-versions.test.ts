@@ -115,7 +115,7 @@ describe('the version headers are signed (v1h)', () => {
     expect(h.ec2Mock.calls()).toHaveLength(0);
   });
 
-  it('a contract-2 request with its version headers and v1h removed -> the contract-1 request of the same body it also is: 200 (why contract 3 must drop v1: signing.ts)', async () => {
+  it('a contract-2 request with its version headers and v1h removed -> the contract-1 request of the same body it also is: 200 (a contract whose body differs is sent without v1: signing.ts)', async () => {
     const req = signedRequest(PATH, fixtureBody, SECRET_C1, { versions: CURRENT });
     const headers = { ...(req.headers as Record<string, string>) };
     delete headers[VersionHeaders.contract];

@@ -15,6 +15,7 @@ import {
   verify,
   VersionHeaders,
   VOLHOOK_VERSION,
+  worksWith,
 } from '../../lib/contract/index.js';
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -75,6 +76,21 @@ describe('contractVerdict', () => {
   });
 });
 
+describe('worksWith: which forwarder works with which backend', () => {
+  it("a contract the backend serves -> works; contract 2 with 0.1.0's backend (serves 1, reads no header) -> works, read as contract 1", () => {
+    expect(worksWith(1, [1, 2])).toBe(true);
+    expect(worksWith(2, [1, 2])).toBe(true);
+    expect(worksWith(1, [1])).toBe(true);
+    expect(worksWith(2, [1])).toBe(true);
+  });
+
+  it('contract 3 with a backend serving 1 and 2, or with 0.1.0\'s; contract 1 with a backend serving 2 and 3 -> does not work', () => {
+    expect(worksWith(3, [1, 2])).toBe(false);
+    expect(worksWith(3, [1])).toBe(false);
+    expect(worksWith(1, [2, 3])).toBe(false);
+  });
+});
+
 describe('contractRefusal', () => {
   it('contract 99 of forwarder 9.0.0 -> a body naming both contracts, both versions, and the backend as what to upgrade', () => {
     const refusal = contractRefusal({ contract: 99, forwarderVersion: '9.0.0' }, 'backend', [1, 2], '0.2.0');
@@ -120,6 +136,12 @@ describe('v1h: the signature over the version headers', () => {
     const headers = sign('body', secret, { now, versions });
     expect(() => verify(new Headers(headers), 'body!', [secret], now, { versions })).toThrow(SignatureError);
     expect(() => verify(new Headers(headers), 'body!', [secret], now)).toThrow(SignatureError);
+  });
+
+  it('a contract no header-less backend reads as its own (3) -> v1h alone, so that removing its headers cannot make it a contract-1 request', () => {
+    const headers = sign('body', secret, { now, versions: { contract: 3, forwarderVersion: '0.3.0' } });
+    expect(headers['webhook-signature']).toMatch(/^v1h,\S+$/);
+    expect(() => verify(new Headers(headers), 'body', [secret], now)).toThrow(/no v1 signature/);
   });
 
   it('signed without versions -> exactly the three Standard Webhooks headers, as 0.1.0 sent them', () => {

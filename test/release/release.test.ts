@@ -149,7 +149,7 @@ describe('npm run release refuses, changing nothing', () => {
     });
   }
 
-  it('a clone with neither the tag v0.1.0 nor the commit release/releases.json records -> exit 1 saying how to fetch them; control: with the tag back, it releases', () => {
+  it('a clone with neither the tag v0.1.0 nor the commit release/releases.json records -> exit 1 saying how to fetch them; control: with the record put right, it releases', () => {
     repo = tempRepo();
     const missing = 'f'.repeat(40);
     repo.write('release/releases.json', `${JSON.stringify({ releases: [{ version: '0.1.0', commit: missing, contract: { speaks: 1, serves: [1] } }] }, null, 2)}\n`);
