@@ -81,8 +81,9 @@ function hmac(key: Buffer, id: string, timestamp: string, body: string, versions
 
 /**
  * Headers for `body`, signed with `secret` (throws if it is unusable). `now` is Unix seconds
- * (tests move it). With `versions`: the version headers too, and a `v1h` signature of them
- * beside the `v1` one.
+ * (tests move it). With `versions`: the version headers too, and a `v1h` signature of them —
+ * beside the `v1` one for a contract a 0.1.0 backend reads as its own (`READ_AS_HEADERLESS`),
+ * alone for any other.
  */
 export function sign(
   body: string,
