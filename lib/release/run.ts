@@ -116,7 +116,7 @@ function release(cwdGit: Git, requested: string, options: { dryRun: boolean; not
       [
         `release ${current} -> ${plan.version} (dry run: nothing is changed)`,
         ...changed.filter((e) => e.path !== CHANGELOG_FILE).map((e) => changedLines(e.path, e.before, e.after)),
-        `${CHANGELOG_FILE}: adds, below "## Unreleased":\n\n${plan.section}`,
+        `${CHANGELOG_FILE}: adds, below "## Unreleased":\n\n${plan.section.trimEnd()}`,
         `commit "${plan.commitMessage}" (${changed.map((e) => e.path).join(', ')}), annotated tag ${plan.tag}`,
         `then commit "${recordSubject(plan.version)}" (${RELEASES_FILE}: ${plan.version} -> the tagged commit)`,
       ].join('\n\n'),
