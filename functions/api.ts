@@ -7,14 +7,15 @@
  * container, and so does the EC2 rate budget (VOLHOOK_BUDGET_TABLE), keyed by the account of
  * the cluster's role and the cluster's Region. EC2 calls are counted per action (EMF, dimension `Action`).
  * Every reconciled item is logged (cluster id, item key, outcome) and counted per outcome,
- * every reconciler exception and failed direct write logged at ERROR and counted; metrics are
+ * every reconciler exception and failed direct write logged at ERROR and counted; each
+ * request's contract and forwarder version logged and counted per cluster; metrics are
  * flushed as EMF at the end of each invocation.
  */
 import { handle } from 'hono/aws-lambda';
 import { createBackendApp } from '../lib/app/index.js';
 import { budgetFromEnvironment } from '../lib/budget/from-environment.js';
 import { ec2FromEnvironment } from '../lib/ec2/from-environment.js';
-import { createLogger, createMetrics, recordEc2Metrics, recordReconcileErrors, recordReconcileResults, withObservability } from '../lib/observability/index.js';
+import { createLogger, createMetrics, recordEc2Metrics, recordForwarderContracts, recordReconcileErrors, recordReconcileResults, withObservability } from '../lib/observability/index.js';
 import { registryFromEnvironment } from '../lib/registry/index.js';
 import { replayStoreFromEnvironment } from '../lib/replay/index.js';
 
@@ -31,6 +32,8 @@ export const handler = withObservability(
       // Every EC2 call takes its token from the budget all containers share (VOLHOOK_BUDGET_TABLE).
       budget: budgetFromEnvironment(process.env),
       onResult: recordReconcileResults(logger, metrics),
+      // The contract and forwarder version of each request, per cluster (docs/upgrade.md).
+      onContract: recordForwarderContracts(logger, metrics),
       onError: recordReconcileErrors(logger, metrics),
       onEc2Calls: recordEc2Metrics(() => createMetrics()),
     }),

@@ -6,11 +6,16 @@
 import { Hono } from 'hono/tiny';
 import { bodyLimit } from 'hono/body-limit';
 import {
+  contractRefusal,
+  contractVerdict,
   MAX_REQUEST_BYTES,
+  readRequestVersions,
   ReconcileRequestSchema,
   SignatureError,
+  SUPPORTED_CONTRACTS,
   verify,
   type Item,
+  type RequestVersions,
   type VerifiedMessage,
   type ReconcileResponse,
   type Result,
@@ -21,7 +26,7 @@ import type { ReconcileContext } from '../reconcile/index.js';
 import { ClusterIdSchema, RegistrationError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
 import { createMemoryReplayStore, replayExpiry, replayKey, type ReplayStore } from '../replay/index.js';
 import { createMemoryReportStore, type ReportStore } from '../reports/index.js';
-import { ApiError, invalidRequest } from './errors.js';
+import { ApiError, ContractRefusedError, invalidRequest } from './errors.js';
 
 /** Larger bodies are refused with 413 before they are read in full. */
 export const MAX_BODY_BYTES = MAX_REQUEST_BYTES;
@@ -50,6 +55,13 @@ export interface AppDependencies {
   /** Called once per item after reconciling: logs and metrics hang here. */
   onResult?(clusterId: string, item: Item, result: Result): void;
   /**
+   * Told the contract and forwarder version of each reconcile request: a served one once its
+   * signature is verified, a refused one at its refusal (unverified: a contract not served
+   * cannot be verified, so its cluster is only what the path says). The versions each cluster's
+   * forwarders run, for deciding a backend rollback (docs/upgrade.md).
+   */
+  onContract?(clusterId: string, seen: ContractSeen): void;
+  /**
    * Told of every error an operator must see (the item is requeued either way): `reconcile`,
    * an exception in a reconciler that is not an EC2 error — a bug, or an outage of something
    * other than EC2; `writeBack`, writes the backend could not apply to a `writeBack: direct`
@@ -62,6 +74,14 @@ export interface AppDependencies {
    * stack passes its simulator's figure, which its time scale shortens.
    */
   modifyCooldownMs?: () => number;
+}
+
+/** A reconcile request's versions, as `onContract` is told them. */
+export interface ContractSeen {
+  contract: number;
+  /** Absent for contract 1 (0.1.0's forwarder sends no version). */
+  forwarderVersion?: string;
+  served: boolean;
 }
 
 /** Where an error the operator must see happened: in a reconciler, or applying its writes. */
@@ -82,7 +102,7 @@ export function createApp(deps: AppDependencies): Hono {
   const app = new Hono();
 
   app.onError((err, c) => {
-    if (err instanceof ApiError) return c.json(err.toBody(), err.status);
+    if (err instanceof ApiError) return c.json(err.toBody(), err.status, err.headers());
     console.error(JSON.stringify({ level: 'ERROR', message: 'unhandled error', error: String(err?.stack ?? err) }));
     return c.json({ error: { code: 'internal', message: 'internal error' } }, 500);
   });
@@ -106,13 +126,25 @@ export function createApp(deps: AppDependencies): Hono {
       if (!ClusterIdSchema.safeParse(clusterId).success) {
         throw new ApiError(400, 'bad_cluster_id', `"${clusterId}" is not a valid cluster id`);
       }
+      // The contract first: before it is known to be served, nothing else of the request can
+      // be read by its rules (its signature included), and nothing is looked up or recorded.
+      const read = readRequestVersions(c.req.raw.headers);
+      if ('problem' in read) throw new ApiError(400, 'bad_version_headers', read.problem);
+      const { versions } = read;
+      const verdict = contractVerdict(versions.contract, SUPPORTED_CONTRACTS);
+      if (!verdict.served) {
+        deps.onContract?.(clusterId, seenOf(versions, false));
+        throw new ContractRefusedError(contractRefusal(versions, verdict.upgrade, SUPPORTED_CONTRACTS));
+      }
+
       const registration = await lookUp(deps.registry, clusterId);
       const body = await c.req.text();
       const nowSeconds = Math.floor(now() / 1000);
 
       let message: VerifiedMessage;
       try {
-        message = verify(c.req.raw.headers, body, registration.secrets, nowSeconds);
+        // Version headers are signed by `v1h`; a request without them, by `v1` (contract 1).
+        message = verify(c.req.raw.headers, body, registration.secrets, nowSeconds, versions.forwarderVersion === undefined ? {} : { versions });
       } catch (err) {
         if (err instanceof SignatureError) throw new ApiError(401, 'bad_signature', err.message);
         throw err;
@@ -122,6 +154,7 @@ export function createApp(deps: AppDependencies): Hono {
       if (!(await replay.recordOnce(replayKey(clusterId, message.id), replayExpiry(message.timestamp), nowSeconds))) {
         throw new ApiError(409, 'replayed', `webhook-id "${message.id}" was already accepted for cluster "${clusterId}"; a replayed request is not acted on`);
       }
+      deps.onContract?.(clusterId, seenOf(versions, true));
 
       let json: unknown;
       try {
@@ -181,6 +214,10 @@ function loadReconcilers(): Promise<typeof import('../reconcile/index.js')> {
     if (reconcilers === loading) reconcilers = undefined;
   });
   return loading;
+}
+
+function seenOf(versions: RequestVersions, served: boolean): ContractSeen {
+  return { contract: versions.contract, ...(versions.forwarderVersion !== undefined && { forwarderVersion: versions.forwarderVersion }), served };
 }
 
 async function lookUp(registry: ClusterRegistry, clusterId: string): Promise<ClusterRegistration> {

@@ -53,6 +53,7 @@ export interface BackendOptions {
    */
   nodeTagKey?: string;
   onResult?: AppDependencies['onResult'];
+  onContract?: AppDependencies['onContract'];
   onError?: AppDependencies['onError'];
   onEc2Calls?: AppDependencies['onEc2Calls'];
   now?: AppDependencies['now'];
@@ -123,6 +124,7 @@ export function createBackendApp(options: BackendOptions) {
       await applyWrites(kubeClientsFromConfig(kubeConfigFor(registration.kubernetes)), writes);
     },
     onResult: options.onResult,
+    onContract: options.onContract,
     onError: options.onError,
     onEc2Calls: options.onEc2Calls,
     now: options.now,

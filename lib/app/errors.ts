@@ -5,7 +5,7 @@
  */
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { $ZodError, prettifyError } from 'zod/v4/core';
-import type { ErrorResponse } from '../contract/index.js';
+import { CONTRACT_REFUSAL_STATUS, type ContractRefusal, type ErrorResponse } from '../contract/index.js';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -19,6 +19,31 @@ export class ApiError extends Error {
 
   toBody(): ErrorResponse {
     return { error: { code: this.code, message: this.message } };
+  }
+
+  /** Response headers beside the body. */
+  headers(): Record<string, string> {
+    return {};
+  }
+}
+
+/**
+ * A contract the backend does not serve (lib/contract/version.ts): 426 with the refusal, which
+ * names both sides' contracts and versions and what to upgrade. `Upgrade` lists the contracts
+ * served, as RFC 9110 asks of a 426; proxies may drop it (it is hop-by-hop), the body is what
+ * forwarders read.
+ */
+export class ContractRefusedError extends ApiError {
+  constructor(readonly refusal: ContractRefusal) {
+    super(CONTRACT_REFUSAL_STATUS, refusal.error.code, refusal.error.message);
+  }
+
+  override toBody(): ContractRefusal {
+    return this.refusal;
+  }
+
+  override headers(): Record<string, string> {
+    return { upgrade: this.refusal.contract.served.map((n) => `volhook-contract/${n}`).join(', ') };
   }
 }
 

@@ -1,3 +1,3 @@
-export { createApp, ERROR_MESSAGES, MAX_BODY_BYTES, RECONCILE_BUDGET_MS, type AppDependencies, type ErrorStage } from './app.js';
+export { createApp, ERROR_MESSAGES, MAX_BODY_BYTES, RECONCILE_BUDGET_MS, type AppDependencies, type ContractSeen, type ErrorStage } from './app.js';
 export { createBackendApp, type BackendOptions } from './backend.js';
-export { ApiError } from './errors.js';
+export { ApiError, ContractRefusedError } from './errors.js';

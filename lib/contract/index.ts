@@ -10,3 +10,5 @@ export * from './nodes.js';
 export * from './tags.js';
 export * from './snapshots.js';
 export * from './report.js';
+export * from './semver.js';
+export * from './version.js';

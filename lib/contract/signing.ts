@@ -7,10 +7,21 @@
  * `checkWebhookSecret`, used by the registry, the cluster CLI, the forwarder and `verify`.
  * Several secrets may be accepted at once so that a cluster's secret can be rotated without
  * downtime.
+ *
+ * The spec's `v1` signs `id.timestamp.body`, no other header. From contract 2 on (version.ts)
+ * the version headers are signed too, by a second signature in the same header, `v1h`: HMAC
+ * over `id.timestamp.contract=<n>;forwarder=<version>.body`, same key. Beside it the forwarder
+ * keeps the `v1` signature: a 0.1.0 backend checks `v1` only and ignores the rest, so it reads a
+ * contract-2 request (same body) as the contract-1 request it is. A backend here requires the
+ * `v1h` signature whenever version headers are present, so they cannot be changed or added
+ * without the secret. Removing them (and `v1h`) leaves a valid contract-1 request of the same
+ * body, which is what it would say anyway; a contract whose body differs is not in
+ * `READ_AS_HEADERLESS` (version.ts) and is sent with `v1h` alone.
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import * as z from 'zod/mini';
 import { deferred } from './deferred.js';
+import { READ_AS_HEADERLESS, versionHeaders, VersionHeaders, type ForwarderVersions } from './version.js';
 import './zod-messages.js';
 
 export const SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
@@ -60,23 +71,37 @@ export const WebhookSecretSchema = deferred(() => z.string().check(
   }),
 ));
 
-function hmac(key: Buffer, id: string, timestamp: string, body: string): Buffer {
-  return createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest();
+/** The signature schemes: the spec's `v1`, and `v1h`, which covers the version headers too. */
+export const SignatureSchemes = { body: 'v1', withVersions: 'v1h' } as const;
+
+function hmac(key: Buffer, id: string, timestamp: string, body: string, versions?: ForwarderVersions): Buffer {
+  const signed = versions ? `${id}.${timestamp}.contract=${versions.contract};forwarder=${versions.forwarderVersion}.${body}` : `${id}.${timestamp}.${body}`;
+  return createHmac('sha256', key).update(signed).digest();
 }
 
-/** Headers for `body`, signed with `secret` (throws if it is unusable). `now` is Unix seconds (tests move it). */
+/**
+ * Headers for `body`, signed with `secret` (throws if it is unusable). `now` is Unix seconds
+ * (tests move it). With `versions`: the version headers too, and a `v1h` signature of them —
+ * beside the `v1` one for a contract a 0.1.0 backend reads as its own (`READ_AS_HEADERLESS`),
+ * alone for any other.
+ */
 export function sign(
   body: string,
   secret: string,
-  options: { id?: string; now?: number } = {},
+  options: { id?: string; now?: number; versions?: ForwarderVersions } = {},
 ): Record<string, string> {
   const id = options.id ?? `msg_${randomUUID()}`;
   const timestamp = String(options.now ?? Math.floor(Date.now() / 1000));
-  const signature = hmac(webhookSecretKey(secret), id, timestamp, body).toString('base64');
+  const key = webhookSecretKey(secret);
+  const signature = `${SignatureSchemes.body},${hmac(key, id, timestamp, body).toString('base64')}`;
+  const { versions } = options;
+  if (!versions) return { [SignatureHeaders.id]: id, [SignatureHeaders.timestamp]: timestamp, [SignatureHeaders.signature]: signature };
+  const covering = `${SignatureSchemes.withVersions},${hmac(key, id, timestamp, body, versions).toString('base64')}`;
   return {
     [SignatureHeaders.id]: id,
     [SignatureHeaders.timestamp]: timestamp,
-    [SignatureHeaders.signature]: `v1,${signature}`,
+    [SignatureHeaders.signature]: READ_AS_HEADERLESS.includes(versions.contract) ? `${signature} ${covering}` : covering,
+    ...versionHeaders(versions),
   };
 }
 
@@ -94,6 +119,8 @@ export interface VerifiedMessage {
 /**
  * Accepts the request when any `v1` signature in the header matches any of `secrets`,
  * and the timestamp is within ±5 minutes of `now`. Throws `SignatureError` otherwise.
+ * With `versions` (the request's version headers, read by version.ts) only a `v1h` signature
+ * of them counts: a `v1` one does not cover them.
  * A secret whose key `checkWebhookSecret` refuses is never used, whatever the caller checked.
  * Whether the id was seen before is the caller's concern (see lib/replay).
  */
@@ -102,7 +129,10 @@ export function verify(
   body: string,
   secrets: readonly string[],
   now: number = Math.floor(Date.now() / 1000),
+  options: { versions?: ForwarderVersions } = {},
 ): VerifiedMessage {
+  const { versions } = options;
+  const scheme = versions ? SignatureSchemes.withVersions : SignatureSchemes.body;
   const id = headers.get(SignatureHeaders.id);
   const timestamp = headers.get(SignatureHeaders.timestamp);
   const signatureHeader = headers.get(SignatureHeaders.signature);
@@ -119,18 +149,28 @@ export function verify(
   }
   const offered = signatureHeader
     .split(' ')
-    .filter((part) => part.startsWith('v1,'))
-    .map((part) => Buffer.from(part.slice(3), 'base64'));
-  if (offered.length === 0) throw new SignatureError('webhook-signature has no v1 signature');
+    .filter((part) => part.startsWith(`${scheme},`))
+    .map((part) => Buffer.from(part.slice(scheme.length + 1), 'base64'));
+  if (offered.length === 0) {
+    throw new SignatureError(
+      versions
+        ? `webhook-signature has no ${scheme} signature, which the version headers (${Object.values(VersionHeaders).join(', ')}) need: a v1 signature does not cover them`
+        : `webhook-signature has no ${scheme} signature`,
+    );
+  }
   const keys = secrets.flatMap((secret) => {
     const checked = checkWebhookSecret(secret);
     return 'key' in checked ? [checked.key] : [];
   });
   if (keys.length === 0) throw new SignatureError('this cluster has no usable secret to verify with');
   for (const key of keys) {
-    const expected = hmac(key, id, timestamp, body);
+    const expected = hmac(key, id, timestamp, body, versions);
     // Every candidate is compared in constant time; lengths differ only for garbage input.
     if (offered.some((sig) => sig.length === expected.length && timingSafeEqual(sig, expected))) return { id, timestamp: Number(timestamp) };
   }
-  throw new SignatureError('webhook-signature does not match the body for any of this cluster\'s secrets');
+  throw new SignatureError(
+    versions
+      ? "webhook-signature's v1h signature does not match the body and version headers for any of this cluster's secrets"
+      : "webhook-signature does not match the body for any of this cluster's secrets",
+  );
 }

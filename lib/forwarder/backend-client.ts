@@ -1,6 +1,17 @@
 /** Posting a batch to `POST /v1/clusters/{clusterId}/reconcile`, signed. */
 import * as z from 'zod/mini';
-import { ErrorResponseSchema, ReconcileResponseSchema, sign, type Result } from '../contract/index.js';
+import {
+  CONTRACT_REFUSAL_STATUS,
+  CONTRACT_VERSIONS,
+  ContractRefusalSchema,
+  ErrorResponseSchema,
+  ReconcileResponseSchema,
+  sign,
+  VOLHOOK_VERSION,
+  type ContractRefusal,
+  type ForwarderVersions,
+  type Result,
+} from '../contract/index.js';
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
@@ -13,18 +24,26 @@ export interface BackendClientOptions {
   timeoutMs: number;
   /** Aborts every request (shutdown). */
   signal?: AbortSignal;
+  /** What the request says of this forwarder, signed; default this build's (tests claim others). */
+  versions?: ForwarderVersions;
 }
+
+/** What this build's forwarder says of itself: its version and the contract it speaks. */
+export const FORWARDER_VERSIONS: ForwarderVersions = { contract: CONTRACT_VERSIONS.current, forwarderVersion: VOLHOOK_VERSION };
 
 /**
  * No usable answer for the batch. `status` is the HTTP status when there was one; `kind`
- * says why: the network, the timeout, an HTTP error, or a 2xx body that is not a response.
+ * says why: the network, the timeout, an HTTP error, a 2xx body that is not a response, or
+ * `contract`: the backend does not serve this forwarder's contract (`refusal` says what it
+ * serves and what to upgrade).
  */
 export class BackendRequestError extends Error {
   override readonly name = 'BackendRequestError';
   constructor(
-    readonly kind: 'network' | 'timeout' | 'http' | 'response',
+    readonly kind: 'network' | 'timeout' | 'http' | 'response' | 'contract',
     message: string,
     readonly status?: number,
+    readonly refusal?: ContractRefusal,
   ) {
     super(message);
   }
@@ -52,7 +71,7 @@ export async function postReconcile(options: BackendClientOptions, items: readon
   try {
     response = await options.fetch(reconcileUrl(options.apiUrl, options.clusterId), {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...sign(body, options.secret()) },
+      headers: { 'content-type': 'application/json', ...sign(body, options.secret(), { versions: options.versions ?? FORWARDER_VERSIONS }) },
       body,
       signal: AbortSignal.any(signals),
     });
@@ -64,6 +83,10 @@ export async function postReconcile(options: BackendClientOptions, items: readon
     throw new BackendRequestError('network', `${err instanceof Error ? err.message : String(err)}${cause}`);
   }
   if (!response.ok) {
+    if (response.status === CONTRACT_REFUSAL_STATUS) {
+      const refusal = ContractRefusalSchema.safeParse(safeJson(text));
+      if (refusal.success) throw new BackendRequestError('contract', `HTTP ${response.status} ${refusal.data.error.message}`, response.status, refusal.data);
+    }
     const parsed = ErrorResponseSchema.safeParse(safeJson(text));
     const detail = parsed.success ? `${parsed.data.error.code}: ${parsed.data.error.message}` : text.slice(0, 300);
     throw new BackendRequestError('http', `HTTP ${response.status} ${detail}`, response.status);

@@ -13,8 +13,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ItemKeys, type Ownership } from '../contract/index.js';
-import type { FetchLike } from './backend-client.js';
+import { ItemKeys, type ContractRefusal, type ForwarderVersions, type Ownership } from '../contract/index.js';
+import { FORWARDER_VERSIONS, type FetchLike } from './backend-client.js';
 import { ChangeFilter, type EventType } from './changes.js';
 import { leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
 import { Dependents } from './dependents.js';
@@ -30,10 +30,11 @@ import { createJsonLogger, type Logger } from './logger.js';
 import { createMetrics, type ForwarderMetrics } from './metrics.js';
 import { createPump } from './pump.js';
 import { DEFAULT_BACKOFF, WorkQueue } from './queue.js';
+import { refusedReadiness } from './refusal.js';
 import { ReportTracker } from './report.js';
 import { openSecret } from './secret.js';
 import { createBatchSender } from './sender.js';
-import { startHealthServer } from './server.js';
+import { startHealthServer, type Readiness } from './server.js';
 import { TRANSFORMS } from './transforms.js';
 import { RESOURCES, WATCHES, type Offer, type Resource, type Watch, type WatchContext, type WatchedObjects } from './watches.js';
 
@@ -57,6 +58,11 @@ interface ForwarderDepsBase {
   logger?: Logger;
   /** The Lease calls (leader election); defaults to kube/clients.ts's over the API server. */
   leaseApi?: LeaseApi;
+  /**
+   * Test-only: what the requests say of this forwarder, instead of this build's version and
+   * contract (a contract no backend serves, to see the refusal).
+   */
+  claimedVersions?: ForwarderVersions;
 }
 
 export interface Forwarder {
@@ -68,6 +74,10 @@ export interface Forwarder {
   port: number;
   /** Every cache has synced. */
   ready(): boolean;
+  /** What `/readyz` says: synced, and the backend serves this forwarder's contract. */
+  readiness(): Readiness;
+  /** The backend's refusal of this forwarder's contract, once it has refused it. */
+  contractRefusal(): ContractRefusal | undefined;
   /** This replica sends: it holds the Lease, or runs without leader election. */
   leading(): boolean;
   /** Its holderIdentity with leader election. */
@@ -99,6 +109,9 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   let term = new AbortController();
   let stopping = false;
   let elector: LeaderElector | undefined;
+  /** Set by the backend's 426: from then on nothing is sent, and `/readyz` says why. */
+  let refused: { refusal: ContractRefusal; reason: string } | undefined;
+  const versions = deps.claimedVersions ?? FORWARDER_VERSIONS;
   const leading = (): boolean => elector === undefined || elector.isLeader();
 
   // --- informers, one per row of the table ---------------------------------------------
@@ -117,6 +130,36 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
 
   function ready(): boolean {
     return all.every((informer) => informer.synced);
+  }
+
+  function readiness(): Readiness {
+    if (refused) return { ready: false, reason: refused.reason };
+    return ready() ? { ready: true } : { ready: false, reason: 'informers not synced' };
+  }
+
+  /**
+   * The backend does not serve the contract this forwarder speaks. No retry can change that, and
+   * neither can a restart: the forwarder stops sending (its queue keeps every key), fails
+   * readiness with the refusal — so a rolling update that brought it stops there, the older
+   * replicas still running — and gives up the Lease, for a replica the backend serves. Liveness
+   * stays ok. Fixed by upgrading the side the refusal names (refusal.ts says which, and how).
+   */
+  function contractRefused(refusal: ContractRefusal): void {
+    if (refused) return;
+    const { offered, served, upgrade, backendVersion, forwarderVersion } = refusal.contract;
+    const reason = refusedReadiness(refusal.contract);
+    refused = { refusal, reason };
+    pump.stop();
+    metrics.contractRefused.set({ offered: String(offered), served: served.join(','), upgrade }, 1);
+    logger.error('backend refuses the contract this forwarder speaks; nothing more is sent', {
+      offered,
+      served,
+      upgrade,
+      backendVersion,
+      forwarderVersion,
+      detail: reason,
+    });
+    if (elector) void elector.stop();
   }
 
   function offer({ key, payload }: Offer): void {
@@ -181,6 +224,8 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     logger,
     secret,
     fetch: fetchFn,
+    versions,
+    onContractRefused: contractRefused,
     get signal() {
       return term.signal;
     },
@@ -194,7 +239,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
       if (reported) reports.answered(reported.type === 'done');
       return completions;
     },
-    ready: () => ready() && leading(),
+    ready: () => ready() && leading() && !refused,
     logger,
   });
 
@@ -202,7 +247,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   const server = await startHealthServer({
     port: config.port,
     host: config.listenHost,
-    ready,
+    readiness,
     registry: metrics.registry,
   }).catch((err: unknown) => {
     secret.close();
@@ -235,7 +280,10 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   } else {
     metrics.leader.set(1);
   }
+  metrics.buildInfo.set({ version: versions.forwarderVersion, contract: String(versions.contract) }, 1);
   logger.info('forwarder started', {
+    version: versions.forwarderVersion,
+    contract: versions.contract,
     apiUrl: config.apiUrl,
     clusterId: config.clusterId,
     provisioner: config.provisioner,
@@ -265,6 +313,8 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     queue,
     port: server.port,
     ready,
+    readiness,
+    contractRefusal: () => refused?.refusal,
     leading: () => !stopping && leading(),
     ...(elector ? { identity: elector.identity } : {}),
     resync,

@@ -23,7 +23,9 @@ export {
   type DeletedClaim,
 } from './items.js';
 export { isOurClaim, isOurVolume, isOurAttachment, type Ownership } from './filter.js';
-export { postReconcile, reconcileUrl, matchResults, BackendRequestError, type FetchLike } from './backend-client.js';
+export { postReconcile, reconcileUrl, matchResults, BackendRequestError, FORWARDER_VERSIONS, type FetchLike } from './backend-client.js';
+export { refusedReadiness } from './refusal.js';
+export type { Readiness } from './server.js';
 export { createJsonLogger, silentLogger, type Logger } from './logger.js';
 export type { ForwarderMetrics } from './metrics.js';
 export { chunkBySize } from './sender.js';

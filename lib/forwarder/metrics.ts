@@ -12,6 +12,10 @@ export interface ForwarderMetrics {
   updatesIgnored: Counter<'resource'>;
   /** 1 while this replica sends (holds the Lease, or runs alone). */
   leader: Gauge;
+  /** 1, labelled with this build's version and the contract it speaks. */
+  buildInfo: Gauge<'version' | 'contract'>;
+  /** 1 once the backend refused this forwarder's contract: it sends nothing more. */
+  contractRefused: Gauge<'offered' | 'served' | 'upgrade'>;
 }
 
 export function createMetrics(options: { queueDepth: () => number; defaultMetrics?: boolean }): ForwarderMetrics {
@@ -61,6 +65,18 @@ export function createMetrics(options: { queueDepth: () => number; defaultMetric
       name: 'volhook_forwarder_updates_ignored_total',
       help: 'Updates not offered: only what volhook wrote changed (echoes), or a Node heartbeat',
       labelNames: ['resource'],
+      registers: [registry],
+    }),
+    buildInfo: new Gauge({
+      name: 'volhook_forwarder_build_info',
+      help: "Always 1: this forwarder's version and the contract it speaks, as labels",
+      labelNames: ['version', 'contract'],
+      registers: [registry],
+    }),
+    contractRefused: new Gauge({
+      name: 'volhook_forwarder_contract_refused',
+      help: "1 once the backend refused the contract this forwarder speaks (offered) for those it serves: nothing is sent until the side named by upgrade is upgraded",
+      labelNames: ['offered', 'served', 'upgrade'],
       registers: [registry],
     }),
     leader: new Gauge({

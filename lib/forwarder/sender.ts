@@ -4,7 +4,7 @@
  * becomes a completion, so no key is ever lost.
  */
 import * as z from 'zod/mini';
-import { ItemSchema, MAX_REQUEST_BYTES, type EventInvolvedObject, type ItemInput, type ObjectRef, type Result, type Write } from '../contract/index.js';
+import { ItemSchema, MAX_REQUEST_BYTES, type ContractRefusal, type EventInvolvedObject, type ForwarderVersions, type ItemInput, type ObjectRef, type Result, type Write } from '../contract/index.js';
 import { applyWrites, WriteError } from '../kube/apply-writes.js';
 import type { KubeClients } from '../kube/clients.js';
 import { isApiError } from '../kube/errors.js';
@@ -27,6 +27,13 @@ export interface BatchSenderDeps {
   secret: SecretSource;
   fetch: FetchLike;
   signal: AbortSignal;
+  /** What the requests say of this forwarder; default this build's (backend-client.ts). */
+  versions?: ForwarderVersions;
+  /**
+   * The backend does not serve this forwarder's contract. Retrying cannot help: the keys of the
+   * request settle as errors, and whoever is told stops the sending (forwarder.ts).
+   */
+  onContractRefused?(refusal: ContractRefusal): void;
   /** The item for a key from the caches now; undefined when its object is gone or not ours. */
   buildItem(key: string, payload: DeletedClaim | undefined): ItemInput | undefined | Promise<ItemInput | undefined>;
 }
@@ -88,6 +95,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
           fetch: deps.fetch,
           timeoutMs: config.requestTimeoutMs,
           signal: deps.signal,
+          ...(deps.versions && { versions: deps.versions }),
         },
         items,
       ));
@@ -96,7 +104,11 @@ export function createBatchSender(deps: BatchSenderDeps) {
       const status = err instanceof BackendRequestError ? err.status : undefined;
       endTimer({ status: status === undefined ? 'error' : String(status) });
       const fields = { items: items.length, err: err instanceof Error ? err.message : String(err), status };
-      if (status !== undefined && status >= 400 && status < 500) {
+      const refusal = err instanceof BackendRequestError ? err.refusal : undefined;
+      if (refusal) {
+        // Said once, by the forwarder, which stops sending (its readiness names the fix).
+        deps.onContractRefused?.(refusal);
+      } else if (status !== undefined && status >= 400 && status < 500) {
         // The backend refused the whole request: a wrong secret, cluster id or URL. Nothing
         // will get through until someone fixes it; the items wait with backoff.
         logger.error('backend REFUSED the request; check VOLHOOK_CLUSTER_ID, the secret and VOLHOOK_API_URL', fields);

@@ -1,4 +1,7 @@
-/** Health and metrics: `/healthz` (alive), `/readyz` (caches synced), `/metrics` (Prometheus). */
+/**
+ * Health and metrics: `/healthz` (alive), `/readyz` (caches synced, and the backend serves this
+ * forwarder's contract), `/metrics` (Prometheus).
+ */
 import { createServer, type Server } from 'node:http';
 import { listen } from '../http/index.js';
 import type { Registry } from 'prom-client';
@@ -8,10 +11,13 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
+/** Whether `/readyz` passes, and if not, the body that says why. */
+export type Readiness = { ready: true } | { ready: false; reason: string };
+
 export async function startHealthServer(options: {
   port: number;
   host?: string;
-  ready: () => boolean;
+  readiness: () => Readiness;
   registry: Registry;
 }): Promise<HealthServer> {
   const server: Server = createServer((req, res) => {
@@ -23,8 +29,8 @@ export async function startHealthServer(options: {
     if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else if (path === '/readyz') {
-      const ready = options.ready();
-      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ok\n' : 'informers not synced\n');
+      const readiness = options.readiness();
+      res.writeHead(readiness.ready ? 200 : 503, { 'content-type': 'text/plain; charset=utf-8' }).end(readiness.ready ? 'ok\n' : `${readiness.reason}\n`);
     } else if (path === '/metrics') {
       options.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': options.registry.contentType }).end(text),

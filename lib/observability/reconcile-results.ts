@@ -32,7 +32,7 @@ export function recordReconcileResults(logger: Logger, metrics: Metrics) {
     if (result.outcome === 'failed') logger.warn(RECONCILED_MESSAGE, fields);
     else logger.info(RECONCILED_MESSAGE, fields);
 
-    count(metrics, clusterId, OUTCOME_METRICS[result.outcome]);
+    countPerCluster(metrics, clusterId, OUTCOME_METRICS[result.outcome]);
   };
 }
 
@@ -50,11 +50,12 @@ export const ERROR_METRICS: Readonly<Record<ErrorStage, string>> = {
 export function recordReconcileErrors(logger: Logger, metrics: Metrics) {
   return (clusterId: string, itemKey: string, error: unknown, stage: ErrorStage): void => {
     logger.error(ERROR_MESSAGES[stage], { clusterId, itemKey, stage, error: error instanceof Error ? error : new Error(String(error)) });
-    count(metrics, clusterId, ERROR_METRICS[stage]);
+    countPerCluster(metrics, clusterId, ERROR_METRICS[stage]);
   };
 }
 
-function count(metrics: Metrics, clusterId: string, name: string): void {
+/** One count of `name` in this invocation's metrics, whose dimension is the request's cluster. */
+export function countPerCluster(metrics: Metrics, clusterId: string, name: string): void {
   // A request carries one cluster's items and metrics are flushed per request, so the
   // dimension set with the first metric of a flush holds for all of it.
   if (!metrics.hasStoredMetrics()) metrics.addDimension('clusterId', clusterId);

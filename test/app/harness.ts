@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createApp, type AppDependencies } from '../../lib/app/index.js';
-import { sign } from '../../lib/contract/index.js';
+import { sign, type ForwarderVersions } from '../../lib/contract/index.js';
 import { createEc2Gateway } from '../../lib/ec2/index.js';
 import { createStaticRegistry } from '../../lib/registry/index.js';
 
@@ -54,9 +54,13 @@ export function signedRequest(
   path: string,
   body: string,
   secret: string,
-  options: { nowSeconds?: number; id?: string; headers?: Record<string, string> } = {},
+  options: { nowSeconds?: number; id?: string; headers?: Record<string, string>; versions?: ForwarderVersions } = {},
 ): RequestInit & { path: string } {
-  const headers = sign(body, secret, { now: options.nowSeconds ?? Math.floor(NOW_MS / 1000), ...(options.id ? { id: options.id } : {}) });
+  const headers = sign(body, secret, {
+    now: options.nowSeconds ?? Math.floor(NOW_MS / 1000),
+    ...(options.id ? { id: options.id } : {}),
+    ...(options.versions ? { versions: options.versions } : {}),
+  });
   return {
     path,
     method: 'POST',

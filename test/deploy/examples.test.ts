@@ -8,7 +8,7 @@ type Doc = { kind: string; metadata: { name: string; namespace?: string }; [k: s
 
 async function docs(dir: string): Promise<Doc[]> {
   const base = new URL(`../../infra/${dir}/`, import.meta.url);
-  const files = (await readdir(base)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+  const files = (await readdir(base)).filter((f) => f.endsWith('.yaml'));
   const all: Doc[] = [];
   for (const file of files) {
     for (const doc of parseAllDocuments(await readFile(new URL(file, base), 'utf8'))) {

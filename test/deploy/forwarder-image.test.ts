@@ -15,6 +15,8 @@ import { parse } from 'yaml';
 import { buildForwarderBundle, FORWARDER_NODE_MAJOR } from '../../infra/forwarder/bundle.js';
 import { deploymentLimits, imageBuildArgs, imageCommand, imageNodeFlags, instructions, type Instruction } from '../../infra/forwarder/image.js';
 import { containerEnv, only, renderChart } from '../../infra/tools/chart.js';
+import type { ContractSeen } from '../../lib/app/index.js';
+import { CONTRACT_VERSIONS } from '../../lib/contract/index.js';
 import { freePort } from '../e2e/support/process.js';
 import { createClaim, createNamespace } from '../e2e/support/kube.js';
 import { provisionForPod, reclaimPolicies, waitClaimBound } from '../e2e/support/scenarios.js';
@@ -25,6 +27,7 @@ const file = (path: string) => readFileSync(new URL(`../../${path}`, import.meta
 
 const dockerfile = instructions(file('infra/forwarder/Dockerfile'));
 const stages = dockerfile.reduce<Instruction[][]>((all, i) => (i.op === 'FROM' ? [...all, [i]] : (all.at(-1)!.push(i), all)), []);
+const packageVersion = (JSON.parse(file('package.json')) as { version: string }).version;
 const lockedNode = (JSON.parse(file('package-lock.json')) as { packages: Record<string, { version?: string }> }).packages['node_modules/node']?.version;
 const lambdaRuntime = (parse(file('serverless.yml')) as { provider: { runtime: string } }).provider.runtime;
 
@@ -104,11 +107,12 @@ describe('the image bundle, started as the image starts it with the chart\'s env
   let ctx: ScenarioContext;
   let child: ChildProcess | undefined;
   const output: string[] = [];
+  const seen: ContractSeen[] = [];
 
   beforeAll(async () => {
     app = mkdtempSync(join(tmpdir(), 'volhook-image-'));
     await buildForwarderBundle(join(app, 'forwarder.mjs'));
-    ({ stack, ctx } = await startScenarioStack({ forwarder: false, immediateClass: true }));
+    ({ stack, ctx } = await startScenarioStack({ forwarder: false, immediateClass: true, onContract: (_c, s) => void seen.push(s) }));
   }, 120_000);
 
   afterAll(async () => {
@@ -177,5 +181,10 @@ describe('the image bundle, started as the image starts it with the chart\'s env
     await reclaimPolicies(ctx, 'image-reclaim').catch(explain);
     expect(child.exitCode).toBeNull();
     expect(output.join('')).toContain('forwarder started');
+    // The bundle carries package.json's version and speaks the current contract: in its log and in every request.
+    const started = output.join('').split('\n').filter((line) => line.includes('"forwarder started"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(started).toEqual([expect.objectContaining({ version: packageVersion, contract: CONTRACT_VERSIONS.current })]);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((s) => s.served && s.contract === CONTRACT_VERSIONS.current && s.forwarderVersion === packageVersion)).toBe(true);
   }, 240_000);
 });

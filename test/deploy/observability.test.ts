@@ -13,7 +13,7 @@ import type { LambdaContext, LambdaEvent } from 'hono/aws-lambda';
 import { afterEach, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import type { Item, Result } from '../../lib/contract/index.js';
 import { Ec2CallStats } from '../../lib/ec2/index.js';
-import { recordEc2Metrics, recordReconcileResults } from '../../lib/observability/index.js';
+import { CONTRACT_REFUSED_MESSAGE, recordEc2Metrics, recordForwarderContracts, recordReconcileResults } from '../../lib/observability/index.js';
 import { NOW_MS, SECRET_C1 } from '../app/harness.js';
 
 // Powertools writes INFO and EMF to stdout, WARN and ERROR to stderr.
@@ -77,6 +77,35 @@ describe('recordReconcileResults', () => {
       },
     ]);
     expect(blob).toMatchObject({ clusterId: 'c1', service: 'volhook', ReconcileDone: 1, ReconcileRequeue: 1, ReconcileFailed: 1 });
+  });
+});
+
+describe('recordForwarderContracts', () => {
+  it('a served request of contract 2 -> its reconciled lines carry contract and forwarder version; one count in ContractRequests2 per cluster', () => {
+    startCapture();
+    const logger = new Logger({ serviceName: 'volhook' });
+    const metrics = new Metrics({ namespace: 'volhook', serviceName: 'volhook' });
+    recordForwarderContracts(logger, metrics)('c1', { contract: 2, forwarderVersion: '0.2.0', served: true });
+    recordReconcileResults(logger, metrics)('c1', item('a'), { key: 'PersistentVolumeClaimDeleted/a', outcome: 'done', writes: [] });
+    metrics.publishStoredMetrics();
+    logger.resetKeys();
+
+    expect(logLines().map((l) => [l.clusterId, l.contract, l.forwarderVersion])).toEqual([['c1', 2, '0.2.0']]);
+    const [blob, ...more] = emfBlobs();
+    expect(more).toEqual([]);
+    expect(blob).toMatchObject({ clusterId: 'c1', ContractRequests2: 1, ReconcileDone: 1 });
+    expect(blob!._aws.CloudWatchMetrics[0].Dimensions).toEqual([['service', 'clusterId']]);
+  });
+
+  it('a refused request of contract 99 -> a WARN line "contract refused" naming both versions; one count in ContractRefused', () => {
+    startCapture();
+    const logger = new Logger({ serviceName: 'volhook' });
+    const metrics = new Metrics({ namespace: 'volhook', serviceName: 'volhook' });
+    recordForwarderContracts(logger, metrics)('c1', { contract: 99, forwarderVersion: '9.0.0', served: false });
+    metrics.publishStoredMetrics();
+
+    expect(captured().filter((l) => l.message === CONTRACT_REFUSED_MESSAGE)).toEqual([expect.objectContaining({ level: 'WARN', clusterId: 'c1', contract: 99, forwarderVersion: '9.0.0' })]);
+    expect(emfBlobs()).toEqual([expect.objectContaining({ clusterId: 'c1', ContractRefused: 1 })]);
   });
 });
 
@@ -154,11 +183,14 @@ describe('functions/api.ts handler', () => {
       expect(line).toMatchObject({ clusterId: 'c1', function_request_id: context.awsRequestId, correlation_id: event.requestContext.requestId, service: 'volhook' });
       expect(line.itemKey).toMatch(/^PersistentVolumeClaimDeleted\//);
       expect(line.outcome).toBe('done');
+      // The fixture carries no version header: a 0.1.0 forwarder's request, contract 1.
+      expect(line.contract).toBe(1);
+      expect(line).not.toHaveProperty('forwarderVersion');
     }
     const blobs = emfBlobs().filter((b) => 'clusterId' in b);
     expect(blobs).toHaveLength(1);
     expect(blobs[0]!._aws.CloudWatchMetrics[0].Namespace).toBe('volhook');
-    expect(blobs[0]).toMatchObject({ clusterId: 'c1', ReconcileDone: [1, 1] });
+    expect(blobs[0]).toMatchObject({ clusterId: 'c1', ReconcileDone: [1, 1], ContractRequests1: 1 });
     expect(blobs[0]).not.toHaveProperty('ReconcileFailed');
     // The one describe the request made, counted under its action, its token from the budget.
     const perAction = emfBlobs().filter((b) => 'Action' in b);

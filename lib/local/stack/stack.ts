@@ -66,6 +66,8 @@ export interface LocalStackOptions {
   onResult?(clusterId: string, item: Item, result: Result): void;
   /** Told of each reconcile request's EC2 calls and tokens, per action. */
   onEc2Calls?: BackendOptions['onEc2Calls'];
+  /** Told of each reconcile request's contract and forwarder version. */
+  onContract?: BackendOptions['onContract'];
   /** The EC2 rate budget; default in memory, at the simulator's time scale. */
   budget?: RateBudget;
   /** The cluster's webhook secret; default a random one. */
@@ -202,6 +204,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ec2Credentials: BACKEND_CREDENTIALS,
         onResult: options.onResult,
         onEc2Calls: options.onEc2Calls,
+        onContract: options.onContract,
         budget,
         ...(modifyCooldownMs && { modifyCooldownMs }),
       });
