@@ -46,7 +46,18 @@ export type ResourceName =
   | 'volumesnapshots'
   | 'volumesnapshotcontents'
   | 'volumesnapshotclasses'
-  | 'volumeattributesclasses';
+  | 'volumeattributesclasses'
+  | 'serviceaccounts'
+  | 'configmaps'
+  | 'secrets'
+  | 'services'
+  | 'roles'
+  | 'rolebindings'
+  | 'clusterroles'
+  | 'clusterrolebindings'
+  | 'deployments'
+  | 'poddisruptionbudgets'
+  | 'servicemonitors';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export interface WatchEvent {
