@@ -240,4 +240,20 @@ spec:
     expect(await kubectl.ok('apply', '--server-side', '-f', await kubectl.manifest('right.yaml', configMap('right', 'data')))).toBe('configmap/right serverside-applied\n');
     expect(store.get('configmaps', 'right', NS)?.data).toEqual({ VOLHOOK_PORT: '8080' });
   });
+
+  it('client-side apply, create and delete with --dry-run=server -> answered as the write would be, nothing changed', async () => {
+    const { store, kubectl } = withMonitors;
+    const revision = store.resourceVersion;
+    const changed = await kubectl.manifest('right-changed.yaml', configMap('right', 'data').replace('"8080"', '"9090"'));
+    const applied = await kubectl.run('apply', '--dry-run=server', '-f', changed);
+    expect(applied).toMatchObject({ code: 0, stdout: 'configmap/right configured (server dry run)\n' });
+    expect(await kubectl.ok('create', '--dry-run=server', '-f', await kubectl.manifest('new.yaml', configMap('new', 'data')))).toBe('configmap/new created (server dry run)\n');
+    expect(await kubectl.ok('delete', '--dry-run=server', 'configmap', 'right', '-n', NS)).toBe('configmap "right" deleted from volhook-system namespace (server dry run)\n');
+    expect(store.resourceVersion).toBe(revision);
+    expect(store.get('configmaps', 'right', NS)?.data).toEqual({ VOLHOOK_PORT: '8080' });
+    expect(store.get('configmaps', 'new', NS)).toBeUndefined();
+    // Control: the same delete without the dry run deletes.
+    expect(await kubectl.ok('delete', 'configmap', 'right', '-n', NS)).toBe('configmap "right" deleted from volhook-system namespace\n');
+    expect(store.get('configmaps', 'right', NS)).toBeUndefined();
+  });
 });

@@ -185,6 +185,33 @@ describe('server-side apply (store)', () => {
     expect(fieldsOf(created, 'alice')).not.toHaveProperty('f:status');
   });
 
+  it('apply to /status -> only status written and owned (subresource status), without conflicting with the spec\'s applier', () => {
+    const store = createObjectStore();
+    apply(store, deployment([{ name: 'app', image: 'app:1' }], { replicas: 2 }), 'alice');
+    const status = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: NS }, spec: { replicas: 9 }, status: { replicas: 2, readyReplicas: 1 } };
+    const written = store.apply('deployments', 'web', NS, status, { fieldManager: 'controller', subresource: 'status' });
+    expect(written.status).toEqual({ replicas: 2, readyReplicas: 1 });
+    expect((written.spec as { replicas: number }).replicas).toBe(2);
+    expect(managed(written).find((m) => m.manager === 'controller')).toMatchObject({ operation: 'Apply', subresource: 'status', fieldsV1: { 'f:status': { 'f:readyReplicas': {}, 'f:replicas': {} } } });
+    // Control: the same status through the main resource is not written (status is reset there).
+    expect(apply(store, { ...status, spec: {}, status: { replicas: 7 } }, 'other').status).toEqual({ replicas: 2, readyReplicas: 1 });
+  });
+
+  it('more than ten update managers -> the oldest merged into ancient-changes, ten update entries left', () => {
+    let second = 0;
+    const store = createObjectStore({ now: () => new Date(Date.UTC(2026, 11, 1, 10, 0, second)) });
+    apply(store, configMap({ a: '1' }), 'alice');
+    for (let i = 0; i < 12; i++) {
+      second++;
+      store.patch('configmaps', 'settings', NS, 'merge', { data: { [`k${i}`]: 'v' } }, { fieldManager: `editor-${String(i).padStart(2, '0')}` });
+    }
+    const entries = managed(store.get('configmaps', 'settings', NS));
+    const updates = entries.filter((m) => m.operation === 'Update');
+    expect(updates).toHaveLength(10);
+    expect(updates.map((m) => m.manager)).toEqual(['ancient-changes', ...Array.from({ length: 9 }, (_, i) => `editor-${String(i + 3).padStart(2, '0')}`)]);
+    expect(updates[0]?.fieldsV1).toEqual({ 'f:data': { 'f:k0': {}, 'f:k1': {}, 'f:k2': {} } });
+  });
+
   it('a Secret with stringData -> stored as data; re-applied in a later second it gets a new time and resourceVersion, as kube-apiserver does (kubernetes#121404)', () => {
     let now = new Date('2026-12-01T10:00:00Z');
     const store = createObjectStore({ now: () => now });

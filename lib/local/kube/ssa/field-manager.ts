@@ -10,8 +10,8 @@
  *   unless forced, and record the applied set (operation Apply). For `kubectl` an apply over
  *   a client-side applied object may take fields whose value still is the last-applied one
  *   (`lastAppliedManager`), and keeps the last-applied annotation current (`lastAppliedUpdater`).
- * - Not done: capping update managers at 10 (`ancient-changes`); conversion between API
- *   versions (one version per kind is served).
+ * - Update managers beyond 10 are merged into `ancient-changes`, oldest first.
+ * - Not done: conversion between API versions (one version per kind is served).
  */
 import { KubeApiError } from '../errors.js';
 import { clone, isObject, type JsonObject } from '../json.js';
@@ -96,6 +96,40 @@ function recordUpdate(scope: FieldManagerScope, managed: Managed, live: JsonObje
     current.times.set(id, scope.now);
   }
   managed.managers = current.managers;
+  capUpdateManagers(managed);
+}
+
+const MAX_UPDATE_MANAGERS = 10;
+
+/** `capManagersManager`: beyond 10 update managers, the oldest are merged into `ancient-changes` (one per API version). */
+function capUpdateManagers(managed: Managed): void {
+  const updaters = [...managed.managers].filter(([, owned]) => !owned.applied).map(([id]) => id);
+  if (updaters.length <= MAX_UPDATE_MANAGERS) return;
+  const seconds = (id: string): number => Date.parse(managed.times.get(id) ?? '') || 0;
+  updaters.sort((a, b) => seconds(a) - seconds(b) || (a < b ? -1 : a > b ? 1 : 0));
+  const firstOfVersion = new Map<string, string>();
+  let count = updaters.length;
+  for (const id of updaters) {
+    if (count <= MAX_UPDATE_MANAGERS) break;
+    const owned = managed.managers.get(id);
+    if (!owned) continue;
+    const bucket = managerId({ manager: 'ancient-changes', operation: 'Update', apiVersion: owned.apiVersion });
+    const first = firstOfVersion.get(owned.apiVersion);
+    if (first === undefined) {
+      firstOfVersion.set(owned.apiVersion, id);
+      continue;
+    }
+    if (!managed.managers.has(bucket)) {
+      const firstSet = managed.managers.get(first);
+      managed.managers.delete(first);
+      if (firstSet) managed.managers.set(bucket, firstSet);
+    }
+    const merged = managed.managers.get(bucket);
+    managed.managers.set(bucket, { ...owned, set: merged ? owned.set.union(merged.set) : owned.set });
+    managed.managers.delete(id);
+    managed.times.set(bucket, managed.times.get(id));
+    count--;
+  }
 }
 
 /**
