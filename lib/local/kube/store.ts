@@ -17,7 +17,7 @@ import { ChangeLog, type WatchFilter } from './watch.js';
 import { validateCreate, validateUpdate } from './validation.js';
 import { allocateClusterIp, keepAllocated } from './workload-defaults.js';
 import { decodeFields } from './field-validation.js';
-import { applyWithFieldManager, managedFieldsAfterUpdate, type FieldManagerScope, type ManagedFieldsEntry } from './ssa/index.js';
+import { applyWithFieldManager, keepTimestampsOfNoop, managedFieldsAfterUpdate, type FieldManagerScope, type ManagedFieldsEntry } from './ssa/index.js';
 
 export interface ObjectStoreOptions {
   /** Changes kept for resuming watches; older resourceVersions get 410 Expired. Default 10 000. */
@@ -394,6 +394,7 @@ class MemoryStore implements LocalObjectStore {
     const errors = validateUpdate(info, next, existing);
     if (errors.length > 0) throw invalid(info.kind, info.group, meta.name, errors);
     this.setManagedFields(next, managed !== undefined ? managed : managedFieldsAfterUpdate(this.scope(info, mode), existing, next, options.fieldManager ?? 'unknown'));
+    keepTimestampsOfNoop(next, existing);
     if (deepEqual(next, existing)) return clone(existing);
     const dry = options.dryRun ?? false;
     if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) return this.remove(info, next, dry);

@@ -212,19 +212,25 @@ describe('server-side apply (store)', () => {
     expect(updates[0]?.fieldsV1).toEqual({ 'f:data': { 'f:k0': {}, 'f:k1': {}, 'f:k2': {} } });
   });
 
-  it('a Secret with stringData -> stored as data; re-applied in a later second it gets a new time and resourceVersion, as kube-apiserver does (kubernetes#121404)', () => {
+  it('re-applied in a later second, configurations that differ from the live object only until conversion or defaulting (stringData; fieldRef without apiVersion) -> unchanged, their old times kept', () => {
     let now = new Date('2026-12-01T10:00:00Z');
     const store = createObjectStore({ now: () => now });
-    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'token', namespace: NS }, stringData: { token: 'abc' } };
-    const first = store.apply('secrets', 'token', NS, secret, { fieldManager: 'alice' });
+    const secret = (token: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'token', namespace: NS }, stringData: { token } });
+    const first = store.apply('secrets', 'token', NS, secret('abc'), { fieldManager: 'alice' });
     expect(first.data).toEqual({ token: 'YWJj' });
     expect(first).not.toHaveProperty('stringData');
     expect(fieldsOf(first, 'alice')).toEqual({ 'f:stringData': { 'f:token': {} } });
-    expect(store.apply('secrets', 'token', NS, secret, { fieldManager: 'alice' }).metadata.resourceVersion).toBe(first.metadata.resourceVersion);
-    now = new Date('2026-12-01T10:00:01Z');
-    const later = store.apply('secrets', 'token', NS, secret, { fieldManager: 'alice' });
-    expect(later.metadata.resourceVersion).not.toBe(first.metadata.resourceVersion);
-    expect(managed(later)[0]?.time).toBe('2026-12-01T10:00:01Z');
+    const fieldRef = [{ name: 'app', image: 'app:1', env: [{ name: 'NS', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }] }];
+    const deployed = apply(store, deployment(fieldRef), 'alice');
+    expect(containersOf(deployed)[0]?.env).toEqual([{ name: 'NS', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } }]);
+
+    now = new Date('2026-12-01T10:00:05Z');
+    expect(store.apply('secrets', 'token', NS, secret('abc'), { fieldManager: 'alice' })).toEqual(first);
+    expect(apply(store, deployment(fieldRef), 'alice')).toEqual(deployed);
+    // Control: a real change in the later second is stored, stamped with that second.
+    const changed = store.apply('secrets', 'token', NS, secret('xyz'), { fieldManager: 'alice' });
+    expect(changed.metadata.resourceVersion).not.toBe(first.metadata.resourceVersion);
+    expect(managed(changed)[0]?.time).toBe('2026-12-01T10:00:05Z');
   });
 
   it('kubectl applying over a client-side applied object -> takes the fields whose live value is still the last-applied one, and keeps the annotation current', () => {

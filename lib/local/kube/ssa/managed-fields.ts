@@ -4,7 +4,8 @@
  * subresource, and for updates the API version), `fieldsType: FieldsV1`, sorted Apply first,
  * then by time, manager, API version and subresource.
  */
-import { isObject } from '../json.js';
+import { deepEqual, isObject } from '../json.js';
+import type { KubeObject } from '../types.js';
 import { FieldSet } from './fieldpath.js';
 import type { Managers } from './updater.js';
 
@@ -119,4 +120,29 @@ export function encodeManagedFields(managed: Managed): ManagedFieldsEntry[] | un
       order(p.apiVersion, q.apiVersion) ||
       order(p.subresource, q.subresource),
   );
+}
+
+/**
+ * `IgnoreManagedFieldsTimestampsTransformer` (kube-apiserver's registry, on every update):
+ * when a write changes nothing but managedFields timestamps — an apply whose merge differed
+ * from the live object only until defaulting or conversion (a Secret's stringData, a defaulted
+ * field in an atomic struct) — the old timestamps are kept, so no resourceVersion is used.
+ * Mutates `next`.
+ */
+export function keepTimestampsOfNoop(next: KubeObject, previous: KubeObject): void {
+  const now = next.metadata.managedFields;
+  const before = previous.metadata.managedFields;
+  if (!Array.isArray(now) || !Array.isArray(before) || now.length !== before.length || now.length === 0) return;
+  const timeOf = (entry: unknown): unknown => (isObject(entry) ? entry.time : undefined);
+  if (now.every((entry, i) => timeOf(entry) === timeOf(before[i]))) return;
+  const withoutTime = (entry: unknown): unknown => (isObject(entry) ? { ...entry, time: undefined } : entry);
+  if (!now.every((entry, i) => deepEqual(withoutTime(entry), withoutTime(before[i])))) return;
+  const rest = (o: KubeObject): unknown => ({ ...o, metadata: { ...o.metadata, managedFields: undefined } });
+  if (!deepEqual(rest(next), rest(previous))) return;
+  next.metadata.managedFields = now.map((entry, i) => {
+    if (!isObject(entry)) return entry;
+    const time = timeOf(before[i]);
+    const { time: _changed, ...others } = entry;
+    return time === undefined ? others : { ...others, time };
+  });
 }
