@@ -3,7 +3,10 @@
  * that works only because a default happened to be absent would break on a real cluster.
  */
 import { ensureObject, isObject, type JsonObject } from './json.js';
+import { resourceInfo } from './resources.js';
+import { applySchemaDefaults, resolve, rootType } from './schema/index.js';
 import type { KubeObject, ResourceName } from './types.js';
+import { deploymentDefaults, podSpecDefaults, secretDefaults, serviceDefaults } from './workload-defaults.js';
 
 /**
  * Status a create may not set (the registry's PrepareForCreate); undefined = keep the client's,
@@ -24,6 +27,15 @@ export function statusOnCreate(resource: ResourceName, now: string): JsonObject 
       return { phase: 'Pending' };
     case 'namespaces':
       return { phase: 'Active' };
+    // PrepareForCreate of each: the status a controller would write, reset.
+    case 'deployments':
+      return {};
+    case 'services':
+      return { loadBalancer: {} };
+    case 'poddisruptionbudgets':
+      return { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 };
+    case 'servicemonitors':
+      return null;
     default:
       return undefined;
   }
@@ -52,30 +64,19 @@ export function applyDefaults(resource: ResourceName, object: KubeObject): void 
       setDefault(object, 'reclaimPolicy', 'Delete');
       setDefault(object, 'volumeBindingMode', 'Immediate');
       break;
-    case 'pods': {
-      const spec = ensureObject(object, 'spec');
-      setDefault(spec, 'restartPolicy', 'Always');
-      setDefault(spec, 'dnsPolicy', 'ClusterFirst');
-      setDefault(spec, 'schedulerName', 'default-scheduler');
-      setDefault(spec, 'terminationGracePeriodSeconds', 30);
-      setDefault(spec, 'enableServiceLinks', true);
-      setDefault(spec, 'securityContext', {});
-      for (const list of ['containers', 'initContainers']) {
-        const containers = spec[list];
-        if (!Array.isArray(containers)) continue;
-        for (const container of containers) {
-          if (!isObject(container)) continue;
-          const image = typeof container.image === 'string' ? container.image : '';
-          const latest = !/:[^/]+$/.test(image) || image.endsWith(':latest');
-          setDefault(container, 'imagePullPolicy', latest && !image.includes('@') ? 'Always' : 'IfNotPresent');
-          setDefault(container, 'terminationMessagePath', '/dev/termination-log');
-          setDefault(container, 'terminationMessagePolicy', 'File');
-          setDefault(container, 'resources', {});
-        }
-      }
+    case 'pods':
+      podSpecDefaults(ensureObject(object, 'spec'));
       setDefault(ensureObject(object, 'status'), 'phase', 'Pending');
       break;
-    }
+    case 'deployments':
+      deploymentDefaults(object);
+      break;
+    case 'services':
+      serviceDefaults(object);
+      break;
+    case 'secrets':
+      secretDefaults(object);
+      break;
     case 'namespaces': {
       setDefault(ensureObject(object, 'spec'), 'finalizers', ['kubernetes']);
       setDefault(ensureObject(object, 'status'), 'phase', 'Active');
@@ -100,6 +101,11 @@ export function applyDefaults(resource: ResourceName, object: KubeObject): void 
       break;
     default:
       break;
+  }
+  const info = resourceInfo(resource);
+  if (info.custom) {
+    const root = resolve(rootType(info)).map;
+    for (const [name, field] of root?.fields ?? []) if (name !== 'metadata' && object[name] !== undefined) applySchemaDefaults(object[name], field.type);
   }
 }
 

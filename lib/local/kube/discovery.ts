@@ -1,12 +1,14 @@
 /**
  * Discovery and OpenAPI documents. kubectl reads discovery before any verb; it needs
  * OpenAPI v3 only to learn that the server validates fields itself (the `fieldValidation`
- * parameter on each PATCH), otherwise it insists on client-side validation from a full
- * schema. We publish just that, and no request bodies, so client-side apply falls back to
- * the strategic-merge metadata compiled into kubectl.
+ * parameter on each PATCH, which it then sends as Strict by default), otherwise it insists on
+ * client-side validation from a full schema. We publish just that, and no request bodies, so
+ * client-side apply falls back to the strategic-merge metadata compiled into kubectl. For a
+ * kind OpenAPI v3 does not list (a CRD the cluster lacks) kubectl reads OpenAPI v2, which is
+ * served empty (protobuf.ts), so it goes on to report the kind as not served.
  */
 import { createHash } from 'node:crypto';
-import { RESOURCE_NAMES, apiVersionOf, groupResources, resourceInfo, type ResourceInfo } from './resources.js';
+import { DEFAULT_SERVED, apiVersionOf, groupResources, type ResourceInfo, type ServedResources } from './resources.js';
 
 export const SERVER_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-volhook' };
 
@@ -25,8 +27,8 @@ export function versionInfo(): Record<string, string> {
 }
 
 /** The served groups, core ('') first. */
-export function groups(): string[] {
-  return [...new Set(RESOURCE_NAMES.map((r) => resourceInfo(r).group))];
+export function groups(served: ServedResources = DEFAULT_SERVED): string[] {
+  return [...new Set(served.map((r) => r.group))];
 }
 
 export function apiVersions(serverAddress: string): object {
@@ -38,20 +40,20 @@ function apiGroup(name: string): object {
   return { name, versions: [version], preferredVersion: version };
 }
 
-export function apiGroupList(): object {
-  return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups().filter(Boolean).map(apiGroup) };
+export function apiGroupList(served: ServedResources = DEFAULT_SERVED): object {
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups(served).filter(Boolean).map(apiGroup) };
 }
 
-export function apiGroupDocument(name: string): object | undefined {
-  return groups().includes(name) && name ? { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(name) } : undefined;
+export function apiGroupDocument(name: string, served: ServedResources = DEFAULT_SERVED): object | undefined {
+  return groups(served).includes(name) && name ? { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(name) } : undefined;
 }
 
 function storageVersionHash(info: ResourceInfo): string {
   return createHash('sha256').update(`${apiVersionOf(info)}/${info.kind}`).digest('base64').slice(0, 11);
 }
 
-export function apiResourceList(group: string): object | undefined {
-  const infos = groupResources(group);
+export function apiResourceList(group: string, served: ServedResources = DEFAULT_SERVED): object | undefined {
+  const infos = groupResources(group, served);
   if (infos.length === 0) return undefined;
   const resources = infos.flatMap((info) => {
     const main = {
@@ -75,19 +77,19 @@ function gvPath(group: string): string {
 }
 
 /** `/openapi/v3`: where each group-version's document lives. */
-export function openApiV3Root(): object {
+export function openApiV3Root(served: ServedResources = DEFAULT_SERVED): object {
   const paths: Record<string, { serverRelativeURL: string }> = {};
-  for (const group of groups()) {
+  for (const group of groups(served)) {
     const path = gvPath(group);
-    const hash = createHash('sha256').update(JSON.stringify(openApiV3Document(group))).digest('hex').slice(0, 32);
+    const hash = createHash('sha256').update(JSON.stringify(openApiV3Document(group, served))).digest('hex').slice(0, 32);
     paths[path] = { serverRelativeURL: `/openapi/v3/${path}?hash=${hash.toUpperCase()}` };
   }
   return { paths };
 }
 
 /** A group-version document listing, per kind, a PATCH that accepts `fieldValidation`. */
-export function openApiV3Document(group: string): object | undefined {
-  const infos = groupResources(group);
+export function openApiV3Document(group: string, served: ServedResources = DEFAULT_SERVED): object | undefined {
+  const infos = groupResources(group, served);
   if (infos.length === 0) return undefined;
   const paths: Record<string, object> = {};
   for (const info of infos) {

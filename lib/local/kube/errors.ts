@@ -121,9 +121,11 @@ export function conflict(gr: GroupResource, name: string, why?: string): KubeApi
 /** One field error of an Invalid response, e.g. `{ field: 'spec.accessModes', type: 'Required', detail: '…' }`. */
 export interface FieldError {
   field: string;
-  type: 'Required' | 'Invalid' | 'Forbidden' | 'NotSupported' | 'Duplicate';
+  type: 'Required' | 'Invalid' | 'Forbidden' | 'NotSupported' | 'Duplicate' | 'TooLong';
   detail: string;
   value?: unknown;
+  /** The value as Go prints it where that is not JSON (`[]string{"x"}`), used instead of `value`. */
+  valueText?: string;
 }
 
 const CAUSE_REASON: Record<FieldError['type'], string> = {
@@ -132,6 +134,7 @@ const CAUSE_REASON: Record<FieldError['type'], string> = {
   Forbidden: 'FieldValueForbidden',
   NotSupported: 'FieldValueNotSupported',
   Duplicate: 'FieldValueDuplicate',
+  TooLong: 'FieldValueTooLong',
 };
 
 const TYPE_TEXT: Record<FieldError['type'], string> = {
@@ -140,21 +143,25 @@ const TYPE_TEXT: Record<FieldError['type'], string> = {
   Forbidden: 'Forbidden',
   NotSupported: 'Unsupported value',
   Duplicate: 'Duplicate value',
+  TooLong: 'Too long',
 };
 
-/** `field.Error.ErrorBody()`: Required and Forbidden never echo the value. */
+/** `field.Error.ErrorBody()`: Required, Forbidden and TooLong never echo the value. */
 function fieldErrorText(e: FieldError): string {
-  const showValue = e.value !== undefined && e.type !== 'Required' && e.type !== 'Forbidden';
-  const head = showValue ? `${TYPE_TEXT[e.type]}: ${JSON.stringify(e.value)}` : TYPE_TEXT[e.type];
+  const showValue = (e.value !== undefined || e.valueText !== undefined) && e.type !== 'Required' && e.type !== 'Forbidden' && e.type !== 'TooLong';
+  const head = showValue ? `${TYPE_TEXT[e.type]}: ${e.valueText ?? JSON.stringify(e.value)}` : TYPE_TEXT[e.type];
   return e.detail ? `${head}: ${e.detail}` : head;
 }
 
-export function invalid(kind: string, group: string, name: string, errors: FieldError[]): KubeApiError {
+/** 422 Invalid. `qualified` is the kind as the message names it (`PatchOptions.meta.k8s.io`); default `kind`. */
+export function invalid(kind: string, group: string, name: string, errors: FieldError[], qualified = kind): KubeApiError {
   const texts = errors.map((e) => `${e.field}: ${fieldErrorText(e)}`);
   const summary = texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`;
   const details: StatusDetails = { name, kind, causes: errors.map((e) => ({ reason: CAUSE_REASON[e.type], message: fieldErrorText(e), field: e.field })) };
   if (group) details.group = group;
-  return new KubeApiError('Invalid', `${kind} "${name}" is invalid: ${summary}`, details);
+  if (!kind) delete details.kind;
+  if (!name) delete details.name;
+  return new KubeApiError('Invalid', `${qualified} "${name}" is invalid: ${summary}`, details);
 }
 
 export function badRequest(message: string): KubeApiError {

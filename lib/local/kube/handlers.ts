@@ -2,14 +2,17 @@
  * REST verbs on one resource, from a parsed request to a status and a body. No sockets here:
  * the server feeds requests in, so every answer can be reasoned about (and tested) as data.
  */
+import { decodeApplyBody } from './apply-body.js';
 import { KubeApiError, badRequest, notFound } from './errors.js';
+import { duplicateJsonFields } from './field-validation.js';
 import { isObject } from './json.js';
 import { decodeProtobufObject } from './protobuf.js';
+import { optionsFromQuery, writeOptions, type OptionSource, type RequestOptions, type WriteVerb } from './request-options.js';
 import { apiVersionOf } from './resources.js';
 import type { ResourceRoute } from './routes.js';
 import { storageKey, type DeleteOptions, type LocalObjectStore } from './store.js';
 import { toTable, type IncludeObject } from './table.js';
-import type { KubeObject, ListOptions, PatchType } from './types.js';
+import type { KubeObject, ListOptions, PatchType, WriteOptions } from './types.js';
 
 export interface ApiRequest {
   method: string;
@@ -21,23 +24,30 @@ export interface ApiRequest {
   body: Buffer;
   /** The client asked for `as=Table`. */
   table: boolean;
+  /** Names the field manager of a write that names none, as the API server does. */
+  userAgent?: string;
 }
 
 export interface ApiResponse {
   status: number;
   body: unknown;
+  /** Sent as `Warning: 299 - "…"` headers (kubectl prints them as `Warning: …`). */
+  warnings?: string[];
 }
 
-const PATCH_TYPES: Record<string, PatchType> = {
+const APPLY = 'application/apply-patch+yaml';
+
+const PATCH_TYPES: Record<string, PatchType | 'apply'> = {
   'application/json-patch+json': 'json',
   'application/merge-patch+json': 'merge',
   'application/strategic-merge-patch+json': 'strategic',
+  [APPLY]: 'apply',
 };
 
 function unsupportedMediaType(contentType: string): KubeApiError {
   return new KubeApiError(
     'UnsupportedMediaType',
-    `the body of the request was in an unknown format (${contentType || 'none'}) - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`,
+    `the body of the request was in an unknown format (${contentType || 'none'}) - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, ${APPLY}`,
   );
 }
 
@@ -51,14 +61,35 @@ function parseJson(body: string): unknown {
   }
 }
 
-function objectBody(request: ApiRequest): KubeObject {
+/** A create or update body, and the fields it repeats (a strict decode's `duplicate field` errors). */
+function objectBody(request: ApiRequest): { object: KubeObject; duplicates: string[] } {
   let body: unknown;
+  let duplicates: string[] = [];
   if (request.contentType === 'application/vnd.kubernetes.protobuf') body = decodeProtobufObject(request.body);
-  else if (!request.contentType || request.contentType === 'application/json') body = parseJson(request.body.toString('utf8'));
-  else throw unsupportedMediaType(request.contentType);
+  else if (!request.contentType || request.contentType === 'application/json') {
+    const text = request.body.toString('utf8');
+    body = parseJson(text);
+    duplicates = duplicateJsonFields(text);
+  } else throw unsupportedMediaType(request.contentType);
   if (!isObject(body)) throw badRequest('the request body must be a JSON object');
   if (!isObject(body.metadata)) body.metadata = {};
-  return body as KubeObject;
+  return { object: body as KubeObject, duplicates };
+}
+
+/** The store's options for one write: dry run, manager, field validation and where its warnings go. */
+function storeOptions(options: RequestOptions, warnings: string[], duplicates: string[] = []): WriteOptions {
+  const out: WriteOptions = { fieldManager: options.fieldManager, fieldValidation: options.fieldValidation, warnings };
+  if (options.dryRun) out.dryRun = true;
+  if (duplicates.length > 0) out.duplicateFields = duplicates;
+  return out;
+}
+
+/** DELETE takes its options from a DeleteOptions body when there is one, else from the query. */
+function deleteSource(request: ApiRequest, body: unknown): OptionSource {
+  const query = optionsFromQuery(request.query);
+  if (!isObject(body)) return query;
+  const dryRun = Array.isArray(body.dryRun) ? body.dryRun.map(String) : [];
+  return { ...query, dryRun };
 }
 
 /** Rules of `EnsureObjectNamespaceMatchesRequestNamespace`: fill in, clear, or refuse. */
@@ -130,15 +161,14 @@ function list(store: LocalObjectStore, request: ApiRequest): ApiResponse {
 function deleteOptions(request: ApiRequest): DeleteOptions {
   const options: DeleteOptions = {};
   const text = request.body.toString('utf8');
-  if (text.trim()) {
-    const body = parseJson(text);
-    if (isObject(body) && isObject(body.preconditions)) {
-      const { uid, resourceVersion } = body.preconditions;
-      options.preconditions = {};
-      if (typeof uid === 'string') options.preconditions.uid = uid;
-      if (typeof resourceVersion === 'string') options.preconditions.resourceVersion = resourceVersion;
-    }
+  const body = text.trim() ? parseJson(text) : undefined;
+  if (isObject(body) && isObject(body.preconditions)) {
+    const { uid, resourceVersion } = body.preconditions;
+    options.preconditions = {};
+    if (typeof uid === 'string') options.preconditions.uid = uid;
+    if (typeof resourceVersion === 'string') options.preconditions.resourceVersion = resourceVersion;
   }
+  if (writeOptions('delete', deleteSource(request, body)).dryRun) options.dryRun = true;
   return options;
 }
 
@@ -146,9 +176,13 @@ function deleteOptions(request: ApiRequest): DeleteOptions {
 export function handleResource(store: LocalObjectStore, request: ApiRequest): ApiResponse {
   const { route, method } = request;
   const { info } = route;
-  if (request.query.has('dryRun')) throw badRequest('dryRun is not supported by the volhook local API');
-  const single = (object: KubeObject, status = 200): ApiResponse =>
-    request.table ? { status, body: toTable(info.resource, [object], { includeObject: includeObject(request) }) } : { status, body: object };
+  const warnings: string[] = [];
+  const single = (object: KubeObject, status = 200): ApiResponse => {
+    const body = request.table ? toTable(info.resource, [object], { includeObject: includeObject(request) }) : object;
+    return warnings.length > 0 ? { status, body, warnings } : { status, body };
+  };
+  const options = (verb: WriteVerb, context: { apply?: boolean; name?: string } = {}): RequestOptions =>
+    writeOptions(verb, optionsFromQuery(request.query), { ...context, ...(request.userAgent !== undefined ? { userAgent: request.userAgent } : {}) });
 
   if (route.name === undefined) {
     switch (method) {
@@ -156,13 +190,15 @@ export function handleResource(store: LocalObjectStore, request: ApiRequest): Ap
         return list(store, request);
       case 'POST': {
         if (info.namespaced && !route.namespace) throw methodNotAllowed();
-        const object = objectBody(request);
+        const write = options('create');
+        const { object, duplicates } = objectBody(request);
         alignNamespace(request, object);
-        return single(store.create(info.resource, object), 201);
+        return single(store.create(info.resource, object, storeOptions(write, warnings, duplicates)), 201);
       }
       case 'DELETE': {
         if (info.namespaced && !route.namespace) throw methodNotAllowed();
-        const deleted = store.deleteCollection(info.resource, listOptions(request));
+        const { dryRun } = deleteOptions(request);
+        const deleted = store.deleteCollection(info.resource, listOptions(request), dryRun ? { dryRun } : {});
         return { status: 200, body: { kind: info.listKind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: store.resourceVersion }, items: deleted } };
       }
       default:
@@ -178,21 +214,39 @@ export function handleResource(store: LocalObjectStore, request: ApiRequest): Ap
       return single(object);
     }
     case 'PUT': {
-      const object = objectBody(request);
+      const write = options('update', { name });
+      const { object, duplicates } = objectBody(request);
       alignNamespace(request, object);
       if (object.metadata.name !== name) throw badRequest(`the name of the object (${String(object.metadata.name ?? '')}) does not match the name on the URL (${name})`);
-      return single(route.subresource ? store.updateStatus(info.resource, object) : store.update(info.resource, object));
+      const opts = storeOptions(write, warnings, duplicates);
+      return single(route.subresource ? store.updateStatus(info.resource, object, opts) : store.update(info.resource, object, opts));
     }
     case 'PATCH': {
       const type = PATCH_TYPES[request.contentType];
       if (!type) throw unsupportedMediaType(request.contentType);
-      const patch = parseJson(request.body.toString('utf8'));
-      const options = route.subresource ? { subresource: 'status' as const } : {};
-      return single(store.patch(info.resource, name, route.namespace, type, patch, options));
+      const write = options('patch', { apply: type === 'apply' });
+      const subresource = route.subresource ? { subresource: 'status' as const } : {};
+      if (type === 'apply') {
+        const config = decodeApplyBody(request.body.toString('utf8'), write.fieldValidation, warnings);
+        if (isObject(config.metadata)) alignNamespace(request, config as KubeObject);
+        const existed = store.get(info.resource, name, route.namespace) !== undefined;
+        const applied = store.apply(info.resource, name, route.namespace, config, {
+          fieldManager: write.fieldManager,
+          force: write.force,
+          ...(write.dryRun ? { dryRun: true } : {}),
+          ...subresource,
+        });
+        return single(applied, existed ? 200 : 201);
+      }
+      const text = request.body.toString('utf8');
+      const patch = parseJson(text);
+      const duplicates = type === 'json' ? [] : duplicateJsonFields(text);
+      return single(store.patch(info.resource, name, route.namespace, type, patch, { ...storeOptions(write, warnings, duplicates), ...subresource }));
     }
     case 'DELETE': {
-      const result = store.delete(info.resource, name, route.namespace, deleteOptions(request));
-      const pending = store.get(info.resource, name, route.namespace) !== undefined;
+      const deleteOpts = deleteOptions(request);
+      const result = store.delete(info.resource, name, route.namespace, deleteOpts);
+      const pending = deleteOpts.dryRun ? (result.metadata.finalizers ?? []).length > 0 || info.resource === 'namespaces' : store.get(info.resource, name, route.namespace) !== undefined;
       if (pending || info.returnsDeletedObject) return single(result);
       return {
         status: 200,

@@ -48,3 +48,12 @@ export function ensureObject(parent: JsonObject, key: string): JsonObject {
 export function kubeTimestamp(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/** `value` without the null entries of its objects, at every depth: what decoding into API types leaves of them. */
+export function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (!isObject(value)) return value;
+  const out: JsonObject = {};
+  for (const [key, child] of Object.entries(value)) if (child !== null) out[key] = withoutNulls(child);
+  return out;
+}

@@ -93,3 +93,29 @@ export function decodeProtobufObject(body: Buffer): JsonObject {
     throw new KubeApiError('BadRequest', `malformed protobuf body: ${(err as Error).message}`);
   }
 }
+
+function lengthDelimited(field: number, payload: Buffer): Buffer {
+  const bytes: number[] = [(field << 3) | 2];
+  for (let n = payload.length; ; n = Math.floor(n / 128)) {
+    if (n < 128) {
+      bytes.push(n);
+      break;
+    }
+    bytes.push((n % 128) | 0x80);
+  }
+  return Buffer.concat([Buffer.from(bytes), payload]);
+}
+
+/** The media type kubectl asks `/openapi/v2` for (gnostic's protobuf encoding). */
+export const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+
+/**
+ * An OpenAPI v2 document with no definitions (gnostic `openapi_v2.Document`: swagger, info,
+ * empty paths). kubectl reads v2 for client-side validation of a kind the server's OpenAPI v3
+ * does not describe, such as one whose CRD is missing; a kind without a definition is not
+ * validated there, so kubectl goes on to say the kind is not served, as against a cluster.
+ */
+export function emptyOpenApiV2Document(version: string): Buffer {
+  const info = Buffer.concat([lengthDelimited(1, Buffer.from('Kubernetes')), lengthDelimited(2, Buffer.from(version))]);
+  return Buffer.concat([lengthDelimited(1, Buffer.from('2.0')), lengthDelimited(2, info), lengthDelimited(8, Buffer.alloc(0))]);
+}

@@ -24,6 +24,8 @@ export interface ResourceInfo {
    * so kubectl and client libraries send them JSON merge patches.
    */
   strategicMerge: boolean;
+  /** A custom resource (its CRD installed), not a kind compiled into kube-apiserver. */
+  custom: boolean;
 }
 
 function info(
@@ -31,7 +33,7 @@ function info(
   group: string,
   kind: string,
   namespaced: boolean,
-  extra: Partial<Pick<ResourceInfo, 'shortNames' | 'status' | 'returnsDeletedObject' | 'fields' | 'categories' | 'strategicMerge'>> = {},
+  extra: Partial<Pick<ResourceInfo, 'shortNames' | 'status' | 'returnsDeletedObject' | 'fields' | 'categories' | 'strategicMerge' | 'custom'>> = {},
 ): ResourceInfo {
   return {
     resource,
@@ -47,6 +49,7 @@ function info(
     fields: extra.fields ?? [],
     categories: extra.categories ?? [],
     strategicMerge: extra.strategicMerge ?? true,
+    custom: extra.custom ?? false,
   };
 }
 
@@ -56,8 +59,17 @@ function info(
  */
 export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
 
-function crd(resource: ResourceName, kind: string, namespaced: boolean, shortNames: string[], status: boolean): ResourceInfo {
-  return info(resource, SNAPSHOT_GROUP, kind, namespaced, { shortNames, status, strategicMerge: false });
+/** prometheus-operator's CRDs; served only when the server is told the cluster has them. */
+export const MONITORING_GROUP = 'monitoring.coreos.com';
+
+function crd(
+  resource: ResourceName,
+  group: string,
+  kind: string,
+  namespaced: boolean,
+  extra: Partial<Pick<ResourceInfo, 'shortNames' | 'status' | 'categories'>> = {},
+): ResourceInfo {
+  return info(resource, group, kind, namespaced, { ...extra, strategicMerge: false, custom: true });
 }
 
 const EVENT_FIELDS = [
@@ -98,11 +110,27 @@ export const RESOURCES: Record<ResourceName, ResourceInfo> = {
   csidrivers: info('csidrivers', 'storage.k8s.io', 'CSIDriver', false),
   // Leader election's lock (the forwarder's replicas): namespaced, no status, no subresources.
   leases: info('leases', 'coordination.k8s.io', 'Lease', true),
-  volumesnapshots: crd('volumesnapshots', 'VolumeSnapshot', true, ['vs'], true),
-  volumesnapshotcontents: crd('volumesnapshotcontents', 'VolumeSnapshotContent', false, ['vsc', 'vscs'], true),
-  volumesnapshotclasses: crd('volumesnapshotclasses', 'VolumeSnapshotClass', false, ['vsclass', 'vsclasses'], false),
+  volumesnapshots: crd('volumesnapshots', SNAPSHOT_GROUP, 'VolumeSnapshot', true, { shortNames: ['vs'], status: true }),
+  volumesnapshotcontents: crd('volumesnapshotcontents', SNAPSHOT_GROUP, 'VolumeSnapshotContent', false, { shortNames: ['vsc', 'vscs'], status: true }),
+  volumesnapshotclasses: crd('volumesnapshotclasses', SNAPSHOT_GROUP, 'VolumeSnapshotClass', false, { shortNames: ['vsclass', 'vsclasses'] }),
   volumeattributesclasses: info('volumeattributesclasses', 'storage.k8s.io', 'VolumeAttributesClass', false, { shortNames: ['vac'] }),
+  // What the forwarder's manifests and its Helm chart install. No controllers act on these:
+  // a Deployment is stored, never rolled out; a Service gets a cluster IP and nothing more.
+  serviceaccounts: info('serviceaccounts', '', 'ServiceAccount', true, { shortNames: ['sa'] }),
+  configmaps: info('configmaps', '', 'ConfigMap', true, { shortNames: ['cm'], returnsDeletedObject: false }),
+  secrets: info('secrets', '', 'Secret', true, { returnsDeletedObject: false, fields: ['type'] }),
+  services: info('services', '', 'Service', true, { shortNames: ['svc'], status: true, categories: ['all'], fields: ['spec.clusterIP', 'spec.type'] }),
+  roles: info('roles', 'rbac.authorization.k8s.io', 'Role', true, { returnsDeletedObject: false }),
+  rolebindings: info('rolebindings', 'rbac.authorization.k8s.io', 'RoleBinding', true, { returnsDeletedObject: false }),
+  clusterroles: info('clusterroles', 'rbac.authorization.k8s.io', 'ClusterRole', false, { returnsDeletedObject: false }),
+  clusterrolebindings: info('clusterrolebindings', 'rbac.authorization.k8s.io', 'ClusterRoleBinding', false, { returnsDeletedObject: false }),
+  deployments: info('deployments', 'apps', 'Deployment', true, { shortNames: ['deploy'], status: true, categories: ['all'], returnsDeletedObject: false }),
+  poddisruptionbudgets: info('poddisruptionbudgets', 'policy', 'PodDisruptionBudget', true, { shortNames: ['pdb'], status: true, returnsDeletedObject: false }),
+  servicemonitors: crd('servicemonitors', MONITORING_GROUP, 'ServiceMonitor', true, { shortNames: ['smon'], status: true, categories: ['prometheus-operator'] }),
 };
+
+/** Resources served only when the server is started with them (a CRD the cluster may lack). */
+export const OPTIONAL_RESOURCES: ReadonlySet<ResourceName> = new Set(['servicemonitors']);
 
 export const RESOURCE_NAMES = Object.keys(RESOURCES) as ResourceName[];
 
@@ -110,9 +138,20 @@ export function apiVersionOf(info: ResourceInfo): string {
   return info.group ? `${info.group}/${info.version}` : info.version;
 }
 
-/** The served API groups (core first), each with its resources, for routing and discovery. */
-export function groupResources(group: string): ResourceInfo[] {
-  return RESOURCE_NAMES.map((name) => RESOURCES[name]).filter((r) => r.group === group);
+/** What one server serves, in RESOURCES order: every resource but the optional ones it was not given. */
+export type ServedResources = readonly ResourceInfo[];
+
+export function servedResources(optional: { serviceMonitors?: boolean } = {}): ServedResources {
+  const extra = new Set<ResourceName>(optional.serviceMonitors ? ['servicemonitors'] : []);
+  return RESOURCE_NAMES.filter((name) => !OPTIONAL_RESOURCES.has(name) || extra.has(name)).map((name) => RESOURCES[name]);
+}
+
+/** A server's resources without the optional CRDs: what a plain cluster serves. */
+export const DEFAULT_SERVED = servedResources();
+
+/** The served resources of one API group ('' for core), for routing and discovery. */
+export function groupResources(group: string, served: ServedResources = DEFAULT_SERVED): ResourceInfo[] {
+  return served.filter((r) => r.group === group);
 }
 
 export function resourceInfo(resource: ResourceName): ResourceInfo {

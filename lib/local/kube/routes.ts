@@ -1,5 +1,5 @@
 /** Maps request paths onto what is served; pure, so routing is tested without a socket. */
-import { groupResources, type ResourceInfo } from './resources.js';
+import { DEFAULT_SERVED, groupResources, type ResourceInfo, type ServedResources } from './resources.js';
 
 export type Route =
   | { kind: 'version' | 'health' | 'api' | 'apis' | 'openapi-v3' | 'openapi-v2' }
@@ -21,8 +21,8 @@ export interface ResourceRoute {
 
 const UNKNOWN = { kind: 'unknown' } as const;
 
-function resourceRoute(group: string, segments: string[]): Route {
-  const infos = groupResources(group);
+function resourceRoute(group: string, segments: string[], served: ServedResources): Route {
+  const infos = groupResources(group, served);
   let watch = false;
   if (segments[0] === 'watch') {
     watch = true;
@@ -47,7 +47,8 @@ function resourceRoute(group: string, segments: string[]): Route {
   return route;
 }
 
-export function route(pathname: string): Route {
+/** `served`: the resources this server serves; any other path is unknown (404), as on a cluster without the CRD. */
+export function route(pathname: string, served: ServedResources = DEFAULT_SERVED): Route {
   let segments: string[];
   try {
     segments = pathname.split('/').filter(Boolean).map(decodeURIComponent);
@@ -72,13 +73,13 @@ export function route(pathname: string): Route {
     case 'api':
       if (segments.length === 1) return { kind: 'api' };
       if (second !== 'v1') return UNKNOWN;
-      return segments.length === 2 ? { kind: 'resources', group: '' } : resourceRoute('', segments.slice(2));
+      return segments.length === 2 ? { kind: 'resources', group: '' } : resourceRoute('', segments.slice(2), served);
     case 'apis':
       if (segments.length === 1) return { kind: 'apis' };
-      if (groupResources(second as string).length === 0 || second === '') return UNKNOWN;
+      if (groupResources(second as string, served).length === 0 || second === '') return UNKNOWN;
       if (segments.length === 2) return { kind: 'group', group: second as string };
       if (third !== 'v1') return UNKNOWN;
-      return segments.length === 3 ? { kind: 'resources', group: second as string } : resourceRoute(second as string, segments.slice(3));
+      return segments.length === 3 ? { kind: 'resources', group: second as string } : resourceRoute(second as string, segments.slice(3), served);
     default:
       return UNKNOWN;
   }

@@ -1,11 +1,13 @@
 /**
  * The HTTP face of the store: enough of the Kubernetes REST API for `@kubernetes/client-node`
- * and `kubectl` (discovery, CRUD, patch, status subresources, watch). JSON only; protobuf is
- * never advertised, so clients fall back to JSON.
+ * and `kubectl` (discovery, CRUD, patch, server-side apply, dry run, field validation, status
+ * subresources, watch). JSON only; protobuf is never advertised, so clients fall back to JSON.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listen } from '../../http/index.js';
+import { OPENAPI_V2_PROTOBUF, emptyOpenApiV2Document } from './protobuf.js';
 import {
+  SERVER_VERSION,
   apiGroupDocument,
   apiGroupList,
   apiResourceList,
@@ -16,6 +18,7 @@ import {
 } from './discovery.js';
 import { KubeApiError } from './errors.js';
 import { handleResource, type ApiRequest } from './handlers.js';
+import { servedResources } from './resources.js';
 import { route, type ResourceRoute } from './routes.js';
 import type { LocalObjectStore } from './store.js';
 import { toTable } from './table.js';
@@ -33,6 +36,12 @@ export interface KubeApiServerOptions {
   bookmarkIntervalSeconds?: number;
   /** Called once per finished request, e.g. to log `GET /api/v1/pods 200`. */
   onRequest?: (line: { method: string; url: string; status: number }) => void;
+  /**
+   * Serve prometheus-operator's `monitoring.coreos.com/v1` ServiceMonitors, as a cluster with
+   * its CRDs installed does. Default false: a cluster without the operator has no such kind,
+   * and kubectl then says so for a manifest that has one.
+   */
+  serviceMonitors?: boolean;
 }
 
 export interface KubeApiServer {
@@ -44,9 +53,16 @@ export interface KubeApiServer {
 
 const MAX_BODY = 3 * 1024 * 1024;
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+/** RFC 7234 warning headers as kube-apiserver writes them: code 299, agent `-`, the text quoted. */
+function warningHeaders(warnings: readonly string[]): string[] {
+  return warnings.map((w) => `299 - "${w.replace(/[\\"]/g, (c) => `\\${c}`).replace(/[\r\n]+/g, ' ')}"`);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, warnings: readonly string[] = []): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  const headers: Record<string, string | number | string[]> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' };
+  if (warnings.length > 0) headers.Warning = warningHeaders(warnings);
+  res.writeHead(status, headers);
   res.end(text);
 }
 
@@ -96,6 +112,7 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
   const host = options.host ?? '127.0.0.1';
   const watchTimeout = options.watchTimeoutSeconds ?? 1800;
   const bookmarkInterval = options.bookmarkIntervalSeconds ?? 60;
+  const served = servedResources({ serviceMonitors: options.serviceMonitors ?? false });
   const closers = new Set<() => void>();
   let address = `${host}:0`;
 
@@ -160,8 +177,8 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
     const url = new URL(req.url ?? '/', 'http://localhost');
     const accept = req.headers.accept;
     const method = req.method ?? 'GET';
-    const target = route(url.pathname);
-    // OpenAPI v2 is protobuf-only for kubectl; "not served" makes it use v3 or its compiled-in types.
+    const target = route(url.pathname, served);
+    // OpenAPI v2 is protobuf-only for kubectl (an empty document: see emptyOpenApiV2Document).
     if (target.kind !== 'openapi-v2' && !acceptsJson(accept)) throw new KubeApiError('NotAcceptable', 'only application/json is served');
     const doc = (body: object | undefined): void => {
       if (!body || method !== 'GET') throw new KubeApiError('NotFound', 'the server could not find the requested resource');
@@ -176,16 +193,21 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
       case 'api':
         return doc(apiVersions(address));
       case 'apis':
-        return doc(apiGroupList());
+        return doc(apiGroupList(served));
       case 'group':
-        return doc(apiGroupDocument(target.group));
+        return doc(apiGroupDocument(target.group, served));
       case 'resources':
-        return doc(apiResourceList(target.group));
+        return doc(apiResourceList(target.group, served));
       case 'openapi-v3':
-        return doc(openApiV3Root());
+        return doc(openApiV3Root(served));
       case 'openapi-v3-group':
-        return doc(openApiV3Document(target.group));
-      case 'openapi-v2':
+        return doc(openApiV3Document(target.group, served));
+      case 'openapi-v2': {
+        if (method !== 'GET') return doc(undefined);
+        const body = emptyOpenApiV2Document(SERVER_VERSION.gitVersion);
+        res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF, 'Content-Length': body.length, 'Cache-Control': 'no-cache, private' }).end(body);
+        return;
+      }
       case 'unknown':
         return doc(undefined);
       case 'resource': {
@@ -199,8 +221,9 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
         const body = method === 'GET' ? Buffer.alloc(0) : await readBody(req);
         const contentType = ((req.headers['content-type'] ?? '').split(';')[0] ?? '').trim().toLowerCase();
         const request: ApiRequest = { method, route: target, query: url.searchParams, contentType, body, table };
+        if (req.headers['user-agent'] !== undefined) request.userAgent = req.headers['user-agent'];
         const response = handleResource(store, request);
-        sendJson(res, response.status, response.body);
+        sendJson(res, response.status, response.body, response.warnings);
         return;
       }
     }

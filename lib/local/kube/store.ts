@@ -7,14 +7,17 @@
 import { randomUUID } from 'node:crypto';
 import { applyDefaults, defaultEventTimes, defaultStorageClassName, statusOnCreate } from './defaults.js';
 import { KubeApiError, alreadyExists, badRequest, conflict, forbidden, invalid, notFound } from './errors.js';
-import { clone, deepEqual, isObject, kubeTimestamp } from './json.js';
+import { clone, deepEqual, isObject, kubeTimestamp, withoutNulls } from './json.js';
 import { applyJsonPatch, applyMergePatch } from './patch.js';
 import { RESOURCE_NAMES, apiVersionOf, resourceInfo, type ResourceInfo } from './resources.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { applyStrategicMergePatch } from './strategic.js';
-import type { KubeObject, ListOptions, ObjectMeta, ObjectStore, PatchType, ResourceName, WatchEvent } from './types.js';
+import type { ApplyOptions, KubeObject, ListOptions, ObjectMeta, ObjectStore, PatchType, ResourceName, WatchEvent, WriteOptions } from './types.js';
 import { ChangeLog, type WatchFilter } from './watch.js';
 import { validateCreate, validateUpdate } from './validation.js';
+import { allocateClusterIp, keepAllocated } from './workload-defaults.js';
+import { decodeFields } from './field-validation.js';
+import { applyWithFieldManager, keepTimestampsOfNoop, managedFieldsAfterUpdate, type FieldManagerScope, type ManagedFieldsEntry } from './ssa/index.js';
 
 export interface ObjectStoreOptions {
   /** Changes kept for resuming watches; older resourceVersions get 410 Expired. Default 10 000. */
@@ -40,14 +43,19 @@ const PROTECTION_FINALIZERS: Partial<Record<ResourceName, string>> = {
 
 export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** `dryRun=All`: answered as the delete would be; nothing removed or marked. */
+  dryRun?: boolean;
 }
+
+/** The managedFields an apply computed (null: none); undefined: recorded as an update would. */
+type Managed = ManagedFieldsEntry[] | null | undefined;
 
 /** `ObjectStore` plus what the HTTP server (and tests) need beyond the controllers' interface. */
 export interface LocalObjectStore extends ObjectStore {
   /** The newest resourceVersion handed out (a store-wide counter, as etcd's revision). */
   readonly resourceVersion: string;
   /** Deletes every object the options select, each as `delete` would; returns what it deleted or marked. */
-  deleteCollection(resource: ResourceName, options?: ListOptions): KubeObject[];
+  deleteCollection(resource: ResourceName, options?: ListOptions, write?: { dryRun?: boolean }): KubeObject[];
   /**
    * One page of `list`: the objects whose `namespace/name` key is at or after `from`, at most
    * `limit` (0: all), and how many more there are. Only the page is copied.
@@ -119,9 +127,13 @@ class MemoryStore implements LocalObjectStore {
     return { items: items.map(clone), remaining: selected.length - items.length, resourceVersion: this.resourceVersion };
   }
 
-  create(resource: ResourceName, input: Omit<KubeObject, 'metadata'> & { metadata: Partial<ObjectMeta> }): KubeObject {
-    const info = resourceInfo(resource);
-    const object = this.typed(info, input) as KubeObject;
+  create(resource: ResourceName, input: Omit<KubeObject, 'metadata'> & { metadata: Partial<ObjectMeta> }, options: WriteOptions = {}): KubeObject {
+    return this.createObject(resourceInfo(resource), input, options, undefined);
+  }
+
+  private createObject(info: ResourceInfo, input: unknown, options: WriteOptions, managed: Managed): KubeObject {
+    const resource = info.resource;
+    const object = decodeFields(info, this.typed(info, input), options, { from: 'body' });
     const meta = object.metadata;
     if (meta.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
     const namespace = this.namespaceOf(info, meta);
@@ -133,7 +145,7 @@ class MemoryStore implements LocalObjectStore {
     const now = kubeTimestamp(this.now());
     meta.uid = randomUUID();
     meta.creationTimestamp = now;
-    for (const field of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'selfLink', 'managedFields'] as const) delete meta[field];
+    for (const field of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'selfLink'] as const) delete meta[field];
     const status = statusOnCreate(resource, now);
     if (status === null) delete object.status;
     else if (status) object.status = status;
@@ -143,27 +155,31 @@ class MemoryStore implements LocalObjectStore {
       const className = defaultStorageClassName(object, [...this.table('storageclasses').values()]);
       if (className && isObject(object.spec)) object.spec.storageClassName = className;
     }
+    if (resource === 'services') allocateClusterIp(object, new Set([...this.table('services').values()].map((s) => String(isObject(s.spec) ? s.spec.clusterIP : ''))));
     const protection = this.protection ? PROTECTION_FINALIZERS[resource] : undefined;
     if (protection && !(meta.finalizers ?? []).includes(protection)) meta.finalizers = [...(meta.finalizers ?? []), protection];
+    this.setManagedFields(object, managed !== undefined ? managed : managedFieldsAfterUpdate(this.scope(info, 'main'), undefined, object, options.fieldManager ?? 'unknown'));
     const errors = validateCreate(info, object);
     if (errors.length > 0) throw invalid(info.kind, info.group, meta.name, errors);
     if (namespace !== undefined) this.checkNamespaceAcceptsContent(namespace);
     const key = this.key(info, meta.name, namespace);
     if (this.table(resource).has(key)) throw alreadyExists(info, meta.name);
+    // A dry-run create is answered before storage would assign a resourceVersion: it has none.
+    if (options.dryRun) return clone(object);
     meta.resourceVersion = String(++this.rv);
     this.table(resource).set(key, object);
     this.log.publish({ rv: this.rv, resource, type: 'ADDED', object });
     return clone(object);
   }
 
-  update(resource: ResourceName, input: KubeObject): KubeObject {
-    return this.replace(resourceInfo(resource), input, 'main');
+  update(resource: ResourceName, input: KubeObject, options: WriteOptions = {}): KubeObject {
+    return this.replace(resourceInfo(resource), input, 'main', options);
   }
 
-  updateStatus(resource: ResourceName, input: KubeObject): KubeObject {
+  updateStatus(resource: ResourceName, input: KubeObject, options: WriteOptions = {}): KubeObject {
     const info = resourceInfo(resource);
     if (!info.status) throw new KubeApiError('NotFound', 'the server could not find the requested resource');
-    return this.replace(info, input, 'status');
+    return this.replace(info, input, 'status', options);
   }
 
   patch(
@@ -172,7 +188,7 @@ class MemoryStore implements LocalObjectStore {
     namespace: string | undefined,
     type: PatchType,
     patch: unknown,
-    options: { subresource?: 'status' } = {},
+    options: WriteOptions & { subresource?: 'status' } = {},
   ): KubeObject {
     const info = resourceInfo(resource);
     if (options.subresource === 'status' && !info.status) throw new KubeApiError('NotFound', 'the server could not find the requested resource');
@@ -187,14 +203,41 @@ class MemoryStore implements LocalObjectStore {
     const apply = type === 'json' ? applyJsonPatch : type === 'merge' ? applyMergePatch : applyStrategicMergePatch;
     const patched = apply(existing, patch === undefined ? patch : JSON.parse(JSON.stringify(patch))) as unknown;
     if (!isObject(patched) || !isObject(patched.metadata)) throw badRequest('the patch removed the object metadata');
-    const object = patched as KubeObject;
+    const object = decodeFields(info, patched as KubeObject, options, { from: 'patch' });
     if (object.metadata.name !== name) {
       throw badRequest(`the name of the object (${String(object.metadata.name)}) does not match the name on the URL (${name})`);
     }
     if (info.namespaced && object.metadata.namespace !== existing.metadata.namespace) {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
-    return this.commit(info, existing, object, options.subresource === 'status' ? 'status' : 'main');
+    return this.commit(info, existing, object, options.subresource === 'status' ? 'status' : 'main', options);
+  }
+
+  apply(resource: ResourceName, name: string, namespace: string | undefined, config: unknown, options: ApplyOptions): KubeObject {
+    const info = resourceInfo(resource);
+    if (options.subresource === 'status' && !info.status) throw new KubeApiError('NotFound', 'the server could not find the requested resource');
+    if (!isObject(config)) throw badRequest('the apply configuration must be an object');
+    const applied = JSON.parse(JSON.stringify(config)) as KubeObject;
+    const apiVersion = apiVersionOf(info);
+    if (applied.apiVersion !== apiVersion || applied.kind !== info.kind) {
+      const [group, version] = typeof applied.apiVersion === 'string' && applied.apiVersion.includes('/') ? applied.apiVersion.split('/') : ['', applied.apiVersion ?? ''];
+      throw badRequest(`invalid object type: ${group}/${String(version)}, Kind=${String(applied.kind ?? '')}`);
+    }
+    if (!isObject(applied.metadata)) applied.metadata = {} as ObjectMeta;
+    const meta = applied.metadata;
+    if (!info.namespaced) delete meta.namespace;
+    else if (!meta.namespace) meta.namespace = namespace as string;
+    else if (meta.namespace !== namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    if (meta.name !== name) throw badRequest(`the name of the object (${String(meta.name ?? '')}) does not match the name on the URL (${name})`);
+    const existing = this.find(info, name, namespace);
+    if (!existing && options.subresource) throw notFound(info, name);
+    const mode = options.subresource === 'status' ? 'status' : 'main';
+    const scope = this.scope(info, mode);
+    const { object, managedFields } = applyWithFieldManager(scope, existing, applied, options.fieldManager, options.force ?? false);
+    const candidate = withoutNulls(object) as KubeObject;
+    const write = { ...(options.dryRun ? { dryRun: true } : {}) };
+    if (!existing) return this.createObject(info, candidate, write, managedFields ?? null);
+    return this.commit(info, existing, candidate, mode, write, managedFields ?? null);
   }
 
   delete(resource: ResourceName, name: string, namespace?: string, options: DeleteOptions = {}): KubeObject {
@@ -208,17 +251,19 @@ class MemoryStore implements LocalObjectStore {
     if (resourceVersion && resourceVersion !== existing.metadata.resourceVersion) {
       throw conflict(info, name, `Precondition failed: ResourceVersion in precondition: ${resourceVersion}, ResourceVersion in object meta: ${existing.metadata.resourceVersion}`);
     }
-    if (resource === 'namespaces') return this.deleteNamespace(existing);
-    if ((existing.metadata.finalizers ?? []).length === 0) return this.remove(info, existing);
+    const dry = options.dryRun ?? false;
+    if (resource === 'namespaces') return this.deleteNamespace(existing, dry);
+    if ((existing.metadata.finalizers ?? []).length === 0) return this.remove(info, existing, dry);
     if (existing.metadata.deletionTimestamp) return clone(existing);
     const next = clone(existing);
     next.metadata.deletionTimestamp = kubeTimestamp(this.now());
     next.metadata.deletionGracePeriodSeconds = 0;
-    return this.store(info, existing, next);
+    return this.store(info, existing, next, dry);
   }
 
-  deleteCollection(resource: ResourceName, options: ListOptions = {}): KubeObject[] {
-    return this.list(resource, options).items.map((o) => this.delete(resource, o.metadata.name, o.metadata.namespace));
+  deleteCollection(resource: ResourceName, options: ListOptions = {}, write: { dryRun?: boolean } = {}): KubeObject[] {
+    const dryRun = write.dryRun ?? false;
+    return this.list(resource, options).items.map((o) => this.delete(resource, o.metadata.name, o.metadata.namespace, { dryRun }));
   }
 
   watch(resource: ResourceName, options: ListOptions & { resourceVersion?: string }, onEvent: (event: WatchEvent) => void): () => void {
@@ -294,21 +339,30 @@ class MemoryStore implements LocalObjectStore {
     }
   }
 
-  private replace(info: ResourceInfo, input: KubeObject, mode: 'main' | 'status'): KubeObject {
-    const object = this.typed(info, input);
+  private replace(info: ResourceInfo, input: KubeObject, mode: 'main' | 'status', options: WriteOptions): KubeObject {
+    const object = decodeFields(info, this.typed(info, input), options, { from: 'body' });
     const namespace = info.namespaced ? this.namespaceOf(info, object.metadata) : undefined;
     const existing = this.find(info, object.metadata.name, namespace);
     if (!existing) throw notFound(info, object.metadata.name ?? '');
-    return this.commit(info, existing, object, mode);
+    return this.commit(info, existing, object, mode, options);
+  }
+
+  private scope(info: ResourceInfo, mode: 'main' | 'status'): FieldManagerScope {
+    return { info, now: kubeTimestamp(this.now()), ...(mode === 'status' ? { subresource: 'status' as const } : {}) };
+  }
+
+  private setManagedFields(object: KubeObject, entries: ManagedFieldsEntry[] | null | undefined): void {
+    if (entries) object.metadata.managedFields = entries;
+    else delete object.metadata.managedFields;
   }
 
   /**
    * Turns a client's full object into the next stored state of `existing`: checks the
    * resourceVersion and uid preconditions, keeps system fields, keeps status (main) or only
-   * status (status subresource), defaults, validates, and removes the object when it is
-   * being deleted and its last finalizer is gone.
+   * status (status subresource), defaults, validates, records the write in managedFields,
+   * and removes the object when it is being deleted and its last finalizer is gone.
    */
-  private commit(info: ResourceInfo, existing: KubeObject, candidate: KubeObject, mode: 'main' | 'status'): KubeObject {
+  private commit(info: ResourceInfo, existing: KubeObject, candidate: KubeObject, mode: 'main' | 'status', options: WriteOptions, managed?: Managed): KubeObject {
     const meta = existing.metadata;
     const rv = candidate.metadata.resourceVersion;
     if (rv && rv !== meta.resourceVersion) throw conflict(info, meta.name);
@@ -332,16 +386,19 @@ class MemoryStore implements LocalObjectStore {
         else next.metadata[field] = meta[field] as never;
       }
       delete next.metadata.selfLink;
-      delete next.metadata.managedFields;
     }
     next.metadata.resourceVersion = meta.resourceVersion;
     applyDefaults(info.resource, next);
+    if (info.resource === 'services') keepAllocated(next, existing);
     if (info.resource === 'persistentvolumes') this.stampPhaseTransition(existing, next);
     const errors = validateUpdate(info, next, existing);
     if (errors.length > 0) throw invalid(info.kind, info.group, meta.name, errors);
+    this.setManagedFields(next, managed !== undefined ? managed : managedFieldsAfterUpdate(this.scope(info, mode), existing, next, options.fieldManager ?? 'unknown'));
+    keepTimestampsOfNoop(next, existing);
     if (deepEqual(next, existing)) return clone(existing);
-    if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) return this.remove(info, next);
-    return this.store(info, existing, next);
+    const dry = options.dryRun ?? false;
+    if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) return this.remove(info, next, dry);
+    return this.store(info, existing, next, dry);
   }
 
   /** PVs record when their phase last changed (GA in 1.31). */
@@ -350,7 +407,9 @@ class MemoryStore implements LocalObjectStore {
     if (isObject(next.status) && next.status.phase !== before) next.status.lastPhaseTransitionTime = kubeTimestamp(this.now());
   }
 
-  private store(info: ResourceInfo, previous: KubeObject, next: KubeObject): KubeObject {
+  /** Stores `next` in place of `previous`; a dry run answers with `next` as it stands (the resourceVersion not advanced). */
+  private store(info: ResourceInfo, previous: KubeObject, next: KubeObject, dry = false): KubeObject {
+    if (dry) return clone(next);
     next.metadata.resourceVersion = String(++this.rv);
     this.table(info.resource).set(this.key(info, next.metadata.name, next.metadata.namespace), next);
     this.log.publish({ rv: this.rv, resource: info.resource, type: 'MODIFIED', object: next, previous });
@@ -358,7 +417,8 @@ class MemoryStore implements LocalObjectStore {
   }
 
   /** Removes for good; the DELETED event carries the deletion's own resourceVersion. */
-  private remove(info: ResourceInfo, object: KubeObject): KubeObject {
+  private remove(info: ResourceInfo, object: KubeObject, dry = false): KubeObject {
+    if (dry) return clone(object);
     const gone = clone(object);
     gone.metadata.resourceVersion = String(++this.rv);
     this.table(info.resource).delete(this.key(info, gone.metadata.name, gone.metadata.namespace));
@@ -371,7 +431,7 @@ class MemoryStore implements LocalObjectStore {
    * Namespace deletion as the namespace controller does it: mark Terminating, delete the
    * contents (objects with finalizers wait for them), and remove the namespace once empty.
    */
-  private deleteNamespace(namespace: KubeObject): KubeObject {
+  private deleteNamespace(namespace: KubeObject, dry: boolean): KubeObject {
     const name = namespace.metadata.name;
     const info = resourceInfo('namespaces');
     if (PROTECTED_NAMESPACES.has(name)) throw forbidden(`namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, kind: 'namespaces' });
@@ -381,6 +441,8 @@ class MemoryStore implements LocalObjectStore {
       next.metadata.deletionTimestamp = kubeTimestamp(this.now());
       next.metadata.deletionGracePeriodSeconds = 0;
       next.status = { ...(isObject(next.status) ? next.status : {}), phase: 'Terminating' };
+      // A dry run marks nothing and leaves the contents alone (the namespace controller's part).
+      if (dry) return clone(next);
       this.store(info, namespace, next);
       current = this.table('namespaces').get(name) as KubeObject;
     }

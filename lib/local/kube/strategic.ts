@@ -15,21 +15,26 @@ import { clone, deepEqual, isObject, type JsonObject } from './json.js';
 const MERGE_KEYS: Record<string, string> = {
   'metadata.finalizers': '',
   'metadata.ownerReferences': 'uid',
-  'spec.containers': 'name',
-  'spec.initContainers': 'name',
-  'spec.ephemeralContainers': 'name',
-  'spec.volumes': 'name',
-  'spec.imagePullSecrets': 'name',
-  'spec.hostAliases': 'ip',
   'status.conditions': 'type',
   'status.addresses': 'type',
+  // Service
+  'spec.ports': 'port',
 };
-for (const list of ['spec.containers', 'spec.initContainers', 'spec.ephemeralContainers']) {
-  MERGE_KEYS[`${list}[].env`] = 'name';
-  MERGE_KEYS[`${list}[].ports`] = 'containerPort';
-  MERGE_KEYS[`${list}[].volumeMounts`] = 'mountPath';
-  MERGE_KEYS[`${list}[].volumeDevices`] = 'devicePath';
+// A Pod's spec, and a Deployment's pod template: the same PodSpec tags.
+for (const podSpec of ['spec', 'spec.template.spec']) {
+  MERGE_KEYS[`${podSpec}.volumes`] = 'name';
+  MERGE_KEYS[`${podSpec}.imagePullSecrets`] = 'name';
+  MERGE_KEYS[`${podSpec}.hostAliases`] = 'ip';
+  for (const list of ['containers', 'initContainers', 'ephemeralContainers']) {
+    const containers = `${podSpec}.${list}`;
+    MERGE_KEYS[containers] = 'name';
+    MERGE_KEYS[`${containers}[].env`] = 'name';
+    MERGE_KEYS[`${containers}[].ports`] = 'containerPort';
+    MERGE_KEYS[`${containers}[].volumeMounts`] = 'mountPath';
+    MERGE_KEYS[`${containers}[].volumeDevices`] = 'devicePath';
+  }
 }
+MERGE_KEYS['spec.template.metadata.finalizers'] = '';
 
 const DELETE = Symbol('delete');
 

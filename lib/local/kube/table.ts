@@ -175,6 +175,64 @@ const COLUMNS: Partial<Record<ResourceName, Column[]>> = {
   ],
 };
 
+const count = (value: unknown): number => (Array.isArray(value) ? value.length : isObject(value) ? Object.keys(value).length : 0);
+const orNone = (value: string): string => value || '<none>';
+const servicePorts = (o: KubeObject): string =>
+  orNone(
+    (Array.isArray(obj(o.spec).ports) ? (obj(o.spec).ports as unknown[]).map(obj) : [])
+      .map((p) => `${str(p.port)}${p.nodePort ? `:${str(p.nodePort)}` : ''}/${str(p.protocol, 'TCP')}`)
+      .join(','),
+  );
+const roleOf = (o: KubeObject): string => `${str(obj(o.roleRef).kind)}/${str(obj(o.roleRef).name)}`;
+const subjects = (kind: string) => (o: KubeObject): string =>
+  (Array.isArray(o.subjects) ? (o.subjects as unknown[]).map(obj) : [])
+    .filter((s) => s.kind === kind)
+    .map((s) => (kind === 'ServiceAccount' ? `${str(s.namespace)}/${str(s.name)}` : str(s.name)))
+    .join(', ');
+const createdAt: Column = { name: 'Created At', type: 'date', cell: (o) => str(o.metadata.creationTimestamp) };
+const bindingColumns: Column[] = [
+  name,
+  { name: 'Role', cell: roleOf },
+  age,
+  { name: 'Users', priority: 1, cell: subjects('User') },
+  { name: 'Groups', priority: 1, cell: subjects('Group') },
+  { name: 'ServiceAccounts', priority: 1, cell: subjects('ServiceAccount') },
+];
+
+// Printers of the configuration and workload kinds (pkg/printers/internalversion).
+Object.assign(COLUMNS, {
+  serviceaccounts: [name, { name: 'Secrets', type: 'integer', cell: (o) => count(o.secrets) }, age],
+  configmaps: [name, { name: 'Data', type: 'integer', cell: (o) => count(o.data) + count(o.binaryData) }, age],
+  secrets: [name, { name: 'Type', cell: (o) => str(o.type) }, { name: 'Data', type: 'integer', cell: (o) => count(o.data) }, age],
+  services: [
+    name,
+    { name: 'Type', cell: (o) => str(obj(o.spec).type) },
+    { name: 'Cluster-IP', cell: (o) => orNone(str(obj(o.spec).clusterIP)) },
+    { name: 'External-IP', cell: () => '<none>' },
+    { name: 'Port(s)', cell: servicePorts },
+    age,
+    { name: 'Selector', priority: 1, cell: (o) => orNone(Object.entries(obj(obj(o.spec).selector)).map(([k, v]) => `${k}=${str(v)}`).join(',')) },
+  ],
+  deployments: [
+    name,
+    { name: 'Ready', cell: (o) => `${str(obj(o.status).readyReplicas, '0')}/${str(obj(o.spec).replicas, '0')}` },
+    { name: 'Up-to-date', type: 'integer', cell: (o) => Number(obj(o.status).updatedReplicas ?? 0) },
+    { name: 'Available', type: 'integer', cell: (o) => Number(obj(o.status).availableReplicas ?? 0) },
+    age,
+  ],
+  poddisruptionbudgets: [
+    name,
+    { name: 'Min Available', cell: (o) => str(obj(o.spec).minAvailable, 'N/A') },
+    { name: 'Max Unavailable', cell: (o) => str(obj(o.spec).maxUnavailable, 'N/A') },
+    { name: 'Allowed Disruptions', type: 'integer', cell: (o) => Number(obj(o.status).disruptionsAllowed ?? 0) },
+    age,
+  ],
+  roles: [name, createdAt],
+  clusterroles: [name, createdAt],
+  rolebindings: bindingColumns,
+  clusterrolebindings: bindingColumns,
+} satisfies Partial<Record<ResourceName, Column[]>>);
+
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
 /** A `meta.k8s.io/v1` Table of `objects`, one row each. */

@@ -20,8 +20,22 @@ const VOLUME_SOURCES = [
 const obj = (value: unknown): JsonObject => (isObject(value) ? value : {});
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
+const DNS1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const RBAC_KINDS = new Set(['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']);
+
+/** `ValidatePathSegmentName`, RBAC's rule for names (`system:controller:x` is fine). */
+function pathSegmentName(name: string): FieldError[] {
+  if (name === '.' || name === '..') return [{ field: 'metadata.name', type: 'Invalid', value: name, detail: `may not be '${name}'` }];
+  const bad = ['/', '%'].find((c) => name.includes(c));
+  return bad ? [{ field: 'metadata.name', type: 'Invalid', value: name, detail: `may not contain '${bad}'` }] : [];
+}
+
 function validateName(info: ResourceInfo, name: string): FieldError[] {
   if (!name) return [{ field: 'metadata.name', type: 'Required', detail: 'name or generateName is required' }];
+  if (RBAC_KINDS.has(info.resource)) return pathSegmentName(name);
+  if (info.resource === 'services' && (!DNS1035.test(name) || name.length > 63)) {
+    return [{ field: 'metadata.name', type: 'Invalid', value: name, detail: "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character" }];
+  }
   const label = info.resource === 'namespaces';
   const pattern = label ? LABEL : SUBDOMAIN;
   if (!pattern.test(name) || name.length > (label ? 63 : 253)) {
@@ -170,17 +184,65 @@ function validateSpec(info: ResourceInfo, object: KubeObject): FieldError[] {
       }
       return errors;
     }
-    case 'pods': {
-      const containers = spec.containers;
-      if (!Array.isArray(containers) || containers.length === 0) return [{ field: 'spec.containers', type: 'Required', detail: '' }];
-      return containers.flatMap((c, i) => [
-        ...(text(obj(c).name) ? [] : [{ field: `spec.containers[${i}].name`, type: 'Required' as const, detail: '' }]),
-        ...(text(obj(c).image) ? [] : [{ field: `spec.containers[${i}].image`, type: 'Required' as const, detail: '' }]),
-      ]);
-    }
+    case 'pods':
+      return validateContainers('spec', spec);
+    case 'deployments':
+      return validateDeployment(spec);
+    case 'services':
+      return validateService(spec);
+    case 'rolebindings':
+    case 'clusterrolebindings':
+      return validateRoleRef(obj(object.roleRef));
+    case 'poddisruptionbudgets':
+      return spec.minAvailable !== undefined && spec.maxUnavailable !== undefined
+        ? [{ field: 'spec', type: 'Invalid', value: spec, detail: 'minAvailable and maxUnavailable cannot be both set' }]
+        : [];
     default:
       return [];
   }
+}
+
+function validateContainers(path: string, spec: JsonObject): FieldError[] {
+  const containers = spec.containers;
+  if (!Array.isArray(containers) || containers.length === 0) return [{ field: `${path}.containers`, type: 'Required', detail: '' }];
+  return containers.flatMap((c, i) => [
+    ...(text(obj(c).name) ? [] : [{ field: `${path}.containers[${i}].name`, type: 'Required' as const, detail: '' }]),
+    ...(text(obj(c).image) ? [] : [{ field: `${path}.containers[${i}].image`, type: 'Required' as const, detail: '' }]),
+  ]);
+}
+
+/** Does a LabelSelector's matchLabels (matchExpressions unchecked) select `labels`? */
+function selects(selector: JsonObject, labels: JsonObject): boolean {
+  return Object.entries(obj(selector.matchLabels)).every(([k, v]) => labels[k] === v);
+}
+
+function validateDeployment(spec: JsonObject): FieldError[] {
+  const template = obj(spec.template);
+  const errors = validateContainers('spec.template.spec', obj(template.spec));
+  if (!isObject(spec.selector)) return [{ field: 'spec.selector', type: 'Required', detail: '' }, ...errors];
+  const labels = obj(obj(template.metadata).labels);
+  if (!selects(spec.selector, labels)) errors.push({ field: 'spec.template.metadata.labels', type: 'Invalid', value: labels, detail: '`selector` does not match template `labels`' });
+  return errors;
+}
+
+function validateService(spec: JsonObject): FieldError[] {
+  if (spec.type === 'ExternalName' || spec.clusterIP === 'None') return [];
+  const ports = spec.ports;
+  if (!Array.isArray(ports) || ports.length === 0) return [{ field: 'spec.ports', type: 'Required', detail: '' }];
+  return ports.flatMap((p, i) => {
+    const port = obj(p).port;
+    return Number.isInteger(port) && (port as number) >= 1 && (port as number) <= 65535
+      ? []
+      : [{ field: `spec.ports[${i}].port`, type: 'Invalid' as const, value: port ?? 0, detail: 'must be between 1 and 65535, inclusive' }];
+  });
+}
+
+function validateRoleRef(roleRef: JsonObject): FieldError[] {
+  const errors: FieldError[] = [];
+  if (!text(roleRef.name)) errors.push({ field: 'roleRef.name', type: 'Required', detail: '' });
+  if (roleRef.kind !== 'Role' && roleRef.kind !== 'ClusterRole') errors.push({ field: 'roleRef.kind', type: 'NotSupported', value: roleRef.kind ?? '', detail: 'supported values: "Role", "ClusterRole"' });
+  if (roleRef.apiGroup !== 'rbac.authorization.k8s.io') errors.push({ field: 'roleRef.apiGroup', type: 'NotSupported', value: roleRef.apiGroup ?? '', detail: 'supported values: "rbac.authorization.k8s.io"' });
+  return errors;
 }
 
 /** Errors of an object about to be stored by create (name already resolved from generateName). */
@@ -229,6 +291,18 @@ function immutableErrors(info: ResourceInfo, next: KubeObject, previous: KubeObj
       return (['driverName', 'parameters'] as const)
         .filter((f) => !deepEqual(next[f], previous[f]))
         .map((f) => ({ field: f, type: 'Forbidden' as const, detail: 'field is immutable' }));
+    case 'rolebindings':
+    case 'clusterrolebindings':
+      return deepEqual(next.roleRef, previous.roleRef) ? [] : [{ field: 'roleRef', type: 'Invalid', value: next.roleRef ?? null, detail: 'cannot change roleRef' }];
+    case 'deployments':
+      return deepEqual(spec.selector, old.selector) ? [] : [{ field: 'spec.selector', type: 'Invalid', value: spec.selector ?? null, detail: 'field is immutable' }];
+    case 'services':
+      return old.clusterIP === undefined || deepEqual(spec.clusterIP, old.clusterIP) ? [] : [{ field: 'spec.clusterIPs[0]', type: 'Invalid', value: spec.clusterIP ?? null, detail: 'may not change once set' }];
+    case 'configmaps':
+    case 'secrets':
+      return previous.immutable === true && (['data', 'binaryData', 'immutable'] as const).some((f) => !deepEqual(next[f], previous[f]))
+        ? [{ field: 'data', type: 'Forbidden', detail: 'field is immutable when `immutable` is set' }]
+        : [];
     default:
       return [];
   }

@@ -61,6 +61,17 @@ describe('strategic merge patch', () => {
     const replaced = applyStrategicMergePatch({ metadata: { labels: { a: '1', b: '2' } } }, { metadata: { labels: { $patch: 'replace', c: '3' } } });
     expect(replaced.metadata.labels).toEqual({ c: '3' });
   });
+
+  it("a Deployment's pod template and a Service's ports -> merged by the same keys as a Pod's spec (name, containerPort, port)", () => {
+    const deployment = { spec: { template: { spec: { containers: [{ name: 'a', image: 'a:1', ports: [{ containerPort: 80, name: 'http' }] }, { name: 'b', image: 'b:1' }] } } } };
+    const out = applyStrategicMergePatch(deployment, { spec: { template: { spec: { containers: [{ name: 'a', image: 'a:2', ports: [{ containerPort: 81 }] }] } } } });
+    expect(out.spec.template.spec.containers).toEqual([
+      { name: 'a', image: 'a:2', ports: [{ containerPort: 80, name: 'http' }, { containerPort: 81 }] },
+      { name: 'b', image: 'b:1' },
+    ]);
+    const service = applyStrategicMergePatch({ spec: { ports: [{ port: 80, name: 'http' }, { port: 443, name: 'https' }] } }, { spec: { ports: [{ port: 443, targetPort: 8443 }] } });
+    expect(service.spec.ports).toEqual([{ port: 80, name: 'http' }, { port: 443, name: 'https', targetPort: 8443 }]);
+  });
 });
 
 describe('selectors', () => {
