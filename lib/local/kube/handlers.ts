@@ -6,7 +6,7 @@ import { decodeApplyBody } from './apply-body.js';
 import { KubeApiError, badRequest, notFound } from './errors.js';
 import { duplicateJsonFields } from './field-validation.js';
 import { isObject } from './json.js';
-import { decodeProtobufObject } from './protobuf.js';
+import { decodeProtobufDeleteOptions, decodeProtobufObject } from './protobuf.js';
 import { optionsFromQuery, writeOptions, type OptionSource, type RequestOptions, type WriteVerb } from './request-options.js';
 import { apiVersionOf } from './resources.js';
 import type { ResourceRoute } from './routes.js';
@@ -161,7 +161,10 @@ function list(store: LocalObjectStore, request: ApiRequest): ApiResponse {
 function deleteOptions(request: ApiRequest): DeleteOptions {
   const options: DeleteOptions = {};
   const text = request.body.toString('utf8');
-  const body = text.trim() ? parseJson(text) : undefined;
+  const body =
+    request.contentType === 'application/vnd.kubernetes.protobuf' ? decodeProtobufDeleteOptions(request.body)
+    : text.trim() ? parseJson(text)
+    : undefined;
   if (isObject(body) && isObject(body.preconditions)) {
     const { uid, resourceVersion } = body.preconditions;
     options.preconditions = {};

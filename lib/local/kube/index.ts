@@ -12,7 +12,10 @@
  * How it writes: create, update, JSON/merge/strategic patch and server-side apply (with
  * metadata.managedFields per manager and 409 conflicts, ssa/), `dryRun=All` on every write,
  * `fieldValidation` Strict/Warn/Ignore against each kind's schema (schema/), watch, tables
- * for kubectl, and discovery and OpenAPI enough for kubectl 1.32 and 1.34.
+ * for kubectl, and discovery and OpenAPI enough for kubectl 1.32 and 1.34. Bodies are JSON,
+ * but for the protobuf that client-go's typed clients send regardless (protobuf.ts): kubectl's
+ * namespaces, Helm's release Secrets and DeleteOptions — so helm 4 installs, upgrades, rolls
+ * back and uninstalls the forwarder's chart against it.
  */
 export type {
   ApplyOptions,

@@ -1,7 +1,8 @@
 /**
  * The HTTP face of the store: enough of the Kubernetes REST API for `@kubernetes/client-node`
  * and `kubectl` (discovery, CRUD, patch, server-side apply, dry run, field validation, status
- * subresources, watch). JSON only; protobuf is never advertised, so clients fall back to JSON.
+ * subresources, watch). JSON answers; protobuf is never advertised, so clients fall back to JSON
+ * (but for the few bodies typed clients send as protobuf regardless: protobuf.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listen } from '../../http/index.js';

@@ -1,19 +1,20 @@
 /**
- * kubectl 1.34 server-side applies the forwarder's kustomize base (infra/forwarder) to the
- * local API: with --dry-run=server (validated, answered, nothing stored), for real, and again
- * (nothing changes). Plus a Service with a ServiceMonitor, on a server that serves
- * prometheus-operator's CRD and on one that does not, and a manifest with an unknown field.
+ * kubectl 1.34 server-side applies what `helm template` renders of the forwarder's chart to the
+ * local API — with the defaults and with every knob set: with --dry-run=server (validated,
+ * answered, nothing stored), for real, and again (nothing changes). Plus a Service with a
+ * ServiceMonitor on a server that does not serve prometheus-operator's CRD, and a manifest with
+ * an unknown field.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createObjectStore, startKubeApiServer, type KubeApiServer, type LocalObjectStore, type ResourceName } from '../../../lib/local/kube/index.js';
-import { kubectl134, type Kubectl } from './kubectl134.js';
+import { ALL_VALUES, renderChartText } from '../../infra/tools/chart.js';
+import { createObjectStore, startKubeApiServer, type KubeApiServer, type LocalObjectStore, type ResourceName } from '../../lib/local/kube/index.js';
+import { kubectl134, type Kubectl } from '../local/kube/kubectl134.js';
 
-const BASE = 'infra/forwarder';
 const NS = 'volhook-system';
+const SECRET = 'whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=';
 
-/** What infra/forwarder/kustomization.yaml holds, as kubectl names each object it applies. */
+/** The chart with the required values and its Secret from secret.value, as kubectl names each object it applies. */
 const APPLIED = [
-  'namespace/volhook-system',
   'serviceaccount/volhook-forwarder',
   'role.rbac.authorization.k8s.io/volhook-forwarder-leader-election',
   'clusterrole.rbac.authorization.k8s.io/volhook-forwarder',
@@ -24,10 +25,9 @@ const APPLIED = [
   'deployment.apps/volhook-forwarder',
   'poddisruptionbudget.policy/volhook-forwarder',
   'csidriver.storage.k8s.io/ebs.csi.aws.com',
-];
+].sort();
 
 const STORED: Array<[ResourceName, string, string?]> = [
-  ['namespaces', NS],
   ['serviceaccounts', 'volhook-forwarder', NS],
   ['roles', 'volhook-forwarder-leader-election', NS],
   ['clusterroles', 'volhook-forwarder'],
@@ -39,6 +39,21 @@ const STORED: Array<[ResourceName, string, string?]> = [
   ['poddisruptionbudgets', 'volhook-forwarder', NS],
   ['csidrivers', 'ebs.csi.aws.com'],
 ];
+
+/** Every knob set (ci/all-values.yaml, release `fwd`): a Service and a ServiceMonitor, no CSIDriver. */
+const APPLIED_ALL = [
+  'serviceaccount/fwd',
+  'role.rbac.authorization.k8s.io/fwd-leader-election',
+  'clusterrole.rbac.authorization.k8s.io/fwd',
+  'rolebinding.rbac.authorization.k8s.io/fwd-leader-election',
+  'clusterrolebinding.rbac.authorization.k8s.io/fwd',
+  'configmap/fwd',
+  'secret/fwd',
+  'service/fwd',
+  'deployment.apps/fwd',
+  'poddisruptionbudget.policy/fwd',
+  'servicemonitor.monitoring.coreos.com/fwd',
+].sort();
 
 const SERVICE_AND_MONITOR = `apiVersion: v1
 kind: Service
@@ -81,6 +96,9 @@ interface Local {
   kubectl: Kubectl;
 }
 
+/** The chart rendered with the required values, and with every knob set, as files kubectl applies. */
+let rendered: { defaults: string; all: string };
+
 async function start(serviceMonitors: boolean): Promise<Local> {
   const store = createObjectStore();
   const server = await startKubeApiServer({ store, serviceMonitors });
@@ -88,6 +106,7 @@ async function start(serviceMonitors: boolean): Promise<Local> {
 }
 
 const lines = (text: string): string[] => text.split('\n').filter(Boolean);
+const sortedLines = (text: string): string[] => lines(text).sort();
 const resourceVersions = (store: LocalObjectStore): string[] => STORED.map(([r, name, ns]) => store.get(r, name, ns)?.metadata.resourceVersion ?? 'missing');
 
 let withMonitors: Local;
@@ -95,6 +114,10 @@ let plain: Local;
 
 beforeAll(async () => {
   [withMonitors, plain] = await Promise.all([start(true), start(false)]);
+  rendered = {
+    defaults: await withMonitors.kubectl.manifest('chart.yaml', renderChartText({ valuesFiles: [], values: { backendUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com', clusterId: 'prod-eu-1', secret: { value: SECRET } } })),
+    all: await withMonitors.kubectl.manifest('chart-all.yaml', renderChartText({ valuesFiles: [ALL_VALUES], releaseName: 'fwd' })),
+  };
 });
 
 afterAll(async () => {
@@ -105,13 +128,12 @@ afterAll(async () => {
 });
 
 describe('kubectl 1.34 apply --server-side against the local API', () => {
-  it('dry run on an empty cluster -> cluster-scoped objects answered; namespaced ones refused for the namespace the dry run did not create; nothing stored', async () => {
+  it('dry run on an empty cluster -> cluster-scoped objects answered; namespaced ones refused for the namespace not made yet (helm --create-namespace makes it); nothing stored', async () => {
     const { store, kubectl } = plain;
     const before = store.resourceVersion;
-    const result = await kubectl.run('apply', '--server-side', '--dry-run=server', '-k', BASE);
+    const result = await kubectl.run('apply', '--server-side', '--dry-run=server', '-f', rendered.defaults);
     expect(result.code).toBe(1);
-    expect(lines(result.stdout)).toEqual([
-      'namespace/volhook-system serverside-applied (server dry run)',
+    expect(sortedLines(result.stdout)).toEqual([
       'clusterrole.rbac.authorization.k8s.io/volhook-forwarder serverside-applied (server dry run)',
       'clusterrolebinding.rbac.authorization.k8s.io/volhook-forwarder serverside-applied (server dry run)',
       'csidriver.storage.k8s.io/ebs.csi.aws.com serverside-applied (server dry run)',
@@ -123,23 +145,25 @@ describe('kubectl 1.34 apply --server-side against the local API', () => {
 
   it('dry run with the namespace there -> every object answered, none stored, no event, no resourceVersion used', async () => {
     const { store, kubectl } = withMonitors;
-    expect(await kubectl.ok('apply', '--server-side', '-f', `${BASE}/namespace.yaml`)).toBe('namespace/volhook-system serverside-applied\n');
+    expect(await kubectl.ok('create', 'namespace', NS)).toBe('namespace/volhook-system created\n');
     const before = store.resourceVersion;
     const events: string[] = [];
     const stops = (['deployments', 'secrets', 'clusterroles', 'csidrivers'] as const).map((r) => store.watch(r, { resourceVersion: before }, (e) => events.push(`${r} ${e.type}`)));
 
-    const out = await kubectl.ok('apply', '--server-side', '--dry-run=server', '-k', BASE);
+    const out = await kubectl.ok('apply', '--server-side', '--dry-run=server', '-f', rendered.defaults);
+    const all = await kubectl.ok('apply', '--server-side', '--dry-run=server', '-f', rendered.all);
 
     stops.forEach((stop) => stop());
-    expect(lines(out)).toEqual(APPLIED.map((name) => `${name} serverside-applied (server dry run)`));
+    expect(sortedLines(out)).toEqual(APPLIED.map((name) => `${name} serverside-applied (server dry run)`));
+    expect(sortedLines(all)).toEqual(APPLIED_ALL.map((name) => `${name} serverside-applied (server dry run)`));
     expect(store.resourceVersion).toBe(before);
     expect(events).toEqual([]);
-    expect(STORED.slice(1).map(([r, name, ns]) => store.get(r, name, ns))).toEqual(Array(STORED.length - 1).fill(undefined));
+    expect(STORED.map(([r, name, ns]) => store.get(r, name, ns))).toEqual(Array(STORED.length).fill(undefined));
   });
 
   it('the real apply -> each object stored, kubectl get finds it, owned by the kubectl manager', async () => {
     const { store, kubectl } = withMonitors;
-    expect(lines(await kubectl.ok('apply', '--server-side', '-k', BASE))).toEqual(APPLIED.map((name) => `${name} serverside-applied`));
+    expect(sortedLines(await kubectl.ok('apply', '--server-side', '-f', rendered.defaults))).toEqual(APPLIED.map((name) => `${name} serverside-applied`));
 
     const namespaced = await kubectl.ok('get', 'serviceaccount,role,rolebinding,configmap,secret,deployment,poddisruptionbudget', '-n', NS, '-o', 'name');
     expect(lines(namespaced).sort()).toEqual(
@@ -161,10 +185,10 @@ describe('kubectl 1.34 apply --server-side against the local API', () => {
       expect(managers, resource).toEqual(['kubectl/Apply']);
     }
     const secret = store.get('secrets', 'volhook-forwarder', NS);
-    expect(secret?.data).toEqual({ secret: Buffer.from('REPLACE-WITH-THE-CLUSTER-SECRET').toString('base64') });
+    expect(secret?.data).toEqual({ secret: Buffer.from(SECRET).toString('base64') });
     expect(secret).not.toHaveProperty('stringData');
-    const deployment = await kubectl.ok('get', 'deployment', 'volhook-forwarder', '-n', NS, '-o', 'jsonpath={.spec.replicas} {.spec.template.spec.containers[0].env[2].valueFrom.fieldRef.apiVersion} {.spec.revisionHistoryLimit}');
-    expect(deployment).toBe('2 v1 10');
+    const deployment = await kubectl.ok('get', 'deployment', 'volhook-forwarder', '-n', NS, '-o', 'jsonpath={.spec.replicas} {.spec.template.spec.containers[0].env[1].valueFrom.fieldRef.apiVersion} {.spec.revisionHistoryLimit} {.spec.template.spec.priorityClassName}');
+    expect(deployment).toBe('2 v1 10 system-cluster-critical');
   });
 
   it('the same apply again, seconds later -> no object changes (kubectl 1.34 still prints serverside-applied; diff --server-side finds nothing)', async () => {
@@ -175,18 +199,18 @@ describe('kubectl 1.34 apply --server-side against the local API', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const before = resourceVersions(store);
     const revision = store.resourceVersion;
-    expect(lines(await kubectl.ok('apply', '--server-side', '-k', BASE))).toEqual(APPLIED.map((name) => `${name} serverside-applied`));
+    expect(sortedLines(await kubectl.ok('apply', '--server-side', '-f', rendered.defaults))).toEqual(APPLIED.map((name) => `${name} serverside-applied`));
     expect(resourceVersions(store)).toEqual(before);
     expect(store.resourceVersion).toBe(revision);
-    expect(await kubectl.run('diff', '--server-side', '-k', BASE)).toMatchObject({ code: 0, stdout: '' });
+    expect(await kubectl.run('diff', '--server-side', '-f', rendered.defaults)).toMatchObject({ code: 0, stdout: '' });
 
     // Control: the same diff of a changed manifest finds the change (and changes nothing).
     const changed = await kubectl.manifest('pdb.yaml', `apiVersion: policy/v1
 kind: PodDisruptionBudget
-metadata: { name: volhook-forwarder, namespace: ${NS}, labels: { app.kubernetes.io/name: volhook-forwarder, app.kubernetes.io/part-of: volhook } }
+metadata: { name: volhook-forwarder, namespace: ${NS} }
 spec:
   minAvailable: 2
-  selector: { matchLabels: { app.kubernetes.io/name: volhook-forwarder } }
+  selector: { matchLabels: { app.kubernetes.io/name: volhook-forwarder, app.kubernetes.io/instance: volhook-forwarder } }
 `);
     const diff = await kubectl.run('diff', '--server-side', '-f', changed);
     expect(diff.code).toBe(1);
@@ -195,13 +219,22 @@ spec:
     expect(store.resourceVersion).toBe(revision);
   });
 
-  it('a Service and a ServiceMonitor, where the CRD is served -> both applied; the Service gets a cluster IP', async () => {
+  it('every knob set, where the ServiceMonitor CRD is served -> each object applied, the Service with a cluster IP, the ServiceMonitor on its port', async () => {
+    const { store, kubectl } = withMonitors;
+    expect(sortedLines(await kubectl.ok('apply', '--server-side', '-f', rendered.all))).toEqual(APPLIED_ALL.map((name) => `${name} serverside-applied`));
+    const table = lines(await kubectl.ok('get', 'service,servicemonitor', '-n', NS));
+    expect(table).toContainEqual(expect.stringMatching(/^service\/fwd\s+ClusterIP\s+10\.96\.0\.\d+\s+<none>\s+9090\/TCP\s+\d+/));
+    expect(table).toContainEqual(expect.stringMatching(/^servicemonitor\.monitoring\.coreos\.com\/fwd\s+\d+/));
+    expect(store.get('servicemonitors', 'fwd', NS)?.spec).toMatchObject({ endpoints: [{ port: 'http', path: '/metrics', interval: '15s' }] });
+    expect(await kubectl.ok('get', 'deployment', 'fwd', '-n', NS, '-o', 'jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image}')).toBe(
+      '3 registry.example.internal/mirror/volhook-forwarder@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+    );
+  });
+
+  it('a Service and a ServiceMonitor with a relabeling, where the CRD is served -> the CRD\'s structural default filled in', async () => {
     const { store, kubectl } = withMonitors;
     const path = await kubectl.manifest('monitoring.yaml', SERVICE_AND_MONITOR);
     expect(lines(await kubectl.ok('apply', '--server-side', '-f', path))).toEqual(['service/volhook-forwarder serverside-applied', 'servicemonitor.monitoring.coreos.com/volhook-forwarder serverside-applied']);
-    const table = lines(await kubectl.ok('get', 'service,servicemonitor', '-n', NS));
-    expect(table).toContainEqual(expect.stringMatching(/^service\/volhook-forwarder\s+ClusterIP\s+10\.96\.0\.\d+\s+<none>\s+8080\/TCP\s+\d+/));
-    expect(table).toContainEqual(expect.stringMatching(/^servicemonitor\.monitoring\.coreos\.com\/volhook-forwarder\s+\d+/));
     // The CRD's structural default for a relabeling's action.
     expect(store.get('servicemonitors', 'volhook-forwarder', NS)?.spec).toMatchObject({ endpoints: [{ relabelings: [{ action: 'replace', targetLabel: 'node' }] }] });
     expect(await kubectl.ok('api-resources', '--api-group', 'monitoring.coreos.com', '-o', 'name')).toBe('servicemonitors.monitoring.coreos.com\n');
