@@ -4,11 +4,8 @@
  * refuses (nothing changes), rollback, uninstall. Helm keeps its releases in Secrets, which its
  * client sends as protobuf: the local API decodes those (lib/local/kube/protobuf.ts).
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHART_DIR } from '../../infra/tools/chart.js';
-import { kubeTools } from '../../infra/tools/kube-tools.js';
 import { createObjectStore, startKubeApiServer, type KubeApiServer, type LocalObjectStore } from '../../lib/local/kube/index.js';
 import { kubectl134, type Kubectl } from '../local/kube/kubectl134.js';
 
@@ -20,19 +17,7 @@ let store: LocalObjectStore;
 let server: KubeApiServer;
 let kubectl: Kubectl;
 
-/** helm against the local API; failures returned, not thrown. */
-async function helm(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(kubeTools().helm, [...args, '--kubeconfig', kubectl.kubeconfig], {
-      env: { PATH: process.env.PATH ?? '', HOME: kubectl.kubeconfig.replace(/\/kubeconfig$/, '') },
-      timeout: 30_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const { code, stdout = '', stderr = '' } = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof code === 'number' ? code : 1, stdout, stderr };
-  }
-}
+const helm = (...args: string[]) => kubectl.helm(...args);
 
 const configMap = () => store.get('configmaps', RELEASE, NS) as { data: Record<string, string> } | undefined;
 const podAnnotations = () => (store.get('deployments', RELEASE, NS) as { spec: { template: { metadata: { annotations: Record<string, string> } } } } | undefined)?.spec.template.metadata.annotations;

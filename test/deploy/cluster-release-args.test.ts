@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runClusterCli } from '../../lib/cli/index.js';
 import { listen } from '../../lib/http/index.js';
+import { operatorKubeconfig } from '../e2e/support/kube.js';
 
 let server: Server;
 let close: () => Promise<void>;
@@ -36,13 +37,7 @@ beforeAll(async () => {
   kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(
     kubeconfig,
-    `apiVersion: v1
-kind: Config
-clusters: [{ name: local, cluster: { server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true } }]
-users: [{ name: operator, user: { token: local } }]
-contexts: [{ name: local, context: { cluster: local, user: operator } }]
-current-context: local
-`,
+    operatorKubeconfig(`http://127.0.0.1:${port}`),
   );
   registry = join(dir, 'clusters.json');
   expect((await cli('add', 'c1', '--region', 'us-east-1', '--file', registry)).code).toBe(0);

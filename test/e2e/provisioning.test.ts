@@ -19,6 +19,7 @@ import {
   createStorageClass,
   DRIVER,
   eventsFor,
+  operatorKubeconfig,
   orMissing,
   readClaim,
   readPod,
@@ -44,13 +45,7 @@ async function adopt(): Promise<{ code: number; stdout: string; stderr: string }
     const kubeconfig = join(dir, 'kubeconfig');
     await writeFile(
       kubeconfig,
-      `apiVersion: v1
-kind: Config
-clusters: [{ name: local, cluster: { server: "${stack.urls.kube}", insecure-skip-tls-verify: true } }]
-users: [{ name: operator, user: { token: local } }]
-contexts: [{ name: local, context: { cluster: local, user: operator } }]
-current-context: local
-`,
+      operatorKubeconfig(stack.urls.kube),
     );
     let stdout = '';
     let stderr = '';

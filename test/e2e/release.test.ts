@@ -14,11 +14,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHART_DIR } from '../../infra/tools/chart.js';
 import { runClusterCli, type ReleaseReport } from '../../lib/cli/index.js';
 import { kubeConfigFor } from '../../lib/kube/index.js';
 import { localPaths } from '../../lib/local/stack/index.js';
+import { kubectl134 } from '../local/kube/kubectl134.js';
 import { describeVolumes } from './support/ec2.js';
-import { createClaim, createNamespace, DRIVER, listAttachments, readClaim, readVolume } from './support/kube.js';
+import { createClaim, createNamespace, DRIVER, listAttachments, operatorKubeconfig, readClaim, readVolume } from './support/kube.js';
 import { provisionForPod, waitClaimBound, type ProvisionedForPod, type ScenarioContext } from './support/scenarios.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
@@ -50,13 +52,7 @@ beforeAll(async () => {
   kubeconfig = join(dir, 'kubeconfig');
   await writeFile(
     kubeconfig,
-    `apiVersion: v1
-kind: Config
-clusters: [{ name: local, cluster: { server: "${stack.urls.kube}", insecure-skip-tls-verify: true } }]
-users: [{ name: operator, user: { token: local } }]
-contexts: [{ name: local, context: { cluster: local, user: operator } }]
-current-context: local
-`,
+    operatorKubeconfig(stack.urls.kube),
   );
   // The Lease lives in the forwarder's namespace; the forwarder takes it once that exists.
   await createNamespace(stack.kube, LEASE.namespace);
@@ -170,6 +166,35 @@ describe('cluster release over the local stack', () => {
     await stack.forwarder()!.stop();
   }, 180_000);
 
+  it("the forwarder's chart installed (its Deployment wants replicas) -> --apply refused naming it and its helm uninstall; after helm uninstall -> not refused for it", async () => {
+    const tools = await kubectl134(stack.urls.kube);
+    try {
+      const installed = await tools.helm('upgrade', '--install', 'volhook-forwarder', CHART_DIR, '-n', LEASE.namespace, '--create-namespace',
+        '--set', `backendUrl=${stack.urls.backend}`, '--set', `clusterId=${stack.clusterId}`, '--set', `secret.value=${stack.secret}`, '--set', 'csiDriver.create=false');
+      expect(installed.stderr).toBe('');
+      await sleep(2_500);
+      const before = await marksOfCluster();
+
+      const dry = await release('--json');
+      expect(dry.code).toBe(1);
+      expect(json(dry).refusals).toContain('Deployment volhook-system/volhook-forwarder wants 2 replica(s): uninstall the forwarder first');
+      expect(json(dry).forwarder.seen).toContain('Deployment volhook-system/volhook-forwarder: 2 replica(s) wanted, 0 ready (Helm release volhook-forwarder)');
+      expect(json(dry).forwarder.uninstall).toContain('helm uninstall volhook-forwarder -n volhook-system');
+      const refused = await release('--apply');
+      expect(refused.code).toBe(1);
+      expect(await marksOfCluster()).toEqual(before);
+      expect(await registered()).toBe(true);
+
+      // The way out the refusal names.
+      expect((await tools.helm('uninstall', 'volhook-forwarder', '-n', LEASE.namespace)).code).toBe(0);
+      const after = await release('--json');
+      expect(json(after).refusals).toEqual([]);
+      expect(json(after).forwarder.seen).toContain('Deployment volhook-system/volhook-forwarder: none');
+    } finally {
+      await tools.close();
+    }
+  }, 120_000);
+
   it('forwarder stopped -> the dry run lists X; --apply removes exactly X, fixes what it listed, deregisters; no EC2 call, every disk as it was; the objects as the CSI sidecars expect', async () => {
     // What a forwarder stopped mid-way leaves: a bound claim still protected; and what the
     // sidecars would trip over that volhook writes: a PV without the provisioner finalizer, an
@@ -201,7 +226,7 @@ describe('cluster release over the local stack', () => {
     expect(json(dry).held).toEqual([]);
     expect(json(dry).registration.status).toBe('remove');
     expect(table.stdout).toMatch(new RegExp(`^PersistentVolumeClaim +shop/logs +finalizer ${PROTECTION} +would remove +PV ${logsPv} exists`, 'm'));
-    expect(table.stdout).toMatch(/Deployment volhook-system\/volhook-forwarder: apps\/v1 is not served by this API server/);
+    expect(table.stdout).toMatch(/Deployment volhook-system\/volhook-forwarder: none/);
     expect(table.stdout).toContain('helm uninstall volhook-forwarder -n volhook-system');
     expect(table.stderr).toContain('dry run: nothing was changed; run again with --apply');
     expect(await marksOfCluster()).toEqual(before);

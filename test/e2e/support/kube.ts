@@ -147,3 +147,14 @@ export function volumeZones(pv: V1PersistentVolume): string[] {
       .flatMap((e) => e.values ?? []),
   );
 }
+
+/** A kubeconfig for the CLI's commands (adopt, release) against a local API server: an operator with a token. */
+export function operatorKubeconfig(server: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters: [{ name: local, cluster: { server: "${server}", insecure-skip-tls-verify: true } }]
+users: [{ name: operator, user: { token: local } }]
+contexts: [{ name: local, context: { cluster: local, user: operator } }]
+current-context: local
+`;
+}

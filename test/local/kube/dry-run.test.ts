@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { handleResource, type ApiRequest, type ApiResponse } from '../../../lib/local/kube/handlers.js';
 import { createObjectStore, type KubeApiError, type KubeObject, type LocalObjectStore, type WatchEvent } from '../../../lib/local/kube/index.js';
 import { route } from '../../../lib/local/kube/routes.js';
+import { refusalOf } from './helpers.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 
@@ -18,14 +19,6 @@ function request(method: string, path: string, options: { query?: string; body?:
   return { method, route: target, query: new URLSearchParams(options.query ?? ''), contentType: body === undefined ? '' : (options.contentType ?? 'application/json'), body: Buffer.from(text), table: false, userAgent: 'test/1.0' };
 }
 
-function failure(fn: () => unknown): KubeApiError {
-  try {
-    fn();
-  } catch (err) {
-    return err as KubeApiError;
-  }
-  throw new Error('expected a refusal');
-}
 
 const configMap = (name: string, data: Record<string, string>, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', ...extra }, data });
 
@@ -78,11 +71,11 @@ describe('dryRun=All (handlers)', () => {
     const store = seeded();
     const invalid = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'other' } }, spec: { containers: [{ name: 'a', image: 'a' }] } } } };
     const path = '/apis/apps/v1/namespaces/default/deployments';
-    const dryRefusal = dry(store, () => ({ status: 0, body: failure(() => handleResource(store, request('POST', path, { query: 'dryRun=All', body: invalid }))) }));
-    const realRefusal = failure(() => handleResource(store, request('POST', path, { body: invalid })));
+    const dryRefusal = dry(store, () => ({ status: 0, body: refusalOf(() => handleResource(store, request('POST', path, { query: 'dryRun=All', body: invalid }))) }));
+    const realRefusal = refusalOf(() => handleResource(store, request('POST', path, { body: invalid })));
     expect((dryRefusal.body as KubeApiError).toStatus()).toEqual(realRefusal.toStatus());
     expect(realRefusal.code).toBe(422);
-    const exists = dry(store, () => ({ status: 0, body: failure(() => handleResource(store, request('POST', CM, { query: 'dryRun=All', body: configMap('settings', {}) }))) }));
+    const exists = dry(store, () => ({ status: 0, body: refusalOf(() => handleResource(store, request('POST', CM, { query: 'dryRun=All', body: configMap('settings', {}) }))) }));
     expect((exists.body as KubeApiError).reason).toBe('AlreadyExists');
   });
 
@@ -166,7 +159,7 @@ describe('dryRun=All (handlers)', () => {
   ])('%s with dryRun other than All -> 422 naming the value, as kube-apiserver answers; nothing done', (method, path, kind, body) => {
     const store = seeded();
     const contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
-    const err = dry(store, () => ({ status: 0, body: failure(() => handleResource(store, request(method, path, { query: 'dryRun=Server', body, contentType }))) })).body as KubeApiError;
+    const err = dry(store, () => ({ status: 0, body: refusalOf(() => handleResource(store, request(method, path, { query: 'dryRun=Server', body, contentType }))) })).body as KubeApiError;
     expect(err.code).toBe(422);
     expect(err.message).toBe(`${kind}.meta.k8s.io "${method === 'PUT' ? 'settings' : ''}" is invalid: dryRun: Unsupported value: []string{"Server"}: supported values: "All"`);
     expect(err.details).toMatchObject({ group: 'meta.k8s.io', kind, causes: [{ reason: 'FieldValueNotSupported', field: 'dryRun' }] });

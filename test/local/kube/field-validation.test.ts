@@ -6,9 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { duplicateJsonFields } from '../../../lib/local/kube/field-validation.js';
 import { handleResource, type ApiRequest } from '../../../lib/local/kube/handlers.js';
-import { createObjectStore, type KubeApiError, type KubeObject } from '../../../lib/local/kube/index.js';
+import { createObjectStore, type KubeObject } from '../../../lib/local/kube/index.js';
 import { managerFromUserAgent, optionsFromQuery, writeOptions } from '../../../lib/local/kube/request-options.js';
 import { route } from '../../../lib/local/kube/routes.js';
+import { refusalOf } from './helpers.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 
@@ -18,21 +19,13 @@ function request(method: string, path: string, query: string, body: string, cont
   return { method, route: target, query: new URLSearchParams(query), contentType, body: Buffer.from(body), table: false };
 }
 
-function failure(fn: () => unknown): KubeApiError {
-  try {
-    fn();
-  } catch (err) {
-    return err as KubeApiError;
-  }
-  throw new Error('expected a refusal');
-}
 
 const typo = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'typo' }, dataa: { a: '1' }, data: { b: '2' } });
 
 describe('field validation', () => {
   it('create with an unknown field: Strict -> 400 naming it; Warn (and no directive) -> stored without it, one warning; Ignore -> stored without it, silently', () => {
     const store = createObjectStore();
-    const strict = failure(() => handleResource(store, request('POST', CM, 'fieldValidation=Strict', typo)));
+    const strict = refusalOf(() => handleResource(store, request('POST', CM, 'fieldValidation=Strict', typo)));
     expect([strict.code, strict.message]).toEqual([400, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "dataa"']);
     expect(store.get('configmaps', 'typo', 'default')).toBeUndefined();
 
@@ -64,7 +57,7 @@ describe('field validation', () => {
   it('a body repeating a field: Strict -> 400 naming it; Warn -> the last value kept, a warning', () => {
     const store = createObjectStore();
     const twice = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"twice"},"data":{"a":"1","a":"2"}}';
-    expect(failure(() => handleResource(store, request('POST', CM, 'fieldValidation=Strict', twice))).message).toBe(
+    expect(refusalOf(() => handleResource(store, request('POST', CM, 'fieldValidation=Strict', twice))).message).toBe(
       'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "data.a"',
     );
     const warned = handleResource(store, request('POST', CM, 'fieldValidation=Warn', twice));
@@ -76,7 +69,7 @@ describe('field validation', () => {
     const store = createObjectStore();
     store.create('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' }, data: { a: '1' } });
     const patch = JSON.stringify({ dataa: { x: '1' }, data: { a: '2' } });
-    const strict = failure(() => handleResource(store, request('PATCH', `${CM}/cm`, 'fieldValidation=Strict', patch, 'application/merge-patch+json')));
+    const strict = refusalOf(() => handleResource(store, request('PATCH', `${CM}/cm`, 'fieldValidation=Strict', patch, 'application/merge-patch+json')));
     expect(strict.code).toBe(422);
     expect(strict.message).toMatch(/^ "" is invalid: patch: Invalid value: ".*": strict decoding error: unknown field "dataa"$/);
     expect(store.get('configmaps', 'cm', 'default')?.data).toEqual({ a: '1' });
@@ -90,9 +83,9 @@ describe('field validation', () => {
     const store = createObjectStore();
     const apply = (query: string, yaml: string) => handleResource(store, request('PATCH', `${CM}/cm`, `fieldManager=alice&${query}`, yaml, 'application/apply-patch+yaml'));
     const unknown = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndataa: {a: "1"}\n';
-    expect(failure(() => apply('fieldValidation=Ignore', unknown)).message).toBe('failed to create typed patch object (default/cm; /v1, Kind=ConfigMap): .dataa: field not declared in schema');
+    expect(refusalOf(() => apply('fieldValidation=Ignore', unknown)).message).toBe('failed to create typed patch object (default/cm; /v1, Kind=ConfigMap): .dataa: field not declared in schema');
     const repeated = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: "1"\n  a: "2"\n';
-    expect(failure(() => apply('fieldValidation=Strict', repeated)).message).toBe(
+    expect(refusalOf(() => apply('fieldValidation=Strict', repeated)).message).toBe(
       'error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  line 7: key "a" already set in map',
     );
     const warned = apply('fieldValidation=Warn', repeated);
@@ -110,19 +103,19 @@ describe('write options', () => {
   const opts = (query: string, verb: 'create' | 'update' | 'patch' | 'delete' = 'patch', apply = false) => () => writeOptions(verb, optionsFromQuery(new URLSearchParams(query)), { apply, userAgent: 'kubectl/v1.34.5 (linux/amd64) kubernetes/abc' });
 
   it('apply without fieldManager -> 422 with kube-apiserver\'s message; with one -> accepted', () => {
-    const err = failure(opts('', 'patch', true));
+    const err = refusalOf(opts('', 'patch', true));
     expect([err.code, err.reason, err.message]).toEqual([422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch']);
     expect(opts('fieldManager=alice', 'patch', true)()).toEqual({ dryRun: false, fieldManager: 'alice', fieldValidation: 'Warn', force: false });
   });
 
   it('force on a non-apply patch -> 422; on an apply -> honoured', () => {
-    expect(failure(opts('force=true')).message).toBe('PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch');
+    expect(refusalOf(opts('force=true')).message).toBe('PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch');
     expect(opts('fieldManager=a&force=true', 'patch', true)().force).toBe(true);
-    expect(failure(opts('fieldManager=a&force=maybe', 'patch', true)).code).toBe(400);
+    expect(refusalOf(opts('fieldManager=a&force=maybe', 'patch', true)).code).toBe(400);
   });
 
   it('fieldValidation other than Strict, Warn or Ignore -> 422 listing the allowed values', () => {
-    expect(failure(opts('fieldValidation=Loose', 'create')).message).toBe('CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loose": supported values: "", "Ignore", "Strict", "Warn"');
+    expect(refusalOf(opts('fieldValidation=Loose', 'create')).message).toBe('CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loose": supported values: "", "Ignore", "Strict", "Warn"');
     expect(opts('fieldValidation=Strict', 'create')().fieldValidation).toBe('Strict');
   });
 

@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { createObjectStore, startKubeApiServer, type KubeApiServer, type LocalObjectStore, type ObjectStoreOptions } from '../../../lib/local/kube/index.js';
+import { createObjectStore, KubeApiError, startKubeApiServer, type KubeApiServer, type LocalObjectStore, type ObjectStoreOptions } from '../../../lib/local/kube/index.js';
 import type { KubeApiServerOptions } from '../../../lib/local/kube/index.js';
 
 export interface Harness {
@@ -44,4 +44,15 @@ export async function failure(promise: Promise<unknown>): Promise<{ code: number
     return { code: e.code ?? 0, reason: body.reason, message: body.message };
   }
   throw new Error('expected the call to fail');
+}
+
+/** The KubeApiError a synchronous handler or store call throws; throws itself if it does not refuse. */
+export function refusalOf(fn: () => unknown): KubeApiError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof KubeApiError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
 }

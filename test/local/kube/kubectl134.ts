@@ -1,6 +1,6 @@
 /**
- * kubectl 1.34 (from the devDependency's layer, infra/tools/kube-tools.ts) pointed at a local
- * API server through a kubeconfig in a throwaway HOME: its own discovery cache, no
+ * kubectl 1.34 and helm 4 (from the devDependency's layer, infra/tools/kube-tools.ts) pointed at
+ * a local API server through a kubeconfig in a throwaway HOME: their own caches, no
  * credentials, nothing of the user's ~/.kube. Failures are returned, not thrown, so refusals
  * can be asserted on (exit code, stderr).
  */
@@ -19,6 +19,8 @@ export interface KubectlResult {
 export interface Kubectl {
   /** Runs `kubectl <args>` against the server (default namespace `default`). */
   run(...args: string[]): Promise<KubectlResult>;
+  /** Runs `helm <args>` against the same server. */
+  helm(...args: string[]): Promise<KubectlResult>;
   /** As `run`, and throws with kubectl's stderr unless it exits 0; returns stdout. */
   ok(...args: string[]): Promise<string>;
   /** Writes a manifest into the session's directory and returns its path. */
@@ -47,20 +49,22 @@ current-context: local
 
 /** kubectl 1.34 for `server` (the local API's URL, e.g. `KubeApiServer.url`). */
 export async function kubectl134(server: string): Promise<Kubectl> {
-  const { kubectl } = kubeTools();
+  const { kubectl, helm } = kubeTools();
   const home = await mkdtemp(join(tmpdir(), 'volhook-kubectl134-'));
   const kubeconfig = join(home, 'kubeconfig');
   await writeFile(kubeconfig, kubeconfigText(server));
   const env = { PATH: process.env.PATH ?? '', HOME: home, KUBECONFIG: kubeconfig, NO_PROXY: '127.0.0.1', no_proxy: '127.0.0.1' };
-  const run = (...args: string[]): Promise<KubectlResult> =>
+  const exec = (binary: string, args: string[]): Promise<KubectlResult> =>
     new Promise((resolve) => {
-      execFile(kubectl, args, { env, timeout: 20_000 }, (error, stdout, stderr) => {
+      execFile(binary, args, { env, timeout: 30_000 }, (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ code, stdout, stderr });
       });
     });
+  const run = (...args: string[]) => exec(kubectl, args);
   return {
     run,
+    helm: (...args) => exec(helm, args),
     async ok(...args) {
       const result = await run(...args);
       if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
