@@ -10,6 +10,10 @@
  * - `BudgetTokensGranted` / `BudgetTokensWaited`: tokens the rate budget granted, and items
  *   it sent back to wait for theirs.
  *
+ * And once per request, without the `Action` dimension, `Ec2Calls` and `Ec2Throttles` summed
+ * over every action: what the throttling alarm weighs, so that it covers every paced action
+ * (an alarm's math may use 10 metrics at most: two per action would cover five).
+ *
  * Hung on the app's `onEc2Calls` hook.
  */
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
@@ -33,7 +37,12 @@ export const ACTION_DIMENSION = 'Action';
  */
 export function recordEc2Metrics(metricsFor: () => Metrics) {
   return (_clusterId: string, stats: Ec2CallStats): void => {
+    if (stats.actions.size === 0) return;
+    let calls = 0;
+    let throttles = 0;
     for (const [action, counts] of stats.actions) {
+      calls += counts.calls;
+      throttles += counts.throttles;
       const metrics = metricsFor();
       metrics.addDimension(ACTION_DIMENSION, action);
       metrics.addMetric(EC2_METRICS.calls, MetricUnit.Count, counts.calls);
@@ -44,5 +53,9 @@ export function recordEc2Metrics(metricsFor: () => Metrics) {
       metrics.addMetric(EC2_METRICS.tokensWaited, MetricUnit.Count, counts.tokensWaited);
       metrics.publishStoredMetrics();
     }
+    const totals = metricsFor();
+    totals.addMetric(EC2_METRICS.calls, MetricUnit.Count, calls);
+    totals.addMetric(EC2_METRICS.throttles, MetricUnit.Count, throttles);
+    totals.publishStoredMetrics();
   };
 }

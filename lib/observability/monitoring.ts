@@ -4,28 +4,19 @@
  * A test checks the file is what this definition makes, so the two never drift apart.
  *
  * Metrics, all in namespace `volhook` with Powertools' `service` dimension:
- * - per cluster (`clusterId`): the reconcile outcomes (reconcile-results.ts) and the audit's
- *   figures (lib/audit/metrics.ts);
+ * - per cluster (`clusterId`): the reconcile outcomes — refused inputs apart from system
+ *   failures — and the errors an operator must see (reconcile-results.ts), the audit's figures
+ *   (lib/audit/metrics.ts);
  * - per EC2 action (`Action`): the gateway's calls, throttles, errors, latency and the rate
- *   budget's tokens ({@link EC2_METRICS}).
+ *   budget's tokens, and calls and throttles summed over every action (ec2-metrics.ts).
  * Function duration and errors come from AWS/Lambda.
  */
 import { AUDIT_METRICS } from '../audit/metrics.js';
+import { EC2_METRICS } from './ec2-metrics.js';
 import { METRICS_NAMESPACE, SERVICE_NAME } from './powertools.js';
-import { OUTCOME_METRICS } from './reconcile-results.js';
+import { ERROR_METRICS, OUTCOME_METRICS, REFUSED_METRIC } from './reconcile-results.js';
 
-/** The gateway's per-action metrics (dimension `Action`), as the EC2 rate budget publishes them. */
-export const EC2_METRICS = {
-  calls: 'Ec2Calls',
-  throttles: 'Ec2Throttles',
-  errors: 'Ec2Errors',
-  latencyMs: 'Ec2LatencyMs',
-  tokensGranted: 'BudgetTokensGranted',
-  tokensWaited: 'BudgetTokensWaited',
-} as const;
-
-/** The EC2 actions the throttling alarm weighs: an alarm's math may use 10 metrics at most, 2 per action. */
-export const ALARMED_ACTIONS = ['CreateVolume', 'DeleteVolume', 'AttachVolume', 'DetachVolume', 'DescribeVolumes'] as const;
+export { EC2_METRICS };
 
 /** CloudFormation logical IDs of the functions serverless.yml declares (`api`, `audit`). */
 export const FUNCTION_LOGICAL_IDS = { api: 'ApiLambdaFunction', audit: 'AuditLambdaFunction' } as const;
@@ -70,7 +61,9 @@ export function dashboardWidgets(): Widget[] {
   const rows: [string, unknown[], Record<string, unknown>?][] = [
     ['Items done per cluster', perCluster(OUTCOME_METRICS.done, 'Sum')],
     ['Items requeued per cluster', perCluster(OUTCOME_METRICS.requeue, 'Sum')],
-    ['Items failed per cluster', perCluster(OUTCOME_METRICS.failed, 'Sum')],
+    ['Items failed per cluster (system: ownership, IAM, capacity, EC2)', perCluster(OUTCOME_METRICS.failed, 'Sum')],
+    ['Inputs refused per cluster (a StorageClass, a claim, a limit of the registration)', perCluster(REFUSED_METRIC, 'Sum')],
+    ['Reconcile errors and write-back failures per cluster', [...perCluster(ERROR_METRICS.reconcile, 'Sum', 300, 'errors'), ...perCluster(ERROR_METRICS.writeBack, 'Sum', 300, 'writeback')]],
     ['EC2 calls per action', perAction(EC2_METRICS.calls, 'Sum')],
     ['EC2 throttles per action', perAction(EC2_METRICS.throttles, 'Sum')],
     ['EC2 rate budget: tokens waited per action', perAction(EC2_METRICS.tokensWaited, 'Sum')],
@@ -123,16 +116,12 @@ function alarm(name: string, description: string, props: AlarmProps) {
   };
 }
 
-const dims = (action: string) => [
-  { Name: 'Action', Value: action },
-  { Name: 'service', Value: SERVICE_NAME },
-];
+const serviceOnly = [{ Name: 'service', Value: SERVICE_NAME }];
 
 /** The CloudFormation resources (and outputs) serverless.yml includes from infra/monitoring.json. */
 export function monitoringResources() {
-  const calls: AlarmMetric[] = ALARMED_ACTIONS.map((action, n) => ({ Id: `c${n}`, ReturnData: false, MetricStat: { Metric: { Namespace: ns, MetricName: EC2_METRICS.calls, Dimensions: dims(action) }, Period: 300, Stat: 'Sum' } }));
-  const throttles: AlarmMetric[] = ALARMED_ACTIONS.map((action, n) => ({ Id: `t${n}`, ReturnData: false, MetricStat: { Metric: { Namespace: ns, MetricName: EC2_METRICS.throttles, Dimensions: dims(action) }, Period: 300, Stat: 'Sum' } }));
-  const sum = (prefix: string) => ALARMED_ACTIONS.map((_, n) => `FILL(${prefix}${n}, 0)`).join(' + ');
+  // Every action's calls and throttles, summed by the backend (no `Action` dimension).
+  const total = (id: string, metric: string): AlarmMetric => ({ Id: id, ReturnData: false, MetricStat: { Metric: { Namespace: ns, MetricName: metric, Dimensions: serviceOnly }, Period: 300, Stat: 'Sum' } });
   return {
     Resources: {
       AlarmTopic: {
@@ -143,17 +132,30 @@ export function monitoringResources() {
         Type: 'AWS::CloudWatch::Dashboard',
         Properties: { DashboardName: { 'Fn::Sub': '${AWS::StackName}-fleet' }, DashboardBody: { 'Fn::Sub': dashboardBody() } },
       },
-      FailedItemsAlarm: alarm('failed-items', 'Items the backend answered failed (a bad StorageClass, ownership, IAM, capacity), in 3 consecutive 5-minute periods, any cluster', {
+      FailedItemsAlarm: alarm('failed-items', 'Items failed for a system cause (ownership, IAM, capacity, EC2), in 3 consecutive 5-minute periods, any cluster; refused inputs (a bad StorageClass, a size over the limit) are not counted: they are the tenant\'s to fix', {
         Metrics: [{ Id: 'failed', ReturnData: true, Period: 300, Expression: `SELECT SUM(${OUTCOME_METRICS.failed}) FROM SCHEMA("${ns}", clusterId, service)` }],
         EvaluationPeriods: 3,
         DatapointsToAlarm: 3,
         Threshold: 0,
       }),
-      ThrottlingShareAlarm: alarm('ec2-throttling', `More than ${THROTTLE_SHARE_THRESHOLD * 100}% of EC2 calls (${ALARMED_ACTIONS.join(', ')}) throttled, 3 periods of 5 minutes in a row`, {
+      // One Metrics Insights query per alarm: a query cannot be a term of another expression.
+      ReconcileErrorsAlarm: alarm('reconcile-errors', `A reconciler failed unexpectedly (${ERROR_METRICS.reconcile}: a bug, or an outage of something it depends on) in any 5 minutes, any cluster: the log lines at ERROR carry the stack`, {
+        Metrics: [{ Id: 'errors', ReturnData: true, Period: 300, Expression: `SELECT SUM(${ERROR_METRICS.reconcile}) FROM SCHEMA("${ns}", clusterId, service)` }],
+        EvaluationPeriods: 1,
+        DatapointsToAlarm: 1,
+        Threshold: 0,
+      }),
+      WriteBackFailedAlarm: alarm('write-back-failed', `Writes the backend applies itself (writeBack: direct) could not be applied (${ERROR_METRICS.writeBack}) in any 5 minutes, any cluster: the log lines at ERROR say which and why`, {
+        Metrics: [{ Id: 'failures', ReturnData: true, Period: 300, Expression: `SELECT SUM(${ERROR_METRICS.writeBack}) FROM SCHEMA("${ns}", clusterId, service)` }],
+        EvaluationPeriods: 1,
+        DatapointsToAlarm: 1,
+        Threshold: 0,
+      }),
+      ThrottlingShareAlarm: alarm('ec2-throttling', `More than ${THROTTLE_SHARE_THRESHOLD * 100}% of EC2 calls (every action) throttled, 3 periods of 5 minutes in a row`, {
         Metrics: [
-          ...calls,
-          ...throttles,
-          { Id: 'share', ReturnData: true, Label: 'throttled share of EC2 calls', Expression: `(${sum('t')}) / MAX([${sum('c')}, 1])` },
+          total('calls', EC2_METRICS.calls),
+          total('throttles', EC2_METRICS.throttles),
+          { Id: 'share', ReturnData: true, Label: 'throttled share of EC2 calls', Expression: 'FILL(throttles, 0) / MAX([FILL(calls, 0), 1])' },
         ],
         EvaluationPeriods: 3,
         DatapointsToAlarm: 3,

@@ -7,13 +7,24 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { ERROR_MESSAGES, type ErrorStage } from '../app/app.js';
 import type { Item, Outcome, Result } from '../contract/index.js';
+import { failureParty } from './failure-party.js';
 
-/** One metric per outcome, in namespace `volhook`, dimensions `service` and `clusterId`. */
+/**
+ * One metric per outcome, in namespace `volhook`, dimensions `service` and `clusterId`. A failed
+ * item counts in `ReconcileFailed` when it is a system failure, in `ReconcileRefused` when it is
+ * a refused input (lib/reconcile/failure-party.ts): a tenant's typo is no operator's page.
+ */
 export const OUTCOME_METRICS: Readonly<Record<Outcome, string>> = {
   done: 'ReconcileDone',
   requeue: 'ReconcileRequeue',
   failed: 'ReconcileFailed',
 };
+export const REFUSED_METRIC = 'ReconcileRefused';
+
+/** The metric a result counts in. */
+export function outcomeMetric(result: Result): string {
+  return result.outcome === 'failed' && failureParty(result.reason) === 'input' ? REFUSED_METRIC : OUTCOME_METRICS[result.outcome];
+}
 
 export const RECONCILED_MESSAGE = 'reconciled';
 
@@ -25,14 +36,14 @@ export function recordReconcileResults(logger: Logger, metrics: Metrics) {
       kind: item.kind,
       outcome: result.outcome,
       writes: result.writes.length,
-      ...(result.outcome === 'failed' ? { reason: result.reason, detail: result.message } : {}),
+      ...(result.outcome === 'failed' ? { reason: result.reason, party: failureParty(result.reason), detail: result.message } : {}),
       ...(result.outcome === 'requeue' && result.message ? { detail: result.message } : {}),
       ...(result.outcome !== 'done' && result.requeueAfterSeconds !== undefined ? { requeueAfterSeconds: result.requeueAfterSeconds } : {}),
     };
     if (result.outcome === 'failed') logger.warn(RECONCILED_MESSAGE, fields);
     else logger.info(RECONCILED_MESSAGE, fields);
 
-    countPerCluster(metrics, clusterId, OUTCOME_METRICS[result.outcome]);
+    countPerCluster(metrics, clusterId, outcomeMetric(result));
   };
 }
 

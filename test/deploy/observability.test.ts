@@ -49,8 +49,9 @@ describe('recordReconcileResults', () => {
       { key: 'PersistentVolumeClaimDeleted/a', outcome: 'done', writes: [] },
       { key: 'PersistentVolumeClaimDeleted/b', outcome: 'requeue', requeueAfterSeconds: 2, message: 'volume is being created', writes: [] },
       { key: 'PersistentVolumeClaimDeleted/c', outcome: 'failed', reason: 'InvalidParameter', message: 'type "gp9" is unknown', writes: [] },
+      { key: 'PersistentVolumeClaimDeleted/d', outcome: 'failed', reason: 'UnauthorizedOperation', message: 'ec2:CreateVolume is not allowed', writes: [] },
     ];
-    results.forEach((r, i) => record('c1', item('abc'[i]!), r));
+    results.forEach((r, i) => record('c1', item('abcd'[i]!), r));
     metrics.publishStoredMetrics();
 
     const byKey = (a: Record<string, any>, b: Record<string, any>) => a.itemKey.localeCompare(b.itemKey);
@@ -58,9 +59,12 @@ describe('recordReconcileResults', () => {
       ['INFO', 'c1', 'PersistentVolumeClaimDeleted/a', 'done'],
       ['INFO', 'c1', 'PersistentVolumeClaimDeleted/b', 'requeue'],
       ['WARN', 'c1', 'PersistentVolumeClaimDeleted/c', 'failed'],
+      ['WARN', 'c1', 'PersistentVolumeClaimDeleted/d', 'failed'],
     ]);
-    const [, requeued, failed] = logLines().sort(byKey);
-    expect(failed).toMatchObject({ reason: 'InvalidParameter', detail: 'type "gp9" is unknown', service: 'volhook' });
+    const [, requeued, refused, failed] = logLines().sort(byKey);
+    // A tenant's bad parameter is a refused input; a denied EC2 call a system failure.
+    expect(refused).toMatchObject({ reason: 'InvalidParameter', party: 'input', detail: 'type "gp9" is unknown', service: 'volhook' });
+    expect(failed).toMatchObject({ reason: 'UnauthorizedOperation', party: 'system' });
     expect(requeued).toMatchObject({ requeueAfterSeconds: 2, detail: 'volume is being created' });
 
     const [blob, ...more] = emfBlobs();
@@ -72,11 +76,12 @@ describe('recordReconcileResults', () => {
         Metrics: expect.arrayContaining([
           { Name: 'ReconcileDone', Unit: 'Count' },
           { Name: 'ReconcileRequeue', Unit: 'Count' },
+          { Name: 'ReconcileRefused', Unit: 'Count' },
           { Name: 'ReconcileFailed', Unit: 'Count' },
         ]),
       },
     ]);
-    expect(blob).toMatchObject({ clusterId: 'c1', service: 'volhook', ReconcileDone: 1, ReconcileRequeue: 1, ReconcileFailed: 1 });
+    expect(blob).toMatchObject({ clusterId: 'c1', service: 'volhook', ReconcileDone: 1, ReconcileRequeue: 1, ReconcileRefused: 1, ReconcileFailed: 1 });
   });
 });
 
@@ -110,7 +115,7 @@ describe('recordForwarderContracts', () => {
 });
 
 describe('recordEc2Metrics', () => {
-  it('calls, throttles, errors, latency and tokens per EC2 action -> one EMF blob per action, dimension Action', () => {
+  it('calls, throttles, errors, latency and tokens per EC2 action -> one EMF blob per action, dimension Action; and the calls and throttles of every action summed, without it', () => {
     startCapture();
     const stats = new Ec2CallStats();
     stats.tokens('CreateVolume', 2, 3);
@@ -121,7 +126,11 @@ describe('recordEc2Metrics', () => {
     recordEc2Metrics(() => new Metrics({ namespace: 'volhook', serviceName: 'volhook' }))('c1', stats);
 
     const blobs = emfBlobs();
-    expect(blobs).toHaveLength(2);
+    expect(blobs).toHaveLength(3);
+    const totals = blobs.filter((b) => b.Action === undefined);
+    expect(totals).toEqual([expect.objectContaining({ service: 'volhook', Ec2Calls: 3, Ec2Throttles: 1 })]);
+    expect(totals[0]!._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'volhook', Dimensions: [['service']] });
+    expect(totals[0]).not.toHaveProperty('Ec2Errors');
     const create = blobs.find((b) => b.Action === 'CreateVolume');
     expect(create).toMatchObject({ service: 'volhook', Ec2Calls: 2, Ec2Throttles: 1, Ec2Errors: 0, Ec2LatencyMs: [120, 80], BudgetTokensGranted: 2, BudgetTokensWaited: 3 });
     expect(create!._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'volhook', Dimensions: [['service', 'Action']] });
@@ -133,6 +142,12 @@ describe('recordEc2Metrics', () => {
       ]),
     );
     expect(blobs.find((b) => b.Action === 'AttachVolume')).toMatchObject({ Ec2Calls: 1, Ec2Throttles: 0, Ec2Errors: 1, BudgetTokensGranted: 1, BudgetTokensWaited: 0 });
+  });
+
+  it('a request without EC2 calls -> no blob at all', () => {
+    startCapture();
+    recordEc2Metrics(() => new Metrics({ namespace: 'volhook', serviceName: 'volhook' }))('c1', new Ec2CallStats());
+    expect(emfBlobs()).toEqual([]);
   });
 });
 

@@ -133,7 +133,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     // Every substitution names something the template has.
     for (const [, name] of body.matchAll(/\$\{([^}]+)\}/g)) expect(name === 'AWS::Region' || name! in template.Resources, name).toBe(true);
     const alarms = ofType('AWS::CloudWatch::Alarm');
-    expect(alarms).toHaveLength(3);
+    expect(alarms).toHaveLength(5);
     for (const a of alarms) expect(a.Properties.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
     expect(ofType('AWS::SNS::Topic')).toHaveLength(1);
   });
@@ -158,6 +158,17 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey).sort()).toEqual(['GET /healthz', 'POST /v1/clusters/{clusterId}/reconcile']);
     expect(ofType('AWS::ApiGatewayV2::Integration').map((i) => i.Properties.PayloadFormatVersion)).toEqual(['2.0']);
     expect(ofType('AWS::Logs::LogGroup').map((g) => g.Properties.RetentionInDays)).toEqual([30, 30]);
+  });
+
+  it("docs/deploy.md's table of what a deployment creates -> names every resource of the template, and nothing else", () => {
+    const docs = readFileSync(join(repoRoot, 'docs/deploy.md'), 'utf8');
+    const table = docs.split('What a deployment creates')[1]!.split('\n\n')[1]!;
+    const named = table
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .flatMap((line) => [...line.split('|')[1]!.matchAll(/`([A-Za-z0-9]+)`/g)].map((m) => m[1]!));
+    expect(named.length).toBeGreaterThan(20);
+    expect([...named].sort()).toEqual(Object.keys(template.Resources).sort());
   });
 
   it('nothing was resolved against AWS: no ${aws:…}, ${ssm:…} or ${cf:…} variables, account from AWS::AccountId', () => {
