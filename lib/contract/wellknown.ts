@@ -35,6 +35,12 @@ export const Annotations = {
   attachedNodeId: 'csi.alpha.kubernetes.io/node-id',
 } as const;
 
+/** volhook's own annotations (`cluster release` removes them with the rest of its marks). */
+export const VolhookAnnotations = {
+  /** On a PV whose IOPS are not what its class asked (capped to the type's limits): what was asked, what was given, why. */
+  iopsAdjusted: 'volhook.io/iops-adjusted',
+} as const;
+
 export const Finalizers = {
   provisioner: 'external-provisioner.volume.kubernetes.io/finalizer',
   /** external-attacher's finalizer: `external-attacher/<driver with . replaced by ->`. */

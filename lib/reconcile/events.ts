@@ -9,6 +9,8 @@ export const EventReasons = {
   provisioningSucceeded: 'ProvisioningSucceeded',
   provisioningFailed: 'ProvisioningFailed',
   volumeFailedDelete: 'VolumeFailedDelete',
+  /** volhook's own: the disk was made with other IOPS than its class asked (capped), what and why. */
+  iopsAdjusted: 'IopsAdjusted',
   /** volhook's own: the disk of a claim that no longer needs it was deleted, and why. */
   volumeDeleted: 'VolumeDeleted',
   /** The csi-snapshotter sidecar's, on a VolumeSnapshotContent. */

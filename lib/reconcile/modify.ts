@@ -167,9 +167,10 @@ function describeChange(change: DiskChange): string {
 function coolingDown(job: ModifyJob, change: DiskChange, last: DiskModification, endsAt: number, ctx: ModifyContext): Settled {
   const { pvc } = job;
   const seconds = Math.max(1, Math.ceil((endsAt - ctx.now.getTime()) / 1000));
+  // The same words every time it is looked at again (no countdown), so repeated Events aggregate.
   const message =
     `EC2 allows one modification of volume ${job.volumeId} every ${formatDuration(ctx.cooldownMs)} (VolumeModificationRateExceeded); ` +
-    `the last began at ${kubeTime(new Date(Date.parse(last.startTime)))}, so ${describeChange(change)} waits until ${kubeTime(new Date(endsAt))} (${seconds} s)`;
+    `the last began at ${kubeTime(new Date(Date.parse(last.startTime)))}, so ${describeChange(change)} waits until ${kubeTime(new Date(endsAt))}`;
   return requeue(seconds, message, [
     ...claimStatusWrites(
       pvc,

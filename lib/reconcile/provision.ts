@@ -17,6 +17,7 @@ import {
   type PersistentVolumeClaimItem,
 } from '../contract/index.js';
 import { isGone, type Disk, type Ec2Error, type Snapshot } from '../ec2/types.js';
+import { describeIopsAdjustment } from '../storageclass/index.js';
 import { reconcileClaimRelease } from './claim-deleted.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
@@ -168,6 +169,8 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapsh
         createPersistentVolume(pv),
         removeFinalizer(pvcRef(pvc), Finalizers.claimProtection),
         pvcEvent(pvc, 'Normal', EventReasons.provisioningSucceeded, `Successfully provisioned volume ${job.pvName}`),
+        // Nothing adjusted silently: the class asked for IOPS the type does not allow at this size.
+        ...(job.spec.iopsAdjustment ? [pvcEvent(pvc, 'Normal', EventReasons.iopsAdjusted, `volume ${job.pvName}: ${describeIopsAdjustment(job.spec.iopsAdjustment)}`)] : []),
       ]);
     }
     case 'error': {

@@ -3,6 +3,7 @@ import {
   Annotations,
   Finalizers,
   TopologyKeys,
+  VolhookAnnotations,
   type NewInTreePersistentVolume,
   type NewPersistentVolume,
   type PersistentVolumeClaim,
@@ -10,7 +11,7 @@ import {
 } from '../contract/index.js';
 import type { Disk } from '../ec2/types.js';
 import { translateCsiPvToInTree } from '../migration/index.js';
-import { formatGiB, type VolumeSpec } from '../storageclass/index.js';
+import { describeIopsAdjustment, formatGiB, type VolumeSpec } from '../storageclass/index.js';
 
 export interface PersistentVolumeInput {
   pvName: string;
@@ -50,8 +51,13 @@ export const DELETION_SECRET_ANNOTATIONS = {
 export function buildPersistentVolume(input: PersistentVolumeInput): NewPersistentVolume | NewInTreePersistentVolume {
   if (!input.migratedFrom) return buildCsiPersistentVolume(input);
   const csi = buildCsiPersistentVolume(input);
-  csi.metadata.annotations = { [Annotations.provisionedBy]: input.migratedFrom, ...DELETION_SECRET_ANNOTATIONS };
+  csi.metadata.annotations = { [Annotations.provisionedBy]: input.migratedFrom, ...DELETION_SECRET_ANNOTATIONS, ...adjustedAnnotations(input.spec) };
   return translateCsiPvToInTree(csi);
+}
+
+/** volhook's note on a PV whose IOPS its class asked otherwise (capped to the type's limits). */
+function adjustedAnnotations(spec: VolumeSpec): Record<string, string> {
+  return spec.iopsAdjustment ? { [VolhookAnnotations.iopsAdjusted]: describeIopsAdjustment(spec.iopsAdjustment) } : {};
 }
 
 /**
@@ -71,7 +77,7 @@ function buildCsiPersistentVolume(input: PersistentVolumeInput): NewPersistentVo
     kind: 'PersistentVolume',
     metadata: {
       name: input.pvName,
-      annotations: { [Annotations.provisionedBy]: input.provisionerName },
+      annotations: { [Annotations.provisionedBy]: input.provisionerName, ...adjustedAnnotations(spec) },
       ...(reclaimPolicy === 'Delete' && { finalizers: [Finalizers.provisioner] }),
     },
     spec: {

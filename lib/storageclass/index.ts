@@ -1,7 +1,7 @@
 export { ParameterError } from './errors.js';
 export { volumeSpecFor, type VolumeSpec, type VolumeSpecInput } from './volume-spec.js';
 export { parseQuantity, roundUpToGiB, formatGiB } from './quantity.js';
-export { capIops } from './iops.js';
+export { capIops, describeIopsAdjustment, type IopsAdjustment } from './iops.js';
 export {
   VOLUME_TYPES,
   VOLUME_TYPE_LIMITS,

@@ -25,8 +25,33 @@ export function capIops(requested: number, sizeGiB: number, limits: IopsLimits, 
   return iops;
 }
 
+/** IOPS changed from what the class asked: the figures and the bound that moved it, in words. */
+export interface IopsAdjustment {
+  requested: number;
+  given: number;
+  why: string;
+}
+
+const figure = (n: number) => n.toLocaleString('en-US');
+
+/** Why `capIops` moved `requested` to `given` (the same order of bounds), or undefined if it did not. */
+export function iopsAdjustment(requested: number, given: number, sizeGiB: number, type: VolumeType, limits: IopsLimits): IopsAdjustment | undefined {
+  if (given === requested) return undefined;
+  const why =
+    requested < limits.min ? `${type} needs at least ${figure(limits.min)} IOPS, and allowAutoIOPSPerGBIncrease raised it`
+    : given === limits.maxPerGiB * sizeGiB && given < limits.max ? `${type} allows at most ${figure(limits.maxPerGiB)} IOPS per GiB: ${figure(given)} for ${sizeGiB} GiB`
+    : `${type} allows at most ${figure(limits.max)} IOPS`;
+  return { requested, given, why };
+}
+
+/** The adjustment in one line, the same every time (an Event repeated aggregates). */
+export function describeIopsAdjustment(adjustment: IopsAdjustment): string {
+  return `${figure(adjustment.requested)} IOPS asked, ${figure(adjustment.given)} given: ${adjustment.why}`;
+}
+
 /**
- * The IOPS to create the volume with: from `iops`, or `iopsPerGB` × size, then capped.
+ * The IOPS to create the volume with: from `iops`, or `iopsPerGB` × size, then capped, with
+ * what was asked when the cap changed it (for the Event and annotation that say so).
  * `undefined` when the class asks for none, so EC2 applies its default (gp3: 3,000). As in
  * the driver, a value of 0 or less counts as not given, and
  * `allowAutoIOPSPerGBIncrease: "true"` raises a too-low figure from either key.
@@ -36,7 +61,7 @@ export function capIops(requested: number, sizeGiB: number, limits: IopsLimits, 
  * leaves the last two to EC2, which refuses them (`InvalidParameterCombination` /
  * `InvalidParameterValue`); volhook refuses them before the call, with the same outcome.
  */
-export function resolveIops(params: ClassParameters, type: VolumeType, sizeGiB: number): number | undefined {
+export function resolveIops(params: ClassParameters, type: VolumeType, sizeGiB: number): { iops: number; adjustment?: IopsAdjustment } | undefined {
   const fixed = positiveInt32Parameter(params.get('iops'));
   const perGiB = positiveInt32Parameter(params.get('iopsPerGB'));
   if (fixed && perGiB) {
@@ -58,5 +83,6 @@ export function resolveIops(params: ClassParameters, type: VolumeType, sizeGiB: 
       `${what} is below the minimum of ${limits.min} for ${type}; ask for more, or set allowAutoIOPSPerGBIncrease: "true" to raise it`,
     );
   }
-  return iops;
+  const adjustment = iopsAdjustment(requested, iops, sizeGiB, type, limits);
+  return { iops, ...(adjustment && { adjustment }) };
 }

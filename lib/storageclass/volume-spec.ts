@@ -3,7 +3,7 @@ import { driverTagsFor } from './driver-tags.js';
 import { ParameterError } from './errors.js';
 import { filesystemFor, type FsType } from './filesystem.js';
 import { initializationFor } from './initialization.js';
-import { resolveIops } from './iops.js';
+import { resolveIops, type IopsAdjustment } from './iops.js';
 import { isTrue, readParameters, type ClassParameters } from './parameters.js';
 import { ceilGiB, parseQuantity } from './quantity.js';
 import { tagsFrom } from './tags.js';
@@ -17,6 +17,8 @@ export interface VolumeSpec {
   sizeGiB: number;
   /** After capping; only when the class asks (iops / iopsPerGB). gp3 without it gets EC2's 3,000. */
   iops?: number;
+  /** When capping changed what the class asked: said to the claim's owner, never silently. */
+  iopsAdjustment?: IopsAdjustment;
   /** MiB/s, gp3 only; without it EC2's 125. */
   throughput?: number;
   /** A kmsKeyId implies encryption. */
@@ -73,7 +75,8 @@ export function volumeSpecFor(input: VolumeSpecInput): VolumeSpec {
   const type = volumeTypeFor(params);
   const sizeGiB = sizeGiBFor(input.requestStorage, type);
   const multiAttach = multiAttachFor(type, input.volumeMode, input.accessModes);
-  const iops = resolveIops(params, type, sizeGiB);
+  const resolved = resolveIops(params, type, sizeGiB);
+  const iops = resolved?.iops;
   const throughput = resolveThroughput(params, type, iops);
   const kmsKeyId = params.get('kmsKeyId')?.value || undefined;
   const filesystem = filesystemFor(params, input.volumeMode);
@@ -91,6 +94,7 @@ export function volumeSpecFor(input: VolumeSpecInput): VolumeSpec {
     type,
     sizeGiB,
     ...(iops !== undefined && { iops }),
+    ...(resolved?.adjustment && { iopsAdjustment: resolved.adjustment }),
     ...(throughput !== undefined && { throughput }),
     encrypted: isTrue(params.get('encrypted')) || kmsKeyId !== undefined,
     ...(kmsKeyId !== undefined && { kmsKeyId }),

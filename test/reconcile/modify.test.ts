@@ -220,6 +220,18 @@ describe('VolumeAttributesClass change of a bound claim', () => {
     expect(events(result)).toEqual([{ type: 'Warning', reason: 'VolumeModifyFailed', message: expect.stringMatching(/every 6 hours .* waits until 2025-03-01T17:00:00Z/) }]);
   });
 
+  it('the same cool-down looked at again later -> the same Event message (no countdown: repeats aggregate), a shorter requeue', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { sizeGiB: 20 });
+    const startedAt = NOW.getTime() - 60 * 60 * 1000;
+    ec2.modifications.set(VOLUME, { volumeId: VOLUME, state: 'completed', startTime: new Date(startedAt).toISOString(), target: { sizeGiB: 20 } });
+    const first = await reconcileOne(ctx, boundClaim(toFast));
+    const later = await reconcileOne({ ...ctx, now: () => new Date(NOW.getTime() + 10 * 60 * 1000) }, boundClaim(toFast));
+    expect(events(later)).toEqual(events(first));
+    expect(first).toMatchObject({ outcome: 'requeue' });
+    expect(later).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: (first as { requeueAfterSeconds: number }).requeueAfterSeconds - 600 });
+  });
+
   it('EC2 refuses with VolumeModificationRateExceeded (a modification started after our read) -> waits for the end of its cool-down, no error loop', async () => {
     const { ec2, ctx } = setup();
     withVolume(ec2, { sizeGiB: 20 });

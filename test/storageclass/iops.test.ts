@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { capIops, VOLUME_TYPE_LIMITS } from '../../lib/storageclass/index.js';
+import { capIops, describeIopsAdjustment, VOLUME_TYPE_LIMITS } from '../../lib/storageclass/index.js';
 import { expectParameterError, spec } from './helpers.js';
 
 describe('IOPS worked examples of ebs.md', () => {
@@ -118,5 +118,24 @@ describe('IOPS left to EC2', () => {
 
   it('allowAutoIOPSPerGBIncrease without iops -> nothing to raise, iops undefined', () => {
     expect(spec({ type: 'io2', allowAutoIOPSPerGBIncrease: 'true' })).not.toHaveProperty('iops');
+  });
+});
+
+describe('IOPS adjusted -> said, never silent', () => {
+  it.each([
+    { name: 'io2 10 GiB at 500,000 -> 10,000, by the per-GiB bound', type: 'io2', size: '10Gi', extra: { iops: '500000' }, given: 10_000, why: 'io2 allows at most 1,000 IOPS per GiB: 10,000 for 10 GiB' },
+    { name: 'io2 1,000 GiB at 500,000 -> 256,000, by the type\'s maximum', type: 'io2', size: '1000Gi', extra: { iops: '500000' }, given: 256_000, why: 'io2 allows at most 256,000 IOPS' },
+    { name: 'io1 4 GiB at 1/GiB with auto-increase -> 100, raised to the minimum', type: 'io1', size: '4Gi', extra: { iopsPerGB: '1', allowAutoIOPSPerGBIncrease: 'true' }, given: 100, why: 'io1 needs at least 100 IOPS, and allowAutoIOPSPerGBIncrease raised it' },
+  ])('$name', ({ type, size, extra, given, why }) => {
+    const result = spec({ type, ...extra }, { requestStorage: size });
+    expect(result.iops).toBe(given);
+    expect(result.iopsAdjustment).toMatchObject({ given, why });
+    expect(describeIopsAdjustment(result.iopsAdjustment!)).toBe(`${result.iopsAdjustment!.requested.toLocaleString('en-US')} IOPS asked, ${given.toLocaleString('en-US')} given: ${why}`);
+  });
+
+  it('a figure within the limits -> kept, no adjustment', () => {
+    const result = spec({ type: 'io2', iops: '10000' }, { requestStorage: '10Gi' });
+    expect(result.iops).toBe(10_000);
+    expect(result).not.toHaveProperty('iopsAdjustment');
   });
 });
