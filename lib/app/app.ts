@@ -23,7 +23,7 @@ import {
 } from '../contract/index.js';
 import { Ec2CallStats, type Ec2Gateway, type Ec2Observer } from '../ec2/index.js';
 import type { ReconcileContext } from '../reconcile/index.js';
-import { ClusterIdSchema, RegistrationError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
+import { ClusterIdSchema, RegistrationError, RegistryMissingError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
 import { createMemoryReplayStore, replayExpiry, replayKey, type ReplayStore } from '../replay/index.js';
 import { createMemoryReportStore, type ReportStore } from '../reports/index.js';
 import { ApiError, ContractRefusedError, invalidRequest } from './errors.js';
@@ -227,6 +227,8 @@ async function lookUp(registry: ClusterRegistry, clusterId: string): Promise<Clu
   } catch (err) {
     // A broken registration concerns that cluster only: refuse its requests, clearly.
     if (err instanceof RegistrationError) throw new ApiError(403, 'registration_invalid', err.message);
+    // No registrations file at all: this backend is not set up yet, for every cluster alike.
+    if (err instanceof RegistryMissingError) throw new ApiError(503, 'registry_missing', err.message);
     throw err;
   }
   if (!registration) throw new ApiError(404, 'unknown_cluster', `cluster "${clusterId}" is not registered`);
