@@ -90,7 +90,7 @@ export async function waitForInstancesRunning(
   options: { timeoutMs?: number; intervalMs?: number } = {},
 ): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 120_000;
-  const intervalMs = options.intervalMs ?? 100;
+  const intervalMs = options.intervalMs ?? 200;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { Reservations } = await ec2.send(new DescribeInstancesCommand({ InstanceIds: [...ids] }));

@@ -140,10 +140,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(async () => ec2.destroy());
     const nodes = await launchNodeInstances(ec2, clusterId, zones, options.nodesPerZone);
     // Waited for after the other servers started, so their start-up overlaps the instances'.
-    const nodesRunning = waitForInstancesRunning(
-      ec2,
-      nodes.map((n) => n.instanceId),
-    );
+    const nodesRunning = waitForInstancesRunning(ec2, nodes.map((n) => n.instanceId));
     // Not left unhandled if a later step fails first; awaited below.
     nodesRunning.catch(() => undefined);
 
@@ -225,19 +222,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     let forwarder: Forwarder | undefined;
     const startOurForwarder = async () => {
       if (options.forwarder === false) return;
-      const config = { port: 0, ...options.forwarder };
-      forwarder = await listeningAs('forwarder', host, config.port, () => startForwarder(
-        {
-          apiUrl: backend.url,
-          clusterId,
-          secret,
-          kubeServer: kube.url,
-          port: 0,
-          listenHost: host,
-          ...options.forwarder,
-        },
-        { kubeConfig: kubeConfigFor({ server: kube.url }), logger: options.logger ?? silentLogger },
-      ));
+      const config = { apiUrl: backend.url, clusterId, secret, kubeServer: kube.url, port: 0, listenHost: host, ...options.forwarder };
+      const deps = { kubeConfig: kubeConfigFor({ server: kube.url }), logger: options.logger ?? silentLogger };
+      forwarder = await listeningAs('forwarder', host, config.port, () => startForwarder(config, deps));
     };
     await startOurForwarder();
     cleanups.push(async () => forwarder?.stop());
