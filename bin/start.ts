@@ -3,11 +3,15 @@
  * Environment: AWS_ENDPOINT_URL_EC2 (or AWS_ENDPOINT_URL) to use another EC2 instead of the
  * simulator; VOLHOOK_EC2_TIME_SCALE to speed the simulator up; VOLHOOK_EC2_STATE_DIR to keep
  * its volumes across restarts; VOLHOOK_QUIET=1 to silence the per-reconcile log;
- * VOLHOOK_BACKEND_PORT, VOLHOOK_EC2_PORT, VOLHOOK_KUBE_PORT to move the ports;
+ * VOLHOOK_BACKEND_PORT, VOLHOOK_EC2_PORT, VOLHOOK_KUBE_PORT, VOLHOOK_LOCAL_FORWARDER_PORT (the
+ * forwarder's health and metrics, default 8789) to move the ports; VOLHOOK_LOG_LEVEL, the
+ * forwarder's log level (default warn: its warnings and errors, as JSON lines on stderr);
  * VOLHOOK_LOCAL_DIR (default .volhook/local) for the registration, the volume reports and
  * the description of the running stack that `npm run cluster -- audit local` reads.
  */
-import { localDirFrom, startLocalStack } from '../lib/local/stack/index.js';
+import * as z from 'zod/mini';
+import { createJsonLogger } from '../lib/forwarder/index.js';
+import { DEFAULT_FORWARDER_PORT, localDirFrom, portInUseMessage, PortInUseError, startLocalStack } from '../lib/local/stack/index.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const env = process.env;
@@ -29,10 +33,21 @@ function port(name: string): number | undefined {
   return value;
 }
 
+const LogLevelSchema = z.enum(['debug', 'info', 'warn', 'error']);
+const logLevel = LogLevelSchema.safeParse(env.VOLHOOK_LOG_LEVEL || 'warn');
+if (!logLevel.success) {
+  console.error(`VOLHOOK_LOG_LEVEL must be one of ${LogLevelSchema.options.join(', ')}, not "${env.VOLHOOK_LOG_LEVEL}"`);
+  process.exit(2);
+}
+// The forwarder's own JSON lines, on stderr beside the backend's: a refusal shows where it happens.
+const forwarderLogger = createJsonLogger({ level: logLevel.data, base: { component: 'forwarder' }, write: (line) => process.stderr.write(line) });
+
 const localDir = localDirFrom(env);
 const stack = await startLocalStack({
   localDir,
   ports: { backend: port('VOLHOOK_BACKEND_PORT'), ec2: port('VOLHOOK_EC2_PORT'), kube: port('VOLHOOK_KUBE_PORT') },
+  forwarder: { port: port('VOLHOOK_LOCAL_FORWARDER_PORT') ?? DEFAULT_FORWARDER_PORT },
+  logger: forwarderLogger,
   ec2Endpoint: env.AWS_ENDPOINT_URL_EC2 ?? env.AWS_ENDPOINT_URL,
   ec2: { timeScale, ...(env.VOLHOOK_EC2_STATE_DIR ? { stateDir: env.VOLHOOK_EC2_STATE_DIR } : {}) },
   onResult: env.VOLHOOK_QUIET
@@ -41,6 +56,10 @@ const stack = await startLocalStack({
         const detail = result.outcome === 'failed' ? ` ${result.reason}: ${result.message}` : result.outcome === 'requeue' ? ` in ${result.requeueAfterSeconds}s` : '';
         console.log(`${new Date().toISOString()} reconcile ${result.key} -> ${result.outcome}${detail}`);
       },
+}).catch((err: unknown) => {
+  if (!(err instanceof PortInUseError)) throw err;
+  console.error(portInUseMessage(err));
+  process.exit(1);
 });
 
 const { urls } = stack;
@@ -49,7 +68,7 @@ console.log(`volhook local stack is up (${Date.now() - started} ms)
   backend      ${urls.backend}   (POST /v1/clusters/${stack.clusterId}/reconcile, GET /healthz)
   EC2          ${urls.ec2}${stack.simulator ? `   (simulator, time scale ${timeScale}; stats: ${urls.ec2}/_sim/stats)` : '   (external endpoint)'}
   Kubernetes   ${urls.kube}
-  forwarder    health and metrics on http://127.0.0.1:${stack.forwarder()?.port}/metrics
+  forwarder    http://127.0.0.1:${stack.forwarder()?.port}   (GET /metrics, /readyz; log level ${logLevel.data}: VOLHOOK_LOG_LEVEL)
 
   nodes:  ${stack.nodes.map((n) => `${n.name} (${n.zone}, ${n.instanceId})`).join('\n          ')}
   StorageClasses: gp3 (default, WaitForFirstConsumer), gp3-retain, io2 (Immediate), gp2 (in-tree kubernetes.io/aws-ebs, CSI migration)

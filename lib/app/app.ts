@@ -23,9 +23,10 @@ import {
 } from '../contract/index.js';
 import { Ec2CallStats, type Ec2Gateway, type Ec2Observer } from '../ec2/index.js';
 import type { ReconcileContext } from '../reconcile/index.js';
-import { ClusterIdSchema, RegistrationError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
+import { ClusterIdSchema, RegistrationError, RegistryMissingError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
 import { createMemoryReplayStore, replayExpiry, replayKey, type ReplayStore } from '../replay/index.js';
 import { createMemoryReportStore, type ReportStore } from '../reports/index.js';
+import { correlationOf, REQUEST_ID_HEADER, type Correlation } from './correlation.js';
 import { ApiError, ContractRefusedError, invalidRequest } from './errors.js';
 
 /** Larger bodies are refused with 413 before they are read in full. */
@@ -65,9 +66,10 @@ export interface AppDependencies {
    * Told of every error an operator must see (the item is requeued either way): `reconcile`,
    * an exception in a reconciler that is not an EC2 error — a bug, or an outage of something
    * other than EC2; `writeBack`, writes the backend could not apply to a `writeBack: direct`
-   * cluster. Default: one JSON line at level ERROR on stderr, with the stack.
+   * cluster. Default: one JSON line at level ERROR on stderr, with the stack. `correlation`
+   * holds the request's id (lib/app/correlation.ts), which every error line carries.
    */
-  onError?(clusterId: string, itemKey: string, error: unknown, stage: ErrorStage): void;
+  onError?(clusterId: string, itemKey: string, error: unknown, stage: ErrorStage, correlation: Correlation): void;
   maxBodyBytes?: number;
   /**
    * EC2's minimum time between two modifications of one volume (default 6 hours). The local
@@ -100,11 +102,25 @@ export function createApp(deps: AppDependencies): Hono {
   const replay = deps.replay ?? createMemoryReplayStore();
   const reports = deps.reports ?? createMemoryReportStore();
   const app = new Hono();
+  /** Each request's correlation, found once by the first middleware. */
+  const correlations = new WeakMap<Request, Correlation>();
+  const correlationFor = (c: { req: { path: string; raw: Request }; env: unknown }): Correlation => {
+    let found = correlations.get(c.req.raw);
+    if (!found) correlations.set(c.req.raw, (found = correlationOf({ path: c.req.path, headers: c.req.raw.headers, env: c.env })));
+    return found;
+  };
+
+  app.use(async (c, next) => {
+    c.header(REQUEST_ID_HEADER, correlationFor(c).requestId);
+    await next();
+  });
 
   app.onError((err, c) => {
-    if (err instanceof ApiError) return c.json(err.toBody(), err.status, err.headers());
-    console.error(JSON.stringify({ level: 'ERROR', message: 'unhandled error', error: String(err?.stack ?? err) }));
-    return c.json({ error: { code: 'internal', message: 'internal error' } }, 500);
+    const correlation = correlationFor(c);
+    const echo = { [REQUEST_ID_HEADER]: correlation.requestId };
+    if (err instanceof ApiError) return c.json(err.toBody(), err.status, { ...err.headers(), ...echo });
+    console.error(JSON.stringify({ level: 'ERROR', message: 'unhandled error', ...correlation, error: String(err?.stack ?? err) }));
+    return c.json({ error: { code: 'internal', message: 'internal error' } }, 500, echo);
   });
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
 
@@ -123,6 +139,7 @@ export function createApp(deps: AppDependencies): Hono {
       // load while the registry and replay look-ups wait on the network.
       const reconciler = loadReconcilers();
       const clusterId = c.req.param('clusterId');
+      const correlation = correlationFor(c);
       if (!ClusterIdSchema.safeParse(clusterId).success) {
         throw new ApiError(400, 'bad_cluster_id', `"${clusterId}" is not a valid cluster id`);
       }
@@ -181,7 +198,7 @@ export function createApp(deps: AppDependencies): Hono {
         now: () => new Date(now()),
         signedAt: new Date(message.timestamp * 1000),
         reports,
-        reportError: (itemKey, error) => onError(clusterId, itemKey, error, 'reconcile'),
+        reportError: (itemKey, error) => onError(clusterId, itemKey, error, 'reconcile', correlation),
         ...(deps.modifyCooldownMs !== undefined && { modifyCooldownMs: deps.modifyCooldownMs() }),
       };
       let results: Result[];
@@ -190,7 +207,7 @@ export function createApp(deps: AppDependencies): Hono {
       } finally {
         if (ec2Calls.actions.size > 0) deps.onEc2Calls?.(clusterId, ec2Calls);
       }
-      if (registration.writeBack === 'direct') results = await applyDirectly(deps, registration, results, (key, err) => onError(clusterId, key, err, 'writeBack'));
+      if (registration.writeBack === 'direct') results = await applyDirectly(deps, registration, results, (key, err) => onError(clusterId, key, err, 'writeBack', correlation));
       parsed.data.items.forEach((item, i) => deps.onResult?.(clusterId, item, results[i]!));
       return c.json({ results } satisfies ReconcileResponse);
     },
@@ -227,6 +244,8 @@ async function lookUp(registry: ClusterRegistry, clusterId: string): Promise<Clu
   } catch (err) {
     // A broken registration concerns that cluster only: refuse its requests, clearly.
     if (err instanceof RegistrationError) throw new ApiError(403, 'registration_invalid', err.message);
+    // No registrations file at all: this backend is not set up yet, for every cluster alike.
+    if (err instanceof RegistryMissingError) throw new ApiError(503, 'registry_missing', err.message);
     throw err;
   }
   if (!registration) throw new ApiError(404, 'unknown_cluster', `cluster "${clusterId}" is not registered`);
@@ -268,7 +287,7 @@ async function applyDirectly(
 }
 
 /** The default `onError`: one JSON line at level ERROR on stderr, with the stack. */
-function logError(clusterId: string, itemKey: string, error: unknown, stage: ErrorStage): void {
+function logError(clusterId: string, itemKey: string, error: unknown, stage: ErrorStage, correlation: Correlation): void {
   const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  console.error(JSON.stringify({ level: 'ERROR', message: ERROR_MESSAGES[stage], stage, clusterId, itemKey, error: detail }));
+  console.error(JSON.stringify({ level: 'ERROR', message: ERROR_MESSAGES[stage], stage, requestId: correlation.requestId, clusterId, itemKey, error: detail }));
 }

@@ -6,6 +6,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { ERROR_MESSAGES, type ErrorStage } from '../app/app.js';
+import type { Correlation } from '../app/correlation.js';
 import type { Item, Outcome, Result } from '../contract/index.js';
 import { failureParty } from './failure-party.js';
 
@@ -59,8 +60,8 @@ export const ERROR_METRICS: Readonly<Record<ErrorStage, string>> = {
  * `ReconcileError` / `WriteBackFailed` — so a crash loop is loud, not a quiet 10 s requeue.
  */
 export function recordReconcileErrors(logger: Logger, metrics: Metrics) {
-  return (clusterId: string, itemKey: string, error: unknown, stage: ErrorStage): void => {
-    logger.error(ERROR_MESSAGES[stage], { clusterId, itemKey, stage, error: error instanceof Error ? error : new Error(String(error)) });
+  return (clusterId: string, itemKey: string, error: unknown, stage: ErrorStage, correlation?: Correlation): void => {
+    logger.error(ERROR_MESSAGES[stage], { ...(correlation && { requestId: correlation.requestId }), clusterId, itemKey, stage, error: error instanceof Error ? error : new Error(String(error)) });
     countPerCluster(metrics, clusterId, ERROR_METRICS[stage]);
   };
 }

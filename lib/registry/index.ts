@@ -1,5 +1,13 @@
 export * from './registration.js';
-export { createFileRegistry, createStaticRegistry, parseRegistration, RegistryFileSchema } from './file-registry.js';
+export {
+  createFileRegistry,
+  createStaticRegistry,
+  DEFAULT_REGISTRY_FILE,
+  parseRegistration,
+  RegistryFileSchema,
+  RegistryMissingError,
+  registryMissingMessage,
+} from './file-registry.js';
 export { registryFromEnvironment } from './from-environment.js';
 export {
   createSsmRegistry,

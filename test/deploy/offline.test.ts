@@ -13,10 +13,6 @@ import { sign } from '../../lib/contract/index.js';
 import { SECRET_C1 } from '../app/harness.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-let child: ChildProcess;
-let baseUrl: string;
-let output = '';
-const workFolder = `.esbuild/test-offline-${process.pid}-${Date.now()}`;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -28,13 +24,19 @@ function freePort(): Promise<number> {
   });
 }
 
-beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'volhook-offline-'));
-  const registryFile = join(dir, 'clusters.json');
-  writeFileSync(registryFile, JSON.stringify({ clusters: { c1: { clusterId: 'c1', secrets: [SECRET_C1], region: 'us-east-1' } } }));
+interface Offline {
+  child: ChildProcess;
+  baseUrl: string;
+  output: () => string;
+  workFolder: string;
+}
+
+/** `npm run offline` on free ports with `registryFile`, resolved once it says "Server ready". */
+async function startOffline(dir: string, registryFile: string): Promise<Offline> {
   const [httpPort, lambdaPort] = [await freePort(), await freePort()];
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !k.startsWith('VOLHOOK_')));
-  child = spawn('npm', ['run', 'offline'], {
+  const workFolder = `.esbuild/test-offline-${process.pid}-${Date.now()}-${httpPort}`;
+  const child = spawn('npm', ['run', 'offline'], {
     cwd: repoRoot,
     detached: true, // its own process group, so the whole tree can be stopped
     env: {
@@ -48,6 +50,7 @@ beforeAll(async () => {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let output = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
@@ -57,19 +60,34 @@ beforeAll(async () => {
     child.stderr!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`npm run offline exited with ${code}:\n${output}`)));
   });
-  baseUrl = `http://127.0.0.1:${httpPort}`;
-}, 150_000);
+  return { child, baseUrl: `http://127.0.0.1:${httpPort}`, output: () => output, workFolder };
+}
 
-afterAll(async () => {
-  if (child?.pid && child.exitCode === null) {
+async function stopOffline(offline: Offline | undefined): Promise<void> {
+  if (!offline) return;
+  const { child } = offline;
+  if (child.pid && child.exitCode === null) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     process.kill(-child.pid, 'SIGINT');
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
     if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid, 'SIGKILL');
   }
   // serverless-esbuild leaves its work folder behind when offline is interrupted.
-  rmSync(join(repoRoot, workFolder), { recursive: true, force: true });
-}, 20_000);
+  rmSync(join(repoRoot, offline.workFolder), { recursive: true, force: true });
+}
+
+let offline: Offline;
+let baseUrl: string;
+
+beforeAll(async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'volhook-offline-'));
+  const registryFile = join(dir, 'clusters.json');
+  writeFileSync(registryFile, JSON.stringify({ clusters: { c1: { clusterId: 'c1', secrets: [SECRET_C1], region: 'us-east-1' } } }));
+  offline = await startOffline(dir, registryFile);
+  baseUrl = offline.baseUrl;
+}, 150_000);
+
+afterAll(() => stopOffline(offline), 20_000);
 
 describe('npm run offline (no AWS credentials, registry file)', () => {
   it('GET /healthz -> 200', async () => {
@@ -89,5 +107,34 @@ describe('npm run offline (no AWS credentials, registry file)', () => {
     const body = JSON.stringify({ clusterId: 'c9', items: [] });
     const res = await fetch(`${baseUrl}/v1/clusters/c9/reconcile`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...sign(body, SECRET_C1) } });
     expect(res.status).toBe(404);
+  }, 60_000);
+});
+
+describe('npm run offline with no registrations file', () => {
+  let bare: Offline;
+  let missing: string;
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'volhook-offline-bare-'));
+    missing = join(dir, 'clusters.json');
+    bare = await startOffline(dir, missing);
+  }, 150_000);
+  afterAll(() => stopOffline(bare), 20_000);
+
+  it('starts -> a warning naming the file and `npm run cluster -- add`', () => {
+    const before = bare.output().slice(0, bare.output().indexOf('Server ready'));
+    expect(before).toContain(`WARNING: no cluster is registered: the registrations file ${missing} does not exist`);
+    expect(before).toContain(`npm run cluster -- add <id> --file ${missing}`);
+    // The control: with the file there, no such warning.
+    expect(offline.output()).not.toContain('no cluster is registered');
+  });
+
+  it('signed reconcile -> 503 registry_missing naming the file and the command, not 500', async () => {
+    const body = JSON.stringify({ clusterId: 'c1', items: [] });
+    const res = await fetch(`${bare.baseUrl}/v1/clusters/c1/reconcile`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...sign(body, SECRET_C1) } });
+    const answer = (await res.json()) as { error: { code: string; message: string } };
+    expect(res.status, JSON.stringify(answer)).toBe(503);
+    expect(answer.error.code).toBe('registry_missing');
+    expect(answer.error.message).toContain(missing);
+    expect(answer.error.message).toContain('npm run cluster -- add <id>');
   }, 60_000);
 });

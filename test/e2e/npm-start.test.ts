@@ -25,13 +25,14 @@ let child: ChildProcess;
 let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 let output = '';
 let home: string;
-const ports = { backend: 0, ec2: 0, kube: 0 };
+const ports = { backend: 0, ec2: 0, kube: 0, forwarder: 0 };
 
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), 'volhook-e2e-'));
   ports.backend = await freePort();
   ports.ec2 = await freePort();
   ports.kube = await freePort();
+  ports.forwarder = await freePort();
   const started = Date.now();
   child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], {
     cwd: ROOT,
@@ -42,6 +43,7 @@ beforeAll(async () => {
       VOLHOOK_BACKEND_PORT: String(ports.backend),
       VOLHOOK_EC2_PORT: String(ports.ec2),
       VOLHOOK_KUBE_PORT: String(ports.kube),
+      VOLHOOK_LOCAL_FORWARDER_PORT: String(ports.forwarder),
       VOLHOOK_EC2_TIME_SCALE: '50',
       VOLHOOK_QUIET: '1',
     },

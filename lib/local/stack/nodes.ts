@@ -1,9 +1,11 @@
 /**
  * Launches one EC2 instance per local node, through the EC2 API (the simulator or any other
  * endpoint, e.g. moto), tagged as this cluster's so volhook's ownership checks accept it, and
- * learns each zone's ID for the node's `topology.k8s.aws/zone-id` label.
+ * learns each zone's ID for the node's `topology.k8s.aws/zone-id` label; then waits for them to
+ * be `running`, as a node joins a cluster only once its instance runs: an attach to a `pending`
+ * instance is `IncorrectState`.
  */
-import { DescribeAvailabilityZonesCommand, DescribeImagesCommand, RunInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import { DescribeAvailabilityZonesCommand, DescribeImagesCommand, DescribeInstancesCommand, RunInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import { DEFAULT_NODE_TAG_KEY, TagKeys } from '../../contract/tags.js';
 import type { LocalNode } from './cluster-objects.js';
 
@@ -65,4 +67,40 @@ export async function launchNodeInstances(
       return { name, zone, ...(zoneId !== undefined && { zoneId }), instanceId };
     }),
   );
+}
+
+/** What waiting for the nodes' instances decides from their states: done, wait, or give up. */
+export type InstancesVerdict = { kind: 'running' } | { kind: 'wait'; waitingFor: string[] } | { kind: 'failed'; message: string };
+
+/**
+ * `states` maps each instance ID to its EC2 state (absent: not yet described). Running when
+ * all run; failed when one went a way that never leads to `running`.
+ */
+export function instancesVerdict(ids: readonly string[], states: ReadonlyMap<string, string>): InstancesVerdict {
+  const gone = ids.filter((id) => ['shutting-down', 'terminated', 'stopping', 'stopped'].includes(states.get(id) ?? ''));
+  if (gone.length > 0) return { kind: 'failed', message: `node instances will not run: ${gone.map((id) => `${id} is ${states.get(id)}`).join(', ')}` };
+  const waitingFor = ids.filter((id) => states.get(id) !== 'running');
+  return waitingFor.length === 0 ? { kind: 'running' } : { kind: 'wait', waitingFor };
+}
+
+/** Polls DescribeInstances until every one of `ids` is `running`; rejects past `timeoutMs`. */
+export async function waitForInstancesRunning(
+  ec2: EC2Client,
+  ids: readonly string[],
+  options: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const intervalMs = options.intervalMs ?? 200;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { Reservations } = await ec2.send(new DescribeInstancesCommand({ InstanceIds: [...ids] }));
+    const states = new Map(
+      (Reservations ?? []).flatMap((r) => r.Instances ?? []).flatMap((i) => (i.InstanceId && i.State?.Name ? [[i.InstanceId, i.State.Name] as const] : [])),
+    );
+    const verdict = instancesVerdict(ids, states);
+    if (verdict.kind === 'running') return;
+    if (verdict.kind === 'failed') throw new Error(verdict.message);
+    if (Date.now() >= deadline) throw new Error(`node instances not running after ${timeoutMs / 1000} s: ${verdict.waitingFor.join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
 }

@@ -21,7 +21,8 @@ import { DEFAULT_ACCOUNT_ID, startEc2Simulator, type Ec2Simulator, type Ec2Simul
 import { createObjectStore, startKubeApiServer, type LocalObjectStore, type ResourceName } from '../kube/index.js';
 import { startBackendServer } from './backend-server.js';
 import { csiDriverObject, csiNodeObject, nodeObject, storageClassObjects, type LocalNode } from './cluster-objects.js';
-import { launchNodeInstances } from './nodes.js';
+import { launchNodeInstances, waitForInstancesRunning } from './nodes.js';
+import { listeningAs } from './ports.js';
 import { localPaths, removeDescriptor, writeDescriptor } from './local-files.js';
 
 export const DEFAULT_PORTS = { backend: 8787, ec2: 8788, kube: 8001 } as const;
@@ -123,7 +124,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const deployment = deploymentIam({ backendKey: BACKEND_CREDENTIALS.accessKeyId, region, accountId: DEFAULT_ACCOUNT_ID });
     if (!ec2Url) {
       const iam = { principals: deployment.principals, roles: deployment.roles };
-      const sim = await startEc2Simulator({ ...options.ec2, port: ports.ec2, host, region, zones, iam });
+      const sim = await listeningAs('ec2', host, ports.ec2, () => startEc2Simulator({ ...options.ec2, port: ports.ec2, host, region, zones, iam }));
       cleanups.push(() => sim.close());
       ec2Url = sim.url;
       simulator = sim.sim;
@@ -138,10 +139,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     cleanups.push(async () => ec2.destroy());
     const nodes = await launchNodeInstances(ec2, clusterId, zones, options.nodesPerZone);
+    // Waited for after the other servers started, so their start-up overlaps the instances'.
+    const nodesRunning = waitForInstancesRunning(ec2, nodes.map((n) => n.instanceId));
+    // Not left unhandled if a later step fails first; awaited below.
+    nodesRunning.catch(() => undefined);
 
     // Kubernetes: the API, the cluster's objects, the controllers.
     const store = createObjectStore({ storageObjectInUseProtection: true });
-    const kube = await startKubeApiServer({ store, port: ports.kube, host });
+    const kube = await listeningAs('kube', host, ports.kube, () => startKubeApiServer({ store, port: ports.kube, host }));
     cleanups.push(() => kube.close());
     const seed = (resource: ResourceName, object: { metadata: { name: string } }) =>
       store.create(resource, object as Parameters<typeof store.create>[1]);
@@ -208,7 +213,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         budget,
         ...(modifyCooldownMs && { modifyCooldownMs }),
       });
-      const server = await startBackendServer(app, host, ports.backend);
+      const server = await listeningAs('backend', host, ports.backend, () => startBackendServer(app, host, ports.backend));
       cleanups.push(() => server.stop());
       backend = server;
     }
@@ -217,21 +222,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     let forwarder: Forwarder | undefined;
     const startOurForwarder = async () => {
       if (options.forwarder === false) return;
-      forwarder = await startForwarder(
-        {
-          apiUrl: backend.url,
-          clusterId,
-          secret,
-          kubeServer: kube.url,
-          port: 0,
-          listenHost: host,
-          ...options.forwarder,
-        },
-        { kubeConfig: kubeConfigFor({ server: kube.url }), logger: options.logger ?? silentLogger },
-      );
+      const config = { apiUrl: backend.url, clusterId, secret, kubeServer: kube.url, port: 0, listenHost: host, ...options.forwarder };
+      const deps = { kubeConfig: kubeConfigFor({ server: kube.url }), logger: options.logger ?? silentLogger };
+      forwarder = await listeningAs('forwarder', host, config.port, () => startForwarder(config, deps));
     };
     await startOurForwarder();
     cleanups.push(async () => forwarder?.stop());
+    // Up only once the nodes' instances run: the first attach must not meet one still pending.
+    await nodesRunning;
 
     if (options.localDir) {
       const localDir = options.localDir;
