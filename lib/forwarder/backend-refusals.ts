@@ -56,7 +56,7 @@ export function refusalText(refusal: BackendRefusal, context: RefusalContext): s
   const { clusterId } = context;
   const http = refusal.status === undefined ? '' : ` (HTTP ${refusal.status}${refusal.code ? ` ${refusal.code}` : ''})`;
   const secret = context.secretFile
-    ? `the Secret mounted at ${context.secretFile} (the chart's volhook-forwarder, key secret, in the forwarder's namespace)`
+    ? `the Secret mounted at ${context.secretFile} (the chart's secret.existingSecret, or the Secret named after its release)`
     : 'VOLHOOK_SECRET';
   const held = 'volhook holds this object back and retries';
   switch (refusal.cause) {

@@ -198,6 +198,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
       onStoppedLeading() {
         metrics.leader.set(0);
         term.abort();
+        refusals.standingBy();
       },
     });
   } else {

@@ -25,6 +25,11 @@ export interface RefusalSurface {
   refused(err: BackendRequestError, items: readonly ItemInput[]): Promise<void>;
   /** A request the backend served. */
   served(): void;
+  /**
+   * This replica stopped sending (the Lease lost): what it knew of the backend ends with it, so
+   * a standby is not held unready by a streak only a leader could end.
+   */
+  standingBy(): void;
   /** The backend's 426: it does not serve this forwarder's contract. */
   contractRefused(refusal: ContractRefusal): void;
   contractRefusal(): ContractRefusal | undefined;
@@ -75,6 +80,10 @@ export function createRefusalSurface(deps: RefusalSurfaceDeps): RefusalSurface {
       if (!streak.served()) return;
       metrics.backendRefused.reset();
       logger.info('the backend serves this forwarder again', {});
+    },
+    standingBy() {
+      streak.served();
+      metrics.backendRefused.reset();
     },
     contractRefused(refusal) {
       if (contract) return;
