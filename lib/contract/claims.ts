@@ -2,7 +2,7 @@
  * Rules about claims that the forwarder (over client-node objects) and the backend (over the
  * contract's zod types) must apply alike. They take the narrowest shape both satisfy.
  */
-import { ceilGiB, parseQuantity } from '../storageclass/quantity.js';
+import { ceilGiB, parseQuantity } from './quantity.js';
 import { Annotations, Finalizers, pvNameForClaim } from './wellknown.js';
 
 export interface ClaimLike {

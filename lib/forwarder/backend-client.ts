@@ -44,6 +44,8 @@ export class BackendRequestError extends Error {
     message: string,
     readonly status?: number,
     readonly refusal?: ContractRefusal,
+    /** The backend's error code (`bad_signature`, `unknown_cluster`…) when its answer had one. */
+    readonly code?: string,
   ) {
     super(message);
   }
@@ -89,7 +91,7 @@ export async function postReconcile(options: BackendClientOptions, items: readon
     }
     const parsed = ErrorResponseSchema.safeParse(safeJson(text));
     const detail = parsed.success ? `${parsed.data.error.code}: ${parsed.data.error.message}` : text.slice(0, 300);
-    throw new BackendRequestError('http', `HTTP ${response.status} ${detail}`, response.status);
+    throw new BackendRequestError('http', `HTTP ${response.status} ${detail}`, response.status, undefined, parsed.success ? parsed.data.error.code : undefined);
   }
   const parsed = ReconcileResponseSchema.safeParse(safeJson(text));
   if (!parsed.success) {

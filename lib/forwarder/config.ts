@@ -50,6 +50,12 @@ export const ForwarderConfigSchema = z
     leaseDurationSeconds: z._default(int(1), 15),
     renewDeadlineSeconds: z._default(positive(), 10),
     retryPeriodSeconds: z._default(positive(), 2),
+    /**
+     * `/readyz` fails once every request to the backend was refused (401/403/404, another 4xx,
+     * 5xx, no answer) for this long, so a rollout with a wrong secret stops; the first request
+     * served makes it pass again.
+     */
+    refusedReadySeconds: z._default(positive(), 60),
     // Tuning, not from the environment: tests shorten these.
     /** While `cadenceBusyKeys` or more keys are queued, sends go out on this grid (0: never). */
     cadenceMs: z._default(int(0), DEFAULT_CADENCE.gridMs),
@@ -60,6 +66,8 @@ export const ForwarderConfigSchema = z
     informerRestartMs: z._default(positiveInt(), 2_000),
     shutdownTimeoutMs: z._default(int(0), 10_000),
     secretPollMs: z._default(positiveInt(), 5_000),
+    /** After this long of nothing but refusals, Warning Events go on the claims and VolumeAttachments held back. */
+    refusedEventMs: z._default(int(0), 10_000),
   })
   .check(
     z.refine((c) => (c.secret === undefined) !== (c.secretFile === undefined), {
@@ -106,6 +114,7 @@ export const ENV_VARS = {
   leaseDurationSeconds: 'VOLHOOK_LEASE_DURATION_SECONDS',
   renewDeadlineSeconds: 'VOLHOOK_RENEW_DEADLINE_SECONDS',
   retryPeriodSeconds: 'VOLHOOK_RETRY_PERIOD_SECONDS',
+  refusedReadySeconds: 'VOLHOOK_REFUSED_READY_SECONDS',
 } as const satisfies Partial<Record<keyof ForwarderConfig, string>>;
 
 /**
@@ -124,7 +133,7 @@ export function retiredSettings(env: Record<string, string | undefined>): { name
     .map(([name, why]) => ({ name, why }));
 }
 
-const NUMERIC = new Set<string>(['batchSize', 'concurrency', 'resyncSeconds', 'port', 'leaseDurationSeconds', 'renewDeadlineSeconds', 'retryPeriodSeconds']);
+const NUMERIC = new Set<string>(['batchSize', 'concurrency', 'resyncSeconds', 'port', 'leaseDurationSeconds', 'renewDeadlineSeconds', 'retryPeriodSeconds', 'refusedReadySeconds']);
 const BOOLEAN = new Set<string>(['leaderElect']);
 
 /** A setting that is missing or invalid; the message names the variable. */

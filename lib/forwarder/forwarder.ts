@@ -3,7 +3,8 @@
  * (watches.ts) turn events that are news (changes.ts) into keys in the work queue (queue.ts);
  * the pump (pump.ts) hands due batches to the sender (sender.ts), which builds each item from
  * the caches (item-source.ts), posts them signed, and applies the writes of the results.
- * This file holds the lifecycle — start, resync, stop — leadership and health.
+ * The informers live in watching.ts, what a refusal by the backend does in refusal-surface.ts;
+ * this file holds the lifecycle — start, resync, stop — leadership and health.
  *
  * With leader election (two replicas), every replica runs its informers and queue; only the
  * holder of the Lease (leader-election.ts) pumps batches to the backend. A standby's caches
@@ -12,13 +13,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { ItemKeys, type ContractRefusal, type ForwarderVersions, type Ownership } from '../contract/index.js';
 import { FORWARDER_VERSIONS, type FetchLike } from './backend-client.js';
-import { ChangeFilter, type EventType } from './changes.js';
 import { leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
-import { Dependents } from './dependents.js';
-import { watchResource, type WatchedResource } from './informers.js';
 import { itemSource, liveClassRead, livePvRead } from './item-source.js';
 import type { DeletedClaim } from './items.js';
 import { httpFetch } from './http-fetch.js';
@@ -30,13 +27,13 @@ import { createJsonLogger, type Logger } from './logger.js';
 import { createMetrics, type ForwarderMetrics } from './metrics.js';
 import { createPump } from './pump.js';
 import { DEFAULT_BACKOFF, WorkQueue } from './queue.js';
-import { refusedReadiness } from './refusal.js';
+import { createRefusalSurface } from './refusal-surface.js';
 import { ReportTracker } from './report.js';
 import { openSecret } from './secret.js';
 import { createBatchSender } from './sender.js';
 import { startHealthServer, type Readiness } from './server.js';
-import { TRANSFORMS } from './transforms.js';
-import { RESOURCES, WATCHES, type Offer, type Resource, type Watch, type WatchContext, type WatchedObjects } from './watches.js';
+import type { Offer } from './watches.js';
+import { createWatching } from './watching.js';
 
 export type ForwarderDeps = ForwarderDepsBase &
   (
@@ -74,7 +71,7 @@ export interface Forwarder {
   port: number;
   /** Every cache has synced. */
   ready(): boolean;
-  /** What `/readyz` says: synced, and the backend serves this forwarder's contract. */
+  /** What `/readyz` says: synced, the backend serves this forwarder's contract, and has not refused every request for `refusedReadySeconds`. */
   readiness(): Readiness;
   /** The backend's refusal of this forwarder's contract, once it has refused it. */
   contractRefusal(): ContractRefusal | undefined;
@@ -85,8 +82,6 @@ export interface Forwarder {
   /** Re-offers every object of ours that is not settled (also runs every `resyncSeconds`). */
   resync(): void;
 }
-
-type Informers = { [R in Resource]: WatchedResource<WatchedObjects[R]> };
 
 export async function startForwarder(input: ForwarderConfigInput, deps: ForwarderDeps): Promise<Forwarder> {
   const config: ForwarderConfig = parseConfig(input);
@@ -109,110 +104,40 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   let term = new AbortController();
   let stopping = false;
   let elector: LeaderElector | undefined;
-  /** Set by the backend's 426: from then on nothing is sent, and `/readyz` says why. */
-  let refused: { refusal: ContractRefusal; reason: string } | undefined;
   const versions = deps.claimedVersions ?? FORWARDER_VERSIONS;
   const leading = (): boolean => elector === undefined || elector.isLeader();
-
-  // --- informers, one per row of the table ---------------------------------------------
-  // Their events come only once they are started, below: by then `ctx` and `pump` exist.
-  const informers = Object.fromEntries(RESOURCES.map((resource) => [resource, inform(resource)])) as Informers;
-  const all = Object.values(informers) as WatchedResource<KubernetesObject>[];
-  const ctx: WatchContext = {
-    ownership,
-    caches: Object.fromEntries(RESOURCES.map((resource) => [resource, informers[resource].cache])) as WatchContext['caches'],
-    dependents: new Dependents({
-      claims: () => informers.persistentvolumeclaims.cache.list(),
-      attachments: () => informers.volumeattachments.cache.list(),
-    }),
-    ready,
-  };
-
-  function ready(): boolean {
-    return all.every((informer) => informer.synced);
-  }
-
-  function readiness(): Readiness {
-    if (refused) return { ready: false, reason: refused.reason };
-    return ready() ? { ready: true } : { ready: false, reason: 'informers not synced' };
-  }
-
-  /**
-   * The backend does not serve the contract this forwarder speaks. No retry can change that, and
-   * neither can a restart: the forwarder stops sending (its queue keeps every key), fails
-   * readiness with the refusal — so a rolling update that brought it stops there, the older
-   * replicas still running — and gives up the Lease, for a replica the backend serves. Liveness
-   * stays ok. Fixed by upgrading the side the refusal names (refusal.ts says which, and how).
-   */
-  function contractRefused(refusal: ContractRefusal): void {
-    if (refused) return;
-    const { offered, served, upgrade, backendVersion, forwarderVersion } = refusal.contract;
-    const reason = refusedReadiness(refusal.contract);
-    refused = { refusal, reason };
-    pump.stop();
-    metrics.contractRefused.set({ offered: String(offered), served: served.join(','), upgrade }, 1);
-    logger.error('backend refuses the contract this forwarder speaks; nothing more is sent', {
-      offered,
-      served,
-      upgrade,
-      backendVersion,
-      forwarderVersion,
-      detail: reason,
-    });
-    if (elector) void elector.stop();
-  }
 
   function offer({ key, payload }: Offer): void {
     if (stopping) return;
     queue.add(key, payload);
     pump.schedule();
   }
+  const watching = createWatching({ rest, config, ownership, metrics, logger, offer, onSynced: () => offer({ key: ItemKeys.report() }) });
+  const { ctx, ready } = watching;
+  const resync = (): void => {
+    if (ready() && !stopping) watching.resync((key) => queue.has(key));
+  };
 
-  /** The informer of one row: every event tracked, those that are news offered. */
-  function inform<R extends Resource>(resource: R): WatchedResource<WatchedObjects[R]> {
-    const watch = WATCHES[resource] as Watch<WatchedObjects[R]>;
-    const changes = new ChangeFilter<WatchedObjects[R]>((object) => watch.news(object, ownership));
-    const on = (type: EventType) => (object: WatchedObjects[R]) => {
-      watch.track?.(type, object, ctx);
-      if (!changes.isNews(type, object)) {
-        metrics.updatesIgnored.inc({ resource });
-        return;
-      }
-      for (const offered of watch.keys(type, object, ctx)) offer(offered);
-    };
-    return watchResource<WatchedObjects[R]>({
-      rest,
-      resource,
-      path: watch.path,
-      optional: watch.optional ?? false,
-      transform: TRANSFORMS[resource] as (object: WatchedObjects[R]) => WatchedObjects[R],
-      restartDelayMs: config.informerRestartMs,
-      logger,
-      onRestart: () => metrics.informerRestarts.inc({ resource }),
-      onSynced: () => {
-        if (!ready()) return;
-        ctx.dependents.refreshZones(informers.nodes.cache.list());
-        logger.info('all caches synced; forwarding');
-        offer({ key: ItemKeys.report() });
-        pump.schedule();
-      },
-      handlers: { add: on('add'), update: on('update'), delete: on('delete') },
-    });
-  }
+  /**
+   * On the contract's 426 no retry can help, nor a restart: the forwarder stops sending (its
+   * queue keeps every key) and gives up the Lease, for a replica the backend serves; `/readyz`
+   * fails — so a rolling update that brought it stops there — and liveness stays ok.
+   */
+  const refusals = createRefusalSurface({
+    config,
+    clients,
+    metrics,
+    logger,
+    onContractRefused() {
+      pump.stop();
+      if (elector) void elector.stop();
+    },
+  });
 
-  function resync(): void {
-    if (!ready() || stopping) return;
-    // The audit's view of the cluster: a digest, or the whole report when it changed.
-    offer({ key: ItemKeys.report() });
-    for (const resource of RESOURCES) {
-      const watch = WATCHES[resource] as Watch<KubernetesObject>;
-      if (!watch.resync) continue;
-      for (const object of informers[resource].cache.list()) {
-        // A key still queued is not lost: its own answer said when to look again (a claim
-        // waiting out EC2's 6-hour wait between modifications must not be sent every resync).
-        for (const offered of watch.resync(object, ctx)) if (!queue.has(offered.key)) offer(offered);
-      }
-    }
+  function readiness(): Readiness {
+    const refused = refusals.notReady();
+    if (refused) return { ready: false, reason: refused };
+    return ready() ? { ready: true } : { ready: false, reason: 'informers not synced' };
   }
 
   // --- the queue → the backend ----------------------------------------------------------
@@ -225,7 +150,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     secret,
     fetch: fetchFn,
     versions,
-    onContractRefused: contractRefused,
+    refusals,
     get signal() {
       return term.signal;
     },
@@ -239,7 +164,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
       if (reported) reports.answered(reported.type === 'done');
       return completions;
     },
-    ready: () => ready() && leading() && !refused,
+    ready: () => ready() && leading() && !refusals.contractRefusal(),
     logger,
   });
 
@@ -254,9 +179,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     throw err;
   });
   const resyncTimer = setInterval(resync, config.resyncSeconds * 1000);
-  for (const informer of all) {
-    informer.start().catch((err: unknown) => logger.error('informer failed to start', { resource: informer.resource, err }));
-  }
+  watching.start();
   if (config.leaderElect) {
     elector = startLeaderElection({
       api: deps.leaseApi ?? restLeaseApi(rest),
@@ -275,6 +198,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
       onStoppedLeading() {
         metrics.leader.set(0);
         term.abort();
+        refusals.standingBy();
       },
     });
   } else {
@@ -295,7 +219,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     stopping = true;
     clearInterval(resyncTimer);
     pump.stop();
-    await Promise.all(all.map((informer) => informer.stop()));
+    await watching.stop();
     // Let requests in flight finish (their results are applied), but not forever.
     await pump.drain(config.shutdownTimeoutMs);
     term.abort();
@@ -314,7 +238,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     port: server.port,
     ready,
     readiness,
-    contractRefusal: () => refused?.refusal,
+    contractRefusal: () => refusals.contractRefusal(),
     leading: () => !stopping && leading(),
     ...(elector ? { identity: elector.identity } : {}),
     resync,

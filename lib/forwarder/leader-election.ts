@@ -15,18 +15,13 @@
 import type { V1Lease } from '@kubernetes/client-node';
 import { isApiError } from '../kube/errors.js';
 import { accessFromKubeConfig, type KubeConfigLike } from './kube/access.js';
-import { restLeaseApi } from './kube/clients.js';
+import { restLeaseApi, type LeaseApi } from './kube/clients.js';
 import { kubeRest } from './kube/rest.js';
 import { decide, isLeader, isLeaseValid, jittered, observe, recordOf, released, renewed, specOf, wrote, type LeaderRecord, type LeaseTiming, type Observation } from './lease.js';
 import type { Logger } from './logger.js';
 import { pause } from './pause.js';
 
-/** The three calls the lock makes, as client-node's CoordinationV1Api names them. */
-export interface LeaseApi {
-  readNamespacedLease(args: { name: string; namespace: string }): Promise<V1Lease>;
-  createNamespacedLease(args: { namespace: string; body: V1Lease }): Promise<V1Lease>;
-  replaceNamespacedLease(args: { name: string; namespace: string; body: V1Lease }): Promise<V1Lease>;
-}
+export type { LeaseApi } from './kube/clients.js';
 
 /** The Lease calls over the API server a KubeConfig names. */
 export function leaseApi(kubeConfig: KubeConfigLike): LeaseApi {

@@ -16,6 +16,8 @@ export interface ForwarderMetrics {
   buildInfo: Gauge<'version' | 'contract'>;
   /** 1 once the backend refused this forwarder's contract: it sends nothing more. */
   contractRefused: Gauge<'offered' | 'served' | 'upgrade'>;
+  /** 1, by cause, while the backend has refused every request for longer than the event threshold. */
+  backendRefused: Gauge<'cause'>;
 }
 
 export function createMetrics(options: { queueDepth: () => number; defaultMetrics?: boolean }): ForwarderMetrics {
@@ -77,6 +79,12 @@ export function createMetrics(options: { queueDepth: () => number; defaultMetric
       name: 'volhook_forwarder_contract_refused',
       help: "1 once the backend refused the contract this forwarder speaks (offered) for those it serves: nothing is sent until the side named by upgrade is upgraded",
       labelNames: ['offered', 'served', 'upgrade'],
+      registers: [registry],
+    }),
+    backendRefused: new Gauge({
+      name: 'volhook_forwarder_backend_refused',
+      help: 'Set to 1 while every request to the backend is refused (cause: signature, registration, unregistered, request, failing, unreachable) past the event threshold: claims and VolumeAttachments are held back, with Warning Events',
+      labelNames: ['cause'],
       registers: [registry],
     }),
     leader: new Gauge({

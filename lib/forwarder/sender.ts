@@ -4,7 +4,7 @@
  * becomes a completion, so no key is ever lost.
  */
 import * as z from 'zod/mini';
-import { ItemSchema, MAX_REQUEST_BYTES, type ContractRefusal, type EventInvolvedObject, type ForwarderVersions, type ItemInput, type ObjectRef, type Result, type Write } from '../contract/index.js';
+import { ItemSchema, MAX_REQUEST_BYTES, type EventInvolvedObject, type ForwarderVersions, type ItemInput, type ObjectRef, type Result, type Write } from '../contract/index.js';
 import { applyWrites, WriteError } from '../kube/apply-writes.js';
 import type { KubeClients } from '../kube/clients.js';
 import { isApiError } from '../kube/errors.js';
@@ -14,6 +14,7 @@ import type { DeletedClaim } from './items.js';
 import type { Logger } from './logger.js';
 import type { ForwarderMetrics } from './metrics.js';
 import type { Completion } from './queue.js';
+import type { RefusalSurface } from './refusal-surface.js';
 import type { SecretSource } from './secret.js';
 
 /** Writes applied concurrently within one batch's results. */
@@ -30,10 +31,10 @@ export interface BatchSenderDeps {
   /** What the requests say of this forwarder; default this build's (backend-client.ts). */
   versions?: ForwarderVersions;
   /**
-   * The backend does not serve this forwarder's contract. Retrying cannot help: the keys of the
-   * request settle as errors, and whoever is told stops the sending (forwarder.ts).
+   * Told of every request refused or served (refusal-surface.ts). On the contract's 426 retrying
+   * cannot help: the keys of the request settle as errors, and it stops the sending.
    */
-  onContractRefused?(refusal: ContractRefusal): void;
+  refusals?: Pick<RefusalSurface, 'refused' | 'served' | 'contractRefused'>;
   /** The item for a key from the caches now; undefined when its object is gone or not ours. */
   buildItem(key: string, payload: DeletedClaim | undefined): ItemInput | undefined | Promise<ItemInput | undefined>;
 }
@@ -100,6 +101,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
         items,
       ));
       endTimer({ status: String(status) });
+      deps.refusals?.served();
     } catch (err) {
       const status = err instanceof BackendRequestError ? err.status : undefined;
       endTimer({ status: status === undefined ? 'error' : String(status) });
@@ -107,7 +109,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
       const refusal = err instanceof BackendRequestError ? err.refusal : undefined;
       if (refusal) {
         // Said once, by the forwarder, which stops sending (its readiness names the fix).
-        deps.onContractRefused?.(refusal);
+        deps.refusals?.contractRefused(refusal);
       } else if (status !== undefined && status >= 400 && status < 500) {
         // The backend refused the whole request: a wrong secret, cluster id or URL. Nothing
         // will get through until someone fixes it; the items wait with backoff.
@@ -116,6 +118,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
       } else {
         logger.warn('backend unavailable; items will be retried with backoff', fields);
       }
+      if (!refusal && err instanceof BackendRequestError) await deps.refusals?.refused(err, items);
       for (const key of sentKeys) {
         completions.set(key, { type: 'error' });
         metrics.outcomes.inc({ kind: kindOf(key), outcome: 'error' });

@@ -1,6 +1,7 @@
 /**
- * Health and metrics: `/healthz` (alive), `/readyz` (caches synced, and the backend serves this
- * forwarder's contract), `/metrics` (Prometheus).
+ * Health and metrics: `/healthz` (alive), `/readyz` (caches synced, the backend serves this
+ * forwarder's contract and has not refused every request for VOLHOOK_REFUSED_READY_SECONDS),
+ * `/metrics` (Prometheus).
  */
 import { createServer, type Server } from 'node:http';
 import { listen } from '../http/index.js';

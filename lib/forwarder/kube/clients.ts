@@ -6,7 +6,6 @@
  */
 import type { V1Lease } from '@kubernetes/client-node';
 import type { KubeClients } from '../../kube/clients.js';
-import type { LeaseApi } from '../leader-election.js';
 import { MediaTypes, type KubeRest } from './rest.js';
 
 const seg = encodeURIComponent;
@@ -44,6 +43,13 @@ export function restClients(rest: KubeRest): KubeClients {
       patchClusterCustomObjectStatus: (o) => rest.request('PATCH', `${custom(o)}/status`, { body: o.body, contentType: merge }),
     },
   };
+}
+
+/** The three calls the lock makes, as client-node's CoordinationV1Api names them. */
+export interface LeaseApi {
+  readNamespacedLease(args: { name: string; namespace: string }): Promise<V1Lease>;
+  createNamespacedLease(args: { namespace: string; body: V1Lease }): Promise<V1Lease>;
+  replaceNamespacedLease(args: { name: string; namespace: string; body: V1Lease }): Promise<V1Lease>;
 }
 
 /** The Lease calls of leader election (get, create, update: the verbs rbac.yaml grants). */

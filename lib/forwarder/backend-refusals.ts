@@ -1,0 +1,143 @@
+/**
+ * The backend refusing every request, as decisions: which refusal an error is, what it tells the
+ * people who look at a claim (an Event message that names the cause and the fix, the same on
+ * every repeat so the Events aggregate), and — over a streak of nothing but refusals, on an
+ * injected clock — when to say so on the objects held back and when to fail `/readyz`.
+ *
+ * The contract's 426 is not here: it is final, and refusal.ts says what the forwarder does.
+ */
+import type { CreateEventWrite, EventInvolvedObject, ItemInput } from '../contract/index.js';
+import type { BackendRequestError } from './backend-client.js';
+
+/**
+ * `signature`: 401 (a secret the registration does not accept, or a body signed for another
+ * cluster); `registration`: 403 (the cluster's registration is unusable); `unregistered`: 404;
+ * `request`: any other 4xx; `failing`: 5xx; `unreachable`: no answer at all.
+ */
+export type RefusalCause = 'signature' | 'registration' | 'unregistered' | 'request' | 'failing' | 'unreachable';
+
+export interface BackendRefusal {
+  cause: RefusalCause;
+  /** The HTTP status; none when there was no answer. */
+  status?: number;
+  /** The backend's error code, when its answer had one. */
+  code?: string;
+}
+
+/** The refusal a failed request is; undefined for the contract's 426 and for a malformed 2xx. */
+export function refusalOf(err: Pick<BackendRequestError, 'kind' | 'status' | 'code'>): BackendRefusal | undefined {
+  if (err.kind === 'network' || err.kind === 'timeout') return { cause: 'unreachable' };
+  if (err.kind !== 'http' || err.status === undefined) return undefined;
+  const { status } = err;
+  const cause: RefusalCause | undefined =
+    status === 401 ? 'signature' : status === 403 ? 'registration' : status === 404 ? 'unregistered' : status >= 500 ? 'failing' : status >= 400 ? 'request' : undefined;
+  if (!cause) return undefined;
+  return { cause, status, ...(err.code !== undefined && { code: err.code }) };
+}
+
+/** What the messages name: this cluster, and where its signing secret comes from. */
+export interface RefusalContext {
+  clusterId: string;
+  apiUrl: string;
+  /** VOLHOOK_SECRET_FILE, when the secret is read from a file (a mounted Secret). */
+  secretFile?: string;
+}
+
+/** The Event reason for a refusal: the backend said no, or could not answer. */
+export function refusalReason(refusal: BackendRefusal): 'BackendRefused' | 'BackendUnavailable' {
+  return refusal.cause === 'failing' || refusal.cause === 'unreachable' ? 'BackendUnavailable' : 'BackendRefused';
+}
+
+/**
+ * The cause and the fix, in words for a tenant or an operator. No counts, times or request ids:
+ * a repeat must read the same, so the Event's count grows instead of new Events piling up.
+ */
+export function refusalText(refusal: BackendRefusal, context: RefusalContext): string {
+  const { clusterId } = context;
+  const http = refusal.status === undefined ? '' : ` (HTTP ${refusal.status}${refusal.code ? ` ${refusal.code}` : ''})`;
+  const secret = context.secretFile
+    ? `the Secret mounted at ${context.secretFile} (the chart's secret.existingSecret, or the Secret named after its release)`
+    : 'VOLHOOK_SECRET';
+  const held = 'volhook holds this object back and retries';
+  switch (refusal.cause) {
+    case 'signature':
+      return `the backend refuses this cluster's signature${http}: ${secret} does not hold a secret the registration of cluster "${clusterId}" accepts; see \`npm run cluster -- rotate-secret ${clusterId}\` and put the secret it prints there. ${held}.`;
+    case 'registration':
+      return `the backend refuses cluster "${clusterId}"${http}: its registration is not usable; see \`npm run cluster -- show ${clusterId}\`. ${held}.`;
+    case 'unregistered':
+      return `the backend does not know cluster "${clusterId}"${http}: it is not registered (or VOLHOOK_API_URL ${context.apiUrl} is not the backend); register it with \`npm run cluster -- add ${clusterId}\`. ${held}.`;
+    case 'request':
+      return `the backend refuses this forwarder's requests${http}; see the forwarder's log for the backend's message. ${held}.`;
+    case 'failing':
+      return `the backend is failing${http}; see the backend's logs and alarms. ${held}.`;
+    case 'unreachable':
+      return `the backend at ${context.apiUrl} does not answer; check VOLHOOK_API_URL and the network between the cluster and the backend. ${held}.`;
+  }
+}
+
+/** Where a streak of refusals stands at a moment. */
+export interface RefusalState {
+  /** The last refusal of the streak, while there is one. */
+  refusal?: BackendRefusal;
+  /** The last refusal of the streak, once it is older than the event threshold. */
+  surfaced?: BackendRefusal;
+  /** The streak is older than the readiness threshold: `/readyz` fails. */
+  notReady: boolean;
+}
+
+/**
+ * A streak of requests all refused, since the first refusal after the last request served.
+ * Pure but for the clock, injected; `refused` and `served` say when a transition happened, so
+ * the shell logs it once.
+ */
+export class RefusalStreak {
+  #since: number | undefined;
+  #last: BackendRefusal | undefined;
+  #surfaced = false;
+
+  constructor(private readonly options: { eventAfterMs: number; readyAfterMs: number; now: () => number }) {}
+
+  /** Records a refusal; true when it is the one that makes the streak surface. */
+  refused(refusal: BackendRefusal): boolean {
+    this.#since ??= this.options.now();
+    this.#last = refusal;
+    if (this.#surfaced || this.state().surfaced === undefined) return false;
+    this.#surfaced = true;
+    return true;
+  }
+
+  /** Records a request served; true when it ends a streak that had surfaced. */
+  served(): boolean {
+    const ended = this.#surfaced;
+    this.#since = undefined;
+    this.#last = undefined;
+    this.#surfaced = false;
+    return ended;
+  }
+
+  state(): RefusalState {
+    if (this.#since === undefined || !this.#last) return { notReady: false };
+    const age = this.options.now() - this.#since;
+    return { refusal: this.#last, ...(age >= this.options.eventAfterMs && { surfaced: this.#last }), notReady: age >= this.options.readyAfterMs };
+  }
+}
+
+/** The claims and VolumeAttachments a refused request carried: the objects their owners look at. */
+export function heldBackObjects(items: readonly ItemInput[]): EventInvolvedObject[] {
+  return items.flatMap((item): EventInvolvedObject[] => {
+    if (item.kind === 'PersistentVolumeClaim') {
+      const { name, namespace, uid } = item.pvc.metadata;
+      return [{ kind: 'PersistentVolumeClaim', apiVersion: 'v1', name, namespace, uid }];
+    }
+    if (item.kind === 'VolumeAttachment') {
+      const { name, uid } = item.volumeAttachment.metadata;
+      return [{ kind: 'VolumeAttachment', apiVersion: 'storage.k8s.io/v1', name, uid }];
+    }
+    return [];
+  });
+}
+
+/** The Warning Event on one object held back. */
+export function refusalEvent(involvedObject: EventInvolvedObject, refusal: BackendRefusal, context: RefusalContext): CreateEventWrite {
+  return { op: 'createEvent', involvedObject, type: 'Warning', reason: refusalReason(refusal), message: refusalText(refusal, context) };
+}

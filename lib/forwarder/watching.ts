@@ -1,0 +1,113 @@
+/**
+ * The watched objects: one informer per row of the table (watches.ts), the context the rows
+ * share, and resync. Events that are news (changes.ts) become offers of keys; what is done with
+ * them (the queue, the pump) is the caller's.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ItemKeys, type Ownership } from '../contract/index.js';
+import { ChangeFilter, type EventType } from './changes.js';
+import type { ForwarderConfig } from './config.js';
+import { Dependents } from './dependents.js';
+import { watchResource, type WatchedResource } from './informers.js';
+import type { KubeRest } from './kube/rest.js';
+import type { Logger } from './logger.js';
+import type { ForwarderMetrics } from './metrics.js';
+import { TRANSFORMS } from './transforms.js';
+import { RESOURCES, WATCHES, type Offer, type Resource, type Watch, type WatchContext, type WatchedObjects } from './watches.js';
+
+type Informers = { [R in Resource]: WatchedResource<WatchedObjects[R]> };
+
+export interface Watching {
+  ctx: WatchContext;
+  /** Every cache has synced. */
+  ready(): boolean;
+  /** Offers the volume report and every object of ours that is not settled and not queued. */
+  resync(queued: (key: string) => boolean): void;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export interface WatchingDeps {
+  rest: KubeRest;
+  config: Pick<ForwarderConfig, 'informerRestartMs'>;
+  ownership: Ownership;
+  metrics: ForwarderMetrics;
+  logger: Logger;
+  offer(offer: Offer): void;
+  /** Every cache has synced (once; again after a restart's relist). */
+  onSynced(): void;
+}
+
+export function createWatching(deps: WatchingDeps): Watching {
+  const { ownership, metrics, logger } = deps;
+  // Their events come only once they are started: by then `ctx` exists.
+  const informers = Object.fromEntries(RESOURCES.map((resource) => [resource, inform(resource)])) as Informers;
+  const all = Object.values(informers) as WatchedResource<KubernetesObject>[];
+  const ready = (): boolean => all.every((informer) => informer.synced);
+  const ctx: WatchContext = {
+    ownership,
+    caches: Object.fromEntries(RESOURCES.map((resource) => [resource, informers[resource].cache])) as WatchContext['caches'],
+    dependents: new Dependents({
+      claims: () => informers.persistentvolumeclaims.cache.list(),
+      attachments: () => informers.volumeattachments.cache.list(),
+    }),
+    ready,
+  };
+
+  /** The informer of one row: every event tracked, those that are news offered. */
+  function inform<R extends Resource>(resource: R): WatchedResource<WatchedObjects[R]> {
+    const watch = WATCHES[resource] as Watch<WatchedObjects[R]>;
+    const changes = new ChangeFilter<WatchedObjects[R]>((object) => watch.news(object, ownership));
+    const on = (type: EventType) => (object: WatchedObjects[R]) => {
+      watch.track?.(type, object, ctx);
+      if (!changes.isNews(type, object)) {
+        metrics.updatesIgnored.inc({ resource });
+        return;
+      }
+      for (const offered of watch.keys(type, object, ctx)) deps.offer(offered);
+    };
+    return watchResource<WatchedObjects[R]>({
+      rest: deps.rest,
+      resource,
+      path: watch.path,
+      optional: watch.optional ?? false,
+      transform: TRANSFORMS[resource] as (object: WatchedObjects[R]) => WatchedObjects[R],
+      restartDelayMs: deps.config.informerRestartMs,
+      logger,
+      onRestart: () => metrics.informerRestarts.inc({ resource }),
+      onSynced: () => {
+        if (!ready()) return;
+        ctx.dependents.refreshZones(informers.nodes.cache.list());
+        logger.info('all caches synced; forwarding');
+        deps.onSynced();
+      },
+      handlers: { add: on('add'), update: on('update'), delete: on('delete') },
+    });
+  }
+
+  function resync(queued: (key: string) => boolean): void {
+    // The audit's view of the cluster: a digest, or the whole report when it changed.
+    deps.offer({ key: ItemKeys.report() });
+    for (const resource of RESOURCES) {
+      const watch = WATCHES[resource] as Watch<KubernetesObject>;
+      if (!watch.resync) continue;
+      for (const object of informers[resource].cache.list()) {
+        // A key still queued is not lost: its own answer said when to look again (a claim
+        // waiting out EC2's 6-hour wait between modifications must not be sent every resync).
+        for (const offered of watch.resync(object, ctx)) if (!queued(offered.key)) deps.offer(offered);
+      }
+    }
+  }
+
+  return {
+    ctx,
+    ready,
+    resync,
+    start() {
+      for (const informer of all) {
+        informer.start().catch((err: unknown) => logger.error('informer failed to start', { resource: informer.resource, err }));
+      }
+    },
+    stop: async () => void (await Promise.all(all.map((informer) => informer.stop()))),
+  };
+}
