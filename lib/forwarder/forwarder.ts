@@ -35,6 +35,7 @@ import { ReportTracker } from './report.js';
 import { openSecret } from './secret.js';
 import { createBatchSender } from './sender.js';
 import { startHealthServer, type Readiness } from './server.js';
+import { openTls } from './tls.js';
 import { TRANSFORMS } from './transforms.js';
 import { RESOURCES, WATCHES, type Offer, type Resource, type Watch, type WatchContext, type WatchedObjects } from './watches.js';
 
@@ -91,7 +92,8 @@ type Informers = { [R in Resource]: WatchedResource<WatchedObjects[R]> };
 export async function startForwarder(input: ForwarderConfigInput, deps: ForwarderDeps): Promise<Forwarder> {
   const config: ForwarderConfig = parseConfig(input);
   const logger = deps.logger ?? createJsonLogger({ level: config.logLevel });
-  const fetchFn: FetchLike = deps.fetch ?? httpFetch();
+  const tls = await openTls(config, { pollMs: config.secretPollMs, logger });
+  const fetchFn: FetchLike = deps.fetch ?? httpFetch({ tls: tls.current });
   const ownership: Ownership = { provisioner: config.provisioner, driver: config.driver };
   // client-node is not loaded: its import alone costs 25–33 MiB resident (kube/access.ts).
   const rest = kubeRest(deps.kubeAccess ?? accessFromKubeConfig(deps.kubeConfig));
@@ -251,6 +253,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     registry: metrics.registry,
   }).catch((err: unknown) => {
     secret.close();
+    tls.close();
     throw err;
   });
   const resyncTimer = setInterval(resync, config.resyncSeconds * 1000);
@@ -302,6 +305,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     // ReleaseOnCancel, once nothing guarded by the Lease is still running.
     await elector?.stop();
     secret.close();
+    tls.close();
     await server.close();
     logger.info('forwarder stopped', { queued: queue.size });
   }
