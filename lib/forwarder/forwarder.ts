@@ -292,6 +292,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     provisioner: config.provisioner,
     driver: config.driver,
     port: server.port,
+    ...(config.caFile || config.clientCertFile ? { caFile: config.caFile, clientCertFile: config.clientCertFile } : {}),
   });
 
   async function stop(): Promise<void> {

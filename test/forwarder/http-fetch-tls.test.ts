@@ -106,6 +106,20 @@ describe('httpFetch to an https backend through a CONNECT proxy (HTTPS_PROXY, NO
     expect(proxied.has(backend.seen.at(-1)!.remotePort)).toBe(false);
   });
 
+  it('a backend requiring a client certificate, through the tunnel -> the certificate shown inside it; none shown -> refused, nothing reaches the backend', async () => {
+    const mutual = await httpsBackend({ requireClientCert: true });
+    const tunnelsBefore = tunnels.length;
+    const refused = await httpFetch({ proxyEnv: { HTTPS_PROXY: proxyUrl }, tls: () => tlsMaterial({ ca: pki.ca }) })(`${mutual.url}/none`, { method: 'GET' }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(TypeError);
+    expect(mutual.seen).toHaveLength(0);
+    const material = tlsMaterial({ ca: pki.ca, ...pki.client('through-the-tunnel') });
+    const res = await httpFetch({ proxyEnv: { HTTPS_PROXY: proxyUrl }, tls: () => material })(`${mutual.url}/with`, { method: 'GET' });
+    expect(await res.json()).toEqual({ path: '/with', clientCn: 'through-the-tunnel' });
+    // Both attempts went through the proxy, the answered one on a tunnel it opened.
+    expect(tunnels.length - tunnelsBefore).toBe(2);
+    expect(new Set(tunnels.map((t) => t.upstreamPort)).has(mutual.seen[0]!.remotePort)).toBe(true);
+  });
+
   it("the private CA not given -> refused as untrusted, naming VOLHOOK_CA_FILE, nothing reaches the backend; given -> answered", async () => {
     const before = backend.seen.length;
     const refused = await httpFetch({ proxyEnv: { HTTPS_PROXY: proxyUrl } })(`${backend.url}/untrusted`, { method: 'GET' }).catch((err: unknown) => err);
