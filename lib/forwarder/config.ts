@@ -70,6 +70,7 @@ export const ForwarderConfigSchema = z
     backoffMaxMs: z._default(positiveInt(), 5 * 60_000),
     informerRestartMs: z._default(positiveInt(), 2_000),
     shutdownTimeoutMs: z._default(int(0), 10_000),
+    /** How often the signing secret's file and the TLS files (tls.ts) are looked at for a change. */
     secretPollMs: z._default(positiveInt(), 5_000),
   })
   .check(
