@@ -110,6 +110,11 @@ export function valuesSchema(): JsonSchema {
           httpProxy: text('HTTP_PROXY of the forwarder, for its requests to a plain-http backend'),
           noProxy: text('NO_PROXY of the forwarder: hosts reached without the proxy'),
         }),
+        tls: object({
+          clientCertSecret: text('a kubernetes.io/tls Secret (tls.crt, tls.key): the client certificate shown to a backend behind mutual TLS; empty: none', { pattern: '^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)?$' }),
+          caConfigMap: text('a ConfigMap holding a PEM bundle trusted besides the public roots; empty: the public roots only', { pattern: '^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)?$' }),
+          caKey: text('the key of the bundle in that ConfigMap', { minLength: 1, pattern: '^[-._a-zA-Z0-9]+$' }),
+        }),
         extraEnv: { type: 'array', description: 'more environment variables of the container', items: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1 } } } },
         metrics: object({
           service: object({ enabled: flag('a ClusterIP Service in front of /metrics'), port: { type: 'integer', minimum: 1, maximum: 65535 } }),

@@ -19,7 +19,8 @@ export interface DeployOutputs {
 export const CLUSTER_ID_PLACEHOLDER = '<cluster-id>';
 
 export function deployNextSteps({ outputs, stage, region, registrySsmPath = `/volhook/${stage}/clusters/` }: DeployOutputs): string[] {
-  const apiUrl = outputs.HttpApiUrl;
+  // With the mutual-TLS domain the execute-api endpoint is off: the domain is the only URL.
+  const apiUrl = outputs.MutualTlsApiUrl ?? outputs.HttpApiUrl;
   const lines: string[] = ['volhook is deployed. Next:'];
   if (outputs.AlarmTopicArn) {
     lines.push(
@@ -46,6 +47,12 @@ export function deployNextSteps({ outputs, stage, region, registrySsmPath = `/vo
     `   kubectl apply -f ${SECRET_FILE}`,
     `   ${helmInstallLine({ clusterId: CLUSTER_ID_PLACEHOLDER, ...(apiUrl ? { backendUrl: apiUrl } : {}), secretName: FORWARDER_SECRET.name })}`,
   );
+  if (outputs.MutualTlsApiUrl) {
+    lines.push(
+      '',
+      `The API is behind mutual TLS at ${outputs.MutualTlsApiUrl}: point its DNS name at ${outputs.MutualTlsDomainTarget ?? 'the MutualTlsDomainTarget output'}, and give the forwarder a client certificate of the truststore (--set tls.clientCertSecret=<kubernetes.io/tls Secret>; docs/deploy.md, "Private networks").`,
+    );
+  }
   if (!apiUrl) lines.push('', 'The stack has no HttpApiUrl output: put the API\'s URL (`npx osls info`) in place of the placeholder.');
   return lines;
 }

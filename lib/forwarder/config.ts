@@ -22,6 +22,17 @@ export const ForwarderConfigSchema = z
     secretFile: z.optional(text()),
     /** The signing secret itself (local use); its key must be 24–64 bytes. */
     secret: z.optional(WebhookSecretSchema),
+    /**
+     * A PEM bundle trusted for the backend's certificate besides the public roots: a private
+     * backend, or a proxy that inspects TLS. Re-read when it changes.
+     */
+    caFile: z.optional(text()),
+    /**
+     * A client certificate and its key (PEM files, a kubernetes.io/tls Secret mounted) shown to
+     * a backend behind mutual TLS; both or neither. Re-read when they change.
+     */
+    clientCertFile: z.optional(text()),
+    clientKeyFile: z.optional(text()),
     provisioner: z._default(text(), EBS_DRIVER),
     driver: z._default(text(), EBS_DRIVER),
     batchSize: z._default(int(1, MAX_ITEMS_PER_REQUEST), 100),
@@ -65,6 +76,7 @@ export const ForwarderConfigSchema = z
     backoffMaxMs: z._default(positiveInt(), 5 * 60_000),
     informerRestartMs: z._default(positiveInt(), 2_000),
     shutdownTimeoutMs: z._default(int(0), 10_000),
+    /** How often the signing secret's file and the TLS files (tls.ts) are looked at for a change. */
     secretPollMs: z._default(positiveInt(), 5_000),
     /** After this long of nothing but refusals, Warning Events go on the claims and VolumeAttachments held back. */
     refusedEventMs: z._default(int(0), 10_000),
@@ -73,6 +85,16 @@ export const ForwarderConfigSchema = z
     z.refine((c) => (c.secret === undefined) !== (c.secretFile === undefined), {
       message: 'exactly one of VOLHOOK_SECRET_FILE or VOLHOOK_SECRET must be set',
       path: ['secretFile'],
+    }),
+    z.superRefine((c, ctx) => {
+      // Reported at the one missing, naming both.
+      if ((c.clientCertFile === undefined) === (c.clientKeyFile === undefined)) return;
+      const missing = c.clientCertFile === undefined ? 'clientCertFile' : 'clientKeyFile';
+      ctx.addIssue({ code: 'custom', message: 'VOLHOOK_CLIENT_CERT_FILE and VOLHOOK_CLIENT_KEY_FILE go together: set both or neither', path: [missing] });
+    }),
+    z.refine((c) => c.clientCertFile === undefined || c.apiUrl.startsWith('https:'), {
+      message: 'a client certificate (VOLHOOK_CLIENT_CERT_FILE) is only shown over https: VOLHOOK_API_URL must be https://',
+      path: ['apiUrl'],
     }),
     z.refine((c) => !c.leaderElect || c.leaseNamespace !== undefined, {
       message: "is required with leader election (the namespace of the Lease: the pod's own)",
@@ -98,6 +120,9 @@ export const ENV_VARS = {
   clusterId: 'VOLHOOK_CLUSTER_ID',
   secretFile: 'VOLHOOK_SECRET_FILE',
   secret: 'VOLHOOK_SECRET',
+  caFile: 'VOLHOOK_CA_FILE',
+  clientCertFile: 'VOLHOOK_CLIENT_CERT_FILE',
+  clientKeyFile: 'VOLHOOK_CLIENT_KEY_FILE',
   provisioner: 'VOLHOOK_PROVISIONER',
   driver: 'VOLHOOK_DRIVER',
   batchSize: 'VOLHOOK_BATCH_SIZE',

@@ -32,6 +32,7 @@ import { ReportTracker } from './report.js';
 import { openSecret } from './secret.js';
 import { createBatchSender } from './sender.js';
 import { startHealthServer, type Readiness } from './server.js';
+import { openTls } from './tls.js';
 import type { Offer } from './watches.js';
 import { createWatching } from './watching.js';
 
@@ -86,7 +87,8 @@ export interface Forwarder {
 export async function startForwarder(input: ForwarderConfigInput, deps: ForwarderDeps): Promise<Forwarder> {
   const config: ForwarderConfig = parseConfig(input);
   const logger = deps.logger ?? createJsonLogger({ level: config.logLevel });
-  const fetchFn: FetchLike = deps.fetch ?? httpFetch();
+  const tls = await openTls(config, { pollMs: config.secretPollMs, logger });
+  const fetchFn: FetchLike = deps.fetch ?? httpFetch({ tls: tls.current });
   const ownership: Ownership = { provisioner: config.provisioner, driver: config.driver };
   // client-node is not loaded: its import alone costs 25–33 MiB resident (kube/access.ts).
   const rest = kubeRest(deps.kubeAccess ?? accessFromKubeConfig(deps.kubeConfig));
@@ -169,13 +171,9 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   });
 
   // --- lifecycle and health ---------------------------------------------------------------
-  const server = await startHealthServer({
-    port: config.port,
-    host: config.listenHost,
-    readiness,
-    registry: metrics.registry,
-  }).catch((err: unknown) => {
+  const server = await startHealthServer({ port: config.port, host: config.listenHost, readiness, registry: metrics.registry }).catch((err: unknown) => {
     secret.close();
+    tls.close();
     throw err;
   });
   const resyncTimer = setInterval(resync, config.resyncSeconds * 1000);
@@ -213,6 +211,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     provisioner: config.provisioner,
     driver: config.driver,
     port: server.port,
+    ...(config.caFile || config.clientCertFile ? { caFile: config.caFile, clientCertFile: config.clientCertFile } : {}),
   });
 
   async function stop(): Promise<void> {
@@ -226,6 +225,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     // ReleaseOnCancel, once nothing guarded by the Lease is still running.
     await elector?.stop();
     secret.close();
+    tls.close();
     await server.close();
     logger.info('forwarder stopped', { queued: queue.size });
   }

@@ -20,7 +20,7 @@ type Pod = {
   imagePullSecrets?: unknown[];
   terminationGracePeriodSeconds: number;
   securityContext: Record<string, unknown>;
-  volumes: { name: string; secret?: { secretName: string } }[];
+  volumes: { name: string; secret?: { secretName: string }; configMap?: { name: string } }[];
   containers: (ReturnType<typeof forwarderContainer> & Record<string, any>)[];
 };
 type Deployment = Manifest & { spec: { replicas: number; strategy: unknown; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: Pod } } };
@@ -224,6 +224,32 @@ describe('helm template with every knob set (ci/all-values.yaml)', () => {
     expect(containerEnv(manifests)).toMatchObject({ HTTPS_PROXY: all.proxy.httpsProxy, HTTP_PROXY: all.proxy.httpProxy, NO_PROXY: all.proxy.noProxy, TZ: 'UTC' });
     // The control: without the values, none of them.
     expect(Object.keys(containerEnv(renderChart())).filter((name) => /PROXY|^TZ$/.test(name))).toEqual([]);
+  });
+
+  it('tls: the client certificate Secret and the CA ConfigMap mounted read-only, their files the forwarder\'s VOLHOOK_CLIENT_CERT_FILE, VOLHOOK_CLIENT_KEY_FILE and VOLHOOK_CA_FILE; without the values -> none of it', () => {
+    const env = containerEnv(manifests);
+    expect(configFromEnv(env)).toMatchObject({
+      clientCertFile: '/var/run/secrets/volhook-tls/tls.crt',
+      clientKeyFile: '/var/run/secrets/volhook-tls/tls.key',
+      caFile: `/etc/volhook/ca/${all.tls.caKey}`,
+    });
+    expect(pod.volumes).toContainEqual({ name: 'client-cert', secret: { secretName: all.tls.clientCertSecret, items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], defaultMode: 0o440 } });
+    expect(pod.volumes).toContainEqual({ name: 'ca', configMap: { name: all.tls.caConfigMap, items: [{ key: all.tls.caKey, path: all.tls.caKey }] } });
+    // Each file under the mount of its volume, read-only.
+    const mountOf = (file: string) => container.volumeMounts.find((m: { mountPath: string }) => file.startsWith(`${m.mountPath}/`));
+    expect(mountOf(env.VOLHOOK_CLIENT_CERT_FILE!)).toEqual({ name: 'client-cert', mountPath: '/var/run/secrets/volhook-tls', readOnly: true });
+    expect(mountOf(env.VOLHOOK_CLIENT_KEY_FILE!)?.name).toBe('client-cert');
+    expect(mountOf(env.VOLHOOK_CA_FILE!)).toEqual({ name: 'ca', mountPath: '/etc/volhook/ca', readOnly: true });
+    // The control: the defaults mount and set nothing of it.
+    const plain = renderChart();
+    expect(Object.keys(containerEnv(plain)).filter((name) => /CERT|KEY_FILE|CA_FILE/.test(name))).toEqual([]);
+    expect(deploymentOf(plain).spec.template.spec.volumes.map((v) => v.name)).toEqual(['secret']);
+  });
+
+  it('tls.clientCertSecret with a plain-http backendUrl -> refused naming both; with https -> renders', () => {
+    expect(refusal({ backendUrl: 'http://volhook.internal:3000', tls: { clientCertSecret: 'volhook-client-cert' } })).toMatch(/tls\.clientCertSecret needs an https:\/\/ backendUrl/);
+    expect(refusal({ backendUrl: 'https://volhook.internal', tls: { clientCertSecret: 'volhook-client-cert' } })).toBeUndefined();
+    expect(refusal({ tls: { clientCertSecret: 'Not_A_Name' } })).toMatch(/\/tls\/clientCertSecret/);
   });
 
   it('the Secret from secret.value under its key; the Service and ServiceMonitor on the metrics port; no CSIDriver', () => {

@@ -37,6 +37,19 @@ describe('deployNextSteps', () => {
   });
 });
 
+describe('deployNextSteps: the mutual-TLS domain deployed', () => {
+  it('MutualTlsApiUrl among the outputs -> that URL in every line (the execute-api one is off), with its DNS target and the client certificate to give; without -> no word of it', () => {
+    const domain = 'https://volhook.example.com';
+    const text = deployNextSteps({ outputs: { HttpApiUrl: API_URL, MutualTlsApiUrl: domain, MutualTlsDomainTarget: 'd-abc.execute-api.eu-west-1.amazonaws.com', AlarmTopicArn: TOPIC }, stage: 'prod', region: 'eu-west-1' }).join('\n');
+    expect(text).toContain(`--api-url ${domain}`);
+    expect(text).toContain(`--set backendUrl=${domain}`);
+    expect(text).not.toContain(API_URL);
+    expect(text).toContain('point its DNS name at d-abc.execute-api.eu-west-1.amazonaws.com');
+    expect(text).toContain('tls.clientCertSecret');
+    expect(deployNextSteps({ outputs: { HttpApiUrl: API_URL }, stage: 'prod', region: 'eu-west-1' }).join('\n')).not.toContain('mutual TLS');
+  });
+});
+
 describe('infra/serverless/next-steps.cjs', () => {
   it('listed in serverless.yml; after deploy it prints the next steps from the stack it deployed', async () => {
     const plugins = (parse(readFileSync(`${root}/serverless.yml`, 'utf8')) as { plugins: string[] }).plugins;

@@ -47,8 +47,14 @@ interface Statement {
   Condition?: Record<string, Record<string, unknown>>;
 }
 
+interface CfnTemplate {
+  Resources: Record<string, Resource & { Condition?: string }>;
+  Conditions?: Record<string, unknown>;
+  Outputs?: Record<string, { Condition?: string; Value: unknown }>;
+}
+
 let outDir: string;
-let template: { Resources: Record<string, Resource> };
+let template: CfnTemplate;
 let templateText: string;
 
 /** The environment of a machine that has never seen AWS: no keys, no profile, no IMDS. */
@@ -66,15 +72,21 @@ function credentialFreeEnv(): NodeJS.ProcessEnv {
   };
 }
 
-beforeAll(async () => {
-  outDir = mkdtempSync(join(tmpdir(), 'volhook-package-'));
-  await promisify(execFile)('npx', ['osls', 'package', '--stage', STAGE, '--region', 'us-east-1', '--package', outDir], {
+/** `osls package` into `dir`, stage params overridden by `--param="key=value"`; the template's text. */
+async function packageInto(dir: string, params: Record<string, string> = {}): Promise<string> {
+  const paramArgs = Object.entries(params).map(([key, value]) => `--param=${key}=${value}`);
+  await promisify(execFile)('npx', ['osls', 'package', '--stage', STAGE, '--region', 'us-east-1', '--package', dir, ...paramArgs], {
     cwd: repoRoot,
     env: credentialFreeEnv(),
     timeout: 170_000,
     maxBuffer: 16 * 1024 * 1024,
   });
-  templateText = readFileSync(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8');
+  return readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8');
+}
+
+beforeAll(async () => {
+  outDir = mkdtempSync(join(tmpdir(), 'volhook-package-'));
+  templateText = await packageInto(outDir);
   template = JSON.parse(templateText);
 }, 180_000);
 
@@ -485,4 +497,65 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(atImport).toEqual([]);
     expect(lazy.length).toBeGreaterThan(0);
   }, 60_000);
+});
+
+/**
+ * A condition of the template as CloudFormation decides it, for the Fn::Not / Fn::Equals /
+ * Fn::If the mutual-TLS option uses on literal strings (params are resolved at package time).
+ */
+function decide(t: CfnTemplate, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((v) => decide(t, v));
+  if (typeof value !== 'object' || value === null) return value;
+  const entries = Object.entries(value);
+  const [fn, args] = entries.length === 1 ? entries[0]! : ['', undefined];
+  if (!fn.startsWith('Fn::')) return Object.fromEntries(entries.map(([k, v]) => [k, decide(t, v)]));
+  if (fn === 'Fn::Not') return !decide(t, (args as unknown[])[0]);
+  if (fn === 'Fn::Equals') return JSON.stringify(decide(t, (args as unknown[])[0])) === JSON.stringify(decide(t, (args as unknown[])[1]));
+  if (fn === 'Fn::If') {
+    const [name, yes, no] = args as [string, unknown, unknown];
+    return decide(t, decide(t, t.Conditions?.[name]) ? yes : no);
+  }
+  return value;
+}
+const created = (t: CfnTemplate) => Object.entries(t.Resources).filter(([, r]) => r.Condition === undefined || decide(t, t.Conditions?.[r.Condition]) === true);
+const outputs = (t: CfnTemplate) => Object.keys(t.Outputs ?? {}).filter((k) => t.Outputs![k]!.Condition === undefined || decide(t, t.Conditions?.[t.Outputs![k]!.Condition!]) === true);
+
+describe('osls package: the mutual-TLS custom domain (infra/serverless/mutual-tls.yml), an option', () => {
+  const MTLS = {
+    apiDomainName: 'volhook.example.com',
+    apiCertificateArn: 'arn:aws:acm:us-east-1:111122223333:certificate/0a1b2c3d',
+    apiTruststoreUri: 's3://volhook-truststore/clusters.pem',
+    apiTruststoreVersion: 'v7',
+  };
+  let mtls: CfnTemplate;
+
+  beforeAll(async () => {
+    mtls = JSON.parse(await packageInto(mkdtempSync(join(tmpdir(), 'volhook-package-mtls-')), MTLS)) as CfnTemplate;
+  }, 180_000);
+
+  it('the default (apiDomainName empty) -> no domain, no mapping, the execute-api endpoint on; the same resources otherwise', () => {
+    const types = created(template).map(([, r]) => r.Type);
+    expect(types).not.toContain('AWS::ApiGatewayV2::DomainName');
+    expect(types).not.toContain('AWS::ApiGatewayV2::ApiMapping');
+    expect(decide(template, template.Resources.HttpApi!.Properties.DisableExecuteApiEndpoint)).toBe(false);
+    expect(outputs(template).filter((k) => k.startsWith('MutualTls'))).toEqual([]);
+    // With the option, exactly the domain and its mapping are added.
+    const names = (t: CfnTemplate) => created(t).map(([name]) => name).sort();
+    expect(names(mtls).filter((n) => !names(template).includes(n)).sort()).toEqual(['ApiDomainMapping', 'ApiDomainName']);
+  });
+
+  it('--param apiDomainName, apiCertificateArn, apiTruststoreUri -> a regional domain requiring client certificates of the truststore, mapped to the $default stage, the execute-api endpoint off', () => {
+    const domain = created(mtls).find(([, r]) => r.Type === 'AWS::ApiGatewayV2::DomainName')![1];
+    expect(decide(mtls, domain.Properties)).toEqual({
+      DomainName: MTLS.apiDomainName,
+      DomainNameConfigurations: [{ CertificateArn: MTLS.apiCertificateArn, EndpointType: 'REGIONAL', SecurityPolicy: 'TLS_1_2', OwnershipVerificationCertificateArn: { Ref: 'AWS::NoValue' } }],
+      MutualTlsAuthentication: { TruststoreUri: MTLS.apiTruststoreUri, TruststoreVersion: MTLS.apiTruststoreVersion },
+    });
+    const mapping = created(mtls).find(([, r]) => r.Type === 'AWS::ApiGatewayV2::ApiMapping')![1];
+    expect(mapping.Properties).toEqual({ ApiId: { Ref: 'HttpApi' }, DomainName: { Ref: 'ApiDomainName' }, Stage: { Ref: 'HttpApiStage' } });
+    expect(mtls.Resources.HttpApiStage!.Properties.StageName).toBe('$default');
+    expect(decide(mtls, mtls.Resources.HttpApi!.Properties.DisableExecuteApiEndpoint)).toBe(true);
+    expect(outputs(mtls).filter((k) => k.startsWith('MutualTls')).sort()).toEqual(['MutualTlsApiUrl', 'MutualTlsDomainHostedZoneId', 'MutualTlsDomainTarget']);
+    expect(mtls.Outputs!.MutualTlsApiUrl!.Value).toBe(`https://${MTLS.apiDomainName}`);
+  });
 });

@@ -86,6 +86,32 @@ describe('configFromEnv', () => {
   });
 });
 
+describe('configFromEnv: TLS files (VOLHOOK_CA_FILE, VOLHOOK_CLIENT_CERT_FILE, VOLHOOK_CLIENT_KEY_FILE)', () => {
+  const cert = { VOLHOOK_CLIENT_CERT_FILE: '/var/run/secrets/volhook-tls/tls.crt', VOLHOOK_CLIENT_KEY_FILE: '/var/run/secrets/volhook-tls/tls.key' };
+
+  it('a CA bundle, a client certificate and its key -> taken; none -> none', () => {
+    expect(configFromEnv({ ...base, ...cert, VOLHOOK_CA_FILE: '/etc/volhook/ca/ca.crt' })).toMatchObject({
+      caFile: '/etc/volhook/ca/ca.crt',
+      clientCertFile: cert.VOLHOOK_CLIENT_CERT_FILE,
+      clientKeyFile: cert.VOLHOOK_CLIENT_KEY_FILE,
+    });
+    const none = configFromEnv(base);
+    expect([none.caFile, none.clientCertFile, none.clientKeyFile]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('a certificate without its key, or a key without its certificate -> refused naming both variables', () => {
+    const both = 'VOLHOOK_CLIENT_CERT_FILE and VOLHOOK_CLIENT_KEY_FILE go together: set both or neither';
+    expect(problem({ ...base, VOLHOOK_CLIENT_CERT_FILE: cert.VOLHOOK_CLIENT_CERT_FILE })).toContain(both);
+    expect(problem({ ...base, VOLHOOK_CLIENT_CERT_FILE: cert.VOLHOOK_CLIENT_CERT_FILE })).toMatch(/at VOLHOOK_CLIENT_KEY_FILE/);
+    expect(problem({ ...base, VOLHOOK_CLIENT_KEY_FILE: cert.VOLHOOK_CLIENT_KEY_FILE })).toMatch(/at VOLHOOK_CLIENT_CERT_FILE/);
+  });
+
+  it('a client certificate with a plain-http backend -> refused (it would never be shown); https -> taken', () => {
+    expect(problem({ ...base, ...cert, VOLHOOK_API_URL: 'http://volhook.internal:3000' })).toMatch(/VOLHOOK_API_URL must be https:\/\//);
+    expect(configFromEnv({ ...base, ...cert }).apiUrl).toBe('https://volhook.example.com');
+  });
+});
+
 describe('openSecret (the mounted Secret file)', () => {
   const good = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;
   const fileWith = (text: string) => {

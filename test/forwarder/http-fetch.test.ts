@@ -92,7 +92,7 @@ describe('httpFetch through a proxy (HTTP_PROXY, NO_PROXY)', () => {
   afterAll(() => closeProxy());
 
   it('HTTP_PROXY set -> every request to the backend passes the proxy; NO_PROXY naming the backend -> none does', async () => {
-    const viaProxy = httpFetch({ HTTP_PROXY: proxyUrl });
+    const viaProxy = httpFetch({ proxyEnv: { HTTP_PROXY: proxyUrl } });
     const before = seen.length;
     const res = await viaProxy(`${base}/x`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"p":1}' });
     expect(await res.json()).toEqual({ echo: '{"p":1}' });
@@ -101,7 +101,7 @@ describe('httpFetch through a proxy (HTTP_PROXY, NO_PROXY)', () => {
     expect(seen.length - before).toBe(2);
 
     // The control: the same proxy, with the backend's host in NO_PROXY, is bypassed.
-    const bypassing = httpFetch({ HTTP_PROXY: proxyUrl, NO_PROXY: '127.0.0.1' });
+    const bypassing = httpFetch({ proxyEnv: { HTTP_PROXY: proxyUrl, NO_PROXY: '127.0.0.1' } });
     expect((await bypassing(`${base}/x`, { method: 'POST', body: '{"p":2}' })).status).toBe(200);
     expect(proxied).toHaveLength(2);
     expect(seen.length - before).toBe(3);
