@@ -25,12 +25,12 @@ import {
 } from '../audit/index.js';
 import { budgetAccount, createClusterClients, createClusterSessions, createEc2Gateway, type ClusterClients, type Ec2ClientOptions } from '../ec2/index.js';
 import { budgetFromEnvironment } from '../budget/from-environment.js';
-import { localDirFrom, readDescriptor } from '../local/stack/local-files.js';
 import { parseRegistration } from '../registry/file-registry.js';
 import type { ClusterRegistration } from '../registry/registration.js';
 import { createDynamoDbReportStore, createFileReportStore, type ReportStore } from '../reports/index.js';
 import type { AuditCommand, RemoveCommand, ReportsTarget } from './args.js';
 import { EXIT } from './exit.js';
+import { findLocalStack, LOCAL_CREDENTIALS } from './local-stack.js';
 import { createFileStore, storeFor, type RegistrationStore } from './stores.js';
 
 export interface AuditIo {
@@ -79,13 +79,13 @@ async function resolve(command: AuditCommand | RemoveCommand, io: AuditIo): Prom
   let reports: ReportStore | undefined;
   let source: string;
 
-  const local = command.targetGiven ? undefined : await readDescriptor(localDirFrom(env, io.cwd));
-  if (local && local.clusterId === command.clusterId) {
+  const local = await findLocalStack(command, io);
+  if (local) {
     registrations = createFileStore(local.registryFile);
     endpoint = local.ec2Endpoint;
     // The simulator serves STS on its EC2 endpoint.
     stsEndpoint = local.ec2Endpoint;
-    credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    credentials = { ...LOCAL_CREDENTIALS };
     reports = command.reports ? reportStoreFor(command.reports) : createFileReportStore(local.reportsDir);
     source = `the local stack (${local.registryFile}, EC2 ${local.ec2Endpoint})`;
   } else {

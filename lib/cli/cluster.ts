@@ -27,7 +27,8 @@ import { EXIT } from './exit.js';
 import { installSteps } from './install-line.js';
 import { forwarderSecretManifest, generateSecret, redactSecret } from './secrets.js';
 import { AlreadyRegisteredError, storeFor, type RegistrationStore } from './stores.js';
-import { commandUsage, helpHint, USAGE } from './usage.js';
+import { findLocalStack, localKubeConfig, registryTargetFor, type LocalStackDescriptor } from './local-stack.js';
+import { commandUsage, usageHint, USAGE } from './usage.js';
 
 export interface CliIo {
   stdout(text: string): void;
@@ -45,7 +46,7 @@ export interface CliIo {
   ec2Client?(region: string, endpoint?: string, credentials?: Ec2ClientOptions['credentials']): EC2Client;
   /** STS client for a cluster's session (audit, teardown); tests mock it. Default: one with the operator's credentials. */
   stsClient?(): STSClient;
-  /** Where `audit` looks for a running local stack's `.volhook/local`; default the working directory. */
+  /** Where every command looks for a running local stack's `.volhook/local`; default the working directory. */
   cwd?: string;
   /** stdin is a terminal: `remove --delete-volumes` may ask for a confirmation. */
   interactive?: boolean;
@@ -59,19 +60,21 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
   let kube: KubeCredentials = {};
   let pvSource: OpenedPvSource | undefined;
   let kubeConfig: KubeConfig | undefined;
+  let local: LocalStackDescriptor | undefined;
   try {
     command = parseClusterArgs(argv, io.env ?? {});
+    if (command.command === 'help') {
+      io.stdout(command.topic ? commandUsage(command.topic) : USAGE);
+      return EXIT.ok;
+    }
+    local = await findLocalStack(command, io);
     if (command.command === 'add') kube = await readKubeCredentials(command.settings);
-    if (command.command === 'adopt') pvSource = await openPvSource(command.source);
-    if (command.command === 'release') kubeConfig = loadKubeConfig({ kind: 'cluster', ...command.kube });
+    if (command.command === 'adopt') pvSource = await openPvSource(command.source, local);
+    if (command.command === 'release') kubeConfig = local && !command.kube.kubeconfig && !command.kube.context ? localKubeConfig(local) : loadKubeConfig({ kind: 'cluster', ...command.kube });
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.stderr(err instanceof NoCommandError ? `${err.message}\n` : `error: ${err.message}\n${helpHint(argv)}\n`);
+    io.stderr(err instanceof NoCommandError ? `${err.message}\n` : `error: ${err.message}\n${usageHint(argv)}\n`);
     return EXIT.usage;
-  }
-  if (command.command === 'help') {
-    io.stdout(command.topic ? commandUsage(command.topic) : USAGE);
-    return EXIT.ok;
   }
 
   // A new secret is made and checked before any registry is touched: one whose key is not
@@ -96,9 +99,9 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
     }
   }
 
-  const store = storeFor(command.target, io.ssmClient);
+  const store = storeFor(registryTargetFor(command.target, local), io.ssmClient);
   try {
-    if (command.command === 'adopt') return await runAdopt(command, pvSource!, store, io);
+    if (command.command === 'adopt') return await runAdopt(command, pvSource!, store, io, local);
     if (command.command === 'release') return await runRelease(command, kubeConfig!, store, io);
     return await execute(command, store, secret, kube, io);
   } catch (err) {
