@@ -21,6 +21,7 @@ import { listClusterPvs, loadKubeConfig, pvDisks, readPvFile, type AdoptPv } fro
 import { adoptionJson, adoptionSummary, adoptionTable, type AdoptionReport } from './adopt-report.js';
 import type { AdoptCommand, PvSource } from './args.js';
 import { EXIT } from './exit.js';
+import { startProgress, type Progress, type ProgressTimer } from './progress.js';
 import { LOCAL_CREDENTIALS, localKubeConfig, type LocalCredentials, type LocalStackDescriptor } from './local-stack.js';
 import type { RegistrationStore } from './stores.js';
 
@@ -33,6 +34,8 @@ export interface AdoptIo {
    * (the local stack's simulator and keys for its cluster).
    */
   ec2Client?(region: string, endpoint?: string, credentials?: LocalCredentials): EC2Client;
+  /** The progress lines' clock and timer; default the system's. */
+  progressTimer?: ProgressTimer;
 }
 
 /** The PVs as read while the arguments are checked: a file's, or the kubeconfig to list them with. */
@@ -79,11 +82,12 @@ export async function runAdopt(command: AdoptCommand, opened: OpenedPvSource, st
   const endpoint = local?.ec2Endpoint ?? (env.AWS_ENDPOINT_URL_EC2 || env.AWS_ENDPOINT_URL || undefined);
   const credentials = local && { ...LOCAL_CREDENTIALS };
   const client = io.ec2Client ? io.ec2Client(region, endpoint, credentials) : new EC2Client({ region, ...(endpoint && { endpoint }), ...(credentials && { credentials }) });
+  const progress = startProgress({ label: `adopt ${clusterId}`, write: (line) => io.stderr(`${line}\n`), ...(io.progressTimer && { timer: io.progressTimer }) });
   try {
     let disks: DiskAdoption[];
     let snapshots: SnapshotAdoption[];
     try {
-      const gateway = createEc2Gateway({ client, clusterId });
+      const gateway = createEc2Gateway({ client, clusterId, observer: { call: () => progress.call() } });
       const named = ours.flatMap((pv) => (pv.volumeId ? [pv.volumeId] : []));
       const [found, listed, listedSnapshots] = await Promise.all([describeDisks(gateway, named), gateway.listClusterDisks(), gateway.listClusterSnapshots()]);
       disks = [...planAdoption(clusterId, ours, found), ...planUnnamedDisks(clusterId, listed, new Set(named))];
@@ -91,23 +95,30 @@ export async function runAdopt(command: AdoptCommand, opened: OpenedPvSource, st
     } catch (err) {
       return fail(`describing the disks and snapshots in ${region}: ${(err as Error).message}; nothing was tagged`);
     }
-    if (command.apply) [disks, snapshots] = await apply(client, disks, snapshots);
+    if (command.apply) [disks, snapshots] = await apply(client, disks, snapshots, progress);
+    progress.finish();
 
     const report: AdoptionReport = { clusterId, region, applied: command.apply, otherPvs: others, disks, snapshots };
     io.stdout(command.json ? adoptionJson(report) : adoptionTable(report));
     io.stderr(adoptionSummary(report));
     return adoptionExitCode(disks, snapshots);
   } finally {
+    progress.finish();
     if (!io.ec2Client) client.destroy();
   }
 }
 
 /** Tags the disks and snapshots planned `tag`; each becomes `tagged` or `failed` with EC2's reason. */
-async function apply(client: EC2Client, disks: DiskAdoption[], snapshots: SnapshotAdoption[]): Promise<[DiskAdoption[], SnapshotAdoption[]]> {
-  const failures = await tagResources(client, [
+async function apply(client: EC2Client, disks: DiskAdoption[], snapshots: SnapshotAdoption[], progress: Progress): Promise<[DiskAdoption[], SnapshotAdoption[]]> {
+  const requests = [
     ...disks.filter((d) => d.status === 'tag').map(({ volumeId, tags }) => ({ id: volumeId, tags })),
     ...snapshots.filter((s) => s.status === 'tag').map(({ snapshotId, tags }) => ({ id: snapshotId, tags })),
-  ]);
+  ];
+  progress.goal(requests.length, 'disk(s) and snapshot(s) tagged');
+  const failures = await tagResources(client, requests, (tagged) => {
+    progress.call();
+    progress.step(tagged);
+  });
   const outcome = <T extends { status: string; detail?: string }>(row: T, id: string): T => {
     if (row.status !== 'tag') return row;
     const error = failures.get(id);

@@ -23,7 +23,7 @@ import {
   snapshotsLeftBehind,
   snapshotsLeftBehindTable,
 } from '../audit/index.js';
-import { budgetAccount, createClusterClients, createClusterSessions, createEc2Gateway, type ClusterClients, type Ec2ClientOptions } from '../ec2/index.js';
+import { budgetAccount, createClusterClients, createClusterSessions, createEc2Gateway, type ClusterClients, type Ec2ClientOptions, type Ec2Observer } from '../ec2/index.js';
 import { budgetFromEnvironment } from '../budget/from-environment.js';
 import { parseRegistration } from '../registry/file-registry.js';
 import type { ClusterRegistration } from '../registry/registration.js';
@@ -31,6 +31,7 @@ import { createDynamoDbReportStore, createFileReportStore, type ReportStore } fr
 import type { AuditCommand, RemoveCommand, ReportsTarget } from './args.js';
 import { EXIT } from './exit.js';
 import { findLocalStack, LOCAL_CREDENTIALS } from './local-stack.js';
+import { startProgress, type Progress, type ProgressTimer } from './progress.js';
 import { createFileStore, storeFor, type RegistrationStore } from './stores.js';
 
 export interface AuditIo {
@@ -51,6 +52,8 @@ export interface AuditIo {
   interactive?: boolean;
   /** Asks a person; resolves to the line typed. Only called when `interactive`. */
   ask?(question: string): Promise<string>;
+  /** The progress lines' clock and timer; tests give a simulated one. Default: the system's. */
+  progressTimer?: ProgressTimer;
 }
 
 /** A registration, its disks' EC2 and its reports, as the command resolved them. */
@@ -151,25 +154,35 @@ async function withResolved(command: AuditCommand | RemoveCommand, io: AuditIo, 
  * The CLI's calls are paced like the backend's: the budget the environment names (the deployed
  * table when VOLHOOK_BUDGET_TABLE is set, else this process's own), waiting for each token.
  */
-function pacedGateway(r: Resolved, clusterId: string) {
-  const pacing = { budget: budgetFromEnvironment(process.env), account: r.account, region: r.region, waitForTokens: true };
-  return createEc2Gateway({ client: r.client, clusterId, pacing });
+function pacedGateway(r: Resolved, clusterId: string, env: NodeJS.ProcessEnv, observer: Ec2Observer) {
+  const pacing = { budget: budgetFromEnvironment(env), account: r.account, region: r.region, waitForTokens: true };
+  return createEc2Gateway({ client: r.client, clusterId, pacing, observer });
+}
+
+function progressFor(what: string, io: AuditIo): Progress {
+  return startProgress({ label: what, write: (line) => io.stderr(`${line}\n`), ...(io.progressTimer && { timer: io.progressTimer }) });
 }
 
 export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<number> {
   return withResolved(command, io, async (r) => {
+    const progress = progressFor(`audit ${command.clusterId}`, io);
     const graceMs = command.graceMs ?? (r.registration.audit?.graceSeconds !== undefined ? r.registration.audit.graceSeconds * 1000 : DEFAULT_GRACE_MS);
-    const result = await runAudit({
-      clusterId: command.clusterId,
-      region: r.region,
-      gateway: pacedGateway(r, command.clusterId),
+    let result;
+    try {
+      result = await runAudit({
+        clusterId: command.clusterId,
+        region: r.region,
+        gateway: pacedGateway(r, command.clusterId, io.env ?? process.env, { call: () => progress.call() }),
       reports: r.reports,
-      graceMs,
-      delete: command.delete,
-      deleteSnapshots: command.deleteSnapshots,
-      ...(command.volumes && { volumes: command.volumes }),
-      ...(command.snapshots && { snapshots: command.snapshots }),
-    });
+        graceMs,
+        delete: command.delete,
+        deleteSnapshots: command.deleteSnapshots,
+        ...(command.volumes && { volumes: command.volumes }),
+        ...(command.snapshots && { snapshots: command.snapshots }),
+      });
+    } finally {
+      progress.finish();
+    }
     io.stdout(command.json ? `${JSON.stringify(result, null, 2)}\n` : auditTable(result));
     io.stderr(auditSummary(result));
     const deletable = [...result.orphans, ...result.orphanedSnapshots].filter((o) => o.deletable);
@@ -188,10 +201,23 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
  */
 export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promise<number> {
   return withResolved(command, io, async (r) => {
-    const gateway = pacedGateway(r, command.clusterId);
+    const label = `remove ${command.clusterId}`;
+    // One reporter while listing, another while deleting: none writes while a person is asked.
+    let progress = progressFor(label, io);
+    const gateway = pacedGateway(r, command.clusterId, io.env ?? process.env, {
+      call(action, outcome) {
+        progress.call();
+        if ((action === 'DeleteVolume' || action === 'DeleteSnapshot') && outcome.code === undefined) progress.step();
+      },
+    });
     const evidence = { clusterId: command.clusterId, report: await r.reports.get(command.clusterId), retained: await r.reports.retained(command.clusterId) };
-    const entries = leftBehind(await gateway.listClusterDisks(), evidence, r.region);
-    const snapshots = snapshotsLeftBehind(await gateway.listClusterSnapshots(), evidence, r.region);
+    let entries, snapshots;
+    try {
+      entries = leftBehind(await gateway.listClusterDisks(), evidence, r.region);
+      snapshots = snapshotsLeftBehind(await gateway.listClusterSnapshots(), evidence, r.region);
+    } finally {
+      progress.finish();
+    }
     const toDelete = entries.filter((e) => e.action === 'delete');
     const snapshotsToDelete = snapshots.filter((e) => e.action === 'delete');
     io.stdout(leftBehindTable(entries));
@@ -212,10 +238,17 @@ export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promi
         return EXIT.failed;
       }
     }
-    const outcomes = await deleteLeftBehind(gateway, command.clusterId, entries, evidence);
+    progress = progressFor(label, io);
+    progress.goal(toDelete.length + snapshotsToDelete.length, 'disk(s) and snapshot(s) deleted');
+    let outcomes, snapshotOutcomes;
+    try {
+      outcomes = await deleteLeftBehind(gateway, command.clusterId, entries, evidence);
+      snapshotOutcomes = await deleteSnapshotsLeftBehind(gateway, command.clusterId, snapshots, evidence);
+    } finally {
+      progress.finish();
+    }
     const deleted = outcomes.filter((o) => o.outcome === 'deleted').length;
     for (const o of outcomes) if (o.outcome !== 'deleted') io.stderr(`${o.volumeId}: ${o.outcome}: ${o.why}\n`);
-    const snapshotOutcomes = await deleteSnapshotsLeftBehind(gateway, command.clusterId, snapshots, evidence);
     const deletedSnapshots = snapshotOutcomes.filter((o) => o.outcome === 'deleted').length;
     for (const o of snapshotOutcomes) if (o.outcome !== 'deleted') io.stderr(`${o.snapshotId}: ${o.outcome}: ${o.why}\n`);
     const removed = await r.registrations.delete(command.clusterId);

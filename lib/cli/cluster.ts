@@ -27,6 +27,7 @@ import { EXIT } from './exit.js';
 import { installSteps } from './install-line.js';
 import { forwarderSecretManifest, generateSecret, redactSecret } from './secrets.js';
 import { AlreadyRegisteredError, storeFor, type RegistrationStore } from './stores.js';
+import type { ProgressTimer } from './progress.js';
 import { findLocalStack, localKubeConfig, registryTargetFor, type LocalStackDescriptor } from './local-stack.js';
 import { commandUsage, usageHint, USAGE } from './usage.js';
 
@@ -51,6 +52,8 @@ export interface CliIo {
   /** stdin is a terminal: `remove --delete-volumes` may ask for a confirmation. */
   interactive?: boolean;
   ask?(question: string): Promise<string>;
+  /** The clock and timer of the progress lines of remove --delete-volumes, audit and adopt; tests simulate it. */
+  progressTimer?: ProgressTimer;
 }
 
 export { EXIT } from './exit.js';

@@ -15,3 +15,4 @@ export { FORWARDER_LABEL, FORWARDER_NAME, FORWARDER_NAMESPACE, IN_FLIGHT_SECONDS
 export type { ClusterView, ForwarderEvidence } from './release-view.js';
 export type { ReleaseReport } from './release-report.js';
 export { findLocalStack, LOCAL_CREDENTIALS, localKubeConfig, localStackFor, registryTargetFor, type LocalCredentials, type LocalLookup } from './local-stack.js';
+export { PROGRESS_EVERY_MS, progressLine, startProgress, systemTimer, type Progress, type ProgressOptions, type ProgressState, type ProgressTimer } from './progress.js';
