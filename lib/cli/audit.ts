@@ -14,6 +14,7 @@ import type { STSClient } from '@aws-sdk/client-sts';
 import {
   auditSummary,
   auditTable,
+  type AuditResult,
   DEFAULT_GRACE_MS,
   deleteLeftBehind,
   deleteSnapshotsLeftBehind,
@@ -22,6 +23,8 @@ import {
   runAudit,
   snapshotsLeftBehind,
   snapshotsLeftBehindTable,
+  type LeftBehind,
+  type SnapshotLeftBehind,
 } from '../audit/index.js';
 import { budgetAccount, createClusterClients, createClusterSessions, createEc2Gateway, type ClusterClients, type Ec2ClientOptions, type Ec2Observer } from '../ec2/index.js';
 import { budgetFromEnvironment } from '../budget/from-environment.js';
@@ -167,7 +170,7 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
   return withResolved(command, io, async (r) => {
     const progress = progressFor(`audit ${command.clusterId}`, io);
     const graceMs = command.graceMs ?? (r.registration.audit?.graceSeconds !== undefined ? r.registration.audit.graceSeconds * 1000 : DEFAULT_GRACE_MS);
-    let result;
+    let result: AuditResult;
     try {
       result = await runAudit({
         clusterId: command.clusterId,
@@ -202,7 +205,8 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
 export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promise<number> {
   return withResolved(command, io, async (r) => {
     const label = `remove ${command.clusterId}`;
-    // One reporter while listing, another while deleting: none writes while a person is asked.
+    // One reporter for the whole run; when a person is asked, it stops and a new one starts
+    // after the answer, so none writes over the question.
     let progress = progressFor(label, io);
     const gateway = pacedGateway(r, command.clusterId, io.env ?? process.env, {
       call(action, outcome) {
@@ -211,12 +215,14 @@ export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promi
       },
     });
     const evidence = { clusterId: command.clusterId, report: await r.reports.get(command.clusterId), retained: await r.reports.retained(command.clusterId) };
-    let entries, snapshots;
+    let entries: LeftBehind[];
+    let snapshots: SnapshotLeftBehind[];
     try {
       entries = leftBehind(await gateway.listClusterDisks(), evidence, r.region);
       snapshots = snapshotsLeftBehind(await gateway.listClusterSnapshots(), evidence, r.region);
-    } finally {
+    } catch (err) {
       progress.finish();
+      throw err;
     }
     const toDelete = entries.filter((e) => e.action === 'delete');
     const snapshotsToDelete = snapshots.filter((e) => e.action === 'delete');
@@ -228,6 +234,7 @@ export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promi
     const what = `${toDelete.length} disk(s) and ${snapshotsToDelete.length} snapshot(s)`;
 
     if (toDelete.length + snapshotsToDelete.length > 0 && !command.yes) {
+      progress.finish();
       if (!io.interactive || !io.ask) {
         io.stderr(`error: refusing to delete ${what} without a confirmation: stdin is not a terminal. Run again with --yes to delete them. Nothing was deleted; the registration is kept.\n`);
         return EXIT.failed;
@@ -237,10 +244,11 @@ export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promi
         io.stderr('not confirmed: nothing was deleted; the registration is kept.\n');
         return EXIT.failed;
       }
+      progress = progressFor(label, io);
     }
-    progress = progressFor(label, io);
     progress.goal(toDelete.length + snapshotsToDelete.length, 'disk(s) and snapshot(s) deleted');
-    let outcomes, snapshotOutcomes;
+    let outcomes: Awaited<ReturnType<typeof deleteLeftBehind>>;
+    let snapshotOutcomes: Awaited<ReturnType<typeof deleteSnapshotsLeftBehind>>;
     try {
       outcomes = await deleteLeftBehind(gateway, command.clusterId, entries, evidence);
       snapshotOutcomes = await deleteSnapshotsLeftBehind(gateway, command.clusterId, snapshots, evidence);
