@@ -7,7 +7,9 @@
  * an unusable new secret (nothing read or written).
  *
  * The forwarder's Secret goes to stdout (`npm run -s cluster -- add c1 … | kubectl apply -f -`),
- * everything meant for a person to stderr.
+ * everything meant for a person to stderr, progress lines (progress.ts) among it. With neither
+ * --file nor --ssm-path, every command uses a running local stack for its own cluster
+ * (local-stack.ts).
  */
 import { readFile } from 'node:fs/promises';
 import type { EC2Client } from '@aws-sdk/client-ec2';

@@ -82,6 +82,18 @@ describe('the local stack, found the same way by every command', () => {
     for (const seen of endpoints) expect(seen).toMatchObject({ endpoint: sim.url, credentials: LOCAL_CREDENTIALS });
   });
 
+  it('rotate-secret local and release local -> the stack\'s registry file and its Kubernetes API too', async () => {
+    const rotate = await cli('rotate-secret', 'local');
+    expect(rotate.code).toBe(0);
+    expect(rotate.stderr).toContain(`added a secret to cluster "local" in file ${stack.registryFile}`);
+    const shown = JSON.parse((await cli('show', 'local')).stdout) as { secrets: string[] };
+    expect(shown.secrets).toHaveLength(2);
+
+    const release = await cli('release', 'local');
+    expect(release.code).toBe(0);
+    expect(release.stderr).toContain(`cluster "local" (${api.url})`);
+  });
+
   it('control: --file given -> that file, not the stack: show local is not registered there; no EC2 call for adopt', async () => {
     const other = join(cwd, 'other.json');
     const show = await cli('show', 'local', '--file', other);
