@@ -31,17 +31,25 @@ export interface TagRequest {
  * CreateTags (`VOLUMES_PER_CREATE_TAGS` at most) — CSI-made disks mostly lack only the cluster
  * tags, volhook's own older ones only `volhook.io/cluster` — and a batch EC2 refuses is retried
  * one resource at a time, so one bad one (deleted since the look-up, at the 50-tag limit) fails
- * alone. Resolves to the error message of each resource that could not be tagged.
+ * alone. Resolves to the error message of each resource that could not be tagged; `sent` hears
+ * of each CreateTags made, with how many resources it tagged (0 when refused).
  */
-export async function tagResources(client: EC2Client, requests: readonly TagRequest[]): Promise<Map<string, string>> {
+export async function tagResources(client: EC2Client, requests: readonly TagRequest[], sent: (tagged: number) => void = () => {}): Promise<Map<string, string>> {
   const groups = new Map<string, TagRequest[]>();
   for (const request of requests) {
     const key = JSON.stringify(Object.entries(request.tags).sort(([a], [b]) => a.localeCompare(b)));
     groups.set(key, [...(groups.get(key) ?? []), request]);
   }
   const failures = new Map<string, string>();
-  const send = (ids: string[], tags: Record<string, string>) =>
-    client.send(new CreateTagsCommand({ Resources: ids, Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }));
+  const send = async (ids: string[], tags: Record<string, string>) => {
+    try {
+      await client.send(new CreateTagsCommand({ Resources: ids, Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }));
+      sent(ids.length);
+    } catch (err) {
+      sent(0);
+      throw err;
+    }
+  };
 
   for (const group of groups.values()) {
     const tags = group[0]!.tags;

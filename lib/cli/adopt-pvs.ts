@@ -134,8 +134,24 @@ export function loadKubeConfig(source: Extract<PvSource, { kind: 'cluster' }>): 
     if (!kc.getContextObject(source.context)) throw new UsageError(`--context: no context "${source.context}" in ${option}`);
     kc.setCurrentContext(source.context);
   }
-  if (!kc.getCurrentCluster()) throw new UsageError(`${option}: no current context with a cluster; name one with --context`);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new UsageError(`${option}: no current context with a cluster; name one with --context`);
+  const problem = plainHttpProblem(cluster);
+  if (problem) throw new UsageError(`${source.kubeconfig !== undefined ? `--kubeconfig ${source.kubeconfig}` : option}: ${problem}`);
   return kc;
+}
+
+/**
+ * client-node refuses a plain-http server unless its cluster skips TLS verification, in its
+ * own words ("HTTP protocol is not allowed when skipTLSVerify is not set or false") and only
+ * once a request is made; said here first, naming the cluster and its server, with the fix.
+ */
+export function plainHttpProblem(cluster: { name: string; server: string; skipTLSVerify?: boolean }): string | undefined {
+  if (!cluster.server.startsWith('http://') || cluster.skipTLSVerify === true) return undefined;
+  return (
+    `cluster "${cluster.name}" has a plain-http server (${cluster.server}), which is read only when that cluster sets ` +
+    'insecure-skip-tls-verify: true (a local API server such as npm start\'s); otherwise give its https address'
+  );
 }
 
 /** Every PV of the cluster, 500 per page. */

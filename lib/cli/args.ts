@@ -40,11 +40,11 @@ export type RegistrationSettings = Omit<ClusterRegistrationInput, 'clusterId' | 
 
 export type ClusterCommand =
   /** `apiUrl`: the backend's URL, only for the install line printed after. */
-  | { command: 'add'; clusterId: string; target: RegistryTarget; settings: RegistrationSettings; apiUrl?: string }
-  | { command: 'rotate-secret'; clusterId: string; target: RegistryTarget; finish: boolean }
+  | { command: 'add'; clusterId: string; target: RegistryTarget; targetGiven: boolean; settings: RegistrationSettings; apiUrl?: string }
+  | { command: 'rotate-secret'; clusterId: string; target: RegistryTarget; targetGiven: boolean; finish: boolean }
   | RemoveCommand
   | AuditCommand
-  | { command: 'show'; clusterId: string; target: RegistryTarget; showSecrets: boolean }
+  | { command: 'show'; clusterId: string; target: RegistryTarget; targetGiven: boolean; showSecrets: boolean }
   | AdoptCommand
   | ReleaseCommand
   /** `--help`: the full usage, or with `topic` that command's own. */
@@ -100,6 +100,8 @@ export interface AdoptCommand {
   clusterId: string;
   /** The registry holding the cluster's registration: adopt refuses an id that is not registered. */
   target: RegistryTarget;
+  /** --file or --ssm-path was given: no looking for a running local stack. */
+  targetGiven: boolean;
   source: PvSource;
   /** The disks' region; default: the registration's. */
   region?: string;
@@ -118,6 +120,7 @@ export interface ReleaseCommand {
   command: 'release';
   clusterId: string;
   target: RegistryTarget;
+  targetGiven: boolean;
   kube: KubeTarget;
   /** Remove the marks and the registration; without it, only say what would be done. */
   apply: boolean;
@@ -175,12 +178,12 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
       if (apiUrl !== undefined && (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol))) {
         throw new UsageError(`--api-url: "${apiUrl}" is not an http(s) URL (the HttpApiUrl osls info prints)`);
       }
-      return { command, clusterId, target, settings: readSettings(clusterId, options, env), ...(apiUrl !== undefined && { apiUrl }) };
+      return { command, clusterId, target, targetGiven: targetGiven(options), settings: readSettings(clusterId, options, env), ...(apiUrl !== undefined && { apiUrl }) };
     }
     case 'rotate-secret':
-      return { command, clusterId, target, finish: options.flags.has('--finish') };
+      return { command, clusterId, target, targetGiven: targetGiven(options), finish: options.flags.has('--finish') };
     case 'remove-old-secrets':
-      return { command: 'rotate-secret', clusterId, target, finish: true };
+      return { command: 'rotate-secret', clusterId, target, targetGiven: targetGiven(options), finish: true };
     case 'remove': {
       const deleteVolumes = options.flags.has('--delete-volumes');
       const stray = ['--yes', '--region', '--reports-table', '--reports-dir'].find((o) => options.flags.has(o) || options.values.has(o));
@@ -230,13 +233,14 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
         command,
         clusterId,
         target,
+        targetGiven: targetGiven(options),
         kube: { ...(kubeconfig !== undefined && { kubeconfig }), ...(context !== undefined && { context }) },
         apply: options.flags.has('--apply'),
         json: options.flags.has('--json'),
       };
     }
     default:
-      return { command: 'show', clusterId, target, showSecrets: options.flags.has('--show-secrets') };
+      return { command: 'show', clusterId, target, targetGiven: targetGiven(options), showSecrets: options.flags.has('--show-secrets') };
   }
 }
 
@@ -429,6 +433,7 @@ function readAdopt(clusterId: string, target: RegistryTarget, options: RawOption
     command: 'adopt',
     clusterId,
     target,
+    targetGiven: targetGiven(options),
     source,
     ...(region !== undefined && { region: checkRegion('--region', region) }),
     apply: options.flags.has('--apply'),

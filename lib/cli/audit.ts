@@ -14,6 +14,7 @@ import type { STSClient } from '@aws-sdk/client-sts';
 import {
   auditSummary,
   auditTable,
+  type AuditResult,
   DEFAULT_GRACE_MS,
   deleteLeftBehind,
   deleteSnapshotsLeftBehind,
@@ -22,15 +23,18 @@ import {
   runAudit,
   snapshotsLeftBehind,
   snapshotsLeftBehindTable,
+  type LeftBehind,
+  type SnapshotLeftBehind,
 } from '../audit/index.js';
-import { budgetAccount, createClusterClients, createClusterSessions, createEc2Gateway, type ClusterClients, type Ec2ClientOptions } from '../ec2/index.js';
+import { budgetAccount, createClusterClients, createClusterSessions, createEc2Gateway, type ClusterClients, type Ec2ClientOptions, type Ec2Observer } from '../ec2/index.js';
 import { budgetFromEnvironment } from '../budget/from-environment.js';
-import { localDirFrom, readDescriptor } from '../local/stack/local-files.js';
 import { parseRegistration } from '../registry/file-registry.js';
 import type { ClusterRegistration } from '../registry/registration.js';
 import { createDynamoDbReportStore, createFileReportStore, type ReportStore } from '../reports/index.js';
 import type { AuditCommand, RemoveCommand, ReportsTarget } from './args.js';
 import { EXIT } from './exit.js';
+import { findLocalStack, LOCAL_CREDENTIALS } from './local-stack.js';
+import { startProgress, type Progress, type ProgressTimer } from './progress.js';
 import { createFileStore, storeFor, type RegistrationStore } from './stores.js';
 
 export interface AuditIo {
@@ -51,6 +55,8 @@ export interface AuditIo {
   interactive?: boolean;
   /** Asks a person; resolves to the line typed. Only called when `interactive`. */
   ask?(question: string): Promise<string>;
+  /** The progress lines' clock and timer; tests give a simulated one. Default: the system's. */
+  progressTimer?: ProgressTimer;
 }
 
 /** A registration, its disks' EC2 and its reports, as the command resolved them. */
@@ -79,13 +85,13 @@ async function resolve(command: AuditCommand | RemoveCommand, io: AuditIo): Prom
   let reports: ReportStore | undefined;
   let source: string;
 
-  const local = command.targetGiven ? undefined : await readDescriptor(localDirFrom(env, io.cwd));
-  if (local && local.clusterId === command.clusterId) {
+  const local = await findLocalStack(command, io);
+  if (local) {
     registrations = createFileStore(local.registryFile);
     endpoint = local.ec2Endpoint;
     // The simulator serves STS on its EC2 endpoint.
     stsEndpoint = local.ec2Endpoint;
-    credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    credentials = { ...LOCAL_CREDENTIALS };
     reports = command.reports ? reportStoreFor(command.reports) : createFileReportStore(local.reportsDir);
     source = `the local stack (${local.registryFile}, EC2 ${local.ec2Endpoint})`;
   } else {
@@ -151,25 +157,35 @@ async function withResolved(command: AuditCommand | RemoveCommand, io: AuditIo, 
  * The CLI's calls are paced like the backend's: the budget the environment names (the deployed
  * table when VOLHOOK_BUDGET_TABLE is set, else this process's own), waiting for each token.
  */
-function pacedGateway(r: Resolved, clusterId: string) {
-  const pacing = { budget: budgetFromEnvironment(process.env), account: r.account, region: r.region, waitForTokens: true };
-  return createEc2Gateway({ client: r.client, clusterId, pacing });
+function pacedGateway(r: Resolved, clusterId: string, env: NodeJS.ProcessEnv, observer: Ec2Observer) {
+  const pacing = { budget: budgetFromEnvironment(env), account: r.account, region: r.region, waitForTokens: true };
+  return createEc2Gateway({ client: r.client, clusterId, pacing, observer });
+}
+
+function progressFor(what: string, io: AuditIo): Progress {
+  return startProgress({ label: what, write: (line) => io.stderr(`${line}\n`), ...(io.progressTimer && { timer: io.progressTimer }) });
 }
 
 export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<number> {
   return withResolved(command, io, async (r) => {
+    const progress = progressFor(`audit ${command.clusterId}`, io);
     const graceMs = command.graceMs ?? (r.registration.audit?.graceSeconds !== undefined ? r.registration.audit.graceSeconds * 1000 : DEFAULT_GRACE_MS);
-    const result = await runAudit({
-      clusterId: command.clusterId,
-      region: r.region,
-      gateway: pacedGateway(r, command.clusterId),
+    let result: AuditResult;
+    try {
+      result = await runAudit({
+        clusterId: command.clusterId,
+        region: r.region,
+        gateway: pacedGateway(r, command.clusterId, io.env ?? process.env, { call: () => progress.call() }),
       reports: r.reports,
-      graceMs,
-      delete: command.delete,
-      deleteSnapshots: command.deleteSnapshots,
-      ...(command.volumes && { volumes: command.volumes }),
-      ...(command.snapshots && { snapshots: command.snapshots }),
-    });
+        graceMs,
+        delete: command.delete,
+        deleteSnapshots: command.deleteSnapshots,
+        ...(command.volumes && { volumes: command.volumes }),
+        ...(command.snapshots && { snapshots: command.snapshots }),
+      });
+    } finally {
+      progress.finish();
+    }
     io.stdout(command.json ? `${JSON.stringify(result, null, 2)}\n` : auditTable(result));
     io.stderr(auditSummary(result));
     const deletable = [...result.orphans, ...result.orphanedSnapshots].filter((o) => o.deletable);
@@ -188,10 +204,26 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
  */
 export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promise<number> {
   return withResolved(command, io, async (r) => {
-    const gateway = pacedGateway(r, command.clusterId);
+    const label = `remove ${command.clusterId}`;
+    // One reporter for the whole run; when a person is asked, it stops and a new one starts
+    // after the answer, so none writes over the question.
+    let progress = progressFor(label, io);
+    const gateway = pacedGateway(r, command.clusterId, io.env ?? process.env, {
+      call(action, outcome) {
+        progress.call();
+        if ((action === 'DeleteVolume' || action === 'DeleteSnapshot') && outcome.code === undefined) progress.step();
+      },
+    });
     const evidence = { clusterId: command.clusterId, report: await r.reports.get(command.clusterId), retained: await r.reports.retained(command.clusterId) };
-    const entries = leftBehind(await gateway.listClusterDisks(), evidence, r.region);
-    const snapshots = snapshotsLeftBehind(await gateway.listClusterSnapshots(), evidence, r.region);
+    let entries: LeftBehind[];
+    let snapshots: SnapshotLeftBehind[];
+    try {
+      entries = leftBehind(await gateway.listClusterDisks(), evidence, r.region);
+      snapshots = snapshotsLeftBehind(await gateway.listClusterSnapshots(), evidence, r.region);
+    } catch (err) {
+      progress.finish();
+      throw err;
+    }
     const toDelete = entries.filter((e) => e.action === 'delete');
     const snapshotsToDelete = snapshots.filter((e) => e.action === 'delete');
     io.stdout(leftBehindTable(entries));
@@ -202,6 +234,7 @@ export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promi
     const what = `${toDelete.length} disk(s) and ${snapshotsToDelete.length} snapshot(s)`;
 
     if (toDelete.length + snapshotsToDelete.length > 0 && !command.yes) {
+      progress.finish();
       if (!io.interactive || !io.ask) {
         io.stderr(`error: refusing to delete ${what} without a confirmation: stdin is not a terminal. Run again with --yes to delete them. Nothing was deleted; the registration is kept.\n`);
         return EXIT.failed;
@@ -211,11 +244,19 @@ export function runRemoveWithVolumes(command: RemoveCommand, io: AuditIo): Promi
         io.stderr('not confirmed: nothing was deleted; the registration is kept.\n');
         return EXIT.failed;
       }
+      progress = progressFor(label, io);
     }
-    const outcomes = await deleteLeftBehind(gateway, command.clusterId, entries, evidence);
+    progress.goal(toDelete.length + snapshotsToDelete.length, 'disk(s) and snapshot(s) deleted');
+    let outcomes: Awaited<ReturnType<typeof deleteLeftBehind>>;
+    let snapshotOutcomes: Awaited<ReturnType<typeof deleteSnapshotsLeftBehind>>;
+    try {
+      outcomes = await deleteLeftBehind(gateway, command.clusterId, entries, evidence);
+      snapshotOutcomes = await deleteSnapshotsLeftBehind(gateway, command.clusterId, snapshots, evidence);
+    } finally {
+      progress.finish();
+    }
     const deleted = outcomes.filter((o) => o.outcome === 'deleted').length;
     for (const o of outcomes) if (o.outcome !== 'deleted') io.stderr(`${o.volumeId}: ${o.outcome}: ${o.why}\n`);
-    const snapshotOutcomes = await deleteSnapshotsLeftBehind(gateway, command.clusterId, snapshots, evidence);
     const deletedSnapshots = snapshotOutcomes.filter((o) => o.outcome === 'deleted').length;
     for (const o of snapshotOutcomes) if (o.outcome !== 'deleted') io.stderr(`${o.snapshotId}: ${o.outcome}: ${o.why}\n`);
     const removed = await r.registrations.delete(command.clusterId);

@@ -7,7 +7,9 @@
  * an unusable new secret (nothing read or written).
  *
  * The forwarder's Secret goes to stdout (`npm run -s cluster -- add c1 … | kubectl apply -f -`),
- * everything meant for a person to stderr.
+ * everything meant for a person to stderr, progress lines (progress.ts) among it. With neither
+ * --file nor --ssm-path, every command uses a running local stack for its own cluster
+ * (local-stack.ts).
  */
 import { readFile } from 'node:fs/promises';
 import type { EC2Client } from '@aws-sdk/client-ec2';
@@ -27,7 +29,9 @@ import { EXIT } from './exit.js';
 import { installSteps } from './install-line.js';
 import { forwarderSecretManifest, generateSecret, redactSecret } from './secrets.js';
 import { AlreadyRegisteredError, storeFor, type RegistrationStore } from './stores.js';
-import { commandUsage, helpHint, USAGE } from './usage.js';
+import type { ProgressTimer } from './progress.js';
+import { findLocalStack, localKubeConfig, registryTargetFor, type LocalStackDescriptor } from './local-stack.js';
+import { commandUsage, usageHint, USAGE } from './usage.js';
 
 export interface CliIo {
   stdout(text: string): void;
@@ -45,11 +49,13 @@ export interface CliIo {
   ec2Client?(region: string, endpoint?: string, credentials?: Ec2ClientOptions['credentials']): EC2Client;
   /** STS client for a cluster's session (audit, teardown); tests mock it. Default: one with the operator's credentials. */
   stsClient?(): STSClient;
-  /** Where `audit` looks for a running local stack's `.volhook/local`; default the working directory. */
+  /** Where every command looks for a running local stack's `.volhook/local`; default the working directory. */
   cwd?: string;
   /** stdin is a terminal: `remove --delete-volumes` may ask for a confirmation. */
   interactive?: boolean;
   ask?(question: string): Promise<string>;
+  /** The clock and timer of the progress lines of remove --delete-volumes, audit and adopt; tests simulate it. */
+  progressTimer?: ProgressTimer;
 }
 
 export { EXIT } from './exit.js';
@@ -59,19 +65,21 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
   let kube: KubeCredentials = {};
   let pvSource: OpenedPvSource | undefined;
   let kubeConfig: KubeConfig | undefined;
+  let local: LocalStackDescriptor | undefined;
   try {
     command = parseClusterArgs(argv, io.env ?? {});
+    if (command.command === 'help') {
+      io.stdout(command.topic ? commandUsage(command.topic) : USAGE);
+      return EXIT.ok;
+    }
+    local = await findLocalStack(command, io);
     if (command.command === 'add') kube = await readKubeCredentials(command.settings);
-    if (command.command === 'adopt') pvSource = await openPvSource(command.source);
-    if (command.command === 'release') kubeConfig = loadKubeConfig({ kind: 'cluster', ...command.kube });
+    if (command.command === 'adopt') pvSource = await openPvSource(command.source, local);
+    if (command.command === 'release') kubeConfig = local && !command.kube.kubeconfig && !command.kube.context ? localKubeConfig(local) : loadKubeConfig({ kind: 'cluster', ...command.kube });
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.stderr(err instanceof NoCommandError ? `${err.message}\n` : `error: ${err.message}\n${helpHint(argv)}\n`);
+    io.stderr(err instanceof NoCommandError ? `${err.message}\n` : `error: ${err.message}\n${usageHint(argv)}\n`);
     return EXIT.usage;
-  }
-  if (command.command === 'help') {
-    io.stdout(command.topic ? commandUsage(command.topic) : USAGE);
-    return EXIT.ok;
   }
 
   // A new secret is made and checked before any registry is touched: one whose key is not
@@ -96,9 +104,9 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
     }
   }
 
-  const store = storeFor(command.target, io.ssmClient);
+  const store = storeFor(registryTargetFor(command.target, local), io.ssmClient);
   try {
-    if (command.command === 'adopt') return await runAdopt(command, pvSource!, store, io);
+    if (command.command === 'adopt') return await runAdopt(command, pvSource!, store, io, local);
     if (command.command === 'release') return await runRelease(command, kubeConfig!, store, io);
     return await execute(command, store, secret, kube, io);
   } catch (err) {

@@ -6,7 +6,7 @@ export { AlreadyRegisteredError, createFileStore, createSsmStore, storeFor, type
 export { adoptionExitCode, otherClusterTag, planAdoption, planDisk, planSnapshots, planUnnamedDisks, wantedTags, type AdoptionStatus, type DiskAdoption, type SnapshotAdoption } from './adopt-plan.js';
 export { ebsVolumeId, pvDisks, PvFileSchema, type AdoptPv, type PvDisk } from './adopt-pvs.js';
 export { tagResources, VOLUMES_PER_CREATE_TAGS } from './adopt-ec2.js';
-export { COMMAND_NAMES, COMMANDS, commandUsage, REGISTRY_OPTIONS, SHORT_USAGE, type CommandName } from './usage.js';
+export { COMMAND_NAMES, COMMANDS, commandUsage, REGISTRY_OPTIONS, SHORT_USAGE, usageHint, type CommandName } from './usage.js';
 export { BACKEND_URL_PLACEHOLDER, FORWARDER_CHART, helmInstallLine, installSteps, secretApplyLine, shellQuote, type HelmInstallInput } from './install-line.js';
 export { planRelease, type ReleaseInput, type ReleasePlan } from './release-plan.js';
 export { claimProtection, isVolhookKey, planMarks, type HeldClaim, type Mark, type MarksPlan } from './release-marks.js';
@@ -14,3 +14,5 @@ export { checkForSidecars, type Finding } from './release-checks.js';
 export { FORWARDER_LABEL, FORWARDER_NAME, FORWARDER_NAMESPACE, IN_FLIGHT_SECONDS, judgeForwarder, type ForwarderVerdict } from './release-forwarder.js';
 export type { ClusterView, ForwarderEvidence } from './release-view.js';
 export type { ReleaseReport } from './release-report.js';
+export { findLocalStack, LOCAL_CREDENTIALS, localKubeConfig, localStackFor, registryTargetFor, type LocalCredentials, type LocalLookup } from './local-stack.js';
+export { PROGRESS_EVERY_MS, progressLine, startProgress, systemTimer, type Progress, type ProgressOptions, type ProgressState, type ProgressTimer } from './progress.js';

@@ -37,8 +37,7 @@ const AUDIT_NOTE =
   "AWS credentials: the SDK's default chain; endpoint: AWS_ENDPOINT_URL_EC2. When the registration\n" +
   'names aws.roleArn (or VOLHOOK_EC2_ROLE_ARN is set), they assume that role as the backend does\n' +
   "(session tags, ExternalId; STS endpoint: AWS_ENDPOINT_URL_STS), so the role's trust policy must\n" +
-  'allow them; otherwise they call EC2 directly. With neither --file nor --ssm-path, a running\n' +
-  'npm start (its .volhook/local, or VOLHOOK_LOCAL_DIR) is found and used for its cluster.';
+  'allow them; otherwise they call EC2 directly.';
 
 export const COMMANDS = {
   add: {
@@ -160,7 +159,11 @@ function optionRows(options: Record<string, OptionSpec>): string {
     .join('\n');
 }
 
-const REGISTRY_SECTION = `where (one of; default --file ${DEFAULT_REGISTRY_FILE}):\n${optionRows(REGISTRY_OPTIONS)}\n`;
+const REGISTRY_SECTION =
+  `where (one of; default --file ${DEFAULT_REGISTRY_FILE}):\n${optionRows(REGISTRY_OPTIONS)}\n` +
+  '  With neither --file nor --ssm-path, a running npm start (its .volhook/local, or\n' +
+  '  VOLHOOK_LOCAL_DIR) is used for its own cluster: its registry file, EC2 simulator and\n' +
+  '  Kubernetes API, by every command.\n';
 
 function synopsisRows(command: CommandName): string {
   return (COMMANDS[command].synopsis as CommandSpec['synopsis']).map(([form, does]) => row(form, does)).join('\n');
@@ -195,8 +198,13 @@ export const USAGE = [
 /** Printed, alone, when no command is given. */
 export const SHORT_USAGE = `usage: npm run cluster -- <command> [options]; commands: ${COMMAND_NAMES.join(', ')}; --help for more`;
 
-/** The line after an argument error: where that command's help is (or the list of commands). */
-export function helpHint(argv: readonly string[]): string {
+/**
+ * The line after an argument error: that command's usage in one line, naming the options it
+ * takes (their help is behind --help); for an unknown command, the list of commands.
+ */
+export function usageHint(argv: readonly string[]): string {
   const command = argv[0];
-  return command !== undefined && isCommandName(command) ? `see: npm run cluster -- ${command} --help` : 'see: npm run cluster -- --help';
+  if (command === undefined || !isCommandName(command)) return SHORT_USAGE;
+  const options = [...Object.keys(COMMANDS[command].options), ...Object.keys(REGISTRY_OPTIONS)];
+  return `usage: npm run cluster -- ${command} <cluster-id> [${options.join('] [')}]; more: npm run cluster -- ${command} --help`;
 }

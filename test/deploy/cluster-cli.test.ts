@@ -12,7 +12,7 @@ import { DeleteParameterCommand, GetParameterCommand, ParameterNotFound, PutPara
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/app/index.js';
-import { runClusterCli } from '../../lib/cli/index.js';
+import { runClusterCli, SHORT_USAGE, usageHint } from '../../lib/cli/index.js';
 import type { Ec2Gateway } from '../../lib/ec2/index.js';
 import { createFileRegistry, createSsmRegistry } from '../../lib/registry/index.js';
 import { NOW_MS, SECRET_C1, signedRequest } from '../app/harness.js';
@@ -137,7 +137,7 @@ describe('cluster CLI with the local registry file', () => {
     [['remove', 'c2', 'c3'], 'unexpected argument "c3"'],
     [['remove'], 'cluster id'],
     [['frobnicate', 'c2'], 'unknown command'],
-  ])('%j -> exit 2 naming %s in one line and where the help is in another, nothing written', async (argv, named) => {
+  ])('%j -> exit 2 naming %s in one line and the command\'s short usage in another, nothing written', async (argv, named) => {
     await cli('add', 'c1', '--region', 'us-east-1', '--file', file);
     const before = readFileSync(file, 'utf8');
     const res = await cli(...(argv.length > 1 ? [...argv, '--file', file] : argv));
@@ -145,7 +145,9 @@ describe('cluster CLI with the local registry file', () => {
     const [error, hint, ...more] = res.stderr.split('\n');
     expect(error).toMatch(/^error: /);
     expect(error).toContain(named);
-    expect(hint).toBe(argv[0] === 'frobnicate' ? 'see: npm run cluster -- --help' : `see: npm run cluster -- ${argv[0]} --help`);
+    expect(hint).toBe(usageHint(argv));
+    if (argv[0] === 'frobnicate') expect(hint).toBe(SHORT_USAGE);
+    else expect(hint).toMatch(new RegExp(`^usage: npm run cluster -- ${argv[0]} <cluster-id> \\[--[^\\n]*; more: npm run cluster -- ${argv[0]} --help$`));
     expect(more).toEqual(['']);
     expect(res.stdout).toBe('');
     expect(readFileSync(file, 'utf8')).toBe(before);
@@ -273,6 +275,9 @@ describe('bin/cluster.ts as a child process (npx tsx)', () => {
     const bad = await run('remove', 'c3', '--force', '--file', file);
     expect(bad.code).toBe(2);
     expect(bad.stdout).toBe('');
-    expect(bad.stderr).toBe('error: unknown option --force\nsee: npm run cluster -- remove --help\n');
+    expect(bad.stderr).toBe(
+      'error: unknown option --force\n' +
+        'usage: npm run cluster -- remove <cluster-id> [--delete-volumes] [--yes] [--region] [--reports-table] [--reports-dir] [--file] [--ssm-path] [--ssm-region]; more: npm run cluster -- remove --help\n',
+    );
   }, 60_000);
 });

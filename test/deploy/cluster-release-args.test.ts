@@ -61,7 +61,7 @@ describe('cluster release arguments', () => {
     const res = await cli(...withConfig, '--file', registry, '--apply');
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(message);
-    expect(res.stderr).toContain('see: npm run cluster -- release --help');
+    expect(res.stderr).toContain('; more: npm run cluster -- release --help');
     expect(res.stdout).toBe('');
     expect(requests).toBe(seen);
     expect(readFileSync(registry, 'utf8')).toBe(before);

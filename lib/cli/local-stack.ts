@@ -1,0 +1,48 @@
+/**
+ * The one way every cluster command finds a running local stack (`npm start`): with neither
+ * --file nor --ssm-path, the stack that `.volhook/local/stack.json` (or VOLHOOK_LOCAL_DIR)
+ * names is used when it runs the cluster the command is about. Its registry file, reports,
+ * EC2 simulator and Kubernetes API then stand in for the defaults, so `show local`,
+ * `adopt local` and `audit local` all see the same stack.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { kubeConfigFor } from '../kube/index.js';
+import { localDirFrom, readDescriptor, type LocalStackDescriptor } from '../local/stack/local-files.js';
+import type { RegistryTarget } from './args.js';
+
+export type { LocalStackDescriptor } from '../local/stack/local-files.js';
+
+/** The simulator takes any keys; these keep the operator's own credentials out of it. */
+export const LOCAL_CREDENTIALS: LocalCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+export interface LocalCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/** What a command names: its cluster, and whether a registry was given. */
+export interface LocalLookup {
+  clusterId: string;
+  targetGiven: boolean;
+}
+
+/** The stack the command uses: the running one, when no registry was given and it runs this cluster. */
+export function localStackFor(command: LocalLookup, running: LocalStackDescriptor | undefined): LocalStackDescriptor | undefined {
+  return !command.targetGiven && running?.clusterId === command.clusterId ? running : undefined;
+}
+
+/** The registry a command reads: the local stack's file when it applies, else the one given (or the default). */
+export function registryTargetFor(target: RegistryTarget, local: LocalStackDescriptor | undefined): RegistryTarget {
+  return local ? { kind: 'file', path: local.registryFile } : target;
+}
+
+/** The local stack's Kubernetes API (plain http, no credentials), as a kubeconfig. */
+export function localKubeConfig(local: LocalStackDescriptor): KubeConfig {
+  return kubeConfigFor({ server: local.kubeUrl });
+}
+
+/** Reads the local directory (from `env` and `cwd`) and decides with localStackFor. */
+export async function findLocalStack(command: LocalLookup, io: { env?: NodeJS.ProcessEnv; cwd?: string }): Promise<LocalStackDescriptor | undefined> {
+  if (command.targetGiven) return undefined;
+  return localStackFor(command, await readDescriptor(localDirFrom(io.env ?? {}, io.cwd)));
+}
