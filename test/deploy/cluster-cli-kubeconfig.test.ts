@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runClusterCli } from '../../lib/cli/index.js';
 import { ManualClock, startEc2Simulator, type RunningEc2Simulator } from '../../lib/local/ec2/index.js';
 import { createObjectStore, startKubeApiServer, type KubeApiServer } from '../../lib/local/kube/index.js';
+import { runCli } from './cli-run.js';
 
 let sim: RunningEc2Simulator;
 let api: KubeApiServer;
@@ -30,16 +30,10 @@ afterEach(async () => {
 });
 
 async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runClusterCli(argv, {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
-    env: {},
+  return runCli(argv, {
     cwd: dir,
     ec2Client: (region) => new EC2Client({ region, endpoint: sim.url, credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 1 }),
   });
-  return { code, stdout, stderr };
 }
 
 function kubeconfig(name: string, skipTlsVerify: boolean): string {

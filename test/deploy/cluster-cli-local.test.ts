@@ -8,10 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LOCAL_CREDENTIALS, localStackFor, runClusterCli, type LocalCredentials } from '../../lib/cli/index.js';
+import { LOCAL_CREDENTIALS, localStackFor, type LocalCredentials } from '../../lib/cli/index.js';
 import { ManualClock, startEc2Simulator, type RunningEc2Simulator } from '../../lib/local/ec2/index.js';
 import { createObjectStore, startKubeApiServer, type KubeApiServer } from '../../lib/local/kube/index.js';
 import { localPaths, writeDescriptor, type LocalStackDescriptor } from '../../lib/local/stack/local-files.js';
+import { runCli } from './cli-run.js';
 
 const PV = 'pvc-00000000-0000-4000-8000-000000000001';
 
@@ -46,12 +47,7 @@ afterEach(async () => {
 });
 
 async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runClusterCli(argv, {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
-    env: {},
+  return runCli(argv, {
     cwd,
     ec2Client(region, endpoint, credentials) {
       const keys = credentials as LocalCredentials | undefined;
@@ -59,8 +55,8 @@ async function cli(...argv: string[]) {
       return new EC2Client({ region, endpoint: endpoint ?? 'http://127.0.0.1:9', credentials: keys ?? { accessKeyId: 'operator', secretAccessKey: 'operator' }, maxAttempts: 1 });
     },
   });
-  return { code, stdout, stderr };
 }
+
 
 describe('the local stack, found the same way by every command', () => {
   it('show local, adopt local, audit local -> its registry file, its simulator with its keys, its kube API', async () => {

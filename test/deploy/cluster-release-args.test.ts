@@ -7,9 +7,9 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runClusterCli } from '../../lib/cli/index.js';
 import { listen } from '../../lib/http/index.js';
 import { operatorKubeconfig } from '../e2e/support/kube.js';
+import { runCli } from './cli-run.js';
 
 let server: Server;
 let close: () => Promise<void>;
@@ -19,10 +19,7 @@ let kubeconfig: string;
 let registry: string;
 
 async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runClusterCli(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: {} });
-  return { code, stdout, stderr };
+  return runCli(argv);
 }
 
 beforeAll(async () => {

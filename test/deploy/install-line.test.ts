@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { BACKEND_URL_PLACEHOLDER, helmInstallLine, runClusterCli, shellQuote } from '../../lib/cli/index.js';
+import { BACKEND_URL_PLACEHOLDER, helmInstallLine, shellQuote } from '../../lib/cli/index.js';
+import { runCli } from './cli-run.js';
 
 const run = promisify(execFile);
 
@@ -19,10 +20,7 @@ async function wordsOf(line: string): Promise<string[]> {
 }
 
 async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runClusterCli(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: {} });
-  return { code, stdout, stderr };
+  return runCli(argv);
 }
 
 const URL_ = 'https://abc123.execute-api.eu-west-1.amazonaws.com';
