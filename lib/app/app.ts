@@ -3,9 +3,15 @@
  * `hono/aws-lambda` behind API Gateway. Everything it needs comes in as dependencies, so
  * tests run it with a mocked EC2 client and an in-memory registry.
  */
+import type { Context } from 'hono';
 import { Hono } from 'hono/tiny';
 import { bodyLimit } from 'hono/body-limit';
+import type * as z from 'zod/mini';
 import {
+  CHECK_ROUTE,
+  NO_ROUTE_CODE,
+  CheckRequestSchema,
+  type CheckResponse,
   contractRefusal,
   contractVerdict,
   MAX_REQUEST_BYTES,
@@ -122,70 +128,87 @@ export function createApp(deps: AppDependencies): Hono {
     console.error(JSON.stringify({ level: 'ERROR', message: 'unhandled error', ...correlation, error: String(err?.stack ?? err) }));
     return c.json({ error: { code: 'internal', message: 'internal error' } }, 500, echo);
   });
-  app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
+  app.notFound((c) => c.json({ error: { code: NO_ROUTE_CODE, message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
 
+  const limitBody = bodyLimit({
+    maxSize: maxBodyBytes,
+    onError: () => {
+      throw new ApiError(413, 'body_too_large', `request body exceeds ${maxBodyBytes} bytes`);
+    },
+  });
+
+  /**
+   * What every signed request goes through before anything is done for it: the cluster id, the
+   * contract (first: before it is known to be served, nothing else of the request can be read
+   * by its rules, its signature included), the registration, the signature, the webhook id
+   * (recorded only once the signature is verified: a forged request cannot use up the id of a
+   * genuine one), and the body's cluster, which is signed where the path is not.
+   */
+  async function verified<T extends { clusterId: string }>(c: Context, schema: z.ZodMiniType<T>) {
+    const clusterId = c.req.param('clusterId') ?? '';
+    if (!ClusterIdSchema.safeParse(clusterId).success) {
+      throw new ApiError(400, 'bad_cluster_id', `"${clusterId}" is not a valid cluster id`);
+    }
+    const read = readRequestVersions(c.req.raw.headers);
+    if ('problem' in read) throw new ApiError(400, 'bad_version_headers', read.problem);
+    const { versions } = read;
+    const verdict = contractVerdict(versions.contract, SUPPORTED_CONTRACTS);
+    if (!verdict.served) {
+      deps.onContract?.(clusterId, seenOf(versions, false));
+      throw new ContractRefusedError(contractRefusal(versions, verdict.upgrade, SUPPORTED_CONTRACTS));
+    }
+
+    const registration = await lookUp(deps.registry, clusterId);
+    const body = await c.req.text();
+    const nowSeconds = Math.floor(now() / 1000);
+
+    let message: VerifiedMessage;
+    try {
+      // Version headers are signed by `v1h`; a request without them, by `v1` (contract 1).
+      message = verify(c.req.raw.headers, body, registration.secrets, nowSeconds, versions.forwarderVersion === undefined ? {} : { versions });
+    } catch (err) {
+      if (err instanceof SignatureError) throw new ApiError(401, 'bad_signature', err.message);
+      throw err;
+    }
+    if (!(await replay.recordOnce(replayKey(clusterId, message.id), replayExpiry(message.timestamp), nowSeconds))) {
+      throw new ApiError(409, 'replayed', `webhook-id "${message.id}" was already accepted for cluster "${clusterId}"; a replayed request is not acted on`);
+    }
+    deps.onContract?.(clusterId, seenOf(versions, true));
+
+    let json: unknown;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      throw new ApiError(400, 'malformed_json', 'request body is not valid JSON');
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw invalidRequest(parsed.error);
+    // A request signed for one cluster must not act on another's path, even when both were
+    // registered with the same secret.
+    if (parsed.data.clusterId !== clusterId) {
+      throw new ApiError(401, 'cluster_mismatch', `the request body is signed for cluster "${parsed.data.clusterId}", but the path names cluster "${clusterId}"`);
+    }
+    return { clusterId, registration, message, request: parsed.data };
+  }
+
+  // A replica's proof, before it is ready, that the backend accepts it (its contract, its
+  // registration, its secret): verified as a reconcile request is, and nothing done.
+  app.post(CHECK_ROUTE, limitBody, async (c) => {
+    const { clusterId } = await verified(c, CheckRequestSchema);
+    return c.json({ clusterId, accepted: true } satisfies CheckResponse);
+  });
+
   app.post(
     '/v1/clusters/:clusterId/reconcile',
-    bodyLimit({
-      maxSize: maxBodyBytes,
-      onError: () => {
-        throw new ApiError(413, 'body_too_large', `request body exceeds ${maxBodyBytes} bytes`);
-      },
-    }),
+    limitBody,
     async (c) => {
       // Started now, awaited only once the request is verified: on a cold start the reconcilers
       // load while the registry and replay look-ups wait on the network.
       const reconciler = loadReconcilers();
-      const clusterId = c.req.param('clusterId');
       const correlation = correlationFor(c);
-      if (!ClusterIdSchema.safeParse(clusterId).success) {
-        throw new ApiError(400, 'bad_cluster_id', `"${clusterId}" is not a valid cluster id`);
-      }
-      // The contract first: before it is known to be served, nothing else of the request can
-      // be read by its rules (its signature included), and nothing is looked up or recorded.
-      const read = readRequestVersions(c.req.raw.headers);
-      if ('problem' in read) throw new ApiError(400, 'bad_version_headers', read.problem);
-      const { versions } = read;
-      const verdict = contractVerdict(versions.contract, SUPPORTED_CONTRACTS);
-      if (!verdict.served) {
-        deps.onContract?.(clusterId, seenOf(versions, false));
-        throw new ContractRefusedError(contractRefusal(versions, verdict.upgrade, SUPPORTED_CONTRACTS));
-      }
-
-      const registration = await lookUp(deps.registry, clusterId);
-      const body = await c.req.text();
-      const nowSeconds = Math.floor(now() / 1000);
-
-      let message: VerifiedMessage;
-      try {
-        // Version headers are signed by `v1h`; a request without them, by `v1` (contract 1).
-        message = verify(c.req.raw.headers, body, registration.secrets, nowSeconds, versions.forwarderVersion === undefined ? {} : { versions });
-      } catch (err) {
-        if (err instanceof SignatureError) throw new ApiError(401, 'bad_signature', err.message);
-        throw err;
-      }
-      // Only now, with the signature verified, is the id recorded: a forged request cannot
-      // use up the id of a genuine one.
-      if (!(await replay.recordOnce(replayKey(clusterId, message.id), replayExpiry(message.timestamp), nowSeconds))) {
-        throw new ApiError(409, 'replayed', `webhook-id "${message.id}" was already accepted for cluster "${clusterId}"; a replayed request is not acted on`);
-      }
-      deps.onContract?.(clusterId, seenOf(versions, true));
-
-      let json: unknown;
-      try {
-        json = JSON.parse(body);
-      } catch {
-        throw new ApiError(400, 'malformed_json', 'request body is not valid JSON');
-      }
-      const parsed = ReconcileRequestSchema.safeParse(json);
-      if (!parsed.success) throw invalidRequest(parsed.error);
-      // The path is not signed, the body is: a request signed for one cluster must not act on
-      // another's path, even when both were registered with the same secret.
-      if (parsed.data.clusterId !== clusterId) {
-        throw new ApiError(401, 'cluster_mismatch', `the request body is signed for cluster "${parsed.data.clusterId}", but the path names cluster "${clusterId}"`);
-      }
+      const { clusterId, registration, message, request } = await verified(c, ReconcileRequestSchema);
 
       const ec2Calls = new Ec2CallStats();
       const ctx: ReconcileContext = {
@@ -203,12 +226,12 @@ export function createApp(deps: AppDependencies): Hono {
       };
       let results: Result[];
       try {
-        results = await (await reconciler).reconcileItems(parsed.data.items, ctx);
+        results = await (await reconciler).reconcileItems(request.items, ctx);
       } finally {
         if (ec2Calls.actions.size > 0) deps.onEc2Calls?.(clusterId, ec2Calls);
       }
       if (registration.writeBack === 'direct') results = await applyDirectly(deps, registration, results, (key, err) => onError(clusterId, key, err, 'writeBack', correlation));
-      parsed.data.items.forEach((item, i) => deps.onResult?.(clusterId, item, results[i]!));
+      request.items.forEach((item, i) => deps.onResult?.(clusterId, item, results[i]!));
       return c.json({ results } satisfies ReconcileResponse);
     },
   );

@@ -12,3 +12,4 @@ export * from './snapshots.js';
 export * from './report.js';
 export * from './semver.js';
 export * from './version.js';
+export * from './check.js';

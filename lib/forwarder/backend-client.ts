@@ -1,10 +1,13 @@
 /** Posting a batch to `POST /v1/clusters/{clusterId}/reconcile`, signed. */
 import * as z from 'zod/mini';
 import {
+  checkUrl,
+  CheckResponseSchema,
   CONTRACT_REFUSAL_STATUS,
   CONTRACT_VERSIONS,
   ContractRefusalSchema,
   ErrorResponseSchema,
+  NO_ROUTE_CODE,
   ReconcileResponseSchema,
   sign,
   VOLHOOK_VERSION,
@@ -65,13 +68,40 @@ export function reconcileBody(clusterId: string, items: readonly unknown[]): str
 
 /** Posts `items` and returns the results, or throws `BackendRequestError`. */
 export async function postReconcile(options: BackendClientOptions, items: readonly unknown[]): Promise<{ status: number; results: Result[] }> {
-  const body = reconcileBody(options.clusterId, items);
+  const { response, text } = await postSigned(options, reconcileUrl(options.apiUrl, options.clusterId), reconcileBody(options.clusterId, items));
+  const parsed = ReconcileResponseSchema.safeParse(safeJson(text));
+  if (!parsed.success) {
+    throw new BackendRequestError('response', `malformed response: ${z.prettifyError(parsed.error).slice(0, 300)}`, response.status);
+  }
+  return { status: response.status, results: parsed.data.results };
+}
+
+/**
+ * Asks the backend whether it accepts this forwarder, doing nothing (lib/contract/check.ts):
+ * `accepted`, or `unknown` from a backend older than the check (404 `not_found`: it cannot
+ * say); throws `BackendRequestError` for a refusal, as a reconcile request would get it.
+ */
+export async function postCheck(options: BackendClientOptions): Promise<'accepted' | 'unknown'> {
+  let answer: { response: Response; text: string };
+  try {
+    answer = await postSigned(options, checkUrl(options.apiUrl, options.clusterId), JSON.stringify({ clusterId: options.clusterId }));
+  } catch (err) {
+    if (err instanceof BackendRequestError && err.status === 404 && err.code === NO_ROUTE_CODE) return 'unknown';
+    throw err;
+  }
+  const parsed = CheckResponseSchema.safeParse(safeJson(answer.text));
+  if (!parsed.success) throw new BackendRequestError('response', `malformed check answer: ${z.prettifyError(parsed.error).slice(0, 300)}`, answer.response.status);
+  return 'accepted';
+}
+
+/** One signed POST; a refusal or no answer thrown as `BackendRequestError`. */
+async function postSigned(options: BackendClientOptions, url: string, body: string): Promise<{ response: Response; text: string }> {
   const signals = [AbortSignal.timeout(options.timeoutMs)];
   if (options.signal) signals.push(options.signal);
   let response: Response;
   let text: string;
   try {
-    response = await options.fetch(reconcileUrl(options.apiUrl, options.clusterId), {
+    response = await options.fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...sign(body, options.secret(), { versions: options.versions ?? FORWARDER_VERSIONS }) },
       body,
@@ -93,11 +123,7 @@ export async function postReconcile(options: BackendClientOptions, items: readon
     const detail = parsed.success ? `${parsed.data.error.code}: ${parsed.data.error.message}` : text.slice(0, 300);
     throw new BackendRequestError('http', `HTTP ${response.status} ${detail}`, response.status, undefined, parsed.success ? parsed.data.error.code : undefined);
   }
-  const parsed = ReconcileResponseSchema.safeParse(safeJson(text));
-  if (!parsed.success) {
-    throw new BackendRequestError('response', `malformed response: ${z.prettifyError(parsed.error).slice(0, 300)}`, response.status);
-  }
-  return { status: response.status, results: parsed.data.results };
+  return { response, text };
 }
 
 function safeJson(text: string): unknown {

@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ItemKeys, type ContractRefusal, type ForwarderVersions, type Ownership } from '../contract/index.js';
-import { FORWARDER_VERSIONS, type FetchLike } from './backend-client.js';
+import { FORWARDER_VERSIONS, postCheck, type FetchLike } from './backend-client.js';
 import { leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
 import { itemSource, liveClassRead, livePvRead } from './item-source.js';
 import type { DeletedClaim } from './items.js';
@@ -134,6 +134,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
       pump.stop();
       if (elector) void elector.stop();
     },
+    check: () => postCheck({ apiUrl: config.apiUrl, clusterId: config.clusterId, secret: secret.current, fetch: fetchFn, timeoutMs: config.requestTimeoutMs, versions }),
   });
 
   function readiness(): Readiness {
@@ -226,6 +227,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     await elector?.stop();
     secret.close();
     tls.close();
+    refusals.close();
     await server.close();
     logger.info('forwarder stopped', { queued: queue.size });
   }

@@ -19,6 +19,7 @@ import type { ForwarderConfig } from './config.js';
 import type { Logger } from './logger.js';
 import type { ForwarderMetrics } from './metrics.js';
 import { refusedReadiness } from './refusal.js';
+import { startStartupCheck } from './startup-check.js';
 
 export interface RefusalSurface {
   /** A request the backend refused (or did not answer), with the items it carried. */
@@ -35,15 +36,19 @@ export interface RefusalSurface {
   contractRefusal(): ContractRefusal | undefined;
   /** Why `/readyz` fails on the backend's account; undefined while it does not. */
   notReady(): string | undefined;
+  /** Stops asking the backend (the startup check). */
+  close(): void;
 }
 
 export interface RefusalSurfaceDeps {
-  config: Pick<ForwarderConfig, 'clusterId' | 'apiUrl' | 'secretFile' | 'refusedEventMs' | 'refusedReadySeconds'>;
+  config: Pick<ForwarderConfig, 'clusterId' | 'apiUrl' | 'secretFile' | 'refusedEventMs' | 'refusedReadySeconds' | 'backoffInitialMs'>;
   clients: KubeClients;
   metrics: ForwarderMetrics;
   logger: Logger;
   /** Stop sending and give up the Lease: called once, on the 426. */
   onContractRefused(): void;
+  /** Asks the backend whether it accepts this forwarder (startup-check.ts); not ready until it does. */
+  check?(): Promise<'accepted' | 'unknown'>;
   now?: () => number;
 }
 
@@ -52,8 +57,21 @@ export function createRefusalSurface(deps: RefusalSurfaceDeps): RefusalSurface {
   const context: RefusalContext = { clusterId: config.clusterId, apiUrl: config.apiUrl, ...(config.secretFile !== undefined && { secretFile: config.secretFile }) };
   const streak = new RefusalStreak({ eventAfterMs: config.refusedEventMs, readyAfterMs: config.refusedReadySeconds * 1000, now: deps.now ?? Date.now });
   let contract: { refusal: ContractRefusal; reason: string } | undefined;
+  const describe = (err: BackendRequestError): string => {
+    const refusal = refusalOf(err);
+    return refusal ? refusalText(refusal, context) : err.message;
+  };
+  const startup =
+    deps.check &&
+    startStartupCheck({
+      check: deps.check,
+      describe,
+      onContractRefused: (err) => err.refusal && surface.contractRefused(err.refusal),
+      logger,
+      backoff: { initialMs: config.backoffInitialMs, maxMs: 30_000 },
+    });
 
-  return {
+  const surface: RefusalSurface = {
     async refused(err, items) {
       const refusal = refusalOf(err);
       if (!refusal) return;
@@ -97,9 +115,13 @@ export function createRefusalSurface(deps: RefusalSurfaceDeps): RefusalSurface {
     contractRefusal: () => contract?.refusal,
     notReady() {
       if (contract) return contract.reason;
+      const gate = startup?.notReady();
+      if (gate) return gate;
       const state = streak.state();
       if (!state.notReady || !state.refusal) return undefined;
       return `not ready: every request to the backend was refused for ${config.refusedReadySeconds}s or more; ${refusalText(state.refusal, context)}`;
     },
+    close: () => startup?.stop(),
   };
+  return surface;
 }

@@ -2,8 +2,8 @@
  * The acceptance of a refused forwarder, on the local stack (backend, EC2 simulator, Kubernetes
  * API and controllers): a forwarder whose Secret file holds a secret the cluster's registration
  * does not accept leaves a Warning Event on the pending claim within its event threshold, fails
- * `/readyz` after VOLHOOK_REFUSED_READY_SECONDS, and — the file corrected, re-read without a
- * restart — is ready again and the claim binds. The control is the same claim once served.
+ * `/readyz` (from its check at start, before VOLHOOK_REFUSED_READY_SECONDS would), and — the
+ * file corrected, re-read without a restart — is ready again and the claim binds. The control is the same claim once served.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,7 +56,7 @@ const readyz = async () => {
 };
 
 describe('a forwarder with a wrong secret, on the local stack', () => {
-  it('-> Warning BackendRefused on the pending claim naming rotate-secret, /readyz 503 after 2 s, the claim unbound; the Secret file fixed -> /readyz 200 and the claim Bound', async () => {
+  it('-> Warning BackendRefused on the pending claim naming rotate-secret, /readyz 503 (the check refused), the claim unbound; the Secret file fixed -> /readyz 200 and the claim Bound', async () => {
     await createNamespace(stack.kube, 'refused');
     await createClaim(stack.kube, 'refused', 'data', { storageClassName: IMMEDIATE_CLASS });
 
@@ -69,7 +69,7 @@ describe('a forwarder with a wrong secret, on the local stack', () => {
     expect(event?.message).toContain(`\`npm run cluster -- rotate-secret ${stack.clusterId}\``);
 
     const notReady = await waitFor(readyz, (r) => r.status === 503, { what: '/readyz failing', timeoutMs: 30_000 });
-    expect(notReady.text).toContain('every request to the backend was refused for 2s or more');
+    expect(notReady.text).toContain("not ready: the backend refuses this forwarder; the backend refuses this cluster's signature (HTTP 401");
     expect((await readClaim(stack.kube, 'refused', 'data')).status?.phase).not.toBe('Bound');
 
     // Control: the same claim, once the forwarder's requests are served.

@@ -92,7 +92,8 @@ describe('a forwarder claiming contract 99, against the backend app over HTTP', 
     expect(ready.text).toContain('Upgrade the backend to a release that serves contract 99');
     expect(ready.text).toContain('once the backend is upgraded, restart it');
     expect(await get(refused, '/healthz')).toEqual({ status: 200, text: 'ok\n' });
-    expect(refused.ready()).toBe(true);
+    // Refused at its check, before its caches synced; they sync all the same.
+    await eventually(() => refused.ready(), 10_000, 'synced informers');
 
     const errors = logLines.filter((l) => l.level === 'error');
     expect(errors).toEqual([

@@ -20,7 +20,9 @@ export interface FakeBackend {
   reports: Extract<Item, { kind: 'VolumeReport' }>[];
   /** Requests refused because the signature did not verify or the body named another cluster. */
   refused: number;
-  /** Status of every request answered. */
+  /** Checks answered (accepted or refused), apart from `statuses`. */
+  checks: number;
+  /** Status of every reconcile request answered. */
   statuses: number[];
   /** Scripts the answer to a verified request's items (volume reports aside, always done). Default: every item done, no writes. */
   answer: (items: Item[]) => Answer;
@@ -40,6 +42,7 @@ export async function startFakeBackend(options: { secrets: string[]; port?: numb
     items: [],
     reports: [],
     refused: 0,
+    checks: 0,
     statuses: [],
     answer: (items) => ({ results: items.map((item) => done(item)) }),
     secrets: options.secrets,
@@ -54,6 +57,20 @@ export async function startFakeBackend(options: { secrets: string[]; port?: numb
         backend.statuses.push(status);
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
       };
+      // The check each replica makes before it is ready (lib/contract/check.ts): the secret
+      // verified, nothing done; apart from the reconcile answers the tests count.
+      if (req.method === 'POST' && req.url === `/v1/clusters/${CLUSTER_ID}/check`) {
+        backend.checks++;
+        let accepted = true;
+        try {
+          verify({ get: (name) => req.headers[name] as string | undefined }, body, backend.secrets);
+        } catch {
+          accepted = false;
+        }
+        const [status, payload] = accepted ? [200, { clusterId: CLUSTER_ID, accepted: true }] : [401, { error: { code: 'bad_signature', message: 'no secret of the registration signed it' } }];
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+        return;
+      }
       if (req.method !== 'POST' || req.url !== `/v1/clusters/${CLUSTER_ID}/reconcile`) {
         reply(404, { error: { code: 'NotFound', message: `${req.method} ${req.url}` } });
         return;

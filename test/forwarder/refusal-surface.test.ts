@@ -29,7 +29,7 @@ function setup() {
   const metrics = createMetrics({ queueDepth: () => 0, defaultMetrics: false });
   let contractStops = 0;
   const surface = createRefusalSurface({
-    config: { clusterId: 'c1', apiUrl: 'https://backend.example', secretFile: '/s/secret', refusedEventMs: 10_000, refusedReadySeconds: 60 },
+    config: { clusterId: 'c1', apiUrl: 'https://backend.example', secretFile: '/s/secret', refusedEventMs: 10_000, refusedReadySeconds: 60, backoffInitialMs: 1_000 },
     clients,
     metrics,
     logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },

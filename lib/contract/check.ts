@@ -1,0 +1,24 @@
+/**
+ * The check: a signed request that asks only whether the backend accepts this forwarder — its
+ * contract, its cluster's registration, its secret — and does nothing. A replica makes it
+ * before it says it is ready, so that a rollout of forwarders the backend refuses (a wrong
+ * Secret, say) stops at the first new pod, leader or standby. Since 0.2.0 (contract 2, an
+ * addition): a backend without the route answers 404 `not_found`.
+ */
+import * as z from 'zod/mini';
+import { deferred } from './deferred.js';
+
+export const CHECK_ROUTE = '/v1/clusters/:clusterId/check';
+
+export function checkUrl(apiUrl: string, clusterId: string): string {
+  return `${apiUrl.replace(/\/+$/, '')}/v1/clusters/${encodeURIComponent(clusterId)}/check`;
+}
+
+/** The body, signed: the cluster it is for (the backend refuses another path's). */
+export const CheckRequestSchema = deferred(() => z.object({ clusterId: z.string().check(z.minLength(1)) }));
+
+export const CheckResponseSchema = deferred(() => z.object({ clusterId: z.string(), accepted: z.literal(true) }));
+export type CheckResponse = z.infer<typeof CheckResponseSchema>;
+
+/** The error code of a backend's 404 for a route it does not have (a backend older than the check). */
+export const NO_ROUTE_CODE = 'not_found';
