@@ -21,6 +21,11 @@ export async function startDummyBackend(): Promise<DummyBackend> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      // The check each forwarder replica makes before it is ready (lib/contract/check.ts).
+      if (req.url?.endsWith('/check')) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ clusterId: req.url.split('/')[3], accepted: true }));
+        return;
+      }
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { items: ItemInput[] };
         requests++;

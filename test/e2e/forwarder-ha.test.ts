@@ -73,7 +73,7 @@ interface ForwarderProcess {
   child: ChildProcess;
   backend: Awaited<ReturnType<typeof countingProxy>>;
   kube: Awaited<ReturnType<typeof countingProxy>>;
-  /** Backend requests it made. */
+  /** Reconcile requests it made (not the check every replica makes before it is ready). */
   posts(): Seen[];
   /** Lists it made of the watched resources (not watches, not reads by name). */
   lists(): Seen[];
@@ -120,7 +120,7 @@ async function startForwarderProcess(identity: string): Promise<ForwarderProcess
     backend,
     kube,
     exited,
-    posts: () => backend.seen.filter((s) => s.method === 'POST'),
+    posts: () => backend.seen.filter((s) => s.method === 'POST' && s.url.endsWith('/reconcile')),
     lists: () => kube.seen.filter((s) => s.method === 'GET' && WATCHED_PATHS.has(new URL(s.url, 'http://x').pathname) && !s.url.includes('watch=true')),
     async kill(signal) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
