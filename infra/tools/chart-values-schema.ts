@@ -28,6 +28,7 @@ export const CONFIG_VALUES = {
   'leaderElection.leaseDurationSeconds': 'leaseDurationSeconds',
   'leaderElection.renewDeadlineSeconds': 'renewDeadlineSeconds',
   'leaderElection.retryPeriodSeconds': 'retryPeriodSeconds',
+  refusedReadySeconds: 'refusedReadySeconds',
 } as const satisfies Record<string, keyof ForwarderConfig>;
 
 function configProperties(): Record<string, JsonSchema> {
@@ -92,6 +93,7 @@ export function valuesSchema(): JsonSchema {
         batchSize: setting('batchSize', 'objects per request'),
         concurrency: setting('concurrency', 'requests in flight at once'),
         resyncSeconds: setting('resyncSeconds', 'the period of the re-offer of unsettled objects'),
+        refusedReadySeconds: setting('refusedReadySeconds', '/readyz fails once every request to the backend was refused this long'),
         port: { ...setting('port', 'the health and metrics port'), minimum: 1 },
         resources: object({ requests: resourceList, limits: resourceList }),
         nodeOptions: text("NODE_OPTIONS of the forwarder (the heap bound under the memory limit)"),
