@@ -2,6 +2,7 @@
  * The cluster CLI's commands and their options, declared once: args.ts parses with this table
  * and the help is printed from it, so an option the parser takes is always in its command's help.
  */
+import { DEFAULT_REGISTRY_FILE } from '../registry/file-registry.js';
 
 export type OptionKind = 'value' | 'flag' | 'repeat';
 
@@ -21,7 +22,8 @@ interface CommandSpec {
   options: Record<string, OptionSpec>;
 }
 
-export const DEFAULT_REGISTRY_FILE = '.volhook/clusters.json';
+/** The registry file the local stack and `npm run offline` use: the registry's own default. */
+export { DEFAULT_REGISTRY_FILE };
 
 /** Every command takes these: where the registration is. */
 export const REGISTRY_OPTIONS: Record<string, OptionSpec> = {
