@@ -8,6 +8,7 @@
  */
 import type { BackendRequestError } from './backend-client.js';
 import type { Logger } from './logger.js';
+import { backoffDelay, type BackoffOptions } from './queue.js';
 
 export interface StartupCheck {
   /** Why this replica may not be ready yet; undefined once the backend accepted it. */
@@ -22,7 +23,7 @@ export interface StartupCheckDeps {
   /** The contract's 426: final, asked no more (refusal-surface.ts takes it from here). */
   onContractRefused(err: BackendRequestError): void;
   logger: Logger;
-  backoff: { initialMs: number; maxMs: number };
+  backoff: BackoffOptions;
   setTimer?: (fn: () => void, ms: number) => { unref?(): void };
   clearTimer?: (timer: unknown) => void;
 }
@@ -31,7 +32,7 @@ export function startStartupCheck(deps: StartupCheckDeps): StartupCheck {
   const setTimer = deps.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
   const clearTimer = deps.clearTimer ?? ((timer) => clearTimeout(timer as NodeJS.Timeout));
   let reason: string | undefined = 'not ready: asking the backend whether it accepts this forwarder';
-  let delay = deps.backoff.initialMs;
+  let failures = 0;
   let timer: unknown;
   let stopped = false;
 
@@ -51,9 +52,8 @@ export function startStartupCheck(deps: StartupCheckDeps): StartupCheck {
       if (said !== reason) deps.logger.error('the backend refuses this forwarder: not ready until it accepts it', { detail: said });
       reason = said;
       if (stopped) return;
-      timer = setTimer(() => void ask(), delay);
+      timer = setTimer(() => void ask(), backoffDelay(++failures, deps.backoff));
       (timer as { unref?(): void }).unref?.();
-      delay = Math.min(delay * 2, deps.backoff.maxMs);
     }
   }
   void ask();
