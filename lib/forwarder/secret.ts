@@ -3,9 +3,9 @@
  * Secret is picked up without a restart) or from a value given directly (local use).
  */
 import { readFile } from 'node:fs/promises';
-import { unwatchFile, watchFile, type Stats } from 'node:fs';
 import { checkWebhookSecret } from '../contract/index.js';
 import type { Logger } from './logger.js';
+import { watchFiles } from './watched-files.js';
 
 export interface SecretSource {
   current(): string;
@@ -46,11 +46,6 @@ export async function openSecret(options: {
       options.logger.error('cannot re-read the signing secret; keeping the previous one', { file, err });
     }
   };
-  // Polling stat (it follows the symlinks a Secret volume swaps on update); not persistent,
-  // so it never keeps the process alive.
-  const listener = (curr: Stats, prev: Stats) => {
-    if (curr.mtimeMs !== prev.mtimeMs || curr.ino !== prev.ino || curr.size !== prev.size) void reload();
-  };
-  watchFile(file, { interval: options.pollMs, persistent: false }, listener);
-  return { current: () => secret, reload, close: () => unwatchFile(file, listener) };
+  const close = watchFiles([file], options.pollMs, () => void reload());
+  return { current: () => secret, reload, close };
 }

@@ -5,9 +5,9 @@
  * without a restart. A new material is a new object: http-fetch.ts builds a new agent for it.
  */
 import { readFile } from 'node:fs/promises';
-import { unwatchFile, watchFile, type Stats } from 'node:fs';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import type { Logger } from './logger.js';
+import { watchFiles } from './watched-files.js';
 
 /** What the https agent is given; empty when no file is configured. */
 export interface TlsMaterial {
@@ -67,18 +67,8 @@ export async function openTls(files: TlsFiles, options: { pollMs: number; logger
       options.logger.error('cannot re-read the TLS files; keeping the previous ones', { files: paths, err });
     }
   };
-  // Polling stat, as secret.ts: it follows the symlinks a Secret volume swaps on update.
-  const listener = (curr: Stats, prev: Stats) => {
-    if (curr.mtimeMs !== prev.mtimeMs || curr.ino !== prev.ino || curr.size !== prev.size) void reload();
-  };
-  for (const file of paths) watchFile(file, { interval: options.pollMs, persistent: false }, listener);
-  return {
-    current: () => now.material,
-    reload,
-    close: () => {
-      for (const file of paths) unwatchFile(file, listener);
-    },
-  };
+  const close = watchFiles(paths, options.pollMs, () => void reload());
+  return { current: () => now.material, reload, close };
 }
 
 /**
