@@ -196,7 +196,9 @@ export function createApp(deps: AppDependencies): Hono {
   // A replica's proof, before it is ready, that the backend accepts it (its contract, its
   // registration, its secret): verified as a reconcile request is, and nothing done.
   app.post(CHECK_ROUTE, limitBody, async (c) => {
-    const { clusterId } = await verified(c, CheckRequestSchema);
+    const { clusterId, registration } = await verified(c, CheckRequestSchema);
+    // What reconcile would refuse, the check refuses too.
+    if (registration.writeBack === 'direct' && !deps.applyDirect) throw directUnsupported(registration);
     return c.json({ clusterId, accepted: true } satisfies CheckResponse);
   });
 
@@ -288,7 +290,7 @@ async function applyDirectly(
   report: (itemKey: string, error: unknown) => void,
 ): Promise<Result[]> {
   const apply = deps.applyDirect;
-  if (!apply) throw new ApiError(403, 'registration_invalid', `cluster "${registration.clusterId}" uses writeBack: direct, which this backend does not support`);
+  if (!apply) throw directUnsupported(registration);
   return Promise.all(
     results.map(async (result): Promise<Result> => {
       if (result.writes.length === 0) return result;
@@ -307,6 +309,10 @@ async function applyDirectly(
       }
     }),
   );
+}
+
+function directUnsupported(registration: ClusterRegistration): ApiError {
+  return new ApiError(403, 'registration_invalid', `cluster "${registration.clusterId}" uses writeBack: direct, which this backend does not support`);
 }
 
 /** The default `onError`: one JSON line at level ERROR on stderr, with the stack. */

@@ -4,8 +4,10 @@
  * the report it judged by); only a later audit deletes it, and only when the report it judges
  * by was received after the mark and still names nothing of it. What the first audit could not
  * see — a PV made for the disk after the last report — is in the report the second one waits
- * for. A mark whose resource is not provably orphaned any more (named again, attached, gone) is
- * dropped; the report store keeps the marks per cluster.
+ * for. The report a deletion rests on must also be fresh when the deletion happens
+ * ({@link FRESH_REPORT_MS}): a report received after the mark but an hour ago says nothing of a
+ * PV made since. A mark whose resource is not provably orphaned any more (named again,
+ * attached, gone) is dropped; the report store keeps the marks per cluster.
  */
 import { reportTime, type StoredReport } from '../reports/store.js';
 
@@ -19,6 +21,31 @@ export interface MarkState {
 /** The time of a mark set now: the auditor's clock, and never before the report it was judged by. */
 export function newMarkTime(report: StoredReport, now: number): number {
   return Math.max(now, reportTime(report));
+}
+
+/**
+ * The forwarder's resync period (its `resyncSeconds` default, the chart's `resyncSeconds`): it
+ * sends the cluster's report, or the report's digest alone, at least this often, and the
+ * backend dates each one it takes by its own clock (`receivedAt`).
+ */
+export const REPORT_RESYNC_SECONDS = 300;
+
+/**
+ * How old (as the audit dates it: {@link reportTime}) the report a deletion rests on may be when
+ * the deletion happens: two resyncs, so one lost round is no reason to wait, while a forwarder
+ * whose requests stopped arriving or are refused (pods down, a wrongly rotated Secret, a network
+ * fault) stops every deletion within two rounds — a PV made meanwhile is in no report.
+ */
+export const FRESH_REPORT_MS = 2 * REPORT_RESYNC_SECONDS * 1000;
+
+/** Why `report` is too old for a deletion at `now` (epoch ms, the backend's clock), if it is. */
+export function staleReportWhy(report: StoredReport, now: number): string | undefined {
+  const age = now - reportTime(report);
+  if (age <= FRESH_REPORT_MS) return undefined;
+  return (
+    `the report is ${Math.floor(age / 1000)} s old (received ${new Date(report.receivedAt).toISOString()}), older than ${FRESH_REPORT_MS / 1000} s ` +
+    `(two resyncs of ${REPORT_RESYNC_SECONDS} s): the forwarder's reports are not arriving or are refused, so a PV made since may name it; nothing is deleted until a fresh report`
+  );
 }
 
 /** Whether `report` was received (and, by the forwarder's clock, read) after the mark. */
@@ -51,5 +78,5 @@ export function markChanges(
 
 /** What a --delete audit says of a candidate it only marked: when it may go. */
 export function markedWhy(mark: MarkState): string {
-  return `marked ${mark.at}: deleted by the first --delete audit after a report received after that still names nothing of it (the forwarder reports at least every resync)`;
+  return `marked ${mark.at}: deleted by the first --delete audit after a report received after that still names nothing of it, while the latest report is at most ${FRESH_REPORT_MS / 1000} s old (the forwarder reports at least every resync)`;
 }

@@ -11,7 +11,7 @@ import type { Ec2Gateway } from '../ec2/types.js';
 import { RESOURCE_ID, type ReportStore, type StoredReport } from '../reports/store.js';
 import { lostEvents, lostSnapshotEvents } from './events.js';
 import { auditFindings, describedAgainWhy, evidenceOf, judgeOrphan, lostCandidates, type AuditFindings } from './findings.js';
-import { isDue, markChanges, markedWhy } from './marks.js';
+import { isDue, markChanges, markedWhy, staleReportWhy } from './marks.js';
 import { judgeSnapshotOrphan, lostSnapshotCandidates, snapshotFindings, type SnapshotFindings } from './snapshot-findings.js';
 
 /**
@@ -167,9 +167,11 @@ const NOT_AN_ORPHAN = 'not an orphan of the cluster: named by the report, attach
 
 /**
  * Why the mark read anew does not let the resource go, if it does not: deleted only while it is still there (no other audit found the resource
- * referenced again meanwhile) and due by the report read anew.
+ * referenced again meanwhile), due by the report read anew, and that report fresh now.
  */
-async function notDue(request: AuditRequest, id: string, report: StoredReport): Promise<string | undefined> {
+async function notDue(request: AuditRequest, id: string, report: StoredReport, now: number): Promise<string | undefined> {
+  const stale = staleReportWhy(report, now);
+  if (stale) return stale;
   const markedAt = (await request.reports.marks(request.clusterId)).get(id);
   if (markedAt === undefined) return 'its mark is gone: another audit found it referenced again';
   if (!isDue(markedAt, report)) return `no report received after its mark (${new Date(markedAt).toISOString()}) yet`;
@@ -187,7 +189,7 @@ async function deleteSnapshotIfStillOrphaned(request: AuditRequest, snapshotId: 
     const retained = await request.reports.retained(request.clusterId);
     const verdict = judgeSnapshotOrphan(snapshot, { report, retained, chosen }, now(), request.graceMs);
     if (verdict?.kind !== 'orphan' || !verdict.deletable) return { snapshotId, outcome: 'kept', why: verdict?.why ?? 'no longer an orphan' };
-    const why = await notDue(request, snapshotId, report);
+    const why = await notDue(request, snapshotId, report, now());
     if (why) return { snapshotId, outcome: 'kept', why };
     await request.gateway.deleteSnapshot(snapshotId);
     return { snapshotId, outcome: 'deleted' };
@@ -207,7 +209,7 @@ async function deleteIfStillOrphaned(request: AuditRequest, volumeId: string, no
     const retained = await request.reports.retained(request.clusterId);
     const verdict = judgeOrphan(disk, evidenceOf(report, { retained, chosen }), now(), request.graceMs);
     if (verdict?.kind !== 'orphan' || !verdict.deletable) return { volumeId, outcome: 'kept', why: verdict?.why ?? 'no longer an orphan' };
-    const why = await notDue(request, volumeId, report);
+    const why = await notDue(request, volumeId, report, now());
     if (why) return { volumeId, outcome: 'kept', why };
     await request.gateway.deleteDisk(volumeId);
     return { volumeId, outcome: 'deleted' };

@@ -3,8 +3,13 @@
  * dated by the API server's clock, never the local one: a forwarder that runs while release
  * removes volhook's marks puts them back (and, on the backend's answers, acts on the disks).
  *
- * - The Lease `volhook-system/volhook-forwarder` (leader election, the chart's and the
- *   manifests' default): busy while the API server's `Date` is before its last write plus its
+ * Every forwarder of the cluster is judged, wherever it is: the chart names its Deployment,
+ * ConfigMap and Lease after the Helm release, in the release's namespace (`helm install vh … -n
+ * storage` → `storage/vh`), so release-kube.ts finds them by the chart's label in every
+ * namespace and by any ConfigMap naming a cluster id, besides `volhook-system/volhook-forwarder`
+ * (the manifests' and the default release's).
+ *
+ * - Its Lease (leader election; the ConfigMap's `VOLHOOK_LEASE_NAME`, else its place's name): busy while the API server's `Date` is before its last write plus its
  *   `leaseDurationSeconds`. The last write is the latest of `renewTime`/`acquireTime` (the
  *   holder's clock) and the `managedFields` times (the API server's own), so a holder whose
  *   clock runs behind still counts as alive. A Lease still held (not released on shutdown) may
@@ -37,15 +42,31 @@ export interface ForwarderVerdict {
   uninstall: string[];
 }
 
-/** Pure: the verdict on `evidence` for cluster `clusterId`, registered with `writeBack`. */
-export function judgeForwarder(evidence: ForwarderEvidence, clusterId: string, writeBack: 'forwarder' | 'direct' = 'forwarder'): ForwarderVerdict {
+/**
+ * Pure: the verdict on `evidence` for cluster `clusterId`, registered with `writeBack` — of one
+ * forwarder, or of every one found (each where it is: the chart names its objects after the
+ * Helm release, in the release's namespace), their refusals and lines together.
+ */
+export function judgeForwarder(evidence: ForwarderEvidence | readonly ForwarderEvidence[], clusterId: string, writeBack: 'forwarder' | 'direct' = 'forwarder'): ForwarderVerdict {
+  const all: readonly ForwarderEvidence[] = 'pods' in evidence ? [evidence] : evidence.length > 0 ? evidence : [{ deployment: { kind: 'absent' }, pods: [] }];
+  const verdicts = all.map((one) => judgeOne(one, clusterId, writeBack));
+  return {
+    refusals: verdicts.flatMap((v) => v.refusals),
+    seen: verdicts.flatMap((v) => v.seen),
+    uninstall: [...new Set(verdicts.flatMap((v) => v.uninstall))],
+  };
+}
+
+function judgeOne(evidence: ForwarderEvidence, clusterId: string, writeBack: 'forwarder' | 'direct'): ForwarderVerdict {
   const refusals: string[] = [];
   const seen: string[] = [];
-  const where = `${FORWARDER_NAMESPACE}/${FORWARDER_NAME}`;
+  const namespace = evidence.where?.namespace ?? FORWARDER_NAMESPACE;
+  const where = `${namespace}/${evidence.where?.name ?? FORWARDER_NAME}`;
+  const leaseWhere = `${namespace}/${evidence.leaseName ?? evidence.where?.name ?? FORWARDER_NAME}`;
 
   const { lease, serverDate } = evidence;
   if (!lease) {
-    seen.push(`Lease ${where}: none (a forwarder without leader election leaves none: make sure none runs elsewhere)`);
+    seen.push(`Lease ${leaseWhere}: none (a forwarder without leader election leaves none: make sure none runs elsewhere)`);
   } else {
     const held = lease.holderIdentity !== '';
     const who = held ? `held by ${lease.holderIdentity}` : 'released by its last holder';
@@ -53,18 +74,18 @@ export function judgeForwarder(evidence: ForwarderEvidence, clusterId: string, w
     const now = serverDate === undefined ? NaN : Date.parse(serverDate);
     if (last === undefined || Number.isNaN(now)) {
       const why = last === undefined ? 'it records no time' : "the API server's answer had no Date";
-      if (held) refusals.push(`Lease ${where} is ${who} and cannot be dated (${why}): a forwarder may be running`);
-      seen.push(`Lease ${where}: ${who}, not dated (${why})`);
+      if (held) refusals.push(`Lease ${leaseWhere} is ${who} and cannot be dated (${why}): a forwarder may be running`);
+      seen.push(`Lease ${leaseWhere}: ${who}, not dated (${why})`);
     } else {
       const grace = held || writeBack === 'direct' ? IN_FLIGHT_SECONDS : 0;
       const busyUntil = last + (lease.leaseDurationSeconds + grace) * 1000;
       const ago = `last written ${written(now - last)}`;
       if (now < busyUntil) {
         const extra = grace ? ` + ${grace} s for requests in flight${writeBack === 'direct' ? ' (writeBack: direct)' : ''}` : '';
-        refusals.push(`Lease ${where} is ${who}, ${ago} (lease ${lease.leaseDurationSeconds} s${extra}): a forwarder may be running; try again after ${new Date(busyUntil).toISOString()} by the API server's clock`);
-        seen.push(`Lease ${where}: ${who}, ${ago}: BUSY`);
+        refusals.push(`Lease ${leaseWhere} is ${who}, ${ago} (lease ${lease.leaseDurationSeconds} s${extra}): a forwarder may be running; try again after ${new Date(busyUntil).toISOString()} by the API server's clock`);
+        seen.push(`Lease ${leaseWhere}: ${who}, ${ago}: BUSY`);
       } else {
-        seen.push(`Lease ${where}: ${who}, ${ago} (lease ${lease.leaseDurationSeconds} s): not renewed since`);
+        seen.push(`Lease ${leaseWhere}: ${who}, ${ago} (lease ${lease.leaseDurationSeconds} s): not renewed since`);
       }
     }
   }
@@ -77,10 +98,10 @@ export function judgeForwarder(evidence: ForwarderEvidence, clusterId: string, w
     if (deployment.replicas > 0) refusals.push(`Deployment ${where} wants ${deployment.replicas} replica(s): uninstall the forwarder first`);
   }
 
-  if (evidence.pods.length === 0) seen.push(`pods (${FORWARDER_LABEL}): none running`);
+  if (evidence.pods.length === 0) seen.push(`pods (${FORWARDER_LABEL}) in ${namespace}: none running`);
   for (const pod of evidence.pods) {
-    seen.push(`pod ${FORWARDER_NAMESPACE}/${pod.name}: ${pod.phase}`);
-    refusals.push(`pod ${FORWARDER_NAMESPACE}/${pod.name} of the forwarder is ${pod.phase}: uninstall the forwarder first`);
+    seen.push(`pod ${namespace}/${pod.name}: ${pod.phase}`);
+    refusals.push(`pod ${namespace}/${pod.name} of the forwarder is ${pod.phase}: uninstall the forwarder first`);
   }
 
   const configured = evidence.configMap?.clusterId;
@@ -100,15 +121,17 @@ export function judgeForwarder(evidence: ForwarderEvidence, clusterId: string, w
 function uninstallSteps(evidence: ForwarderEvidence): string[] {
   const helm: HelmRelease | undefined = (evidence.deployment.kind === 'present' ? evidence.deployment.helm : undefined) ?? evidence.configMap?.helm;
   const installed = evidence.deployment.kind === 'present' || evidence.configMap !== undefined;
+  const namespace = evidence.where?.namespace ?? FORWARDER_NAMESPACE;
+  const name = evidence.where?.name ?? FORWARDER_NAME;
   const steps: string[] = [];
   if (helm) steps.push(`helm uninstall ${helm.name} -n ${helm.namespace}`);
   else if (installed) {
     steps.push(
-      `kubectl -n ${FORWARDER_NAMESPACE} delete deployment,poddisruptionbudget,configmap,serviceaccount,role,rolebinding -l ${FORWARDER_LABEL}`,
+      `kubectl -n ${namespace} delete deployment,poddisruptionbudget,configmap,serviceaccount,role,rolebinding -l ${FORWARDER_LABEL}`,
       `kubectl delete clusterrole,clusterrolebinding -l ${FORWARDER_LABEL}`,
     );
-  } else steps.push(`helm uninstall ${FORWARDER_CHART.release} -n ${FORWARDER_NAMESPACE} (if installed with the chart; nothing of it is seen here)`);
-  steps.push(`kubectl -n ${FORWARDER_NAMESPACE} delete lease/${FORWARDER_NAME} secret/${FORWARDER_NAME} --ignore-not-found (or the namespace, once nothing else is in it)`);
+  } else steps.push(`helm uninstall ${FORWARDER_CHART.release} -n ${namespace} (if installed with the chart; nothing of it is seen here)`);
+  steps.push(`kubectl -n ${namespace} delete lease/${evidence.leaseName ?? name} secret/${name} --ignore-not-found (or the namespace, once nothing else is in it)`);
   return steps;
 }
 

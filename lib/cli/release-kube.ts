@@ -10,10 +10,11 @@ import { SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type Write } from '../contrac
 import { applyWrites, describeError, isApiError, kubeClientsFromConfig } from '../kube/index.js';
 import { FORWARDER_LABEL, FORWARDER_NAME, FORWARDER_NAMESPACE } from './release-forwarder.js';
 import {
-  ConfigMapSchema,
   DeploymentSchema,
   helmReleaseOf,
   LeaseSchema,
+  ListedConfigMapSchema,
+  ListedDeploymentSchema,
   PodSchema,
   ReleaseAttachmentSchema,
   ReleaseClaimSchema,
@@ -22,6 +23,7 @@ import {
   ReleaseSnapshotContentSchema,
   type ClusterView,
   type ForwarderEvidence,
+  type ForwarderPlace,
 } from './release-view.js';
 
 const PAGE = 500;
@@ -66,36 +68,68 @@ export async function readClusterView(kc: KubeConfig): Promise<ClusterView> {
   return { claims, volumes, attachments, csiNodes, ...(snapshotContents && { snapshotContents }) };
 }
 
-/** The Lease (with the API server's Date of that read), the Deployment, the pods and the ConfigMap of the forwarder. */
-export async function readForwarderEvidence(kc: KubeConfig): Promise<ForwarderEvidence> {
-  const where = { name: FORWARDER_NAME, namespace: FORWARDER_NAMESPACE };
+/** The label the chart and the manifests give every object of the forwarder: its release's name. */
+const INSTANCE_LABEL = 'app.kubernetes.io/instance';
+
+/**
+ * Every forwarder of the cluster, wherever it is, each with its Lease (and the API server's Date
+ * of that read), Deployment, pods and ConfigMap. Found by what identifies one: the chart's label
+ * on Deployments, pods and ConfigMaps in every namespace (the chart names them after the Helm
+ * release, in its namespace), a ConfigMap in any namespace naming a cluster id, and the
+ * manifests' and default release's place `volhook-system/volhook-forwarder`.
+ */
+export async function readForwarderEvidence(kc: KubeConfig): Promise<ForwarderEvidence[]> {
   const core = kc.makeApiClient(CoreV1Api);
-  const [lease, deployment, pods, configMap] = await Promise.all([
-    readLease(kc),
-    readDeployment(kc),
-    orAbsent(core.listNamespacedPod({ namespace: FORWARDER_NAMESPACE, labelSelector: FORWARDER_LABEL })),
-    orAbsent(core.readNamespacedConfigMap(where)),
+  const apps = kc.makeApiClient(AppsV1Api);
+  const served = await appsServed(apps);
+  const [deployments, pods, configMaps] = await Promise.all([
+    served ? listAll(ListedDeploymentSchema, (next) => apps.listDeploymentForAllNamespaces({ labelSelector: FORWARDER_LABEL, ...continued(next) })) : [],
+    listAll(PodSchema, (next) => core.listPodForAllNamespaces({ labelSelector: FORWARDER_LABEL, ...continued(next) })),
+    // Every ConfigMap: one naming a cluster id is a forwarder's, whatever its labels.
+    listAll(ListedConfigMapSchema, (next) => core.listConfigMapForAllNamespaces(continued(next))),
   ]);
-  const running = (pods?.items ?? [])
-    .map((item) => PodSchema.parse(item))
-    .filter((pod) => pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed')
-    .map((pod) => ({ name: pod.metadata.name, phase: `${pod.status?.phase ?? 'Pending'}${pod.metadata.deletionTimestamp ? ' (terminating)' : ''}` }));
-  const cm = configMap === undefined ? undefined : ConfigMapSchema.parse(configMap);
-  const clusterId = cm?.data?.VOLHOOK_CLUSTER_ID;
-  const cmHelm = cm && helmReleaseOf(cm.metadata.annotations, FORWARDER_NAMESPACE);
-  return {
-    ...lease,
-    deployment,
-    pods: running,
-    ...(cm && { configMap: { ...(clusterId !== undefined && { clusterId }), ...(cmHelm && { helm: cmHelm }) } }),
+  const places = new Map<string, ForwarderPlace>();
+  const add = (namespace: string | null | undefined, name: string) => {
+    const place = { namespace: namespace || 'default', name };
+    places.set(placeKey(place), place);
   };
+  add(FORWARDER_NAMESPACE, FORWARDER_NAME);
+  for (const d of deployments) add(d.metadata.namespace, d.metadata.name);
+  const forwarderConfigMaps = configMaps.filter((cm) => cm.metadata.labels?.['app.kubernetes.io/name'] === FORWARDER_NAME || cm.data?.VOLHOOK_CLUSTER_ID !== undefined);
+  for (const cm of forwarderConfigMaps) add(cm.metadata.namespace, cm.metadata.name);
+  const podPlace = (pod: (typeof pods)[number]): ForwarderPlace => ({ namespace: pod.metadata.namespace || 'default', name: pod.metadata.labels?.[INSTANCE_LABEL] || FORWARDER_NAME });
+  for (const pod of pods) add(podPlace(pod).namespace, podPlace(pod).name);
+
+  return Promise.all(
+    [...places.values()].map(async (where): Promise<ForwarderEvidence> => {
+      const cm = forwarderConfigMaps.find((c) => (c.metadata.namespace || 'default') === where.namespace && c.metadata.name === where.name);
+      const leaseName = cm?.data?.VOLHOOK_LEASE_NAME || where.name;
+      const [lease, deployment] = await Promise.all([readLease(kc, { namespace: where.namespace, name: leaseName }), served ? readDeployment(apps, where) : ({ kind: 'not-served' } as const)]);
+      const running = pods
+        .filter((pod) => placeKey(podPlace(pod)) === placeKey(where))
+        .filter((pod) => pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed')
+        .map((pod) => ({ name: pod.metadata.name, phase: `${pod.status?.phase ?? 'Pending'}${pod.metadata.deletionTimestamp ? ' (terminating)' : ''}` }));
+      const clusterId = cm?.data?.VOLHOOK_CLUSTER_ID;
+      const cmHelm = cm && helmReleaseOf(cm.metadata.annotations, where.namespace);
+      return {
+        where,
+        ...(leaseName !== where.name && { leaseName }),
+        ...lease,
+        deployment,
+        pods: running,
+        ...(cm && { configMap: { ...(clusterId !== undefined && { clusterId }), ...(cmHelm && { helm: cmHelm }) } }),
+      };
+    }),
+  );
 }
 
-async function readLease(kc: KubeConfig): Promise<Pick<ForwarderEvidence, 'lease' | 'serverDate'>> {
+const placeKey = (place: ForwarderPlace) => `${place.namespace}/${place.name}`;
+
+async function readLease(kc: KubeConfig, where: ForwarderPlace): Promise<Pick<ForwarderEvidence, 'lease' | 'serverDate'>> {
   const api = kc.makeApiClient(CoordinationV1Api);
   let answer;
   try {
-    answer = await api.readNamespacedLeaseWithHttpInfo({ name: FORWARDER_NAME, namespace: FORWARDER_NAMESPACE });
+    answer = await api.readNamespacedLeaseWithHttpInfo(where);
   } catch (err) {
     if (isApiError(err, 404)) return {};
     throw err;
@@ -109,19 +143,21 @@ async function readLease(kc: KubeConfig): Promise<Pick<ForwarderEvidence, 'lease
   };
 }
 
-async function readDeployment(kc: KubeConfig): Promise<ForwarderEvidence['deployment']> {
-  const apps = kc.makeApiClient(AppsV1Api);
+async function appsServed(apps: AppsV1Api): Promise<boolean> {
   try {
     const resources = await apps.getAPIResources();
-    if (!resources.resources.some((r) => r.name === 'deployments')) return { kind: 'not-served' };
+    return resources.resources.some((r) => r.name === 'deployments');
   } catch (err) {
-    if (isApiError(err, 404)) return { kind: 'not-served' };
+    if (isApiError(err, 404)) return false;
     throw err;
   }
-  const found = await orAbsent(apps.readNamespacedDeployment({ name: FORWARDER_NAME, namespace: FORWARDER_NAMESPACE }));
+}
+
+async function readDeployment(apps: AppsV1Api, where: ForwarderPlace): Promise<ForwarderEvidence['deployment']> {
+  const found = await orAbsent(apps.readNamespacedDeployment(where));
   if (found === undefined) return { kind: 'absent' };
   const deployment = DeploymentSchema.parse(found);
-  const helm = helmReleaseOf(deployment.metadata.annotations, FORWARDER_NAMESPACE);
+  const helm = helmReleaseOf(deployment.metadata.annotations, where.namespace);
   return {
     kind: 'present',
     // Unset means 1, as the API server defaults it.

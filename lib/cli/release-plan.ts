@@ -25,7 +25,8 @@ export interface ReleasePlan {
 export interface ReleaseInput {
   clusterId: string;
   view: ClusterView;
-  evidence: ForwarderEvidence;
+  /** Every forwarder found (or one). */
+  evidence: ForwarderEvidence | readonly ForwarderEvidence[];
   /** The registration's, when there is one. */
   writeBack?: 'forwarder' | 'direct';
 }
@@ -37,13 +38,15 @@ export function planRelease({ clusterId, view, evidence, writeBack }: ReleaseInp
   const forwarder = judgeForwarder(evidence, clusterId, writeBack);
   const refusals = [
     ...forwarder.refusals,
-    ...held.map(
-      (claim) =>
-        `claim ${claim.namespace}/${claim.name}: ${claim.why}; run the forwarder until volhook settles it (it writes the PV, or deletes the disk, and drops its finalizer), stop it, and release again`,
-    ),
+    ...held.map(heldRefusal),
   ];
   const writes = [...marks.map(removal), ...findings.flatMap((f) => (f.fix ? [f.fix] : []))];
   return { marks, held, findings, forwarder, refusals, writes };
+}
+
+/** Why --apply must not deregister while `claim` is held: its disk may still land. */
+export function heldRefusal(claim: HeldClaim): string {
+  return `claim ${claim.namespace}/${claim.name}: ${claim.why}; run the forwarder until volhook settles it (it writes the PV, or deletes the disk, and drops its finalizer), stop it, and release again`;
 }
 
 /** Identifies a finding's fix across two reads of the cluster. */

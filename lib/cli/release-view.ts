@@ -96,14 +96,20 @@ export interface LeaseEvidence {
   times: string[];
 }
 
+/** Where an object of the forwarder lives; the chart names them after the Helm release, in its namespace. */
+const PlaceMetaSchema = z.looseObject({ name: z.string().min(1), namespace: z.string().nullish(), annotations: StringMap.nullish(), labels: StringMap.nullish() });
+
 export const DeploymentSchema = z.looseObject({
   metadata: z.looseObject({ annotations: StringMap.nullish() }).default({}),
   spec: z.looseObject({ replicas: z.number().nullish() }).default({}),
   status: z.looseObject({ replicas: z.number().nullish(), readyReplicas: z.number().nullish() }).nullish(),
 });
 
+/** A Deployment as listed across namespaces: its place too. */
+export const ListedDeploymentSchema = z.looseObject({ metadata: PlaceMetaSchema });
+
 export const PodSchema = z.looseObject({
-  metadata: z.looseObject({ name: z.string(), deletionTimestamp: Timestamp.nullish() }),
+  metadata: z.looseObject({ name: z.string(), namespace: z.string().nullish(), labels: StringMap.nullish(), deletionTimestamp: Timestamp.nullish() }),
   status: z.looseObject({ phase: z.string().nullish() }).nullish(),
 });
 
@@ -111,6 +117,9 @@ export const ConfigMapSchema = z.looseObject({
   metadata: z.looseObject({ annotations: StringMap.nullish() }).default({}),
   data: StringMap.nullish(),
 });
+
+/** A ConfigMap as listed across namespaces: its place, labels and data. */
+export const ListedConfigMapSchema = z.looseObject({ metadata: PlaceMetaSchema, data: StringMap.nullish() });
 
 /** Helm's marks on every object of a release (Helm 3.2 and later). */
 export const HELM_RELEASE_ANNOTATIONS = { name: 'meta.helm.sh/release-name', namespace: 'meta.helm.sh/release-namespace' } as const;
@@ -120,8 +129,18 @@ export interface HelmRelease {
   namespace: string;
 }
 
-/** What the cluster shows of its forwarder, read live, with the API server's time of the read. */
+/** Where a forwarder's objects are: the namespace and the name its Deployment, ConfigMap and Lease share. */
+export interface ForwarderPlace {
+  namespace: string;
+  name: string;
+}
+
+/** What the cluster shows of one forwarder, read live, with the API server's time of the read. */
 export interface ForwarderEvidence {
+  /** Where it is; default the manifests' and the default release's `volhook-system/volhook-forwarder`. */
+  where?: ForwarderPlace;
+  /** The Lease's name, when it is not the place's (the ConfigMap's `VOLHOOK_LEASE_NAME`). */
+  leaseName?: string;
   /** The `Date` header of the API server's answer to the Lease read (RFC 7231), if it sent one. */
   serverDate?: string;
   lease?: LeaseEvidence;

@@ -19,7 +19,7 @@ import { EXIT } from './exit.js';
 import { judgeForwarder } from './release-forwarder.js';
 import { applyEach, readClusterView, readForwarderEvidence } from './release-kube.js';
 import { markKey, planMarks } from './release-marks.js';
-import { fixKey, planRelease, type ReleasePlan } from './release-plan.js';
+import { fixKey, heldRefusal, planRelease, type ReleasePlan } from './release-plan.js';
 import { releaseJson, releaseSummary, releaseTable, type FindingRow, type MarkRow, type ReleaseReport } from './release-report.js';
 import { checkForSidecars } from './release-checks.js';
 import type { RegistrationStore } from './stores.js';
@@ -29,7 +29,16 @@ export interface ReleaseIo {
   stderr(text: string): void;
 }
 
-export async function runRelease(command: ReleaseCommand, kc: KubeConfig, store: RegistrationStore, io: ReleaseIo): Promise<number> {
+/** The Kubernetes calls release makes (release-kube.ts); a test hands in its own. */
+export interface ReleaseKube {
+  readClusterView: typeof readClusterView;
+  readForwarderEvidence: typeof readForwarderEvidence;
+  applyEach: typeof applyEach;
+}
+
+const KUBE: ReleaseKube = { readClusterView, readForwarderEvidence, applyEach };
+
+export async function runRelease(command: ReleaseCommand, kc: KubeConfig, store: RegistrationStore, io: ReleaseIo, kube: ReleaseKube = KUBE): Promise<number> {
   const { clusterId } = command;
   const server = kc.getCurrentCluster()?.server ?? 'the cluster';
   const where = store.describe(clusterId);
@@ -38,7 +47,7 @@ export async function runRelease(command: ReleaseCommand, kc: KubeConfig, store:
 
   let plan: ReleasePlan;
   try {
-    const [view, evidence] = await Promise.all([readClusterView(kc), readForwarderEvidence(kc)]);
+    const [view, evidence] = await Promise.all([kube.readClusterView(kc), kube.readForwarderEvidence(kc)]);
     plan = planRelease({ clusterId, view, evidence, ...(registration && { writeBack: registration.writeBack }) });
   } catch (err) {
     io.stderr(`error: reading the cluster at ${server}: ${describeError(err)}; nothing was changed\n`);
@@ -56,7 +65,7 @@ export async function runRelease(command: ReleaseCommand, kc: KubeConfig, store:
     registration: { where, status: registration ? 'remove' : 'not-registered' },
     refusals: plan.refusals,
   };
-  if (command.apply && plan.refusals.length === 0) await apply(kc, plan, report, store, registration?.writeBack);
+  if (command.apply && plan.refusals.length === 0) await apply(kc, kube, plan, report, store, registration?.writeBack);
   else if (registration) report.registration.status = command.apply ? 'kept' : 'remove';
 
   io.stdout(command.json ? releaseJson(report) : releaseTable(report));
@@ -66,9 +75,9 @@ export async function runRelease(command: ReleaseCommand, kc: KubeConfig, store:
 }
 
 /** Carries out the plan's writes, checks them against a second read, then deregisters; fills `report` in. */
-async function apply(kc: KubeConfig, plan: ReleasePlan, report: ReleaseReport, store: RegistrationStore, writeBack: 'forwarder' | 'direct' | undefined): Promise<void> {
+async function apply(kc: KubeConfig, kube: ReleaseKube, plan: ReleasePlan, report: ReleaseReport, store: RegistrationStore, writeBack: 'forwarder' | 'direct' | undefined): Promise<void> {
   report.applied = true;
-  const failures = await applyEach(kc, plan.writes);
+  const failures = await kube.applyEach(kc, plan.writes);
   const markRows: MarkRow[] = plan.marks.map((mark, n) => (failures.has(n) ? { ...mark, status: 'failed', detail: failures.get(n)! } : { ...mark, status: 'removed' }));
   let n = plan.marks.length;
   const findingRows: FindingRow[] = plan.findings.map((finding) => {
@@ -77,10 +86,14 @@ async function apply(kc: KubeConfig, plan: ReleasePlan, report: ReleaseReport, s
     return error === undefined ? { ...finding, status: 'fixed' } : { ...finding, status: 'failed', detail: error };
   });
 
-  // The second read: a mark back (or never gone) or a fix undone means something still writes.
+  // The second read: a mark back (or never gone) or a fix undone means something still writes;
+  // a claim held now (made, or being provisioned, since the first read) may still get its disk.
   try {
-    const [view, evidence] = await Promise.all([readClusterView(kc), readForwarderEvidence(kc)]);
-    const present = new Set(planMarks(view).marks.map(markKey));
+    const [view, evidence] = await Promise.all([kube.readClusterView(kc), kube.readForwarderEvidence(kc)]);
+    const again = planMarks(view);
+    const present = new Set(again.marks.map(markKey));
+    report.held.push(...again.held.filter((claim) => !report.held.some((h) => h.uid === claim.uid)));
+    report.refusals.push(...again.held.map((claim) => `after the writes: ${heldRefusal(claim)}`));
     const unfixed = new Set(checkForSidecars(view).map(fixKey).filter((k) => k !== undefined));
     for (const row of markRows) if (row.status === 'removed' && present.has(markKey(row))) Object.assign(row, { status: 'failed', detail: 'still there when read again' });
     for (const row of findingRows) if (row.status === 'fixed' && unfixed.has(fixKey(row) ?? '')) Object.assign(row, { status: 'failed', detail: 'not so when read again' });

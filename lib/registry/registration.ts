@@ -53,7 +53,14 @@ export const ClusterRegistrationSchema = deferred(() => z.object({
       skipTLSVerify: z._default(z.boolean(), false),
     }),
   ),
-}));
+}).check(
+  // Reconcile cannot apply a direct cluster's writes without its API server: every write would
+  // be requeued for ever. Refused here, the one schema the CLI, the backend and the check read.
+  z.refine((r) => r.writeBack !== 'direct' || r.kubernetes?.server !== undefined, {
+    message: 'is required with writeBack: direct (the API server the backend applies the writes to)',
+    path: ['kubernetes', 'server'],
+  }),
+));
 export type ClusterRegistration = z.infer<typeof ClusterRegistrationSchema>;
 export type ClusterRegistrationInput = z.input<typeof ClusterRegistrationSchema>;
 

@@ -4,7 +4,7 @@
  * nothing done. Each refusal has its control: the same check signed right, accepted.
  */
 import { describe, expect, it } from 'vitest';
-import { makeApp, NOW_MS, SECRET_C1, SECRET_C2, signedRequest } from './harness.js';
+import { makeApp, NOW_MS, registration, SECRET_C1, SECRET_C2, signedRequest } from './harness.js';
 
 const CURRENT = { contract: 2, forwarderVersion: '0.2.0' };
 
@@ -38,5 +38,30 @@ describe('the check', () => {
     expect(await h.send('c1', SECRET_C1, { body: JSON.stringify({ clusterId: 'c2' }) })).toMatchObject({ status: 401, body: { error: { code: 'cluster_mismatch' } } });
     expect(await h.send('c1', SECRET_C1, { id: 'msg_check_1' })).toMatchObject({ status: 200 });
     expect(await h.send('c1', SECRET_C1, { id: 'msg_check_1' })).toMatchObject({ status: 409, body: { error: { code: 'replayed' } } });
+  });
+});
+
+/** The check refuses what reconcile cannot serve: the registration's one schema, and the backend's means. */
+describe('the check: a registration reconcile cannot serve', () => {
+  const direct = registration('d1', SECRET_C1, { writeBack: 'direct' });
+  const directWithServer = registration('d2', SECRET_C1, { writeBack: 'direct', kubernetes: { server: 'https://127.0.0.1:6443' } });
+  const check = async (app: ReturnType<typeof makeApp>['app'], clusterId: string) => {
+    const { path, ...init } = signedRequest(`/v1/clusters/${clusterId}/check`, JSON.stringify({ clusterId }), SECRET_C1, { versions: CURRENT });
+    const res = await app.request(path, init);
+    return { status: res.status, body: (await res.json()) as { error?: { code: string; message: string }; accepted?: boolean } };
+  };
+
+  it('writeBack: direct without kubernetes.server -> 403 registration_invalid naming kubernetes.server; with it -> accepted', async () => {
+    const { app } = makeApp({ now: () => NOW_MS, applyDirect: async () => {} }, [direct, directWithServer]);
+    const refused = await check(app, 'd1');
+    expect(refused).toMatchObject({ status: 403, body: { error: { code: 'registration_invalid' } } });
+    expect(refused.body.error?.message).toMatch(/registration of cluster "d1" is malformed:[\s\S]*is required with writeBack: direct[\s\S]*→ at kubernetes\.server/);
+    expect(await check(app, 'd2')).toEqual({ status: 200, body: { clusterId: 'd2', accepted: true } });
+  });
+
+  it('writeBack: direct on a backend that cannot apply writes itself -> 403 as reconcile answers; writeBack: forwarder there -> accepted', async () => {
+    const { app } = makeApp({ now: () => NOW_MS }, [directWithServer]);
+    expect(await check(app, 'd2')).toMatchObject({ status: 403, body: { error: { code: 'registration_invalid', message: 'cluster "d2" uses writeBack: direct, which this backend does not support' } } });
+    expect(await check(app, 'c1')).toMatchObject({ status: 200, body: { accepted: true } });
   });
 });

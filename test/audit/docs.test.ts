@@ -1,7 +1,7 @@
 /** docs/audit.md against the code: every finding and deletion outcome the table prints, and every audit option, is described there. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { auditTable, type AuditResult } from '../../lib/audit/index.js';
+import { auditTable, FRESH_REPORT_MS, REPORT_RESYNC_SECONDS, type AuditResult } from '../../lib/audit/index.js';
 import { commandUsage } from '../../lib/cli/usage.js';
 
 const docs = readFileSync(new URL('../../docs/audit.md', import.meta.url), 'utf8');
@@ -54,5 +54,10 @@ describe('docs/audit.md', () => {
     const audit = ['--delete', '--delete-snapshots', '--volume', '--snapshot', '--grace', '--json'];
     for (const option of audit) expect(options, option).toContain(option);
     for (const option of audit) expect(docs, option).toContain(option);
+  });
+
+  it('states the freshness bound a deletion needs, and the resync period it is tied to, as the code has them', () => {
+    expect(docs).toContain(`at most **${FRESH_REPORT_MS / 1000} s** before`);
+    expect(docs).toContain(`two resync periods of the forwarder (\`resyncSeconds\`, default ${REPORT_RESYNC_SECONDS} s`);
   });
 });

@@ -1,6 +1,8 @@
 /** The audit's two phases as pure functions (lib/audit/marks.ts). */
 import { describe, expect, it } from 'vitest';
-import { isDue, markChanges, newMarkTime } from '../../lib/audit/index.js';
+import { readFileSync } from 'node:fs';
+import { FRESH_REPORT_MS, isDue, markChanges, newMarkTime, REPORT_RESYNC_SECONDS, staleReportWhy } from '../../lib/audit/index.js';
+import { parseConfig } from '../../lib/forwarder/config.js';
 import type { StoredReport } from '../../lib/reports/index.js';
 
 const NOW = Date.UTC(2026, 5, 1, 12);
@@ -43,5 +45,22 @@ describe('marks', () => {
     expect(isDue(NOW, report(NOW + 200_000, NOW - 1))).toBe(false);
     // Received after it, read before it by the forwarder's clock (a slow one): not due yet.
     expect(isDue(NOW, report(NOW - 1, NOW + 10_000))).toBe(false);
+  });
+
+  it("fresh for deletion: received within two resyncs, as the backend's clock dates it", () => {
+    expect(staleReportWhy(report(NOW - FRESH_REPORT_MS), NOW)).toBeUndefined();
+    expect(staleReportWhy(report(NOW - FRESH_REPORT_MS - 1), NOW)).toMatch(/older than 600 s \(two resyncs of 300 s\)/);
+    // The forwarder's time cannot make it fresher than its receipt.
+    expect(staleReportWhy(report(NOW, NOW - FRESH_REPORT_MS - 1), NOW)).toMatch(/older than/);
+    // A report kept before receipts were recorded speaks for no time: never fresh.
+    expect(staleReportWhy(report(NOW, 0), NOW)).toMatch(/older than/);
+  });
+
+  it("the bound is tied to the forwarder's resync: its default, and the chart's", () => {
+    expect(FRESH_REPORT_MS).toBe(2 * REPORT_RESYNC_SECONDS * 1000);
+    const defaults = parseConfig({ clusterId: 'c1', apiUrl: 'https://backend.example', secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` });
+    expect(defaults.resyncSeconds).toBe(REPORT_RESYNC_SECONDS);
+    const values = readFileSync(new URL('../../charts/volhook-forwarder/values.yaml', import.meta.url), 'utf8');
+    expect(values).toMatch(new RegExp(`^resyncSeconds: ${REPORT_RESYNC_SECONDS}$`, 'm'));
   });
 });

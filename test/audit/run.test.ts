@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { auditSummary, auditTable, deleteLeftBehind, leftBehind, runAudit, type AuditRequest } from '../../lib/audit/index.js';
+import { auditSummary, auditTable, deleteLeftBehind, FRESH_REPORT_MS, leftBehind, runAudit, type AuditRequest } from '../../lib/audit/index.js';
 import { reconcileItems } from '../../lib/reconcile/index.js';
 import { reportDigest, type VolumeReport } from '../../lib/contract/index.js';
 import { createMemoryReportStore, type ReportStore } from '../../lib/reports/index.js';
@@ -277,6 +277,118 @@ describe('runAudit on reports as the backend keeps them', () => {
       { volumeId: inUse.volumeId, outcome: 'kept', why: expect.stringContaining('not an orphan') },
     ]);
     expect(ec2.volumes.get(other.volumeId)?.state).toBe('available');
+  });
+});
+
+/**
+ * The second audit deletes only on a report fresh when it deletes (FRESH_REPORT_MS, two resyncs),
+ * dated by the backend's clock: a report received after the mark but long ago says nothing of a
+ * static PV made since, while the forwarder's requests were absent or refused.
+ */
+describe('runAudit: deletes only on a fresh report', () => {
+  const MINUTE = 60_000;
+  const leaked = (ec2: FakeGateway, createdAt: number) =>
+    ec2.addVolume({
+      volumeId: 'vol-0bbbbbbbbbbbbbbb1',
+      tags: { CSIVolumeName: `pvc-${randomUUID()}`, 'kubernetes.io/cluster/alpha': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'alpha' },
+      createdAt: new Date(createdAt).toISOString(),
+    });
+  const empty: VolumeReport = { volumes: [], attachments: [], claims: [] };
+  const world = () => {
+    const ec2 = new FakeGateway('alpha');
+    const reports = createMemoryReportStore();
+    let now = start;
+    const send = async (forwarderAheadMs = 0) => {
+      const ctx = { ...fixture().ctx, clusterId: 'alpha', reports, now: () => new Date(now), signedAt: new Date(now + forwarderAheadMs) };
+      const [result] = await reconcileItems([{ kind: 'VolumeReport', digest: reportDigest(empty), observedAt: now + forwarderAheadMs, report: empty }], ctx);
+      expect(result?.outcome).toBe('done');
+    };
+    const audit = () => runAudit({ clusterId: 'alpha', region: 'us-east-1', gateway: ec2, reports, graceMs: HOUR, delete: true, now: () => now });
+    return { ec2, reports, send, audit, now: () => now, advance: (ms: number) => void (now += ms) };
+  };
+
+  it('marked, made due by the next resync, then the forwarder silent (a static PV made meanwhile) -> the hourly audit on the 55-minute-old report keeps it; a fresh report -> deleted', async () => {
+    const w = world();
+    const disk = leaked(w.ec2, start - 2 * HOUR);
+    await w.send();
+    w.advance(MINUTE);
+    expect((await w.audit()).deletions).toMatchObject([{ volumeId: disk.volumeId, outcome: 'marked' }]);
+    w.advance(4 * MINUTE);
+    await w.send(); // the next resync: the mark is due
+    // Requests stop arriving (pods down, a wrongly rotated Secret): an administrator makes a
+    // static PV for the disk, which no report carries.
+    w.advance(55 * MINUTE);
+    const stale = await w.audit();
+    expect(stale.deletions).toMatchObject([{ volumeId: disk.volumeId, outcome: 'kept', why: expect.stringMatching(/the report is 3300 s old .*older than 600 s \(two resyncs of 300 s\)/) }]);
+    expect(w.ec2.callsOf('deleteDisk')).toEqual([]);
+    expect(w.ec2.volumes.get(disk.volumeId)?.state).toBe('available');
+    // The control: the path is reachable — a report fresh when the audit runs (still naming nothing) deletes it.
+    await w.send();
+    w.advance(MINUTE);
+    expect((await w.audit()).deletions).toEqual([{ volumeId: disk.volumeId, outcome: 'deleted' }]);
+    expect(w.ec2.callsOf('deleteDisk').map((c) => c.args[0])).toEqual([disk.volumeId]);
+  });
+
+  it('dated by the backend\'s clock: a forwarder 200 s fast cannot keep its report fresh; at the bound it is fresh, past it not', async () => {
+    const w = world();
+    const disk = leaked(w.ec2, start - 2 * HOUR);
+    await w.send(200_000);
+    w.advance(MINUTE);
+    await w.audit();
+    w.advance(MINUTE);
+    await w.send(200_000);
+    // 601 s after receipt (401 s by the forwarder's clock): too old.
+    w.advance(FRESH_REPORT_MS + 1000);
+    expect((await w.audit()).deletions).toMatchObject([{ volumeId: disk.volumeId, outcome: 'kept', why: expect.stringContaining('the report is 601 s old') }]);
+    expect(w.ec2.callsOf('deleteDisk')).toEqual([]);
+    // Received exactly FRESH_REPORT_MS ago: still fresh.
+    await w.send(200_000);
+    w.advance(FRESH_REPORT_MS);
+    expect((await w.audit()).deletions).toEqual([{ volumeId: disk.volumeId, outcome: 'deleted' }]);
+  });
+
+  it('re-read right before each delete: the report turns stale between the audit\'s judging and the DeleteVolume -> kept', async () => {
+    const w = world();
+    const disk = leaked(w.ec2, start - 2 * HOUR);
+    await w.send();
+    w.advance(MINUTE);
+    await w.audit();
+    w.advance(MINUTE);
+    await w.send();
+    w.advance(MINUTE);
+    const original = w.ec2.getDisk.bind(w.ec2);
+    w.ec2.getDisk = async (id) => {
+      // The describe right before the delete takes long (throttled): the bound passes meanwhile.
+      w.advance(FRESH_REPORT_MS);
+      return original(id);
+    };
+    expect((await w.audit()).deletions).toMatchObject([{ volumeId: disk.volumeId, outcome: 'kept', why: expect.stringContaining('older than 600 s') }]);
+    expect(w.ec2.callsOf('deleteDisk')).toEqual([]);
+  });
+
+  it('a snapshot likewise: due, the report stale -> kept; fresh -> deleted', async () => {
+    const w = world();
+    const snapshot = w.ec2.addSnapshot({
+      snapshotId: 'snap-0ccccccccccccccc1',
+      tags: { CSIVolumeSnapshotName: `snapcontent-${randomUUID()}`, 'kubernetes.io/cluster/alpha': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'alpha' },
+      startTime: new Date(start - 2 * HOUR).toISOString(),
+    });
+    const withContents: VolumeReport = { ...empty, snapshots: [] };
+    const send = async () => {
+      const ctx = { ...fixture().ctx, clusterId: 'alpha', reports: w.reports, now: () => new Date(w.now()), signedAt: new Date(w.now()) };
+      const [result] = await reconcileItems([{ kind: 'VolumeReport', digest: reportDigest(withContents), observedAt: w.now(), report: withContents }], ctx);
+      expect(result?.outcome).toBe('done');
+    };
+    const audit = () => runAudit({ clusterId: 'alpha', region: 'us-east-1', gateway: w.ec2, reports: w.reports, graceMs: HOUR, delete: false, deleteSnapshots: true, now: w.now });
+    await send();
+    w.advance(MINUTE);
+    await audit();
+    w.advance(MINUTE);
+    await send();
+    w.advance(55 * MINUTE);
+    expect((await audit()).snapshotDeletions).toMatchObject([{ snapshotId: snapshot.snapshotId, outcome: 'kept', why: expect.stringContaining('older than 600 s') }]);
+    await send();
+    expect((await audit()).snapshotDeletions).toEqual([{ snapshotId: snapshot.snapshotId, outcome: 'deleted' }]);
   });
 });
 

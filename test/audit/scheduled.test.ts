@@ -29,7 +29,11 @@ describe('the scheduled audit', () => {
     ]);
     let results: AuditResult[] = [];
     const skipped: string[] = [];
-    /** One hourly run; then the clusters' forwarders report again (their digests, received later). */
+    /**
+     * One hourly run; then the clusters' forwarders report again (their digests, received later):
+     * 5 minutes after it and, resyncing every 5 minutes, 5 minutes before the next run — the
+     * report a deletion rests on must be fresh when it happens.
+     */
     const hourly = async (at: number) => {
       results = [];
       const outcomes = await auditAllClusters({
@@ -40,7 +44,9 @@ describe('the scheduled audit', () => {
         onSkipped: (id, why) => skipped.push(`${id}: ${why}`),
         now: () => at,
       });
-      for (const clusterId of ['keep', 'clean', 'gone']) await reports.confirm(clusterId, 'a'.repeat(64), at + 300_000, at + 300_000);
+      for (const clusterId of ['keep', 'clean', 'gone']) {
+        for (const resync of [300_000, 3_300_000]) await reports.confirm(clusterId, 'a'.repeat(64), at + resync, at + resync);
+      }
       return outcomes;
     };
     const outcomes = await hourly(now);
@@ -81,7 +87,9 @@ describe('the scheduled audit', () => {
     for (const at of [now, now + 3_600_000]) {
       results = [];
       await auditAllClusters({ registry, reports, gatewayFor: (r) => ec2.forCluster(r.clusterId), onResult: (r) => results.push(r), onSkipped: () => {}, now: () => at });
-      for (const clusterId of ['disks-only', 'snapshots-too']) await reports.confirm(clusterId, 'a'.repeat(64), at + 300_000, at + 300_000);
+      for (const clusterId of ['disks-only', 'snapshots-too']) {
+        for (const resync of [300_000, 3_300_000]) await reports.confirm(clusterId, 'a'.repeat(64), at + resync, at + resync);
+      }
     }
     expect(results.find((r) => r.clusterId === 'disks-only')?.orphanedSnapshots.map((o) => o.snapshotId)).toEqual([kept.snapshotId]);
     expect(results.find((r) => r.clusterId === 'disks-only')?.snapshotDeletions).toEqual([]);

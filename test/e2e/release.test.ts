@@ -195,6 +195,35 @@ describe('cluster release over the local stack', () => {
     }
   }, 120_000);
 
+  it("the chart installed as release vh in namespace storage (its objects storage/vh) -> --apply refused naming them and helm uninstall vh -n storage; after it -> not refused", async () => {
+    const tools = await kubectl134(stack.urls.kube);
+    try {
+      const installed = await tools.helm('upgrade', '--install', 'vh', CHART_DIR, '-n', 'storage', '--create-namespace',
+        '--set', `backendUrl=${stack.urls.backend}`, '--set', `clusterId=${stack.clusterId}`, '--set', `secret.value=${stack.secret}`, '--set', 'csiDriver.create=false');
+      expect(installed.stderr).toBe('');
+      await sleep(2_500);
+      const before = await marksOfCluster();
+
+      const dry = await release('--json');
+      expect(dry.code).toBe(1);
+      expect(json(dry).refusals).toContain('Deployment storage/vh wants 2 replica(s): uninstall the forwarder first');
+      expect(json(dry).forwarder.seen).toContain('Deployment storage/vh: 2 replica(s) wanted, 0 ready (Helm release vh)');
+      expect(json(dry).forwarder.seen).toContain(`ConfigMap storage/vh: VOLHOOK_CLUSTER_ID=${stack.clusterId}`);
+      expect(json(dry).forwarder.uninstall).toContain('helm uninstall vh -n storage');
+      const refused = await release('--apply');
+      expect(refused.code).toBe(1);
+      expect(await marksOfCluster()).toEqual(before);
+      expect(await registered()).toBe(true);
+
+      expect((await tools.helm('uninstall', 'vh', '-n', 'storage')).code).toBe(0);
+      const after = await release('--json');
+      expect(json(after).refusals).toEqual([]);
+      expect(json(after).forwarder.seen.some((line) => line.startsWith('Deployment storage/vh'))).toBe(false);
+    } finally {
+      await tools.close();
+    }
+  }, 120_000);
+
   it('forwarder stopped -> the dry run lists X; --apply removes exactly X, fixes what it listed, deregisters; no EC2 call, every disk as it was; the objects as the CSI sidecars expect', async () => {
     // What a forwarder stopped mid-way leaves: a bound claim still protected; and what the
     // sidecars would trip over that volhook writes: a PV without the provisioner finalizer, an

@@ -47,3 +47,12 @@ describe('registration secrets', () => {
     await expect(createFileRegistry(file).get('c7')).rejects.toThrow(/cluster "c7" is malformed:\n[^]*→ at secrets\[0\]/);
   });
 });
+
+describe('writeBack: direct needs the API server it writes to', () => {
+  it('direct without kubernetes.server -> RegistrationError naming kubernetes.server; direct with it, and forwarder without it -> accepted', () => {
+    expect(() => parseRegistration('c7', { ...reg([GOOD]), writeBack: 'direct' })).toThrow(/→ at kubernetes\.server/);
+    expect(() => parseRegistration('c7', { ...reg([GOOD]), writeBack: 'direct', kubernetes: { token: 't' } })).toThrow(RegistrationError);
+    expect(parseRegistration('c7', { ...reg([GOOD]), writeBack: 'direct', kubernetes: { server: 'https://127.0.0.1:6443' } }).kubernetes?.server).toBe('https://127.0.0.1:6443');
+    expect(parseRegistration('c7', reg([GOOD])).writeBack).toBe('forwarder');
+  });
+});

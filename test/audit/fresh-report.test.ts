@@ -1,0 +1,59 @@
+/**
+ * The issue's scenario end to end through the backend's API: a leaked disk marked, made due by
+ * the next resync; then the cluster's requests are refused (a wrongly rotated Secret) while an
+ * administrator makes a static PV for the disk. The hourly audit on the report an hour old keeps
+ * the disk; once the forwarder's reports are accepted again (naming nothing), it goes.
+ */
+import { randomUUID } from 'node:crypto';
+import { expect, it } from 'vitest';
+import { createApp } from '../../lib/app/index.js';
+import { runAudit } from '../../lib/audit/index.js';
+import { reportDigest, sign, type VolumeReport } from '../../lib/contract/index.js';
+import { createMemoryReportStore } from '../../lib/reports/index.js';
+import { createStaticRegistry } from '../../lib/registry/index.js';
+import { FakeGateway } from '../reconcile/fake-gateway.js';
+
+const SECRET = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+const WRONG = `whsec_${Buffer.alloc(32, 4).toString('base64')}`;
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const VERSIONS = { contract: 2, forwarderVersion: '0.2.0' };
+
+it('requests refused after the mark became due -> the hourly audit keeps the disk (no fresh report); accepted again -> deleted', async () => {
+  const ec2 = new FakeGateway('alpha');
+  const reports = createMemoryReportStore();
+  let now = Date.UTC(2026, 10, 30, 10);
+  const app = createApp({ registry: createStaticRegistry([{ clusterId: 'alpha', secrets: [SECRET], region: 'us-east-1' }]), reports, gatewayFor: () => ec2, now: () => now });
+  const disk = ec2.addVolume({
+    volumeId: 'vol-0ddddddddddddddd1',
+    tags: { CSIVolumeName: `pvc-${randomUUID()}`, 'kubernetes.io/cluster/alpha': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'alpha' },
+    createdAt: new Date(now - 2 * HOUR).toISOString(),
+  });
+  const report: VolumeReport = { volumes: [], attachments: [], claims: [] };
+  /** One resync of the forwarder: its report, signed with `secret` by its clock (the backend's here). */
+  const resync = async (secret: string) => {
+    const body = JSON.stringify({ clusterId: 'alpha', items: [{ kind: 'VolumeReport', digest: reportDigest(report), observedAt: now, report }] });
+    const res = await app.request('/v1/clusters/alpha/reconcile', { method: 'POST', body, headers: { 'content-type': 'application/json', ...sign(body, secret, { now: Math.floor(now / 1000), versions: VERSIONS }) } });
+    return res.status;
+  };
+  const audit = () => runAudit({ clusterId: 'alpha', region: 'us-east-1', gateway: ec2, reports, graceMs: HOUR, delete: true, now: () => now });
+
+  expect(await resync(SECRET)).toBe(200);
+  now += MINUTE;
+  expect((await audit()).deletions).toMatchObject([{ volumeId: disk.volumeId, outcome: 'marked' }]);
+  now += 4 * MINUTE;
+  expect(await resync(SECRET)).toBe(200); // the mark is due by this report
+  // The Secret rotated wrongly: every resync of the next 55 minutes refused.
+  for (let n = 0; n < 11; n++) {
+    now += 5 * MINUTE;
+    expect(await resync(WRONG)).toBe(401);
+  }
+  const refused = await audit();
+  expect(refused.deletions).toMatchObject([{ volumeId: disk.volumeId, outcome: 'kept', why: expect.stringContaining('not arriving or are refused') }]);
+  expect(ec2.callsOf('deleteDisk')).toEqual([]);
+
+  // The control: the Secret put right, the next report accepted (naming nothing) -> deleted.
+  expect(await resync(SECRET)).toBe(200);
+  now += MINUTE;
+  expect((await audit()).deletions).toEqual([{ volumeId: disk.volumeId, outcome: 'deleted' }]);
+});
