@@ -135,6 +135,20 @@ function safeJson(text: string): unknown {
 }
 
 /**
+ * The result of every key sent, or `BackendRequestError` (`response`) when the answer lacks one:
+ * an answer that does not match its request is not the backend's answer to it (the backend
+ * answers each item), and nothing of it is applied.
+ */
+export function resultsOfKeys(keys: readonly string[], results: readonly Result[], status: number): Map<string, Result> {
+  const matched = matchResults(keys, results);
+  const missing = keys.filter((key) => matched.get(key) === undefined);
+  if (missing.length > 0) {
+    throw new BackendRequestError('response', `the answer has no result for ${missing.length} of the ${keys.length} items sent (${results.length} results; first missing: ${missing[0]})`, status);
+  }
+  return matched as Map<string, Result>;
+}
+
+/**
  * Pairs results with the keys sent, by position, checking each result's `key`; a result out
  * of place is found by its key. Keys without a result map to undefined.
  */

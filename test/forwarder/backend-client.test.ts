@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { verify, type Result } from '../../lib/contract/index.js';
-import { BackendRequestError, matchResults, postReconcile, reconcileBody, reconcileUrl, type FetchLike } from '../../lib/forwarder/backend-client.js';
+import { BackendRequestError, matchResults, postReconcile, reconcileBody, reconcileUrl, resultsOfKeys, type FetchLike } from '../../lib/forwarder/backend-client.js';
 import { chunkBySize, completionOf } from '../../lib/forwarder/sender.js';
 
 const done = (key: string): Result => ({ key, outcome: 'done', writes: [] });
@@ -83,3 +83,15 @@ describe('postReconcile', () => {
     await expect(postReconcile(options(junk), [item])).rejects.toMatchObject({ kind: 'response' });
   });
 });
+
+describe('resultsOfKeys', () => {
+  it('a result for every key sent -> each key paired with its own', () => {
+    expect([...resultsOfKeys(['a', 'b'], [done('b'), done('a')], 200)].map(([key, r]) => [key, r.key])).toEqual([['a', 'a'], ['b', 'b']]);
+  });
+
+  it('{"results":[]} for two items, or a result for another key -> BackendRequestError response, naming what is missing', () => {
+    expect(() => resultsOfKeys(['a', 'b'], [], 200)).toThrow(expect.objectContaining({ kind: 'response', status: 200, message: expect.stringContaining('no result for 2 of the 2 items sent') }));
+    expect(() => resultsOfKeys(['a', 'b'], [done('a'), done('c')], 200)).toThrow(expect.objectContaining({ kind: 'response', message: expect.stringContaining('first missing: b') }));
+  });
+});
+
