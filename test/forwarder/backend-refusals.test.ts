@@ -23,6 +23,10 @@ describe('refusalOf', () => {
     [new BackendRequestError('network', 'ECONNREFUSED'), { cause: 'unreachable' }],
     [new BackendRequestError('timeout', 'no answer'), { cause: 'unreachable' }],
     [new BackendRequestError('response', 'malformed response', 200), { cause: 'backend_unusable', status: 200 }],
+    // Without the app's error shape: API Gateway's 404 for a path it does not route, a firewall's 403.
+    [http(404), { cause: 'backend_unusable', status: 404 }],
+    [http(403), { cause: 'backend_unusable', status: 403 }],
+    [http(401), { cause: 'backend_unusable', status: 401 }],
   ])('%s -> %o', (err, refusal) => {
     expect(refusalOf(err)).toEqual(refusal);
   });

@@ -1,6 +1,7 @@
 /**
- * A 2xx that is not the backend's answer — a proxy's or firewall's HTML page, JSON of another
- * shape, or `{"results":[]}` for a batch of items — is a refusal of its own (`backend_unusable`),
+ * An answer that is not the backend's — a 2xx with a proxy's or firewall's HTML page, JSON of
+ * another shape, or `{"results":[]}` for a batch of items; API Gateway's own 404 for a path it
+ * does not route — is a refusal of its own (`backend_unusable`),
  * on the surface every other refusal has: a Warning Event on the claim held back, the metric,
  * one error line, `/readyz` failing after VOLHOOK_REFUSED_READY_SECONDS. Against the real backend
  * app over HTTP, behind a front the test scripts (the check passes through, so the replica is
@@ -24,11 +25,13 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-type Garble = 'html' | 'wrong-shape' | 'no-results' | 'pass';
-const GARBLED: Record<Exclude<Garble, 'pass'>, { type: string; body: string }> = {
-  html: { type: 'text/html', body: '<html><body><h1>Request blocked</h1></body></html>' },
-  'wrong-shape': { type: 'application/json', body: '{"status":"ok"}' },
-  'no-results': { type: 'application/json', body: '{"results":[]}' },
+type Garble = 'html' | 'wrong-shape' | 'no-results' | 'gateway-404' | 'pass';
+const GARBLED: Record<Exclude<Garble, 'pass'>, { status: number; type: string; body: string }> = {
+  html: { status: 200, type: 'text/html', body: '<html><body><h1>Request blocked</h1></body></html>' },
+  'wrong-shape': { status: 200, type: 'application/json', body: '{"status":"ok"}' },
+  'no-results': { status: 200, type: 'application/json', body: '{"results":[]}' },
+  // API Gateway's own answer for a path its template does not route (a URL with a wrong stage, say).
+  'gateway-404': { status: 404, type: 'application/json', body: '{"message":"Not Found"}' },
 };
 
 /** A front that answers the reconcile route itself with `garble`, and passes everything else to `target`. */
@@ -37,8 +40,8 @@ async function startFront(target: string, state: { garble: Garble }): Promise<{ 
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     if (req.url?.endsWith('/reconcile') && state.garble !== 'pass') {
-      const { type, body } = GARBLED[state.garble];
-      res.writeHead(200, { 'content-type': type }).end(body);
+      const { status, type, body } = GARBLED[state.garble];
+      res.writeHead(status, { 'content-type': type }).end(body);
       return;
     }
     const headers = Object.fromEntries(Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'host' && e[0] !== 'content-length'));
@@ -111,17 +114,18 @@ async function scenario(garble: Garble) {
 
 const SURFACED = 'the backend refuses every request; Warning Events on the claims and VolumeAttachments held back';
 
-describe('a 2xx that is not the backend answer to the request -> refused, backend_unusable', () => {
-  it.each<[Exclude<Garble, 'pass'>]>([['html'], ['wrong-shape'], ['no-results']])(
+describe('an answer that is not the backend answer to the request -> refused, backend_unusable', () => {
+  it.each<[Exclude<Garble, 'pass'>, number]>([['html', 200], ['wrong-shape', 200], ['no-results', 200], ['gateway-404', 404]])(
     '%s -> a Warning Event on the claim naming VOLHOOK_API_URL and a proxy, the metric, one error line, /readyz 503; the answers passed through -> ready again, the disk created',
-    async (garble) => {
+    async (garble, status) => {
       const s = await scenario(garble);
       const [event] = (await eventually(() => s.events('BackendUnavailable').length > 0 && s.events('BackendUnavailable'), 10_000, 'the Warning Event on the claim')) as KubeEvent[];
       expect(event?.type).toBe('Warning');
-      expect(event?.message).toContain(`the answer from ${s.front.url} (HTTP 200) is not the volhook backend's answer to the request`);
+      expect(event?.message).toContain(`the answer from ${s.front.url} (HTTP ${status}) is not the volhook backend's answer to the request`);
       expect(event?.message).toContain('check VOLHOOK_API_URL');
+      expect(event?.message).not.toContain('npm run cluster');
       expect(await s.metric()).toContain('volhook_forwarder_backend_refused{cause="backend_unusable"} 1');
-      expect(s.errors(SURFACED)).toEqual([expect.objectContaining({ cause: 'backend_unusable', status: 200 })]);
+      expect(s.errors(SURFACED)).toEqual([expect.objectContaining({ cause: 'backend_unusable', status })]);
       await eventually(async () => (await s.readyz()).status === 503, 10_000, '/readyz failing');
       expect((await s.readyz()).text).toContain("is not the volhook backend's answer");
       expect(s.created()).toBe(false);
