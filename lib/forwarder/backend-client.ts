@@ -78,20 +78,30 @@ export async function postReconcile(options: BackendClientOptions, items: readon
 
 /**
  * Asks the backend whether it accepts this forwarder, doing nothing (lib/contract/check.ts):
- * `accepted`, or `unknown` from a backend older than the check (404 `not_found`: it cannot
- * say); throws `BackendRequestError` for a refusal, as a reconcile request would get it.
+ * `accepted`, or `unknown` from a backend that has no such route (it cannot say); throws
+ * `BackendRequestError` for a refusal, as a reconcile request would get it.
  */
 export async function postCheck(options: BackendClientOptions): Promise<'accepted' | 'unknown'> {
   let answer: { response: Response; text: string };
   try {
     answer = await postSigned(options, checkUrl(options.apiUrl, options.clusterId), JSON.stringify({ clusterId: options.clusterId }));
   } catch (err) {
-    if (err instanceof BackendRequestError && err.status === 404 && err.code === NO_ROUTE_CODE) return 'unknown';
+    if (err instanceof BackendRequestError && isNoRoute(err)) return 'unknown';
     throw err;
   }
   const parsed = CheckResponseSchema.safeParse(safeJson(answer.text));
   if (!parsed.success) throw new BackendRequestError('response', `malformed check answer: ${z.prettifyError(parsed.error).slice(0, 300)}`, answer.response.status);
   return 'accepted';
+}
+
+/**
+ * A 404 that says the route does not exist: the app's own `not_found`, or a 404 without the
+ * app's error shape — API Gateway's `{"message":"Not Found"}` for a path its template does not
+ * route (0.1.0's routes only reconcile and healthz), or any other front's page. Only a 404
+ * carrying another of the app's codes (`unknown_cluster`) is the app refusing.
+ */
+export function isNoRoute(err: Pick<BackendRequestError, 'status' | 'code'>): boolean {
+  return err.status === 404 && (err.code === undefined || err.code === NO_ROUTE_CODE);
 }
 
 /** One signed POST; a refusal or no answer thrown as `BackendRequestError`. */
@@ -132,6 +142,20 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The result of every key sent, or `BackendRequestError` (`response`) when the answer lacks one:
+ * an answer that does not match its request is not the backend's answer to it (the backend
+ * answers each item), and nothing of it is applied.
+ */
+export function resultsOfKeys(keys: readonly string[], results: readonly Result[], status: number): Map<string, Result> {
+  const matched = matchResults(keys, results);
+  const missing = keys.filter((key) => matched.get(key) === undefined);
+  if (missing.length > 0) {
+    throw new BackendRequestError('response', `the answer has no result for ${missing.length} of the ${keys.length} items sent (${results.length} results; first missing: ${missing[0]})`, status);
+  }
+  return matched as Map<string, Result>;
 }
 
 /**

@@ -12,9 +12,12 @@ import type { BackendRequestError } from './backend-client.js';
 /**
  * `signature`: 401 (a secret the registration does not accept, or a body signed for another
  * cluster); `registration`: 403 (the cluster's registration is unusable); `unregistered`: 404;
- * `request`: any other 4xx; `failing`: 5xx; `unreachable`: no answer at all.
+ * `request`: any other 4xx; `failing`: 5xx; `unreachable`: no answer at all; `backend_unusable`:
+ * a 2xx that is not the backend's answer to the request (not its JSON, or no result for an item
+ * sent), or a 401/403/404 without the backend's error shape: a proxy's or firewall's page, or
+ * VOLHOOK_API_URL naming another service.
  */
-export type RefusalCause = 'signature' | 'registration' | 'unregistered' | 'request' | 'failing' | 'unreachable';
+export type RefusalCause = 'signature' | 'registration' | 'unregistered' | 'request' | 'failing' | 'unreachable' | 'backend_unusable';
 
 export interface BackendRefusal {
   cause: RefusalCause;
@@ -24,11 +27,16 @@ export interface BackendRefusal {
   code?: string;
 }
 
-/** The refusal a failed request is; undefined for the contract's 426 and for a malformed 2xx. */
+/** The refusal a failed request is; undefined for the contract's 426. */
 export function refusalOf(err: Pick<BackendRequestError, 'kind' | 'status' | 'code'>): BackendRefusal | undefined {
   if (err.kind === 'network' || err.kind === 'timeout') return { cause: 'unreachable' };
+  if (err.kind === 'response') return { cause: 'backend_unusable', ...(err.status !== undefined && { status: err.status }) };
   if (err.kind !== 'http' || err.status === undefined) return undefined;
   const { status } = err;
+  // The signature, registration and registry causes are the app's words; the same status
+  // without its error shape is some other server's (API Gateway's 404 for a path it does not
+  // route, a firewall's 403 page), which names a wrong URL or what stands in front, not the cluster.
+  if ((status === 401 || status === 403 || status === 404) && err.code === undefined) return { cause: 'backend_unusable', status };
   const cause: RefusalCause | undefined =
     status === 401 ? 'signature' : status === 403 ? 'registration' : status === 404 ? 'unregistered' : status >= 500 ? 'failing' : status >= 400 ? 'request' : undefined;
   if (!cause) return undefined;
@@ -43,9 +51,12 @@ export interface RefusalContext {
   secretFile?: string;
 }
 
-/** The Event reason for a refusal: the backend said no, or could not answer. */
+/**
+ * The Event reason for a refusal: the backend said no, or no usable answer came (5xx, none at
+ * all, or a 2xx that is not the backend's).
+ */
 export function refusalReason(refusal: BackendRefusal): 'BackendRefused' | 'BackendUnavailable' {
-  return refusal.cause === 'failing' || refusal.cause === 'unreachable' ? 'BackendUnavailable' : 'BackendRefused';
+  return refusal.cause === 'failing' || refusal.cause === 'unreachable' || refusal.cause === 'backend_unusable' ? 'BackendUnavailable' : 'BackendRefused';
 }
 
 /**
@@ -72,6 +83,8 @@ export function refusalText(refusal: BackendRefusal, context: RefusalContext): s
       return `the backend is failing${http}; see the backend's logs and alarms. ${held}.`;
     case 'unreachable':
       return `the backend at ${context.apiUrl} does not answer; check VOLHOOK_API_URL and the network between the cluster and the backend. ${held}.`;
+    case 'backend_unusable':
+      return `the answer from ${context.apiUrl}${http} is not the volhook backend's answer to the request (not its JSON or error, or no result for an item sent): a proxy's or firewall's page, or VOLHOOK_API_URL naming another service; check VOLHOOK_API_URL and what stands between the cluster and the backend. ${held}.`;
   }
 }
 

@@ -83,7 +83,7 @@ export function createMetrics(options: { queueDepth: () => number; defaultMetric
     }),
     backendRefused: new Gauge({
       name: 'volhook_forwarder_backend_refused',
-      help: 'Set to 1 while every request to the backend is refused (cause: signature, registration, unregistered, request, failing, unreachable) past the event threshold: claims and VolumeAttachments are held back, with Warning Events',
+      help: 'Set to 1 while every request to the backend is refused (cause: signature, registration, unregistered, request, failing, unreachable, backend_unusable) past the event threshold: claims and VolumeAttachments are held back, with Warning Events',
       labelNames: ['cause'],
       registers: [registry],
     }),

@@ -8,7 +8,7 @@ import { ItemSchema, MAX_REQUEST_BYTES, type EventInvolvedObject, type Forwarder
 import { applyWrites, WriteError } from '../kube/apply-writes.js';
 import type { KubeClients } from '../kube/clients.js';
 import { isApiError } from '../kube/errors.js';
-import { BackendRequestError, matchResults, postReconcile, reconcileBody, type FetchLike } from './backend-client.js';
+import { BackendRequestError, postReconcile, reconcileBody, resultsOfKeys, type FetchLike } from './backend-client.js';
 import type { ForwarderConfig } from './config.js';
 import type { DeletedClaim } from './items.js';
 import type { Logger } from './logger.js';
@@ -85,10 +85,9 @@ export function createBatchSender(deps: BatchSenderDeps) {
   async function send(sentKeys: string[], items: ItemInput[], completions: Map<string, Completion>): Promise<void> {
     metrics.requestsInFlight.inc();
     const endTimer = metrics.requestDuration.startTimer();
-    let results: Result[];
+    let matched: Map<string, Result>;
     try {
-      let status: number;
-      ({ status, results } = await postReconcile(
+      const { status, results } = await postReconcile(
         {
           apiUrl: config.apiUrl,
           clusterId: config.clusterId,
@@ -99,7 +98,8 @@ export function createBatchSender(deps: BatchSenderDeps) {
           ...(deps.versions && { versions: deps.versions }),
         },
         items,
-      ));
+      );
+      matched = resultsOfKeys(sentKeys, results, status);
       endTimer({ status: String(status) });
       deps.refusals?.served();
     } catch (err) {
@@ -110,6 +110,9 @@ export function createBatchSender(deps: BatchSenderDeps) {
       if (refusal) {
         // Said once, by the forwarder, which stops sending (its readiness names the fix).
         deps.refusals?.contractRefused(refusal);
+      } else if (err instanceof BackendRequestError && err.kind === 'response') {
+        // A 2xx that is not the backend's answer: a proxy's page, another service at the URL.
+        logger.error("the backend's answer is unusable; check VOLHOOK_API_URL and any proxy in front of the backend", fields);
       } else if (status !== undefined && status >= 400 && status < 500) {
         // The backend refused the whole request: a wrong secret, cluster id or URL. Nothing
         // will get through until someone fixes it; the items wait with backoff.
@@ -128,15 +131,8 @@ export function createBatchSender(deps: BatchSenderDeps) {
       metrics.requestsInFlight.dec();
     }
 
-    const matched = matchResults(sentKeys, results);
     await eachLimit(sentKeys, WRITE_CONCURRENCY, async (key) => {
-      const result = matched.get(key);
-      if (!result) {
-        logger.error('backend answered without a result for an item; retrying it', { key, results: results.length, items: sentKeys.length });
-        metrics.outcomes.inc({ kind: kindOf(key), outcome: 'error' });
-        completions.set(key, { type: 'error' });
-        return;
-      }
+      const result = matched.get(key) as Result;
       metrics.outcomes.inc({ kind: kindOf(key), outcome: result.outcome });
       if (!(await applyResultWrites(key, result))) {
         completions.set(key, { type: 'error' });

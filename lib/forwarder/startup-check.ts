@@ -4,7 +4,7 @@
  * refuses (a wrong Secret, an unregistered cluster, a contract it does not serve) stops at its
  * first new pod instead of completing with replicas that would be refused once they lead. Asked
  * again, backing off, until accepted — but for the contract's 426, which is final; a backend
- * older than the check (404 `not_found`) cannot say, and is taken at its word. Once accepted, the requests themselves tell (refusal-surface.ts).
+ * older than the check (a 404 that is not the app refusing: backend-client.ts `isNoRoute`) cannot say, and is taken at its word. Once accepted, the requests themselves tell (refusal-surface.ts).
  */
 import type { BackendRequestError } from './backend-client.js';
 import type { Logger } from './logger.js';

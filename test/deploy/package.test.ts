@@ -1,7 +1,7 @@
 /**
  * `osls package` on this checkout, with no AWS credentials anywhere, into a fresh directory;
  * then the CloudFormation it generates is held to the deployment's promises: two arm64
- * nodejs24.x functions (the API behind two HTTP API routes, the hourly audit), a Lambda role
+ * nodejs24.x functions (the API behind an HTTP API route for each of the app's, the hourly audit), a Lambda role
  * that only assumes roles under /volhook/ (and reads its tables and parameters), an EC2 role it
  * may assume, without wildcard actions and with a tag condition on every mutating EC2 action
  * (ebs.csi.aws.com/cluster and the cluster fence, volhook.io/cluster), SSM limited to the
@@ -14,12 +14,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { Hono } from 'hono';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildFunctionBundle } from '../../bench/esbuild-options.js';
 import { resolveIntrinsics } from '../../lib/iam/cloudformation.js';
 import { EC2_ROLE_PATH, EC2_ROLE_POLICY_NAME } from '../../lib/iam/ec2-role-templates.js';
 import { ec2RoleArn, ec2RolePolicy, lambdaRolePolicy } from '../../lib/iam/role-policy.js';
 import { monitoringResources } from '../../lib/observability/monitoring.js';
+import { makeApp } from '../app/harness.js';
 import { readZip } from './zip.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -89,6 +91,17 @@ beforeAll(async () => {
   templateText = await packageInto(outDir);
   template = JSON.parse(templateText);
 }, 180_000);
+
+/**
+ * The HTTP API route keys of the app's routes (`app.routes`), as serverless.yml writes them:
+ * `:param` as `{param}`, hono's ALL as ANY; middleware (`use`, on every path) is no route.
+ */
+function appRouteKeys(app: Pick<Hono, 'routes'>): string[] {
+  const keys = app.routes
+    .filter((route) => !(route.method === 'ALL' && route.path === '/*'))
+    .map((route) => `${route.method === 'ALL' ? 'ANY' : route.method} ${route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
+  return [...new Set(keys)].sort();
+}
 
 const ofType = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type);
 const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
@@ -165,9 +178,18 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(fn.Environment.Variables).not.toHaveProperty('VOLHOOK_REGISTRY_FILE');
   });
 
-  it('HTTP API: exactly the two routes, payload 2.0; logs kept 30 days', () => {
+  it("HTTP API: a route for every route the app serves (lib/app/app.ts) and no other, payload 2.0; logs kept 30 days", () => {
     expect(ofType('AWS::ApiGatewayV2::Api').map((a) => a.Properties.ProtocolType)).toEqual(['HTTP']);
-    expect(ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey).sort()).toEqual(['GET /healthz', 'POST /v1/clusters/{clusterId}/reconcile']);
+    // API Gateway answers a path its template does not route itself (404 {"message":"Not Found"}),
+    // before the function: a route added to the app needs its line in serverless.yml.
+    const served = appRouteKeys(makeApp().app);
+    expect(served).toEqual(expect.arrayContaining(['GET /healthz', 'POST /v1/clusters/{clusterId}/check', 'POST /v1/clusters/{clusterId}/reconcile']));
+    expect(ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey).sort()).toEqual(served);
+    // Control: a route added to the app alone is seen, and is not in the template.
+    const grown = makeApp().app;
+    grown.get('/v1/clusters/:clusterId/status', (c) => c.json({}));
+    expect(appRouteKeys(grown)).toEqual([...served, 'GET /v1/clusters/{clusterId}/status'].sort());
+    expect(ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey)).not.toContain('GET /v1/clusters/{clusterId}/status');
     expect(ofType('AWS::ApiGatewayV2::Integration').map((i) => i.Properties.PayloadFormatVersion)).toEqual(['2.0']);
     expect(ofType('AWS::Logs::LogGroup').map((g) => g.Properties.RetentionInDays)).toEqual([30, 30]);
   });

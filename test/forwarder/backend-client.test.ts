@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { verify, type Result } from '../../lib/contract/index.js';
-import { BackendRequestError, matchResults, postReconcile, reconcileBody, reconcileUrl, type FetchLike } from '../../lib/forwarder/backend-client.js';
+import { BackendRequestError, matchResults, postCheck, postReconcile, reconcileBody, reconcileUrl, resultsOfKeys, type FetchLike } from '../../lib/forwarder/backend-client.js';
 import { chunkBySize, completionOf } from '../../lib/forwarder/sender.js';
 
 const done = (key: string): Result => ({ key, outcome: 'done', writes: [] });
@@ -81,5 +81,32 @@ describe('postReconcile', () => {
     expect(error).toMatchObject({ kind: 'http', status: 503, message: expect.stringContaining('Unavailable: try later') });
     const junk: FetchLike = async () => new Response('{"results": "nope"}', { status: 200 });
     await expect(postReconcile(options(junk), [item])).rejects.toMatchObject({ kind: 'response' });
+  });
+});
+
+describe('resultsOfKeys', () => {
+  it('a result for every key sent -> each key paired with its own', () => {
+    expect([...resultsOfKeys(['a', 'b'], [done('b'), done('a')], 200)].map(([key, r]) => [key, r.key])).toEqual([['a', 'a'], ['b', 'b']]);
+  });
+
+  it('{"results":[]} for two items, or a result for another key -> BackendRequestError response, naming what is missing', () => {
+    expect(() => resultsOfKeys(['a', 'b'], [], 200)).toThrow(expect.objectContaining({ kind: 'response', status: 200, message: expect.stringContaining('no result for 2 of the 2 items sent') }));
+    expect(() => resultsOfKeys(['a', 'b'], [done('a'), done('c')], 200)).toThrow(expect.objectContaining({ kind: 'response', message: expect.stringContaining('first missing: b') }));
+  });
+});
+
+describe('postCheck: a 404 that is not the app refusing is "no such route"', () => {
+  const answering = (status: number, body: string): FetchLike => async () => new Response(body, { status, headers: { 'content-type': 'application/json' } });
+
+  it('the app\'s 404 not_found, API Gateway\'s {"message":"Not Found"}, or a 404 page -> unknown (a backend without the check)', async () => {
+    await expect(postCheck(options(answering(404, JSON.stringify({ error: { code: 'not_found', message: 'no route for POST /v1/clusters/c-1/check' } }))))).resolves.toBe('unknown');
+    await expect(postCheck(options(answering(404, '{"message":"Not Found"}')))).resolves.toBe('unknown');
+    await expect(postCheck(options(answering(404, '404 Not Found')))).resolves.toBe('unknown');
+  });
+
+  it('the app\'s own 404 unknown_cluster -> a refusal (thrown), as a reconcile request gets it; control: accepted -> accepted', async () => {
+    const unknown = answering(404, JSON.stringify({ error: { code: 'unknown_cluster', message: 'cluster "c-1" is not registered' } }));
+    await expect(postCheck(options(unknown))).rejects.toMatchObject({ kind: 'http', status: 404, code: 'unknown_cluster' });
+    await expect(postCheck(options(answering(200, JSON.stringify({ clusterId: 'c-1', accepted: true }))))).resolves.toBe('accepted');
   });
 });

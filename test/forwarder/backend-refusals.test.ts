@@ -22,13 +22,17 @@ describe('refusalOf', () => {
     [http(503), { cause: 'failing', status: 503 }],
     [new BackendRequestError('network', 'ECONNREFUSED'), { cause: 'unreachable' }],
     [new BackendRequestError('timeout', 'no answer'), { cause: 'unreachable' }],
+    [new BackendRequestError('response', 'malformed response', 200), { cause: 'backend_unusable', status: 200 }],
+    // Without the app's error shape: API Gateway's 404 for a path it does not route, a firewall's 403.
+    [http(404), { cause: 'backend_unusable', status: 404 }],
+    [http(403), { cause: 'backend_unusable', status: 403 }],
+    [http(401), { cause: 'backend_unusable', status: 401 }],
   ])('%s -> %o', (err, refusal) => {
     expect(refusalOf(err)).toEqual(refusal);
   });
 
-  it("control: the contract's 426 (final, handled as a readiness failure of its own) and a malformed 2xx -> no refusal", () => {
+  it("control: the contract's 426 (final, handled as a readiness failure of its own) -> no refusal", () => {
     expect(refusalOf(new BackendRequestError('contract', 'HTTP 426', 426))).toBeUndefined();
-    expect(refusalOf(new BackendRequestError('response', 'malformed', 200))).toBeUndefined();
   });
 });
 
@@ -54,8 +58,16 @@ describe('refusalText', () => {
     expect(refusalEvent(pvc, { cause: 'signature', status: 401 }, context).reason).toBe('BackendRefused');
   });
 
+  it('a 2xx that is not the backend answer -> names the URL, a proxy and VOLHOOK_API_URL; reason BackendUnavailable', () => {
+    const text = refusalText({ cause: 'backend_unusable', status: 200 }, context);
+    expect(text).toContain("the answer from https://backend.example (HTTP 200) is not the volhook backend's answer to the request");
+    expect(text).toContain('check VOLHOOK_API_URL');
+    const pvc = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', name: 'data', namespace: 'app', uid: 'u1' } as const;
+    expect(refusalEvent(pvc, { cause: 'backend_unusable', status: 200 }, context).reason).toBe('BackendUnavailable');
+  });
+
   it('every cause -> the same words on every repeat (no count, time or id: the Events aggregate)', () => {
-    const causes: BackendRefusal[] = [{ cause: 'signature', status: 401 }, { cause: 'registration', status: 403 }, { cause: 'unregistered', status: 404 }, { cause: 'request', status: 400 }, { cause: 'failing', status: 500 }, { cause: 'unreachable' }];
+    const causes: BackendRefusal[] = [{ cause: 'signature', status: 401 }, { cause: 'registration', status: 403 }, { cause: 'unregistered', status: 404 }, { cause: 'request', status: 400 }, { cause: 'failing', status: 500 }, { cause: 'unreachable' }, { cause: 'backend_unusable', status: 200 }];
     for (const refusal of causes) expect(refusalText(refusal, context)).toBe(refusalText({ ...refusal }, { ...context }));
   });
 });
