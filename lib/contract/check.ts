@@ -3,7 +3,9 @@
  * contract, its cluster's registration, its secret — and does nothing. A replica makes it
  * before it says it is ready, so that a rollout of forwarders the backend refuses (a wrong
  * Secret, say) stops at the first new pod, leader or standby. Since 0.2.0 (contract 2, an
- * addition): a backend without the route answers 404 `not_found`.
+ * addition). A backend without the route answers 404: the app's own `not_found`, or, deployed,
+ * API Gateway's `{"message":"Not Found"}`; the forwarder reads any 404 without the app's error
+ * shape as "no such route" (lib/forwarder/backend-client.ts).
  */
 import * as z from 'zod/mini';
 import { deferred } from './deferred.js';
