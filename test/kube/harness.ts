@@ -8,8 +8,8 @@ export interface KubeHarness {
   url: string;
   kubeConfig: KubeConfig;
   clients: KubeClients;
-  /** Every request the server finished: `METHOD path?query STATUS`. */
-  requests: { method: string; url: string; status: number }[];
+  /** Every request the server finished: `METHOD path?query STATUS`, and the User-Agent it came with. */
+  requests: { method: string; url: string; status: number; userAgent?: string }[];
   close(): Promise<void>;
 }
 

@@ -36,7 +36,7 @@ export interface KubeApiServerOptions {
   /** Interval of BOOKMARK events for watches that allow them. Default 60. */
   bookmarkIntervalSeconds?: number;
   /** Called once per finished request, e.g. to log `GET /api/v1/pods 200`. */
-  onRequest?: (line: { method: string; url: string; status: number }) => void;
+  onRequest?: (line: { method: string; url: string; status: number; userAgent?: string }) => void;
   /**
    * Serve prometheus-operator's `monitoring.coreos.com/v1` ServiceMonitors, as a cluster with
    * its CRDs installed does. Default false: a cluster without the operator has no such kind,
@@ -232,7 +232,8 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
 
   const server = createServer((req, res) => {
     if (options.onRequest) {
-      res.on('finish', () => options.onRequest?.({ method: req.method ?? '', url: req.url ?? '', status: res.statusCode }));
+      const userAgent = req.headers['user-agent'];
+      res.on('finish', () => options.onRequest?.({ method: req.method ?? '', url: req.url ?? '', status: res.statusCode, ...(userAgent !== undefined && { userAgent }) }));
     }
     serve(req, res).catch((err: unknown) => {
       if (res.headersSent) res.destroy();
