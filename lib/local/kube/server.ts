@@ -19,7 +19,7 @@ import {
 } from './discovery.js';
 import { KubeApiError } from './errors.js';
 import { handleResource, type ApiRequest } from './handlers.js';
-import { servedResources } from './resources.js';
+import { servedResources, type InstalledCrds } from './resources.js';
 import { route, type ResourceRoute } from './routes.js';
 import type { LocalObjectStore } from './store.js';
 import { toTable } from './table.js';
@@ -43,11 +43,18 @@ export interface KubeApiServerOptions {
    * and kubectl then says so for a manifest that has one.
    */
   serviceMonitors?: boolean;
+  /**
+   * Serve the CSI snapshot CRDs (`snapshot.storage.k8s.io/v1`). Default true; false is a
+   * cluster without them, whose snapshot paths answer 404 until `installCrds` adds them.
+   */
+  snapshots?: boolean;
 }
 
 export interface KubeApiServer {
   url: string;
   port: number;
+  /** Installs optional CRDs while running: their resources are served from now on, as after `kubectl apply` of the CRDs. */
+  installCrds(crds: InstalledCrds): void;
   /** Ends open watches, drops keep-alive connections and stops listening. */
   close(): Promise<void>;
 }
@@ -113,7 +120,8 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
   const host = options.host ?? '127.0.0.1';
   const watchTimeout = options.watchTimeoutSeconds ?? 1800;
   const bookmarkInterval = options.bookmarkIntervalSeconds ?? 60;
-  const served = servedResources({ serviceMonitors: options.serviceMonitors ?? false });
+  let installed: InstalledCrds = { serviceMonitors: options.serviceMonitors ?? false, snapshots: options.snapshots ?? true };
+  let served = servedResources(installed);
   const closers = new Set<() => void>();
   let address = `${host}:0`;
 
@@ -245,6 +253,10 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
   return {
     url: listening.url,
     port: listening.port,
+    installCrds(crds) {
+      installed = { serviceMonitors: installed.serviceMonitors || crds.serviceMonitors, snapshots: installed.snapshots || crds.snapshots };
+      served = servedResources(installed);
+    },
     close: async () => {
       for (const finish of [...closers]) finish();
       await listening.close();
