@@ -85,7 +85,10 @@ export const PersistentVolumeItemSchema = deferred(() => z.object({
 export const VolumeAttachmentItemSchema = deferred(() => z.object({
   kind: z.literal('VolumeAttachment'),
   volumeAttachment: VolumeAttachmentSchema,
-  /** The PV named by `spec.source.persistentVolumeName`; null when it is gone. */
+  /**
+   * The PV named by `spec.source.persistentVolumeName`; null when it is gone, and for an inline
+   * volume (`spec.source.inlineVolumeSpec`, which carries the disk itself).
+   */
   pv: z.nullable(PersistentVolumeSchema),
   /** `spec.nodeName` with its CSINode entry; null when the Node is gone. */
   node: z.nullable(NodeInfoSchema),

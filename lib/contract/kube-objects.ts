@@ -234,7 +234,14 @@ export const VolumeAttachmentSchema = deferred(() => z.looseObject({
   spec: z.looseObject({
     attacher: z.string(),
     nodeName: z.string(),
-    source: z.looseObject({ persistentVolumeName: z.nullish(z.string()) }),
+    source: z.looseObject({
+      persistentVolumeName: z.nullish(z.string()),
+      /**
+       * An inline volume's spec, in place of a PV name: the attach/detach controller writes the
+       * CSI translation of a pod's inline in-tree volume here (`csi.volumeHandle` is the disk).
+       */
+      inlineVolumeSpec: z.nullish(z.looseObject({ csi: z.nullish(CsiPersistentVolumeSourceSchema) })),
+    }),
   }),
   status: z.optional(z.partial(VolumeAttachmentStatusSchema)),
 }));

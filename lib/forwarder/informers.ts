@@ -11,7 +11,12 @@
  *   lists again;
  * - any other failure (API server unreachable, 5xx, a failed list, a line that is not JSON, a
  *   watch ended within a second with no event, as client-go's "very short watch") restarts after a delay that doubles, up to 30 s, resuming from the last resourceVersion
- *   seen; a successful list resets the delay.
+ *   seen; a successful list resets the delay;
+ * - an optional resource the server does not serve (its list answers 404: a CRD not
+ *   installed) is synced empty and not watched; its list is tried again after a delay that
+ *   doubles up to {@link ABSENT_MAX_FACTOR} times the restart delay (3 minutes at the default
+ *   2 s), so a CRD installed later is noticed within that long, without a list and a watch
+ *   every restart delay for ever. A watch answering 404 (the CRD removed) lists again.
  */
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { isApiError } from '../kube/errors.js';
@@ -24,6 +29,8 @@ export const LIST_PAGE_SIZE = 500;
 /** client-go's reflector: each watch asks the server to end it after 5–10 minutes. */
 export const MIN_WATCH_TIMEOUT_SECONDS = 300;
 export const MAX_RESTART_DELAY_MS = 30_000;
+/** An optional resource not served is listed again after at most this many restart delays. */
+export const ABSENT_MAX_FACTOR = 90;
 
 /** One page of a list, after the `continue` token of the page before. */
 export type PagedList<T extends KubernetesObject> = (page: { limit: number; continue?: string }) => Promise<KubernetesListObject<T>>;
@@ -153,6 +160,8 @@ export function watchResource<T extends KubernetesObject>(options: {
   logger: Logger;
   onRestart?: () => void;
   onSynced?: () => void;
+  /** An optional resource: called when it is found not served (a 404 list), and when it is served again. */
+  onServed?: (served: boolean) => void;
   /** Server-side watch timeout in seconds; client-go's 5–10 minutes by default. */
   watchTimeoutSeconds?: () => number;
 }): WatchedResource<T> {
@@ -167,6 +176,10 @@ export function watchResource<T extends KubernetesObject>(options: {
   let resourceVersion = '';
   /** Restarts since the last successful list: the delay doubles, up to 30 s. */
   let failures = 0;
+  /** An optional resource's lists answered 404 in a row (0: served, or not known yet). */
+  let absentLists = 0;
+  /** Whether the resource was served at the last list (undefined before the first). */
+  let served: boolean | undefined;
   let abort = new AbortController();
   let running: Promise<void> | undefined;
 
@@ -178,15 +191,29 @@ export function watchResource<T extends KubernetesObject>(options: {
     }
   };
 
-  async function relist(): Promise<void> {
+  function setServed(now: boolean): void {
+    if (served === now || (served === undefined && now)) {
+      served = now;
+      return;
+    }
+    served = now;
+    options.onServed?.(now);
+  }
+
+  /** Lists; false when the (optional) resource is not served, its cache then emptied. */
+  async function relist(): Promise<boolean> {
     let listed: { resourceVersion: string; items: T[] };
+    let absent = false;
     try {
       listed = await listAll(list, transform);
     } catch (err) {
       if (!(options.optional && isApiError(err, 404))) throw err;
       listed = { resourceVersion: '', items: [] };
+      absent = true;
     }
     failures = 0;
+    absentLists = absent ? absentLists + 1 : 0;
+    setServed(!absent);
     for (const gone of cache.replace(listed.items)) emit('delete', gone);
     for (const object of listed.items) {
       const change = cache.put(object);
@@ -198,6 +225,7 @@ export function watchResource<T extends KubernetesObject>(options: {
       logger.info('informer synced', { resource, objects: listed.items.length });
       options.onSynced?.();
     }
+    return !absent;
   }
 
   /** One watch from `resourceVersion`, until the server ends it (resolves) or it fails (throws). */
@@ -262,7 +290,13 @@ export function watchResource<T extends KubernetesObject>(options: {
   async function loop(): Promise<void> {
     while (!stopped) {
       try {
-        if (!resourceVersion) await relist();
+        if (!resourceVersion && !(await relist())) {
+          // Not served: nothing to watch. Look again later, less often the longer it stays so.
+          const delay = Math.min(options.restartDelayMs * ABSENT_MAX_FACTOR, options.restartDelayMs * 2 ** Math.min(absentLists - 1, 20));
+          logger.debug('resource not served; listing it again later', { resource, retryInMs: delay });
+          await pause(delay, abort.signal);
+          continue;
+        }
         await watch(abort.signal);
       } catch (err) {
         if (stopped) return;
@@ -271,6 +305,8 @@ export function watchResource<T extends KubernetesObject>(options: {
           resourceVersion = '';
           continue;
         }
+        // The resource may have stopped being served (its CRD removed): the next list says.
+        if (options.optional && isApiError(err, 404)) resourceVersion = '';
         const delay = Math.min(MAX_RESTART_DELAY_MS, options.restartDelayMs * 2 ** Math.min(failures, 10));
         failures++;
         const quiet = options.optional && isApiError(err, 404);

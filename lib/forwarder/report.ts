@@ -65,8 +65,10 @@ export function buildVolumeReport(source: ReportSource, ownership: Ownership): V
   for (const va of source.attachments()) {
     const name = va.metadata?.name;
     const pvName = va.spec?.source?.persistentVolumeName;
-    if (!name || va.spec?.attacher !== ownership.driver || va.metadata?.deletionTimestamp || !pvName) continue;
-    const volumeId = handles.get(pvName);
+    if (!name || va.spec?.attacher !== ownership.driver || va.metadata?.deletionTimestamp) continue;
+    // An inline volume's attachment names its disk itself (it has no PV).
+    const inline = va.spec.source.inlineVolumeSpec?.csi;
+    const volumeId = pvName ? handles.get(pvName) : inline?.driver === ownership.driver ? inline.volumeHandle || undefined : undefined;
     if (!volumeId) continue;
     const instanceId = source.csiNode(va.spec?.nodeName ?? '')?.spec?.drivers?.find((d) => d.name === ownership.driver)?.nodeID;
     attachments.push({ name, volumeId, ...(instanceId && { instanceId }), attached: va.status?.attached === true });

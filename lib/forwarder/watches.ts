@@ -51,10 +51,11 @@ export interface Watch<T extends k8s.KubernetesObject> {
   /** The list and watch path, e.g. `/api/v1/persistentvolumeclaims`. */
   path: string;
   /**
-   * A resource a cluster may not serve: its list answering 404 means none (the informer keeps
-   * watching, so one served later is picked up) rather than a forwarder that never gets ready.
+   * A resource a cluster may not serve: its list answering 404 means none (the informer lists
+   * it again now and then, so one served later is picked up) rather than a forwarder that never
+   * gets ready. `whileAbsent` is what is off until it is served, said once at info.
    */
-  optional?: true;
+  optional?: { whileAbsent: string };
   /** What of an object is news: an update that leaves it as it was offers nothing. */
   news(object: T, ownership: Ownership): unknown;
   /** Bookkeeping every event needs, news or not: the dependents index. */
@@ -64,6 +65,9 @@ export interface Watch<T extends k8s.KubernetesObject> {
   /** The keys a periodic resync offers for an object: ours and not settled. */
   resync?(object: T, ctx: WatchContext): Iterable<Offer>;
 }
+
+/** The three snapshot resources come and go together, with the CRDs. */
+const SNAPSHOTS_OPTIONAL = { whileAbsent: `snapshots are off until the snapshot CRDs (${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}) are installed` };
 
 export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   persistentvolumeclaims: {
@@ -147,8 +151,8 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   volumeattributesclasses: {
     path: '/apis/storage.k8s.io/v1/volumeattributesclasses',
     // A cluster before Kubernetes 1.34 serves no storage.k8s.io/v1 VolumeAttributesClass: then
-    // there are none, and the forwarder must still become ready (its watch retries quietly).
-    optional: true,
+    // there are none, and the forwarder must still become ready.
+    optional: { whileAbsent: 'VolumeAttributesClasses are off until the API server serves storage.k8s.io/v1 volumeattributesclasses' },
     news: withoutVolhookWrites,
     *keys(_type, vac, ctx) {
       if (!ctx.ready()) return; // before sync every claim is offered anyway
@@ -166,7 +170,7 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   volumesnapshotcontents: {
     path: `/apis/${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}/volumesnapshotcontents`,
     // A cluster without the snapshot CRDs has no snapshots.
-    optional: true,
+    optional: SNAPSHOTS_OPTIONAL,
     news: snapshotContentNews,
     *keys(type, content, ctx) {
       if (type !== 'delete' && isOurContent(content, ctx.ownership.driver)) yield { key: ItemKeys.snapshotContent(content.metadata?.name ?? '') };
@@ -182,7 +186,7 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   volumesnapshotclasses: {
     path: `/apis/${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}/volumesnapshotclasses`,
     // A cluster without the snapshot CRDs has no snapshots.
-    optional: true,
+    optional: SNAPSHOTS_OPTIONAL,
     news: (object) => object,
     *keys(_type, snapshotClass, ctx) {
       if (!ctx.ready()) return;
@@ -197,7 +201,7 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   volumesnapshots: {
     path: `/apis/${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}/volumesnapshots`,
     // A cluster without the snapshot CRDs has no snapshots.
-    optional: true,
+    optional: SNAPSHOTS_OPTIONAL,
     news: (object) => object,
     *keys(_type, snapshot, ctx) {
       if (ctx.ready()) yield* claimOffers(dependentClaims(ctx, snapshot.metadata?.namespace ?? '', 'VolumeSnapshot', SNAPSHOT_API_GROUP, snapshot.metadata?.name ?? ''), ctx);

@@ -54,6 +54,18 @@ export function createWatching(deps: WatchingDeps): Watching {
     ready,
   };
 
+  /** Per `whileAbsent` text, the resources not served now: it is said when the first goes. */
+  const absent = new Map<string, Set<string>>();
+  function served(resource: Resource, whileAbsent: string, now: boolean): void {
+    const resources = absent.get(whileAbsent) ?? new Set<string>();
+    const before = resources.size;
+    if (now) resources.delete(resource);
+    else resources.add(resource);
+    absent.set(whileAbsent, resources);
+    if (!now && before === 0) logger.info(whileAbsent, { resource, notServed: true });
+    if (now) logger.info('resource served now; watching it', { resource });
+  }
+
   /** The informer of one row: every event tracked, those that are news offered. */
   function inform<R extends Resource>(resource: R): WatchedResource<WatchedObjects[R]> {
     const watch = WATCHES[resource] as Watch<WatchedObjects[R]>;
@@ -70,7 +82,8 @@ export function createWatching(deps: WatchingDeps): Watching {
       rest: deps.rest,
       resource,
       path: watch.path,
-      optional: watch.optional ?? false,
+      optional: watch.optional !== undefined,
+      ...(watch.optional && { onServed: (now: boolean) => served(resource, watch.optional!.whileAbsent, now) }),
       transform: TRANSFORMS[resource] as (object: WatchedObjects[R]) => WatchedObjects[R],
       restartDelayMs: deps.config.informerRestartMs,
       logger,

@@ -12,7 +12,7 @@
  */
 import { Annotations, Finalizers, type PersistentVolume, type VolumeAttachment, type VolumeAttachmentItem, type Write } from '../contract/index.js';
 import type { Disk, Ec2Error, Instance } from '../ec2/types.js';
-import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf, volumeHandleProblem, volumeNameOf } from './attachment.js';
+import { attachmentOn, inlineVolumeHandleOf, inlineVolumeProblem, instanceIdOf, ownershipProblem, volumeHandleOf, volumeHandleProblem, volumeNameOf } from './attachment.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { withAttachment } from './disk-state.js';
@@ -29,7 +29,8 @@ type AttachAction = Extract<Ec2Action, { verb: 'attachDisk' | 'detachDisk' }>;
 /** What is to be attached where, once the VolumeAttachment's PV and node check out. */
 export interface AttachTarget {
   va: VolumeAttachment;
-  pv: PersistentVolume;
+  /** Absent for an inline volume (`spec.source.inlineVolumeSpec`). */
+  pv?: PersistentVolume;
   volumeId: string;
   instanceId: string;
   nodeName: string;
@@ -67,21 +68,28 @@ export function attachTarget(item: VolumeAttachmentItem, ctx: AttachContext, now
   const pvName = va.spec.source.persistentVolumeName;
   const nodeName = va.spec.nodeName;
   const refuse = (reason: string, message: string) => attachFailed(va, now, reason, message);
-  const { pv, node } = item;
-  if (!pv) {
-    return pvName
-      ? refuse('PersistentVolumeNotFound', `PersistentVolume "${pvName}" not found`)
-      : refuse('PersistentVolumeNotFound', 'the VolumeAttachment names no PersistentVolume (inline volumes are not supported)');
+  const { node } = item;
+  let pv: PersistentVolume | undefined;
+  let volumeId: string | undefined;
+  if (pvName) {
+    pv = item.pv ?? undefined;
+    if (!pv) return refuse('PersistentVolumeNotFound', `PersistentVolume "${pvName}" not found`);
+    if (pv.metadata.deletionTimestamp) return refuse('PersistentVolumeDeleting', `PersistentVolume "${pv.metadata.name}" is being deleted`);
+    volumeId = volumeHandleOf(pv, ctx.driverName);
+    if (!volumeId) return refuse('NoVolumeHandle', volumeHandleProblem(pv, ctx.driverName));
+  } else if (va.spec.source.inlineVolumeSpec) {
+    // An inline volume has no PV: the disk is named by the spec, and checked at the disk like any other.
+    volumeId = inlineVolumeHandleOf(va, ctx.driverName);
+    if (!volumeId) return refuse('NoVolumeHandle', inlineVolumeProblem(va, ctx.driverName));
+  } else {
+    return refuse('NoVolumeSource', 'the VolumeAttachment names neither a PersistentVolume nor an inlineVolumeSpec');
   }
-  if (pv.metadata.deletionTimestamp) return refuse('PersistentVolumeDeleting', `PersistentVolume "${pv.metadata.name}" is being deleted`);
-  const volumeId = volumeHandleOf(pv, ctx.driverName);
-  if (!volumeId) return refuse('NoVolumeHandle', volumeHandleProblem(pv, ctx.driverName));
   if (!node) return refuse('NodeNotFound', `node "${nodeName}" not found`);
   const instanceId = instanceIdOf(node);
   if (!instanceId) {
     return refuse('NoInstanceId', `node "${nodeName}" has no EC2 instance ID (no CSINode nodeID for ${ctx.driverName}, no aws:/// providerID)`);
   }
-  return { target: { va, pv, volumeId, instanceId, nodeName } };
+  return { target: { va, ...(pv && { pv }), volumeId, instanceId, nodeName } };
 }
 
 /** Pure: the next step towards the volume being attached to the node's instance. */
@@ -100,7 +108,7 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
     unadopted
       ? // Said on the PV too: the VolumeAttachment's error reaches only the pod's events, and
         // this one needs a person, not a retry.
-        attachFailed(va, now, 'NotAdopted', unadopted, Requeue.failedSlow, [pvEvent(pv, 'Warning', EventReasons.failedAttachVolume, unadopted)])
+        attachFailed(va, now, 'NotAdopted', unadopted, Requeue.failedSlow, pv ? [pvEvent(pv, 'Warning', EventReasons.failedAttachVolume, unadopted)] : [])
       : act(action);
   if (disk.zone !== instance.zone) {
     return refuse('ZoneMismatch', `volume ${volumeId} is in zone ${disk.zone}, instance ${instanceId} in zone ${instance.zone}`, Requeue.failedSlow);
@@ -142,14 +150,14 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
 
 /**
  * Pure: what must be on the objects before AttachVolume — the attacher finalizer on the PV
- * and the VolumeAttachment, and the instance in the VolumeAttachment's node-id annotation.
+ * (an inline volume has none) and the VolumeAttachment, and the instance in the VolumeAttachment's node-id annotation.
  * Empty once the item shows all of it applied.
  */
 export function attachmentRecord(target: AttachTarget, driverName: string): Write[] {
   const { va, pv, instanceId } = target;
   const finalizer = Finalizers.attacher(driverName);
   return [
-    ...ensureFinalizer(pv, pvRef(pv), finalizer),
+    ...(pv ? ensureFinalizer(pv, pvRef(pv), finalizer) : []),
     ...ensureFinalizer(va, vaRef(va), finalizer),
     ...ensureAnnotation(va, vaRef(va), Annotations.attachedNodeId, instanceId),
   ];

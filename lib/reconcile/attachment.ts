@@ -1,5 +1,5 @@
 /** What attach and detach share: which volume, which instance, and whether both are ours. */
-import { isProvisionedBy, type NodeInfo, type PersistentVolume } from '../contract/index.js';
+import { isProvisionedBy, type NodeInfo, type PersistentVolume, type VolumeAttachment } from '../contract/index.js';
 import type { Disk, DiskAttachment, Instance } from '../ec2/types.js';
 import { ebsVolumeIdOf, TranslationError } from '../migration/index.js';
 import { nodeInstanceId } from './node.js';
@@ -29,6 +29,35 @@ export function volumeHandleProblem(pv: PersistentVolume, driverName: string): s
     throw error;
   }
   return `PersistentVolume "${pv.metadata.name}" has no ${driverName} volumeHandle`;
+}
+
+/**
+ * The disk of a VolumeAttachment of an inline volume, as external-attacher reads it: the
+ * `volumeHandle` of `spec.source.inlineVolumeSpec.csi` when that names our driver (the
+ * attach/detach controller writes there the CSI translation of a pod's inline
+ * `awsElasticBlockStore` volume: `aws://<zone>/vol-…` already read as `vol-…`). Undefined
+ * otherwise ({@link inlineVolumeProblem} says why).
+ */
+export function inlineVolumeHandleOf(va: VolumeAttachment, driverName: string): string | undefined {
+  const csi = va.spec.source.inlineVolumeSpec?.csi;
+  return csi && csi.driver === driverName && csi.volumeHandle ? csi.volumeHandle : undefined;
+}
+
+/** Why an inline VolumeAttachment has no volume of our driver (for one {@link inlineVolumeHandleOf} gives none). */
+export function inlineVolumeProblem(va: VolumeAttachment, driverName: string): string {
+  const csi = va.spec.source.inlineVolumeSpec?.csi;
+  if (!csi) return `the VolumeAttachment's inlineVolumeSpec has no csi source (an untranslated in-tree inlineVolumeSpec is not supported)`;
+  if (csi.driver !== driverName) return `the VolumeAttachment's inlineVolumeSpec is of driver "${csi.driver}", not ${driverName}`;
+  return `the VolumeAttachment's inlineVolumeSpec has no ${driverName} volumeHandle`;
+}
+
+/**
+ * The disk a VolumeAttachment names: its PV's volume ID ({@link volumeHandleOf}), or for an
+ * inline volume its inline spec's handle. Undefined when it names neither (or its PV is gone).
+ */
+export function attachmentVolumeIdOf(va: VolumeAttachment, pv: PersistentVolume | null, driverName: string): string | undefined {
+  if (va.spec.source.persistentVolumeName) return pv ? volumeHandleOf(pv, driverName) : undefined;
+  return inlineVolumeHandleOf(va, driverName);
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import { Annotations, Finalizers, type PersistentVolume, type VolumeAttachment, type VolumeAttachmentItem, type Write } from '../contract/index.js';
 import { isGone, type Disk, type Ec2Error, type Instance } from '../ec2/types.js';
-import { attachmentOn, instanceIdOf, ownershipProblem, volumeHandleOf, volumeNameOf } from './attachment.js';
+import { attachmentOn, attachmentVolumeIdOf, instanceIdOf, ownershipProblem, volumeNameOf } from './attachment.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { withAttachment } from './disk-state.js';
@@ -84,7 +84,8 @@ export function refusedDetach(va: VolumeAttachment, verdict: Verdict, now: Date)
 export async function reconcileDetach(item: VolumeAttachmentItem, scope: Scope): Promise<Settled> {
   const va = item.volumeAttachment;
   if (!hasFinalizer(va, Finalizers.attacher(scope.driverName))) return done();
-  const volumeId = item.pv ? volumeHandleOf(item.pv, scope.driverName) : undefined;
+  // An inline volume's disk is read from the same spec the attach read it from.
+  const volumeId = attachmentVolumeIdOf(va, item.pv, scope.driverName);
   // The PV holds the attacher finalizer while a VolumeAttachment names it, so it is only
   // missing for a PV that was never ours to attach: nothing in EC2 to detach.
   if (!volumeId) return done(detachedWrites(va, scope.driverName));

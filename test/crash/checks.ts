@@ -106,7 +106,7 @@ export function diskIdOf(pv: Pv): string | undefined {
   return pv.spec.csi?.volumeHandle ?? pv.spec.awsElasticBlockStore?.volumeID?.split('/').pop();
 }
 interface Va extends KubeObject {
-  spec: { nodeName?: string; source?: { persistentVolumeName?: string } };
+  spec: { nodeName?: string; source?: { persistentVolumeName?: string; inlineVolumeSpec?: { csi?: { volumeHandle?: string } } } };
   status?: { attached?: boolean; attachError?: { message?: string } };
 }
 interface Event extends KubeObject {
@@ -305,7 +305,8 @@ export function convergenceProblems(world: World, tracked: readonly TrackedClaim
   for (const va of s.vas) {
     const pvName = va.spec.source?.persistentVolumeName ?? '';
     const pv = s.pvs.find((p) => p.metadata.name === pvName);
-    const who = `VolumeAttachment of ${pv?.spec.claimRef?.name ?? pvName} on ${va.spec.nodeName}`;
+    const inlineHandle = va.spec.source?.inlineVolumeSpec?.csi?.volumeHandle;
+    const who = `VolumeAttachment of ${inlineHandle ? `inline ${inlineHandle}` : (pv?.spec.claimRef?.name ?? pvName)} on ${va.spec.nodeName}`;
     if (final) {
       problems.push(`${who} is still there${va.metadata.deletionTimestamp ? ' (terminating)' : ''}`);
       continue;
@@ -325,7 +326,7 @@ export function convergenceProblems(world: World, tracked: readonly TrackedClaim
     }
     if (va.status?.attached !== true) problems.push(`${who} is not attached`);
     const instance = world.nodes.find((n) => n.name === va.spec.nodeName)?.instanceId;
-    const disk = s.volumes.find((v) => pv !== undefined && v.id === diskIdOf(pv));
+    const disk = s.volumes.find((v) => (inlineHandle ? v.id === inlineHandle : pv !== undefined && v.id === diskIdOf(pv)));
     if (disk && !disk.attachments.some((a) => a.instanceId === instance && a.state === 'attached')) {
       problems.push(`${who}: its disk ${disk.id} is not attached there in EC2 (${disk.attachments.map((a) => a.state).join(', ') || 'no attachment'})`);
     }
@@ -378,7 +379,9 @@ export function attachedWithoutVa(world: World, s: Snapshot, tracked: readonly T
     for (const a of v.attachments) {
       const node = nodeOf(world, a.instanceId);
       const pv = s.pvs.find((p) => diskIdOf(p) === v.id);
-      const va = pv && s.vas.find((x) => x.spec.source?.persistentVolumeName === pv.metadata.name && x.spec.nodeName === node);
+      const va =
+        (pv && s.vas.find((x) => x.spec.source?.persistentVolumeName === pv.metadata.name && x.spec.nodeName === node)) ??
+        s.vas.find((x) => x.spec.source?.inlineVolumeSpec?.csi?.volumeHandle === v.id && x.spec.nodeName === node);
       if (!va) out.push(`disk ${volumeLabel(tracked, v)} is ${a.state} to ${node} and no VolumeAttachment names it`);
     }
   }
@@ -404,6 +407,7 @@ export function finalVerdict(world: World, tracked: readonly TrackedClaim[], ora
     if (isGone(v)) continue;
     const pv = s.pvs.find((p) => diskIdOf(p) === v.id);
     if (!pv && tracked.some((c) => c.takenOver === v.id)) continue; // the user's: kept on purpose
+    if (!pv && oracle.inlineDisks.has(v.id)) continue; // an inline volume's disk, the user's: kept
     if (!pv) note('leaked', `disk ${volumeLabel(tracked, v)} is ${v.state} and no PV names it`);
     else if ((pv.spec.persistentVolumeReclaimPolicy ?? 'Retain') === 'Delete' && !claimUids.has(pv.spec.claimRef?.uid ?? '')) {
       note('leaked', `disk ${volumeLabel(tracked, v)} is ${v.state}; its claim is gone and its Delete PV is ${pv.status?.phase ?? '?'}${pv.metadata.deletionTimestamp ? ' (terminating)' : ''}`);

@@ -6,7 +6,8 @@
  * claims that only the audit can find — in two audits, one that marks and one after a new report
  * that deletes — Retain disks their users took over, which no audit may delete, a clone of a claim
  * on another cluster's disk, never copied, and a pod on a disk of the cluster not adopted, never
- * attached until the operator adopts it) over the real app, gateway, EC2 simulator, controllers and
+ * attached until the operator adopts it, and a pod with an inline in-tree volume (a VolumeAttachment
+ * with `inlineVolumeSpec`, no PV) on a disk that is the user's) over the real app, gateway, EC2 simulator, controllers and
  * `applyWrites`: at least 300 crash points, and every count 0.
  *
  * `CRASH_POINTS` and `CRASH_SEED` change the amount and the first seed; the long run is

@@ -112,6 +112,29 @@ describe('crash explorer judges', () => {
     expect(oracle.wronglyDetached).toEqual([expect.stringMatching(new RegExp(`${live}.*not being deleted`))]);
   });
 
+  it("an inline volume's disk (no PV): detached while its VolumeAttachment is not being deleted, or deleted -> wrong; attached under it -> not without a VolumeAttachment, kept -> not leaked", async () => {
+    const node = world.nodes[0]!;
+    const disk = await volume('inline-disk');
+    const other = await volume('pvc-other');
+    oracle.inlineDisks.set(disk, 'i0-pod0');
+    world.store.create('volumeattachments', {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'VolumeAttachment',
+      metadata: { name: 'va-inline', finalizers: ['external-attacher/ebs-csi-aws-com'] },
+      spec: { attacher: 'ebs.csi.aws.com', nodeName: node.name, source: { inlineVolumeSpec: { csi: { driver: 'ebs.csi.aws.com', volumeHandle: disk } } } },
+    });
+    await world.sim.call({ Action: 'AttachVolume', VolumeId: disk, InstanceId: node.instanceId, Device: '/dev/xvdba' });
+    world.clock.advance(10_000);
+    expect(unsettled(world, [], false).filter((line) => line.includes(disk) && line.includes('no VolumeAttachment'))).toEqual([]);
+    oracle.observe(call('DetachVolume', { VolumeId: disk, InstanceId: node.instanceId }));
+    oracle.observe(call('DeleteVolume', { VolumeId: disk }));
+    expect(oracle.wronglyDetached).toEqual([expect.stringMatching(new RegExp(`${disk}.*names it inline`))]);
+    expect(oracle.wronglyDeleted).toEqual([expect.stringContaining("i0-pod0's inline volume")]);
+    // The control: the same disk not known as inline is leaked at the end; the inline one is not.
+    const verdict = finalVerdict(world, [], oracle, []);
+    expect(verdict.findings.filter((f) => f.startsWith('leaked'))).toEqual([expect.stringContaining(`disk ${other}`)]);
+  });
+
   it('the end: a disk no PV names is leaked, a second volume for a name is a duplicate, an attachment without a VolumeAttachment is reported', async () => {
     const node = world.nodes[0]!;
     const orphan = await volume('pvc-orphan');

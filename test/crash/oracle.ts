@@ -25,7 +25,7 @@ import type { CrashController } from './crashes.js';
 import type { World } from './world.js';
 
 interface Va extends KubeObject {
-  spec: { nodeName?: string; source?: { persistentVolumeName?: string } };
+  spec: { nodeName?: string; source?: { persistentVolumeName?: string; inlineVolumeSpec?: { csi?: { volumeHandle?: string } } } };
 }
 
 export class Oracle {
@@ -43,6 +43,8 @@ export class Oracle {
   readonly tagged = new Map<string, number>();
   /** Disks the user took over (their Released Retain PV deleted): never to be deleted. */
   readonly takenOver = new Set<string>();
+  /** Disks of pods' inline volumes (volume ID → pod): the user's, never to be deleted. */
+  readonly inlineDisks = new Map<string, string>();
   /** CopyVolumes asked of a source that was not, at the call, the cluster's adopted disk. */
   readonly copiedForeign: string[] = [];
   /** Other changes asked of a volume that was not, at the call, the cluster's adopted disk. */
@@ -149,6 +151,7 @@ export class Oracle {
 
   private judgeDelete(world: World, call: Ec2Call, volumeId: string): string | undefined {
     if (this.takenOver.has(volumeId)) return 'the user took it over: its last PV had reclaim policy Retain and was deleted';
+    if (this.inlineDisks.has(volumeId)) return `it is the disk of pod ${this.inlineDisks.get(volumeId)}'s inline volume, the user's`;
     const pv = pvNaming(world, volumeId);
     if (pv) {
       const policy = pv.spec.persistentVolumeReclaimPolicy ?? 'Retain';
@@ -192,6 +195,10 @@ export class Oracle {
   }
 
   private judgeDetach(world: World, volumeId: string, node: string): string | undefined {
+    const inline = (world.store.list('volumeattachments').items as Va[]).find(
+      (a) => a.spec.source?.inlineVolumeSpec?.csi?.volumeHandle === volumeId && a.spec.nodeName === node && !a.metadata.deletionTimestamp,
+    );
+    if (inline) return `VolumeAttachment ${inline.metadata.name.slice(0, 16)}… (not being deleted) names it inline on ${node}`;
     const pv = pvNaming(world, volumeId);
     if (!pv) return undefined;
     const va = (world.store.list('volumeattachments').items as Va[]).find(

@@ -232,6 +232,25 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
             },
           });
           break;
+        case 'createInlinePod': {
+          // An adopted disk of the cluster made by someone else (no CSIVolumeName: not volhook's to judge in an audit).
+          const tags = { [`kubernetes.io/cluster/${w.clusterId}`]: 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': w.clusterId };
+          const [disk] = w.sim.seedVolumes({ zone: action.zone, tags, createdAt: new Date(w.clock.now()).toISOString() });
+          oracle.inlineDisks.set(disk!.id, action.pod);
+          const node = w.nodes.find((n) => n.zone === action.zone)!;
+          w.store.create('pods', {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: action.pod, namespace: NAMESPACE },
+            spec: {
+              nodeName: node.name,
+              containers: [{ name: 'app', image: 'busybox:1.36', volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+              volumes: [{ name: 'data', awsElasticBlockStore: { volumeID: `aws://${action.zone}/${disk!.id}`, fsType: 'ext4' } }],
+            },
+          });
+          log(`inline disk ${disk!.id} in ${action.zone} for pod ${action.pod} on ${node.name}`);
+          break;
+        }
         case 'deletePod':
           ignoreNotFound(() => w.store.delete('pods', action.pod, NAMESPACE));
           break;

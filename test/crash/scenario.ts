@@ -12,8 +12,9 @@
  * claim is bound to: another cluster's disk, cloned by a claim of this one (refused
  * `SourceNotOwned`, never copied), or a disk of this cluster that is not adopted, used by a pod
  * (refused `NotAdopted`, never touched) — and sometimes adopted by the operator later, after which
- * it must attach. They are drawn after everything else, so a lifecycle without them is drawn
- * exactly as before they existed.
+ * it must attach. Some have a pod with an inline in-tree volume (a VolumeAttachment with
+ * `inlineVolumeSpec`, no PV) on a disk put into EC2 for it. They are drawn after everything
+ * else, so a lifecycle without them is drawn exactly as before they existed.
  */
 import { DATA_MUTATIONS, MUTATIONS, type Mutation } from './ec2-transport.js';
 import type { Rng } from './rng.js';
@@ -32,7 +33,13 @@ export type UserAction =
   /** The claim asks for another VolumeAttributesClass. */
   | { kind: 'changeClass'; claim: string; className: string }
   /** The operator adopts the disk of the claim's static PV (tags it as `cluster adopt` does, not through volhook). */
-  | { kind: 'adopt'; claim: string };
+  | { kind: 'adopt'; claim: string }
+  /**
+   * A pod placed on a node of `zone` with an inline `awsElasticBlockStore` volume naming an
+   * adopted disk of the cluster the run puts into EC2 for it: no claim, no PV, a VolumeAttachment
+   * with `spec.source.inlineVolumeSpec`. The disk is the user's: attached and detached, never deleted.
+   */
+  | { kind: 'createInlinePod'; pod: string; zone: string };
 
 export type CrashPlan =
   /** The nth successful call of `action` acts in EC2, and its answer is lost. */
@@ -83,6 +90,9 @@ const FOREIGN_CLONE_CHANCE = 0.12;
 const UNADOPTED_CHANCE = 0.15;
 /** How often the operator adopts the not-adopted disk during the active steps. */
 const ADOPT_CHANCE = 0.5;
+/** How often a lifecycle has a pod with an inline volume, and how often that pod is deleted before the checkpoint. */
+const INLINE_CHANCE = 0.25;
+const INLINE_DELETE_CHANCE = 0.5;
 
 export interface SnapshotPlan {
   name: string;
@@ -274,6 +284,11 @@ export function generateScenario(rng: Rng): Scenario {
     // After the pod, mostly once its attach was refused: then it must attach.
     if (rng.chance(ADOPT_CHANCE)) at(podAt + rng.int(1, 4)).push({ kind: 'adopt', claim: 'u0' });
   }
+  if (rng.chance(INLINE_CHANCE)) {
+    const podAt = rng.int(0, 3);
+    at(podAt).push({ kind: 'createInlinePod', pod: 'i0-pod0', zone: rng.pick(ZONES) });
+    if (rng.chance(INLINE_DELETE_CHANCE)) at(podAt + rng.int(1, 4)).push({ kind: 'deletePod', pod: 'i0-pod0' });
+  }
   return { claims, snapshots, activeSteps, actions, midFlight, crashes, teardownGap };
 }
 
@@ -325,5 +340,7 @@ export function describeAction(a: UserAction): string {
       return `${a.claim}→${a.className}`;
     case 'adopt':
       return `adopt(${a.claim})`;
+    case 'createInlinePod':
+      return `+${a.pod}(inline, ${a.zone})`;
   }
 }

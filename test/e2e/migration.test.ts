@@ -8,7 +8,7 @@ import { CreateVolumeCommand } from '@aws-sdk/client-ec2';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tagsOf, TagKeys, volumeById } from './support/ec2.js';
-import { attachmentsOf, DRIVER, eventsFor, orMissing, readClaim, readVolume } from './support/kube.js';
+import { attachmentsOf, DRIVER, eventsFor, listAttachments, orMissing, readClaim, readVolume } from './support/kube.js';
 import { kubectlFor, podYaml, type Kubectl } from './support/kubectl.js';
 import { waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
 import { startScenarioStack, type E2eStack } from './support/stack.js';
@@ -226,5 +226,60 @@ ${podYaml(ns, 'app', 'legacy')}`,
     await waitFor(() => orMissing(readVolume(stack.kube, 'pvc-legacy')), (gone) => gone === undefined, { what: 'PV pvc-legacy deleted' });
     await waitFor(() => volumeById(stack.ec2, volumeId), (v) => v === undefined, { what: `EC2 volume ${volumeId} deleted` });
     expect(await orMissing(readClaim(stack.kube, ns, 'legacy'))).toBeUndefined();
+  }, 150_000);
+  it('a pod with an inline awsElasticBlockStore volume -> a VolumeAttachment with the translated inlineVolumeSpec and no PV, attached, Running; pod deleted -> detached, the disk kept', async () => {
+    const ns = 'inline';
+    const zone = 'us-east-1a';
+    const node = stack.nodes.find((n) => n.zone === zone)!;
+    const disk = await stack.ec2.send(
+      new CreateVolumeCommand({
+        AvailabilityZone: zone,
+        Size: 4,
+        VolumeType: 'gp3',
+        TagSpecifications: [{ ResourceType: 'volume', Tags: [{ Key: TagKeys.owner(stack.clusterId), Value: 'owned' }, { Key: TagKeys.ebsCluster, Value: 'true' }, { Key: TagKeys.volhookCluster, Value: stack.clusterId }] }],
+      }),
+    );
+    const volumeId = disk.VolumeId ?? '';
+    await waitFor(() => volumeById(stack.ec2, volumeId), (v) => v?.State === 'available', { what: `${volumeId} available` });
+
+    await kubectl.create(
+      `apiVersion: v1
+kind: Namespace
+metadata:
+  name: ${ns}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: app
+  namespace: ${ns}
+spec:
+  nodeName: ${node.name}
+  containers:
+    - name: app
+      image: nginx:1.27
+      volumeMounts: [{ name: disk, mountPath: /data }]
+  volumes:
+    - name: disk
+      awsElasticBlockStore:
+        volumeID: aws://${zone}/${volumeId}
+        fsType: ext4`,
+    );
+    await waitPodRunning(ctx, ns, 'app');
+    const name = attachmentName(volumeId, node.name);
+    const va = (await listAttachments(stack.kube)).find((a) => a.metadata?.name === name);
+    expect(va?.spec).toEqual({
+      attacher: DRIVER,
+      nodeName: node.name,
+      source: { inlineVolumeSpec: { csi: { driver: DRIVER, volumeHandle: volumeId, fsType: 'ext4', volumeAttributes: { partition: '0' } }, accessModes: ['ReadWriteOnce'] } },
+    });
+    expect(va?.status?.attached).toBe(true);
+    expect(va?.metadata?.finalizers).toEqual(['external-attacher/ebs-csi-aws-com']);
+    expect((await volumeById(stack.ec2, volumeId))?.Attachments?.map((a) => a.InstanceId)).toEqual([node.instanceId]);
+
+    await kubectl('delete', 'pod', 'app', '-n', ns, '--wait=false');
+    await waitFor(() => listAttachments(stack.kube), (vas) => !vas.some((a) => a.metadata?.name === name), { what: `VolumeAttachment ${name} gone` });
+    const after = await waitFor(() => volumeById(stack.ec2, volumeId), (v) => v?.State === 'available', { what: `${volumeId} detached` });
+    expect(after?.Attachments ?? []).toEqual([]);
   }, 150_000);
 });

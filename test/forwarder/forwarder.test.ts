@@ -9,7 +9,7 @@ import { configFromEnv, createJsonLogger, retiredSettings, startForwarder, type 
 import { silentLogger } from '../../lib/forwarder/logger.js';
 import { kubeConfigFor } from '../../lib/kube/index.js';
 import { startKube, type KubeHarness } from '../kube/harness.js';
-import { newPv, pvcObject, vaObject } from '../kube/fixtures.js';
+import { newPv, pvcObject, snapshotContentObject, vaObject } from '../kube/fixtures.js';
 import { done, eventually, startFakeBackend, type FakeBackend } from './fake-backend.js';
 
 const SECRET = 'test-secret-0123456789abcdef';
@@ -37,8 +37,8 @@ function testConfig(apiUrl: string, overrides: Partial<ForwarderConfigInput> = {
 }
 
 /** A cluster with one WFFC class, one node in eu-west-1a with its CSINode. */
-async function cluster(): Promise<KubeHarness> {
-  const kube = await startKube();
+async function cluster(options: { snapshots?: boolean } = {}): Promise<KubeHarness> {
+  const kube = await startKube(options);
   cleanups.push(() => kube.close());
   const { store } = kube;
   store.create('storageclasses', {
@@ -308,6 +308,31 @@ describe('forwarder against the local Kubernetes API and a fake backend', () => 
     expect(seen).toContain('GET /api/v1/persistentvolumeclaims?limit=500');
     expect(await fwd.metrics.registry.getSingleMetricAsString('volhook_forwarder_informer_restarts_total')).toMatch(/resource="persistentvolumeclaims"} [1-9]/);
   });
+
+  it('a cluster without the snapshot CRDs -> ready, said once at info, their lists tried ever less often and never watched; the CRDs installed -> a content of ours is sent', async () => {
+    const kube = await cluster({ snapshots: false });
+    const fake = await backend();
+    const lines: Array<{ level: string; msg: string; resource?: string }> = [];
+    const logger = createJsonLogger({ level: 'info', write: (line) => void lines.push(JSON.parse(line) as (typeof lines)[number]) });
+    const informerRestartMs = 20;
+    const fwd = await startForwarder(testConfig(fake.url, { informerRestartMs }), { kubeConfig: kube.kubeConfig, logger });
+    cleanups.push(() => fwd.stop());
+    await eventually(async () => (await fetch(`http://127.0.0.1:${fwd.port}/readyz`)).status === 200, 5_000, 'ready');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const snapshotRequests = kube.requests.filter((r) => r.url.startsWith('/apis/snapshot.storage.k8s.io/'));
+    // Per resource some 7 lists in 3 s (20 ms doubling to 1.8 s), no watch; before: a list and a watch every 20 ms each.
+    expect(snapshotRequests.some((r) => r.url.includes('watch=true'))).toBe(false);
+    expect(snapshotRequests.length).toBeGreaterThanOrEqual(3 * 5);
+    expect(snapshotRequests.length).toBeLessThanOrEqual(3 * 10);
+    const off = lines.filter((l) => l.msg.startsWith('snapshots are off'));
+    expect(off).toEqual([expect.objectContaining({ level: 'info', msg: 'snapshots are off until the snapshot CRDs (snapshot.storage.k8s.io/v1) are installed' })]);
+    expect(lines.filter((l) => l.level === 'warn' && l.resource?.startsWith('volumesnapshot'))).toEqual([]);
+
+    kube.installCrds({ snapshots: true });
+    kube.store.create('volumesnapshotcontents' as never, snapshotContentObject('snapcontent-late', 'nightly') as never);
+    await eventually(() => fake.items.some((i) => i.kind === 'VolumeSnapshotContent' && i.content.metadata.name === 'snapcontent-late'), 90 * informerRestartMs + 5_000, 'the content sent');
+    expect(lines.filter((l) => l.msg === 'resource served now; watching it').map((l) => l.resource).sort()).toEqual(['volumesnapshotclasses', 'volumesnapshotcontents', 'volumesnapshots']);
+  }, 20_000);
 
   it('/healthz, /readyz and /metrics answer', async () => {
     const kube = await cluster();

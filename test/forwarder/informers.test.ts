@@ -124,7 +124,8 @@ describe('watchResource', () => {
   });
 
   it('a resource the server does not serve: optional -> synced with none; not optional -> never synced, restarted', async () => {
-    const kube = await kubeWith(0);
+    const kube = await startKube({ snapshots: false });
+    cleanups.push(() => kube.close());
     const optional = pvInformer(kube.url, { path: '/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses', optional: true });
     await optional.informer.start();
     await eventually(() => optional.informer.synced, 5_000, 'optional synced');
@@ -134,6 +135,49 @@ describe('watchResource', () => {
     await eventually(() => required.restarts() >= 2, 5_000, 'restarted');
     expect(required.informer.synced).toBe(false);
   });
+
+  it('an optional resource not served (no snapshot CRDs) -> not watched, listed again ever less often (capped); CRDs installed -> noticed, listed, watched', async () => {
+    const kube = await startKube({ snapshots: false });
+    cleanups.push(() => kube.close());
+    const path = '/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses';
+    const servedChanges: boolean[] = [];
+    const names: string[] = [];
+    const restartDelayMs = 20;
+    const informer = watchResource<V1PersistentVolume>({
+      rest: kubeRest(serverAccess(kube.url)),
+      resource: 'volumesnapshotclasses',
+      path,
+      optional: true,
+      handlers: { add: (o) => names.push(o.metadata?.name ?? '') },
+      restartDelayMs,
+      logger: silentLogger,
+      onServed: (served) => servedChanges.push(served),
+    });
+    cleanups.push(() => informer.stop());
+    const started = Date.now();
+    await informer.start();
+    await eventually(() => informer.synced, 5_000, 'synced empty');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const absent = kube.requests.filter((r) => r.url.startsWith(path));
+    const elapsed = Date.now() - started;
+    // Delays 20, 40, 80… ms up to 90 × 20 ms = 1.8 s: about 7 lists in 3 s, never a watch.
+    // Before, a list and a watch every 20 ms: some 150 of each.
+    expect(absent.filter((r) => r.url.includes('watch=true'))).toEqual([]);
+    expect(absent.every((r) => r.status === 404)).toBe(true);
+    expect(absent.length).toBeGreaterThanOrEqual(5);
+    expect(absent.length).toBeLessThanOrEqual(Math.ceil(Math.log2(90)) + 1 + Math.ceil(elapsed / (90 * restartDelayMs)));
+    expect(servedChanges).toEqual([false]);
+
+    // The control: the CRDs installed and a class made -> found within the cap, then watched.
+    kube.installCrds({ snapshots: true });
+    const snapshotClass = (name: string) => ({ apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotClass', metadata: { name }, driver: 'ebs.csi.aws.com', deletionPolicy: 'Delete' }) as never;
+    kube.store.create('volumesnapshotclasses', snapshotClass('first'));
+    await eventually(() => names.includes('first'), 90 * restartDelayMs + 2_000, 'the class listed once the CRDs are there');
+    expect(servedChanges).toEqual([false, true]);
+    kube.store.create('volumesnapshotclasses', snapshotClass('second'));
+    await eventually(() => names.includes('second'), 2_000, 'the next class by the watch');
+    expect(informer.cache.list().map((o) => o.metadata?.name).sort()).toEqual(['first', 'second']);
+  }, 15_000);
 
   it('a watch the server ends at once with nothing in it -> a failure, restarted with a delay (not a tight loop)', async () => {
     let watches = 0;

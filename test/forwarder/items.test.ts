@@ -10,6 +10,8 @@ import {
   withLivePvCheck,
 } from '../../lib/forwarder/items.js';
 import { isOurAttachment, isOurClaim, isOurVolume, isSettledAttachment, isSettledVolume } from '../../lib/forwarder/filter.js';
+import { TRANSFORMS } from '../../lib/forwarder/transforms.js';
+import type { V1VolumeAttachment } from '@kubernetes/client-node';
 import { DRIVER, attachment, claim, csiNode, node, storageClass, viewOf, volume } from './objects.js';
 
 const ours = { provisioner: DRIVER, driver: DRIVER };
@@ -152,6 +154,26 @@ describe('buildAttachmentItem', () => {
     expect(valid(buildAttachmentItem(attachment('csi-1', 'pvc-1', 'n1'), viewOf({}), DRIVER))).toMatchObject({ pv: null, node: null });
     const item = valid(buildAttachmentItem(attachment('csi-1', 'pvc-1', 'n1'), viewOf({ nodes: [node('n1', 'eu-west-1a')] }), DRIVER));
     expect((item as { node: object }).node).not.toHaveProperty('csiNode');
+  });
+});
+
+describe('buildAttachmentItem: an inline volume', () => {
+  it('VA with spec.source.inlineVolumeSpec and no PV name -> pv null, the inline spec carried as the cluster has it (also from the cache), valid', () => {
+    const inline: V1VolumeAttachment = {
+      metadata: { name: 'csi-inline', uid: 'uid-inline', resourceVersion: '1' },
+      spec: {
+        attacher: DRIVER,
+        nodeName: 'n1',
+        source: { inlineVolumeSpec: { csi: { driver: DRIVER, volumeHandle: 'vol-0123456789abcdef0', fsType: 'ext4', volumeAttributes: { partition: '0' } }, accessModes: ['ReadWriteOnce'] } },
+      },
+    };
+    const view = viewOf({ nodes: [node('n1', 'eu-west-1a')], csiNodes: [csiNode('n1', 'i-0bbb')] });
+    for (const va of [inline, TRANSFORMS.volumeattachments(inline)]) {
+      const item = valid(buildAttachmentItem(va, view, DRIVER));
+      expect(item).toMatchObject({ pv: null, node: { name: 'n1', csiNode: { nodeID: 'i-0bbb' } } });
+      const parsed = ItemSchema.parse(item);
+      expect(parsed.kind === 'VolumeAttachment' && parsed.volumeAttachment.spec.source.inlineVolumeSpec?.csi?.volumeHandle).toBe('vol-0123456789abcdef0');
+    }
   });
 });
 

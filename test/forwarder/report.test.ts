@@ -5,7 +5,8 @@ import { bigReport } from '../contract/big-report.js';
 import { buildVolumeReport, ReportTracker } from '../../lib/forwarder/report.js';
 import { attachment, claim, csiNode, volume } from './objects.js';
 
-const ownership = { provisioner: 'ebs.csi.aws.com', driver: 'ebs.csi.aws.com' };
+const DRIVER_NAME = 'ebs.csi.aws.com';
+const ownership = { provisioner: DRIVER_NAME, driver: DRIVER_NAME };
 
 describe('the volume report', () => {
   const pv = volume('pvc-1', { provisionedBy: 'ebs.csi.aws.com' });
@@ -40,6 +41,19 @@ describe('the volume report', () => {
         { content: 'imported', snapshotHandle: 'snap-0aaaaaaaaaaaaaaa2', deletionPolicy: 'Retain', readyToUse: false, beingCreated: false, deleting: true },
       ],
     });
+  });
+
+  it("an inline volume's attachment (no PV) -> listed with the disk its inlineVolumeSpec names; another driver's inline one -> not", () => {
+    const inline = (name: string, driver: string) => ({
+      metadata: { name },
+      spec: { attacher: DRIVER_NAME, nodeName: 'n1', source: { inlineVolumeSpec: { csi: { driver, volumeHandle: 'vol-0bbbbbbbbbbbbbbb1' } } } },
+      status: { attached: true },
+    });
+    const report = buildVolumeReport({ ...source, attachments: () => [va, inline('csi-inline', DRIVER_NAME), inline('csi-odd', 'efs.csi.aws.com')] }, ownership);
+    expect(report.attachments).toEqual([
+      { name: 'csi-1', volumeId: 'vol-0123456789abcdef0', instanceId: 'i-0aaaaaaaaaaaaaaaa', attached: true },
+      { name: 'csi-inline', volumeId: 'vol-0bbbbbbbbbbbbbbb1', instanceId: 'i-0aaaaaaaaaaaaaaaa', attached: true },
+    ]);
   });
 
   it('a report without snapshots (an older forwarder) keeps its digest; the contents are covered by the digest', () => {

@@ -9,8 +9,10 @@ import { Annotations, Finalizers, SnapshotAnnotations, SnapshotFinalizers, type 
 import { accessFromKubeConfig } from '../../lib/forwarder/kube/access.js';
 import { restClients, restLeaseApi } from '../../lib/forwarder/kube/clients.js';
 import { kubeRest, KubeApiError } from '../../lib/forwarder/kube/rest.js';
+import { VOLHOOK_VERSION } from '../../lib/contract/version.js';
 import { applyWrites, EventCorrelator, isApiError, type KubeClients } from '../../lib/kube/index.js';
 import { startKube, type KubeHarness } from '../kube/harness.js';
+import type { KubeObject } from '../../lib/local/kube/index.js';
 import { createPv, pvcObject, snapshotContentObject, vaObject } from '../kube/fixtures.js';
 
 let lean: KubeHarness;
@@ -82,10 +84,14 @@ async function applyEveryWrite(kube: KubeHarness, clients: KubeClients): Promise
   await applyWrites(clients, [{ op: 'deletePersistentVolume', name: 'pvc-gone', uid: gone.metadata.uid! }]);
 }
 
-/** An object as both clusters should hold it: what the server generates (uids, versions, times, names of Events) left out. */
+/**
+ * An object as both clusters should hold it: what the server generates (uids, versions, times,
+ * names of Events) left out, and managedFields (whose managers are each client's User-Agent:
+ * writes of one manager merge into one entry).
+ */
 function comparable(object: unknown): unknown {
   return JSON.parse(JSON.stringify(object), (key, value: unknown) =>
-    ['uid', 'resourceVersion', 'creationTimestamp', 'lastPhaseTransitionTime', 'firstTimestamp', 'lastTimestamp', 'time', 'generation', 'name', 'reportingInstance'].includes(key) && typeof value !== 'object' ? '*' : value,
+    key === 'managedFields' ? '*' : ['uid', 'resourceVersion', 'creationTimestamp', 'lastPhaseTransitionTime', 'firstTimestamp', 'lastTimestamp', 'time', 'generation', 'name', 'reportingInstance'].includes(key) && typeof value !== 'object' ? '*' : value,
   );
 }
 
@@ -107,6 +113,29 @@ describe('the forwarder’s API calls over node:http', () => {
     const patches = lean.requests.filter((r) => r.method === 'PATCH');
     expect(patches.length).toBeGreaterThan(8);
     expect(patches.every((r) => r.status === 200)).toBe(true);
+  });
+
+  it('their writes name the forwarder (User-Agent volhook-forwarder/<version>): managedFields show manager volhook-forwarder for what it wrote', async () => {
+    const kube = await startKube();
+    try {
+      const clients = restClients(restFor(kube));
+      await applyWrites(clients, [createPv('pvc-m')]);
+      const pv = kube.store.get('persistentvolumes', 'pvc-m')!;
+      // Created by someone else; the forwarder's later patch is recorded under its name.
+      const va = kube.store.create('volumeattachments', vaObject('csi-m', 'pvc-m'), { fieldManager: 'kube-controller-manager' });
+      await applyWrites(clients, [
+        { op: 'setAnnotation', target: { kind: 'PersistentVolume', name: 'pvc-m', uid: pv.metadata.uid }, key: 'example.com/set', value: 'v' },
+        { op: 'addFinalizer', target: { kind: 'VolumeAttachment', name: 'csi-m' }, finalizer: Finalizers.attacher('ebs.csi.aws.com') },
+        { op: 'updateVolumeAttachmentStatus', name: 'csi-m', uid: va.metadata.uid, status: { attached: true } },
+      ]);
+      expect(kube.requests.length).toBeGreaterThan(3);
+      expect(new Set(kube.requests.map((r) => r.userAgent))).toEqual(new Set([`volhook-forwarder/${VOLHOOK_VERSION}`]));
+      const managers = (o: KubeObject) => (((o.metadata as { managedFields?: unknown }).managedFields ?? []) as Array<{ manager: string; subresource?: string }>).map((m) => `${m.manager}${m.subresource ? `/${m.subresource}` : ''}`);
+      expect(managers(kube.store.get('persistentvolumes', 'pvc-m')!)).toEqual(['volhook-forwarder']);
+      expect(managers(kube.store.get('volumeattachments', 'csi-m')!).sort()).toEqual(['kube-controller-manager', 'volhook-forwarder', 'volhook-forwarder/status']);
+    } finally {
+      await kube.close();
+    }
   });
 
   it('an API error -> KubeApiError with the status code and the server’s Status, as isApiError reads them', async () => {

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../lib/forwarder/config.js';
+import { ABSENT_MAX_FACTOR } from '../../lib/forwarder/informers.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ItemSchema, itemKey } from '../../lib/contract/index.js';
 import { snapshotContentNews } from '../../lib/forwarder/changes.js';
@@ -117,9 +120,14 @@ describe('snapshot watches', () => {
 
 describe('a cluster without the snapshot CRDs', () => {
   it('the snapshot resources (and VolumeAttributesClasses) are optional: a 404 list is none (informers.test.ts shows the informer then syncs empty)', () => {
-    for (const resource of ['volumesnapshotcontents', 'volumesnapshotclasses', 'volumesnapshots', 'volumeattributesclasses'] as const) {
-      expect(WATCHES[resource].optional).toBe(true);
+    for (const resource of ['volumesnapshotcontents', 'volumesnapshotclasses', 'volumesnapshots'] as const) {
+      expect(WATCHES[resource].optional?.whileAbsent).toBe('snapshots are off until the snapshot CRDs (snapshot.storage.k8s.io/v1) are installed');
     }
+    expect(WATCHES.volumeattributesclasses.optional?.whileAbsent).toMatch(/^VolumeAttributesClasses are off until/);
+    // docs/snapshots.md says how long until CRDs installed later are picked up: as the informer does it.
+    const restartMs = parseConfig({ apiUrl: 'http://127.0.0.1:1', clusterId: 'c', secret: 'test-secret-0123456789abcdef' }).informerRestartMs;
+    const doc = readFileSync(new URL('../../docs/snapshots.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    expect(doc).toContain(`up to ${ABSENT_MAX_FACTOR} times it (${(ABSENT_MAX_FACTOR * restartMs) / 60_000} minutes at the default ${restartMs / 1000} s)`);
     for (const resource of ['persistentvolumeclaims', 'persistentvolumes', 'volumeattachments', 'nodes', 'csinodes', 'storageclasses'] as const) {
       expect(WATCHES[resource].optional).toBeUndefined();
     }

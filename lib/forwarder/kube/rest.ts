@@ -6,7 +6,15 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { VOLHOOK_VERSION } from '../../contract/version.js';
 import type { KubeAccess } from './access.js';
+
+/**
+ * What the forwarder calls itself to the API server. The server names the field manager of a
+ * write that names none by the User-Agent's part before the first `/`, so managedFields and
+ * audit logs show `volhook-forwarder` (not `unknown`, as without one).
+ */
+export const USER_AGENT = `volhook-forwarder/${VOLHOOK_VERSION}`;
 
 /** An answer of the API server outside 2xx: `code` the HTTP status, `body` its Status (parsed). */
 export class KubeApiError extends Error {
@@ -83,7 +91,7 @@ export function kubeRest(access: KubeAccess): KubeRest {
 
   async function openOnce(method: string, path: string, options: RequestOptions, timeoutMs: number | undefined): Promise<IncomingMessage> {
     const access_ = await access.requestOptions();
-    const headers: OutgoingHttpHeaders = { Accept: MediaTypes.json, ...access_.headers };
+    const headers: OutgoingHttpHeaders = { Accept: MediaTypes.json, 'User-Agent': USER_AGENT, ...access_.headers };
     let payload: string | undefined;
     if (options.body !== undefined) {
       payload = JSON.stringify(options.body);

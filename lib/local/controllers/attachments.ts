@@ -4,9 +4,9 @@
  * kubelet/kube-controller-manager so the backend sees the same names a real cluster makes.
  */
 import { createHash } from 'node:crypto';
-import { attachableHandle } from './migration.js';
+import { attachableHandle, inlineVolumeSpec } from './migration.js';
 import { isDeleting, isTerminated, podClaimNames } from './objects.js';
-import type { PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment } from './objects.js';
+import type { InlineVolumeSpec, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment } from './objects.js';
 
 /**
  * `csi-<hex sha256(volumeHandle + driver + nodeName)>`.
@@ -41,6 +41,30 @@ export function podAttachableVolumes(pod: Pod, lookup: VolumeLookup, driver: str
   return result;
 }
 
+/** A volume of the pod's to attach: the handle its VolumeAttachment is named by, and the VolumeAttachment's source. */
+export interface PodAttachable {
+  handle: string;
+  source: { persistentVolumeName: string } | { inlineVolumeSpec: InlineVolumeSpec };
+}
+
+/**
+ * Everything the pod needs attached by `driver`: its bound PVs ({@link podAttachableVolumes})
+ * and, for the EBS CSI driver, its inline `awsElasticBlockStore` volumes translated as
+ * csi-translation-lib does (CSI migration of inline volumes): no PV, the spec in the
+ * VolumeAttachment itself.
+ */
+export function podAttachables(pod: Pod, lookup: VolumeLookup, driver: string): PodAttachable[] {
+  const fromVolumes = podAttachableVolumes(pod, lookup, driver).map((volume) => ({
+    handle: attachableHandle(volume, driver)!,
+    source: { persistentVolumeName: volume.metadata.name },
+  }));
+  const inline = (pod.spec?.volumes ?? []).flatMap((v) => {
+    const spec = v.awsElasticBlockStore ? inlineVolumeSpec(v.awsElasticBlockStore, driver) : undefined;
+    return spec?.csi ? [{ handle: spec.csi.volumeHandle, source: { inlineVolumeSpec: spec } }] : [];
+  });
+  return [...fromVolumes, ...inline];
+}
+
 /**
  * Whether the pod's claims are all bound to existing PVs — until then a kubelet cannot
  * know what to mount, and the pod does not start.
@@ -68,37 +92,38 @@ export interface AttachmentPlan {
 }
 
 /**
- * Desired: one VolumeAttachment per (PV, node) for the driver's PVs of every unfinished pod
- * on the node — a pod being deleted still holds its volumes until it is gone. Create the
- * missing ones (unless one of that name is still detaching: it must go first); delete the
- * driver's attachments whose PV no pod on the node uses.
+ * Desired: one VolumeAttachment per (volume, node) for the driver's PVs and inline volumes of
+ * every unfinished pod on the node — a pod being deleted still holds its volumes until it is
+ * gone. Create the missing ones (unless one of that name is still detaching: it must go
+ * first); delete the driver's attachments whose PV, or inline disk, no pod on the node uses.
  */
 export function planNodeAttachments(input: NodeAttachmentInput): AttachmentPlan {
   const wanted = new Map<string, VolumeAttachment>();
   for (const pod of input.pods) {
     if (pod.spec?.nodeName !== input.nodeName || isTerminated(pod)) continue;
-    for (const volume of podAttachableVolumes(pod, input, input.driver)) {
+    for (const { handle, source } of podAttachables(pod, input, input.driver)) {
       // From the translated handle: aws://<zone>/vol-X and vol-X name the same attachment.
-      const name = attachmentName(attachableHandle(volume, input.driver)!, input.driver, input.nodeName);
+      const name = attachmentName(handle, input.driver, input.nodeName);
       wanted.set(name, {
         apiVersion: 'storage.k8s.io/v1',
         kind: 'VolumeAttachment',
         metadata: { name } as VolumeAttachment['metadata'],
-        spec: { attacher: input.driver, nodeName: input.nodeName, source: { persistentVolumeName: volume.metadata.name } },
+        spec: { attacher: input.driver, nodeName: input.nodeName, source },
       });
     }
   }
   const existing = new Set(input.attachments.map((a) => a.metadata.name));
-  const wantedVolumes = new Set([...wanted.values()].map((a) => a.spec.source?.persistentVolumeName));
+  const wantedSources = [...wanted.values()].map((a) => a.spec.source);
+  const wantedVolumes = new Set(wantedSources.map((source) => source?.persistentVolumeName));
+  const wantedInline = new Set(wantedSources.map((source) => source?.inlineVolumeSpec?.csi?.volumeHandle));
+  const unused = (a: VolumeAttachment): boolean => {
+    const source = a.spec.source;
+    if (source?.persistentVolumeName !== undefined) return !wantedVolumes.has(source.persistentVolumeName);
+    const inlineHandle = source?.inlineVolumeSpec?.csi?.volumeHandle;
+    return inlineHandle !== undefined && !wantedInline.has(inlineHandle);
+  };
   return {
     create: [...wanted.values()].filter((a) => !existing.has(a.metadata.name)),
-    delete: input.attachments.filter(
-      (a) =>
-        a.spec.attacher === input.driver &&
-        a.spec.nodeName === input.nodeName &&
-        a.spec.source?.persistentVolumeName !== undefined &&
-        !wantedVolumes.has(a.spec.source.persistentVolumeName) &&
-        !isDeleting(a),
-    ),
+    delete: input.attachments.filter((a) => a.spec.attacher === input.driver && a.spec.nodeName === input.nodeName && unused(a) && !isDeleting(a)),
   };
 }

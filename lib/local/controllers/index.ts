@@ -12,6 +12,7 @@ import type { ControllerOptions } from './options.js';
 import { startPvController } from './pv-controller.js';
 import { startScheduler } from './scheduler.js';
 import { startSnapshotController } from './snapshot-controller.js';
+import { writingAs } from './write.js';
 
 /**
  * Starts all five controllers over one store, sharing one watch-fed cache per resource;
@@ -19,12 +20,13 @@ import { startSnapshotController } from './snapshot-controller.js';
  */
 export function startControllers(store: ObjectStore, options?: ControllerOptions): RunningController {
   const informers = new Informers(store);
+  // Each writes under the field manager its real counterpart's User-Agent names.
   const running = [
-    startPvController(store, options, informers),
-    startScheduler(store, options, informers),
-    startAttachDetachController(store, options, informers),
-    startKubelet(store, options, informers),
-    startSnapshotController(store, options, informers),
+    startPvController(writingAs(store, 'kube-controller-manager'), options, informers),
+    startScheduler(writingAs(store, 'kube-scheduler'), options, informers),
+    startAttachDetachController(writingAs(store, 'kube-controller-manager'), options, informers),
+    startKubelet(writingAs(store, 'kubelet'), options, informers),
+    startSnapshotController(writingAs(store, 'snapshot-controller'), options, informers),
   ];
   return {
     async stop() {

@@ -4,12 +4,11 @@
  * Decision in `podStartup`; this file does the I/O.
  */
 import type { ObjectStore, WatchEvent } from '../kube/types.js';
-import { attachmentName } from './attachments.js';
+import { attachmentName, podAttachables } from './attachments.js';
 import { runController } from './controller.js';
 import type { RunningController } from './controller.js';
 import { Informers } from './informers.js';
 import { KeyIndex } from './key-index.js';
-import { attachableHandle } from './migration.js';
 import { kubeTime, objectKey, podClaimNames, splitKey } from './objects.js';
 import type { PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment } from './objects.js';
 import { resolveOptions } from './options.js';
@@ -47,12 +46,10 @@ export function startKubelet(store: ObjectStore, options?: ControllerOptions, sh
       if (!claim) continue;
       claims.set(`${namespace}/${claimName}`, claim);
       const volume = claim.spec.volumeName ? informers.get<PersistentVolume>('persistentvolumes', claim.spec.volumeName) : undefined;
-      if (!volume) continue;
-      volumes.set(volume.metadata.name, volume);
-      const handle = attachableHandle(volume, opts.driver);
-      const attachment = handle
-        ? informers.get<VolumeAttachment>('volumeattachments', attachmentName(handle, opts.driver, pod.spec!.nodeName!))
-        : undefined;
+      if (volume) volumes.set(volume.metadata.name, volume);
+    }
+    for (const { handle } of podAttachables(pod, { claims, volumes }, opts.driver)) {
+      const attachment = informers.get<VolumeAttachment>('volumeattachments', attachmentName(handle, opts.driver, pod.spec!.nodeName!));
       if (attachment) attachments.set(attachment.metadata.name, attachment);
     }
     const status = podStartup({ pod, claims, volumes, attachments, driver: opts.driver, now: kubeTime() });

@@ -6,7 +6,7 @@
  * that the local stack checks the backend instead of sharing its mistakes.
  */
 import { ANN, annotation, setAnnotation, setFinalizer } from './objects.js';
-import type { PersistentVolume, PersistentVolumeClaim } from './objects.js';
+import type { AwsElasticBlockStoreVolume, InlineVolumeSpec, PersistentVolume, PersistentVolumeClaim } from './objects.js';
 
 export const IN_TREE_AWS_EBS = 'kubernetes.io/aws-ebs';
 /** The CSI driver the in-tree plugin migrates to (csi-translation-lib `AWSEBSDriverName`). */
@@ -54,7 +54,36 @@ export function attachableHandle(volume: PersistentVolume, driver: string): stri
   if (csi) return csi.driver === driver && csi.volumeHandle ? csi.volumeHandle : undefined;
   const volumeID = volume.spec.awsElasticBlockStore?.volumeID;
   if (driver !== AWS_EBS_CSI_DRIVER || !volumeID) return undefined;
+  return ebsVolumeHandle(volumeID);
+}
+
+/** `KubernetesVolumeIDToEBSVolumeID`: `aws://<zone>/vol-…` → `vol-…`, a bare ID as it is; undefined when malformed. */
+function ebsVolumeHandle(volumeID: string): string | undefined {
   if (!volumeID.startsWith('aws://')) return volumeID;
   const match = /^aws:\/\/[^/]*\/+(vol-[^/]*?)\/*$/.exec(volumeID);
   return match?.[1];
+}
+
+/**
+ * `TranslateInTreeInlineVolumeToCSI` of csi-translation-lib for a pod's inline
+ * `awsElasticBlockStore` volume: the PV spec the attach/detach controller puts in a
+ * VolumeAttachment's `spec.source.inlineVolumeSpec` — the EBS CSI source with the translated
+ * volume ID as handle, the volume's `fsType` and `readOnly`, `partition` always (as a string,
+ * "0" when unset), and ReadWriteOnce. Undefined for another driver, no volume ID, or a
+ * malformed `aws://` one (the real controller fails to translate it and attaches nothing).
+ */
+export function inlineVolumeSpec(source: AwsElasticBlockStoreVolume, driver: string): InlineVolumeSpec | undefined {
+  const handle = source.volumeID ? ebsVolumeHandle(source.volumeID) : undefined;
+  if (driver !== AWS_EBS_CSI_DRIVER || !handle) return undefined;
+  return {
+    csi: {
+      driver,
+      volumeHandle: handle,
+      // Go's omitempty: false and "" are not written.
+      ...(source.readOnly && { readOnly: true }),
+      ...(source.fsType && { fsType: source.fsType }),
+      volumeAttributes: { partition: String(source.partition ?? 0) },
+    },
+    accessModes: ['ReadWriteOnce'],
+  };
 }

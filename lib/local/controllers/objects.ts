@@ -73,9 +73,25 @@ export interface StorageClass extends KubeObject {
   reclaimPolicy?: string;
 }
 
+/** A pod's inline in-tree EBS volume (`awsElasticBlockStore`). */
+export interface AwsElasticBlockStoreVolume {
+  volumeID?: string;
+  fsType?: string;
+  readOnly?: boolean;
+  partition?: number;
+}
+
+/** `spec.source.inlineVolumeSpec` of a VolumeAttachment: a PV spec without a PV. */
+export interface InlineVolumeSpec {
+  csi?: { driver: string; volumeHandle: string; readOnly?: boolean; fsType?: string; volumeAttributes?: Record<string, string> };
+  accessModes?: string[];
+  [field: string]: unknown;
+}
+
 export interface PodVolume {
   name?: string;
   persistentVolumeClaim?: { claimName?: string; readOnly?: boolean } | null;
+  awsElasticBlockStore?: AwsElasticBlockStoreVolume | null;
   [field: string]: unknown;
 }
 
@@ -110,7 +126,7 @@ export interface VolumeAttachment extends KubeObject {
   spec: {
     attacher?: string;
     nodeName?: string;
-    source?: { persistentVolumeName?: string; [field: string]: unknown };
+    source?: { persistentVolumeName?: string; inlineVolumeSpec?: InlineVolumeSpec; [field: string]: unknown };
   };
   status?: { attached?: boolean; [field: string]: unknown };
 }

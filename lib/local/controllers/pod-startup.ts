@@ -1,11 +1,10 @@
 /**
  * The simulated kubelet's one decision: a pod placed on a node starts once every volume it
- * mounts is there — for the driver's CSI volumes, once their VolumeAttachment reports
+ * mounts is there — for the driver's CSI volumes (inline ones too), once their VolumeAttachment reports
  * `attached: true`. Pure.
  */
-import { attachmentName, podAttachableVolumes, podVolumesResolved } from './attachments.js';
+import { attachmentName, podAttachables, podVolumesResolved } from './attachments.js';
 import type { VolumeLookup } from './attachments.js';
-import { attachableHandle } from './migration.js';
 import { isDeleting, isTerminated } from './objects.js';
 import type { Pod, VolumeAttachment } from './objects.js';
 
@@ -29,8 +28,8 @@ export function podStartup(input: PodStartupInput): Pod['status'] | undefined {
   const { pod, driver, now } = input;
   const nodeName = pod.spec?.nodeName;
   if (!nodeName || !awaitsStart(pod) || !podVolumesResolved(pod, input)) return undefined;
-  const attached = podAttachableVolumes(pod, input, driver).every(
-    (volume) => input.attachments.get(attachmentName(attachableHandle(volume, driver)!, driver, nodeName))?.status?.attached === true,
+  const attached = podAttachables(pod, input, driver).every(
+    ({ handle }) => input.attachments.get(attachmentName(handle, driver, nodeName))?.status?.attached === true,
   );
   if (!attached) return undefined;
   const condition = (type: string) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: now });

@@ -129,8 +129,17 @@ export const RESOURCES: Record<ResourceName, ResourceInfo> = {
   servicemonitors: crd('servicemonitors', MONITORING_GROUP, 'ServiceMonitor', true, { shortNames: ['smon'], status: true, categories: ['prometheus-operator'] }),
 };
 
-/** Resources served only when the server is started with them (a CRD the cluster may lack). */
-export const OPTIONAL_RESOURCES: ReadonlySet<ResourceName> = new Set(['servicemonitors']);
+const SNAPSHOT_RESOURCES: readonly ResourceName[] = ['volumesnapshots', 'volumesnapshotcontents', 'volumesnapshotclasses'];
+
+/** Resources of CRDs a cluster may lack: ServiceMonitors off unless asked for, the snapshot CRDs on unless told off. */
+export const OPTIONAL_RESOURCES: ReadonlySet<ResourceName> = new Set(['servicemonitors', ...SNAPSHOT_RESOURCES]);
+
+/** Which of the optional CRDs a server has installed. */
+export interface InstalledCrds {
+  serviceMonitors?: boolean;
+  /** The CSI snapshot CRDs; default true (the local stack runs the snapshot controller). */
+  snapshots?: boolean;
+}
 
 export const RESOURCE_NAMES = Object.keys(RESOURCES) as ResourceName[];
 
@@ -141,8 +150,8 @@ export function apiVersionOf(info: ResourceInfo): string {
 /** What one server serves, in RESOURCES order: every resource but the optional ones it was not given. */
 export type ServedResources = readonly ResourceInfo[];
 
-export function servedResources(optional: { serviceMonitors?: boolean } = {}): ServedResources {
-  const extra = new Set<ResourceName>(optional.serviceMonitors ? ['servicemonitors'] : []);
+export function servedResources(optional: InstalledCrds = {}): ServedResources {
+  const extra = new Set<ResourceName>([...(optional.serviceMonitors ? ['servicemonitors' as const] : []), ...((optional.snapshots ?? true) ? SNAPSHOT_RESOURCES : [])]);
   return RESOURCE_NAMES.filter((name) => !OPTIONAL_RESOURCES.has(name) || extra.has(name)).map((name) => RESOURCES[name]);
 }
 

@@ -19,7 +19,7 @@ import {
 } from './discovery.js';
 import { KubeApiError } from './errors.js';
 import { handleResource, type ApiRequest } from './handlers.js';
-import { servedResources } from './resources.js';
+import { servedResources, type InstalledCrds } from './resources.js';
 import { route, type ResourceRoute } from './routes.js';
 import type { LocalObjectStore } from './store.js';
 import { toTable } from './table.js';
@@ -36,18 +36,25 @@ export interface KubeApiServerOptions {
   /** Interval of BOOKMARK events for watches that allow them. Default 60. */
   bookmarkIntervalSeconds?: number;
   /** Called once per finished request, e.g. to log `GET /api/v1/pods 200`. */
-  onRequest?: (line: { method: string; url: string; status: number }) => void;
+  onRequest?: (line: { method: string; url: string; status: number; userAgent?: string }) => void;
   /**
    * Serve prometheus-operator's `monitoring.coreos.com/v1` ServiceMonitors, as a cluster with
    * its CRDs installed does. Default false: a cluster without the operator has no such kind,
    * and kubectl then says so for a manifest that has one.
    */
   serviceMonitors?: boolean;
+  /**
+   * Serve the CSI snapshot CRDs (`snapshot.storage.k8s.io/v1`). Default true; false is a
+   * cluster without them, whose snapshot paths answer 404 until `installCrds` adds them.
+   */
+  snapshots?: boolean;
 }
 
 export interface KubeApiServer {
   url: string;
   port: number;
+  /** Installs optional CRDs while running: their resources are served from now on, as after `kubectl apply` of the CRDs. */
+  installCrds(crds: InstalledCrds): void;
   /** Ends open watches, drops keep-alive connections and stops listening. */
   close(): Promise<void>;
 }
@@ -113,7 +120,8 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
   const host = options.host ?? '127.0.0.1';
   const watchTimeout = options.watchTimeoutSeconds ?? 1800;
   const bookmarkInterval = options.bookmarkIntervalSeconds ?? 60;
-  const served = servedResources({ serviceMonitors: options.serviceMonitors ?? false });
+  let installed: InstalledCrds = { serviceMonitors: options.serviceMonitors ?? false, snapshots: options.snapshots ?? true };
+  let served = servedResources(installed);
   const closers = new Set<() => void>();
   let address = `${host}:0`;
 
@@ -232,7 +240,8 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
 
   const server = createServer((req, res) => {
     if (options.onRequest) {
-      res.on('finish', () => options.onRequest?.({ method: req.method ?? '', url: req.url ?? '', status: res.statusCode }));
+      const userAgent = req.headers['user-agent'];
+      res.on('finish', () => options.onRequest?.({ method: req.method ?? '', url: req.url ?? '', status: res.statusCode, ...(userAgent !== undefined && { userAgent }) }));
     }
     serve(req, res).catch((err: unknown) => {
       if (res.headersSent) res.destroy();
@@ -244,6 +253,10 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
   return {
     url: listening.url,
     port: listening.port,
+    installCrds(crds) {
+      installed = { serviceMonitors: installed.serviceMonitors || crds.serviceMonitors, snapshots: installed.snapshots || crds.snapshots };
+      served = servedResources(installed);
+    },
     close: async () => {
       for (const finish of [...closers]) finish();
       await listening.close();

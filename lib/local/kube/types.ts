@@ -80,7 +80,7 @@ export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 export interface WriteOptions {
   /** `dryRun=All`: validated and answered as the write would be; nothing stored, no watch event, no resourceVersion used. */
   dryRun?: boolean;
-  /** The manager the write is recorded under, once the object has managedFields (after its first apply). Default `unknown`, as the API server names a write that names none. */
+  /** The manager the write is recorded under in managedFields (creates are tracked, as kube-apiserver tracks them). Default `unknown`, as the API server names a write that names none. */
   fieldManager?: string;
   /**
    * Unknown fields: Strict refuses them, Warn drops them with a warning, Ignore drops them.

@@ -86,3 +86,56 @@ describe('planNodeAttachments', () => {
     expect(plan([], [], [foreign, detaching]).delete).toEqual([]);
   });
 });
+
+describe('planNodeAttachments: inline awsElasticBlockStore volumes (CSI migration of inline volumes)', () => {
+  const inlinePod = (name: string, volumeID: string, extra: Record<string, unknown> = {}, o: Parameters<typeof pod>[1] = {}): Pod => {
+    const p = pod(name, { nodeName: 'node-a', ...o });
+    p.spec!.volumes = [{ name: 'disk', awsElasticBlockStore: { volumeID, ...extra } }];
+    return p;
+  };
+  const VOL = 'vol-0123456789abcdef0';
+  const inlineName = attachmentName(VOL, DRIVER, 'node-a');
+
+  it('aws://<zone>/vol-… with fsType -> one VolumeAttachment named by the translated handle, the translated spec inline and no PV name', () => {
+    const result = plan([inlinePod('p', `aws://us-east-1a/${VOL}`, { fsType: 'ext4' })], []);
+    expect(result.create).toEqual([
+      {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'VolumeAttachment',
+        metadata: { name: inlineName },
+        spec: {
+          attacher: DRIVER,
+          nodeName: 'node-a',
+          source: {
+            inlineVolumeSpec: {
+              csi: { driver: DRIVER, volumeHandle: VOL, fsType: 'ext4', volumeAttributes: { partition: '0' } },
+              accessModes: ['ReadWriteOnce'],
+            },
+          },
+        },
+      },
+    ]);
+  });
+
+  it('bare vol-… with readOnly and a partition -> readOnly and the partition as a string', () => {
+    const [va] = plan([inlinePod('p', VOL, { readOnly: true, partition: 2 })], []).create;
+    expect(va?.metadata.name).toBe(inlineName);
+    expect(va?.spec.source?.inlineVolumeSpec?.csi).toEqual({ driver: DRIVER, volumeHandle: VOL, readOnly: true, volumeAttributes: { partition: '2' } });
+  });
+
+  it('a malformed aws:// volume ID -> nothing (the real controller cannot translate it)', () => {
+    expect(plan([inlinePod('p', 'aws://us-east-1a/disk-1')], []).create).toEqual([]);
+  });
+
+  it('another driver -> no VolumeAttachment for the in-tree EBS volume', () => {
+    const input: NodeAttachmentInput = { nodeName: 'node-a', pods: [inlinePod('p', VOL)], attachments: [], claims: new Map(), volumes: new Map(), driver: 'other.csi.example.com' };
+    expect(planNodeAttachments(input).create).toEqual([]);
+  });
+
+  it('attachment there and the pod still there -> kept; pod gone -> deleted', () => {
+    const [va] = plan([inlinePod('p', VOL)], []).create;
+    const existing = { ...va!, metadata: { ...va!.metadata, uid: 'u1' } } as VolumeAttachment;
+    expect(plan([inlinePod('p', VOL)], [], [existing])).toEqual({ create: [], delete: [] });
+    expect(plan([], [], [existing]).delete).toEqual([existing]);
+  });
+});

@@ -170,6 +170,13 @@ describe('scheduler, attach/detach controller and kubelet over the store', () =>
     });
     store.updateStatus('volumeattachments', { ...withFinalizer, status: { attached: true } });
     await until(() => getPod('app')?.status?.phase === 'Running', 'pod Running');
+    // Each component's writes are recorded under the manager its User-Agent names in a real
+    // cluster; the test's own writes name none (`unknown`).
+    const managers = (o: KubeObject | undefined) => [...new Set(((o?.metadata.managedFields ?? []) as Array<{ manager: string }>).map((m) => m.manager))].sort();
+    expect(managers(store.get('volumeattachments', vaName))).toEqual(['kube-controller-manager', 'unknown']);
+    expect(managers(getPod('app'))).toEqual(['kube-scheduler', 'kubelet', 'unknown']);
+    // The scheduler writes the selected-node annotation, as kube-scheduler does.
+    expect(managers(getClaim('data'))).toEqual(['kube-controller-manager', 'kube-scheduler', 'unknown']);
 
     store.delete('pods', 'app', 'default');
     await until(() => store.get('volumeattachments', vaName)?.metadata.deletionTimestamp, 'VolumeAttachment deleted');

@@ -55,3 +55,16 @@ describe('podStartup', () => {
     expect(start(pod('p', { nodeName: 'node-a', phase: 'Running' }))).toBeUndefined();
   });
 });
+
+describe('podStartup: an inline awsElasticBlockStore volume', () => {
+  const VOL = 'vol-0123456789abcdef0';
+  const inlinePod = pod('p', { nodeName: 'node-a' });
+  inlinePod.spec!.volumes = [{ name: 'disk', awsElasticBlockStore: { volumeID: `aws://us-east-1a/${VOL}` } }];
+  const va = (attached: boolean) => ({ ...attachment(attachmentName(VOL, DRIVER, 'node-a'), { nodeName: 'node-a', volumeName: 'unused', attached }), spec: { attacher: DRIVER, nodeName: 'node-a', source: {} } });
+
+  it('its VolumeAttachment missing or not attached -> stays Pending; attached -> Running', () => {
+    expect(start(inlinePod)).toBeUndefined();
+    expect(start(inlinePod, [], [], [va(false)])).toBeUndefined();
+    expect(start(inlinePod, [], [], [va(true)])?.phase).toBe('Running');
+  });
+});

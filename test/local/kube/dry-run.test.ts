@@ -84,7 +84,11 @@ describe('dryRun=All (handlers)', () => {
     const current = store.get('configmaps', 'settings', 'default') as KubeObject;
     const body = { ...current, data: { a: '2' } };
     const answer = dry(store, () => handleResource(store, request('PUT', `${CM}/settings`, { query: 'dryRun=All', body })));
-    expect(answer).toEqual({ status: 200, body: { ...current, data: { a: '2' } } });
+    // The same object but for its managedFields, which now name the writer (the User-Agent's `test`) as its owner of data.a.
+    const { managedFields, ...meta } = (answer.body as KubeObject).metadata;
+    expect(answer).toEqual({ status: 200, body: { ...current, metadata: { ...current.metadata, ...meta, managedFields }, data: { a: '2' } } });
+    expect(meta).toEqual((({ managedFields: _m, ...rest }) => rest)(current.metadata));
+    expect(managedFields).toContainEqual(expect.objectContaining({ manager: 'test', operation: 'Update', fieldsV1: { 'f:data': { 'f:a': {} } } }));
     const real = handleResource(store, request('PUT', `${CM}/settings`, { body }));
     expect(comparable(real.body)).toEqual(comparable(answer.body));
     expect(store.get('configmaps', 'settings', 'default')?.data).toEqual({ a: '2' });

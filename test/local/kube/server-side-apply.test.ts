@@ -135,9 +135,10 @@ describe('server-side apply (store)', () => {
     expect(replaced.rules).toEqual([{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }]);
   });
 
-  it('apply over an object created by a plain create -> its fields belong to before-first-apply: changing one conflicts, keeping it does not', () => {
+  it('apply over an object that carries no managedFields (reset) -> its fields belong to before-first-apply: changing one conflicts, keeping it does not', () => {
     const store = createObjectStore();
     store.create('configmaps', configMap({ a: '1' }));
+    store.patch('configmaps', 'settings', NS, 'merge', { metadata: { managedFields: [{}] } });
     expect(thrown(() => apply(store, configMap({ a: '2' }), 'alice')).message).toBe('Apply failed with 1 conflict: conflict with "before-first-apply" using v1: .data.a');
     const same = apply(store, configMap({ a: '1', b: '2' }), 'alice');
     expect(managers(same)).toEqual(['alice/Apply', 'before-first-apply/Update']);
@@ -155,9 +156,21 @@ describe('server-side apply (store)', () => {
     expect(thrown(() => apply(store, configMap({ a: '1' }), 'alice')).message).toBe('Apply failed with 1 conflict: conflict with "kubectl-edit" using v1: .data.a');
   });
 
-  it('an object never applied -> updates record no managedFields (as NewSkipNonAppliedManager)', () => {
+  it('a plain create -> tracked for its manager (the server tracks creates: probability 1); a later update by another manager takes the field it changed', () => {
+    const store = createObjectStore({ now: () => new Date('2026-12-01T10:00:00Z') });
+    const created = store.create('configmaps', configMap({ a: '1', b: '2' }), { fieldManager: 'kubectl-create' });
+    expect(created.metadata.managedFields).toEqual([
+      { manager: 'kubectl-create', operation: 'Update', apiVersion: 'v1', time: '2026-12-01T10:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { '.': {}, 'f:a': {}, 'f:b': {} } } },
+    ]);
+    const patched = store.patch('configmaps', 'settings', NS, 'merge', { data: { a: '2' } }, { fieldManager: 'kubectl-edit' });
+    expect(fieldsOf(patched, 'kubectl-create')).toEqual({ 'f:data': { '.': {}, 'f:b': {} } });
+    expect(fieldsOf(patched, 'kubectl-edit')).toEqual({ 'f:data': { 'f:a': {} } });
+  });
+
+  it('an object whose managedFields were reset -> later updates record none (skipNonApplied: only a create starts tracking)', () => {
     const store = createObjectStore();
     store.create('configmaps', configMap({ a: '1' }), { fieldManager: 'kubectl-create' });
+    store.patch('configmaps', 'settings', NS, 'merge', { metadata: { managedFields: [{}] } });
     const patched = store.patch('configmaps', 'settings', NS, 'merge', { data: { a: '2' } }, { fieldManager: 'kubectl-edit' });
     expect(patched.metadata).not.toHaveProperty('managedFields');
   });
@@ -237,7 +250,7 @@ describe('server-side apply (store)', () => {
     const store = createObjectStore();
     const lastApplied = JSON.stringify(configMap({ a: '1' }));
     store.create('configmaps', { ...configMap({ a: '1' }), metadata: { name: 'settings', namespace: NS, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': lastApplied } } });
-    // Another manager gets the same change refused: its fields are before-first-apply's.
+    // Another manager gets the same change refused: its fields are their creator's.
     expect(isConflict(thrown(() => apply(store, configMap({ a: '2' }), 'other')))).toBe(true);
     const migrated = apply(store, configMap({ a: '2' }), 'kubectl');
     expect(migrated.data).toEqual({ a: '2' });

@@ -2,10 +2,11 @@
  * kube-apiserver's field manager (apimachinery `managedfields/internal`: the chain
  * `NewDefaultFieldManager` builds), for one kind and endpoint:
  *
- * - Updates (create, update, non-apply patch) are recorded per manager (operation Update)
- *   once the object has managed fields. As `NewSkipNonAppliedManager` (a mode upstream has;
- *   the real server's default tracks creates too) an object that was never applied carries
- *   none: the first apply gives its existing fields to `before-first-apply`.
+ * - Updates (create, update, non-apply patch) are recorded per manager (operation Update).
+ *   As `NewProbabilisticSkipNonAppliedManager` with the server's default probability 1
+ *   (`DefaultTrackOnCreateProbability`): a create is tracked, so every object carries its
+ *   writers from the start; an update of an object that carries none (its managedFields were
+ *   reset) stays untracked, and the first apply gives its fields to `before-first-apply`.
  * - Applies merge the configuration, prune what the manager dropped, refuse conflicts (409)
  *   unless forced, and record the applied set (operation Apply). For `kubectl` an apply over
  *   a client-side applied object may take fields whose value still is the last-applied one
@@ -153,8 +154,9 @@ export function managedFieldsAfterUpdate(scope: FieldManagerScope, live: KubeObj
     managed = decodeOrEmpty(next.metadata.managedFields);
     if (managed.managers.size === 0) managed = decodeOrEmpty(live?.metadata.managedFields);
   }
-  // skipNonAppliedManager (probability 0): nothing tracked until the first apply.
-  if (managed.managers.size === 0) return undefined;
+  // skipNonAppliedManager with probability 1: a create is tracked; an update of an object
+  // without managed fields is not.
+  if (managed.managers.size === 0 && live !== undefined) return undefined;
   recordUpdate(scope, managed, live ? withoutManagedFields(live) : {}, withoutManagedFields(next), manager);
   return encodeManagedFields(managed);
 }
