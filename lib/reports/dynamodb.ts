@@ -27,9 +27,10 @@
  * The latest refused request of a cluster is three attributes of the cluster's item,
  * `refusedAt` (epoch ms), `refusedStatus`, `refusedCode`, set by one conditional UpdateItem
  * only while the item holds a report and `refusedAt` is older by REFUSAL_RECORD_INTERVAL_MS (a
- * refusal for an id without a report writes nothing); the store also skips the UpdateItem
- * itself for a cluster it recorded one for within the interval, so a flood of refused requests
- * costs one write per cluster and Lambda container a minute.
+ * refusal for an id without a report writes nothing). The store also skips the UpdateItem
+ * itself within the interval of a refusal it wrote or was told is held (a refused UpdateItem
+ * answers the item), so a flood of refused requests costs one write per cluster a minute, and
+ * at most one UpdateItem tried per cluster and Lambda container a minute.
  *
  * The DynamoDB client is loaded on first use, not at import (lib/dynamodb).
  */
@@ -72,6 +73,10 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
   const partExpiry = () => ({ N: String(Math.floor(now() / 1000) + PART_TTL_SECONDS) });
   /** Per cluster, the latest refusal time this store wrote or found held: the table's is never earlier. */
   const refusalsWritten = new Map<string, number>();
+  const remember = (clusterId: string, at: number) => {
+    if (refusalsWritten.size >= REMEMBERED_REFUSALS) refusalsWritten.clear();
+    refusalsWritten.set(clusterId, Math.max(at, refusalsWritten.get(clusterId) ?? -Infinity));
+  };
 
   async function read(clusterId: string): Promise<Record<string, AttributeValue> | undefined> {
     const {
@@ -429,15 +434,18 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
               ':c': { S: refusal.code },
               ':cutoff': { N: String(refusal.at - REFUSAL_RECORD_INTERVAL_MS) },
             },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
       } catch (err) {
-        // No report kept for the id, or a refusal as recent held already.
         if (!isConditionFailed(err)) throw err;
+        // A refusal as recent held already (remembered: the table's is never earlier), or no report kept for the id (nothing to remember:
+        // once a report is, the next refusal must be written).
+        const held = (err as { Item?: Record<string, AttributeValue> }).Item?.refusedAt?.N;
+        if (held !== undefined) remember(clusterId, Number(held));
         return;
       }
-      if (refusalsWritten.size >= REMEMBERED_REFUSALS) refusalsWritten.clear();
-      refusalsWritten.set(clusterId, refusal.at);
+      remember(clusterId, refusal.at);
     },
     async lastRefusal(clusterId) {
       const {

@@ -5,11 +5,14 @@
  * the disk; once the forwarder's reports are accepted again (naming nothing), it goes.
  */
 import { randomUUID } from 'node:crypto';
-import { expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
 import { createApp } from '../../lib/app/index.js';
 import { runAudit } from '../../lib/audit/index.js';
 import { reportDigest, sign, type VolumeReport } from '../../lib/contract/index.js';
-import { createMemoryReportStore } from '../../lib/reports/index.js';
+import { createFileReportStore, createMemoryReportStore, type ReportStore } from '../../lib/reports/index.js';
 import { createStaticRegistry } from '../../lib/registry/index.js';
 import { FakeGateway } from '../reconcile/fake-gateway.js';
 
@@ -60,9 +63,26 @@ it('requests refused after the mark became due -> the hourly audit keeps the dis
   expect((await audit()).deletions).toEqual([{ volumeId: disk.volumeId, outcome: 'deleted' }]);
 });
 
-it('requests refused (401) for 2 minutes after a fresh report -> the audit 3 minutes later keeps the disk, naming the refusal; a report accepted after the refusals -> deleted', async () => {
+/** The backend's store, and the one the audit reads: the same in memory; in files, another store over the directory, as the CLI's audit in its own process. */
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+const storesOf: [string, () => Promise<{ reports: ReportStore; audited: ReportStore }>][] = [
+  ['memory', async () => {
+    const reports = createMemoryReportStore();
+    return { reports, audited: reports };
+  }],
+  ['files (the CLI\'s audit over the local stack\'s directory)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'volhook-refusals-'));
+    dirs.push(dir);
+    return { reports: createFileReportStore(dir), audited: createFileReportStore(dir) };
+  }],
+];
+
+it.each(storesOf)('%s: requests refused (401) for 2 minutes after a fresh report -> the audit 3 minutes later keeps the disk, naming the refusal; a report accepted after the refusals -> deleted', async (_name, make) => {
   const ec2 = new FakeGateway('alpha');
-  const reports = createMemoryReportStore();
+  const { reports, audited } = await make();
   let now = Date.UTC(2026, 10, 30, 10);
   const app = createApp({ registry: createStaticRegistry([{ clusterId: 'alpha', secrets: [SECRET], region: 'us-east-1' }]), reports, gatewayFor: () => ec2, now: () => now });
   const disk = ec2.addVolume({
@@ -77,7 +97,7 @@ it('requests refused (401) for 2 minutes after a fresh report -> the audit 3 min
     const res = await app.request('/v1/clusters/alpha/reconcile', { method: 'POST', body, headers: { 'content-type': 'application/json', ...sign(body, secret, { now: Math.floor(now / 1000), versions: VERSIONS }) } });
     return res.status;
   };
-  const audit = () => runAudit({ clusterId: 'alpha', region: 'us-east-1', gateway: ec2, reports, graceMs: HOUR, delete: true, now: () => now });
+  const audit = () => runAudit({ clusterId: 'alpha', region: 'us-east-1', gateway: ec2, reports: audited, graceMs: HOUR, delete: true, now: () => now });
 
   expect(await send(SECRET, empty)).toBe(200);
   now += MINUTE;
@@ -94,7 +114,7 @@ it('requests refused (401) for 2 minutes after a fresh report -> the audit 3 min
   }
   // Refused at 0, 30, 60, 90, 120 s: recorded at most once a minute, so the last one held is the one at 120 s.
   const lastRecorded = refusedFrom + 2 * MINUTE;
-  expect(await reports.lastRefusal('alpha')).toEqual({ at: lastRecorded, status: 401, code: 'bad_signature' });
+  expect(await audited.lastRefusal('alpha')).toEqual({ at: lastRecorded, status: 401, code: 'bad_signature' });
   now += 30_000; // 3 minutes after the report: fresh by its age alone
   const kept = await audit();
   expect(kept.deletions).toMatchObject([

@@ -296,14 +296,26 @@ describe('refusals across processes', () => {
     expect(await store.lastRefusal('c1')).toEqual({ at: T, status: 401, code: 'bad_signature' });
     await store.refused('c1', { at: T + REFUSAL_RECORD_INTERVAL_MS, status: 401, code: 'bad_signature' });
     expect(updates).toBe(2);
-    const other = createDynamoDbReportStore({ tableName: TableName, client });
+    const other = createDynamoDbReportStore({ tableName: TableName, client: counting });
     await other.refused('c1', { at: T + REFUSAL_RECORD_INTERVAL_MS + 1000, status: 403, code: 'registration_invalid' });
     expect(await store.lastRefusal('c1')).toEqual({ at: T + REFUSAL_RECORD_INTERVAL_MS, status: 401, code: 'bad_signature' });
+    expect(updates).toBe(3);
+    // Its refused write told it the time held: it does not try again within the interval of that one, and does after it.
+    await other.refused('c1', { at: T + 2 * REFUSAL_RECORD_INTERVAL_MS - 1, status: 403, code: 'registration_invalid' });
+    expect(updates).toBe(3);
+    await other.refused('c1', { at: T + 2 * REFUSAL_RECORD_INTERVAL_MS, status: 403, code: 'registration_invalid' });
+    expect(updates).toBe(4);
+    expect(await store.lastRefusal('c1')).toEqual({ at: T + 2 * REFUSAL_RECORD_INTERVAL_MS, status: 403, code: 'registration_invalid' });
+    // A refusal for an id without a report remembers nothing: once it has a report, the next one is written.
+    await other.refused('c2', { at: T, status: 401, code: 'bad_signature' });
+    await store.put(report('c2', 'a'.repeat(64), 1000));
+    await other.refused('c2', { at: T + 1000, status: 401, code: 'bad_signature' });
+    expect(await store.lastRefusal('c2')).toEqual({ at: T + 1000, status: 401, code: 'bad_signature' });
     // The report item keeps its report: the refusal is three attributes beside it.
     expect((await store.get('c1'))?.digest).toBe('a'.repeat(64));
     await store.refused('nobody', { at: T, status: 401, code: 'bad_signature' });
     const pks = ((await client.send(new ScanCommand({ TableName, ConsistentRead: true }))).Items ?? []).map((i) => i.pk?.S);
-    expect(pks).toEqual(['c1']);
+    expect(pks.sort()).toEqual(['c1', 'c2']);
   });
 });
 
