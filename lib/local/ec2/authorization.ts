@@ -290,6 +290,7 @@ const MAPPERS: Readonly<Record<string, Mapper>> = {
   DescribeSnapshots: unscoped('DescribeSnapshots'),
   DescribeFastSnapshotRestores: unscoped('DescribeFastSnapshotRestores'),
   DescribeInstances: unscoped('DescribeInstances'),
+  DescribeInstanceTypes: unscoped('DescribeInstanceTypes'),
   DescribeAvailabilityZones: unscoped('DescribeAvailabilityZones'),
 
   // Reference, RunInstances: many resource types (instance, volume, image, network

@@ -1,4 +1,5 @@
 import { INSTANCE_STATE_CODES, privateDnsName } from './instances.js';
+import { instanceTypeInfo, type InstanceTypeInfo } from './instance-types.js';
 import type { Attachment, FastSnapshotRestore, Instance, Snapshot, Tag, Volume, VolumeModification } from './model.js';
 import { snapshotProgress } from './snapshots.js';
 import type { XmlObject } from './xml.js';
@@ -137,7 +138,7 @@ export function instanceXml(world: World, i: Instance, launchIndex = 0): XmlObje
     virtualizationType: 'hvm',
     clientToken: i.clientToken ?? '',
     tagSet: i.tags.length > 0 ? tagSet(i.tags) : undefined,
-    hypervisor: 'xen',
+    hypervisor: instanceTypeInfo(i.instanceType)?.hypervisor ?? 'xen',
     networkInterfaceSet: [],
     ebsOptimized: false,
     enaSupport: true,
@@ -172,4 +173,9 @@ export function zoneXml(region: string, z: ZoneInfo): XmlObject {
     zoneType: 'availability-zone',
     messageSet: [],
   };
+}
+
+/** An InstanceTypeInfo (members in botocore's order, as the table holds them). */
+export function instanceTypeXml(t: InstanceTypeInfo): XmlObject {
+  return structuredClone(t) as unknown as XmlObject;
 }
