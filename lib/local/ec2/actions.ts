@@ -7,6 +7,7 @@ import {
   modificationXml,
   reservationsXml,
   snapshotXml,
+  volumeStatusXml,
   volumeXml,
   zoneXml,
 } from './shapes.js';
@@ -15,6 +16,7 @@ import { Ec2Error, ec2Errors } from './errors.js';
 import { compileFilters, type FilterTable } from './filters.js';
 import { findInstances, runInstances, terminateInstances } from './instances.js';
 import { findInstanceTypes } from './instance-types.js';
+import { findVolumeStatuses } from './volume-status.js';
 import type { Tag } from './model.js';
 import { findModifications, modifyVolume } from './modifications.js';
 import { paginate } from './pagination.js';
@@ -204,6 +206,23 @@ export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
       max: 500,
     });
     return { volumeSet: page.map(volumeXml), nextToken };
+  },
+
+  DescribeVolumeStatus(world, p) {
+    if (p.has('IncludeManagedResources')) {
+      throw ec2Errors.invalidValue('The parameter IncludeManagedResources is not supported by this simulator (no managed resources).');
+    }
+    const ids = p.list('VolumeId');
+    const all = findVolumeStatuses(world, ids, readFilters(p));
+    const { page, nextToken } = paginate(all, {
+      ids,
+      idsParameter: 'volumeSet',
+      maxResults: p.int('MaxResults'),
+      nextToken: p.str('NextToken'),
+      min: 5,
+      max: 1000,
+    });
+    return { volumeStatusSet: page.map((s) => volumeStatusXml(s, world.zone(s.volume.zone)?.id)), nextToken };
   },
 
   AttachVolume(world, p) {

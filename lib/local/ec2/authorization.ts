@@ -287,6 +287,7 @@ const MAPPERS: Readonly<Record<string, Mapper>> = {
   // Reference: the Describe actions support no resource-level permissions.
   DescribeVolumes: unscoped('DescribeVolumes'),
   DescribeVolumesModifications: unscoped('DescribeVolumesModifications'),
+  DescribeVolumeStatus: unscoped('DescribeVolumeStatus'),
   DescribeSnapshots: unscoped('DescribeSnapshots'),
   DescribeFastSnapshotRestores: unscoped('DescribeFastSnapshotRestores'),
   DescribeInstances: unscoped('DescribeInstances'),

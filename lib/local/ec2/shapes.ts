@@ -1,5 +1,6 @@
 import { INSTANCE_STATE_CODES, privateDnsName } from './instances.js';
 import { instanceTypeInfo, type InstanceTypeInfo } from './instance-types.js';
+import type { VolumeStatus } from './volume-status.js';
 import type { Attachment, FastSnapshotRestore, Instance, Snapshot, Tag, Volume, VolumeModification } from './model.js';
 import { snapshotProgress } from './snapshots.js';
 import type { XmlObject } from './xml.js';
@@ -178,4 +179,23 @@ export function zoneXml(region: string, z: ZoneInfo): XmlObject {
 /** An InstanceTypeInfo (members in botocore's order, as the table holds them). */
 export function instanceTypeXml(t: InstanceTypeInfo): XmlObject {
   return structuredClone(t) as unknown as XmlObject;
+}
+
+/** A VolumeStatusItem. */
+export function volumeStatusXml(s: VolumeStatus, zoneId: string | undefined): XmlObject {
+  const init = s.initialization;
+  return {
+    actionsSet: [],
+    availabilityZone: s.volume.zone,
+    eventsSet: [],
+    volumeId: s.volume.id,
+    volumeStatus: { details: s.details.map((d) => ({ name: d.name, status: d.status })), status: s.status },
+    attachmentStatuses: s.volume.attachments.map((a) => ({ instanceId: a.instanceId })),
+    initializationStatusDetails: init && {
+      initializationType: init.type,
+      progress: init.progress,
+      estimatedTimeToCompleteInSeconds: init.secondsLeft,
+    },
+    availabilityZoneId: zoneId,
+  };
 }

@@ -11,6 +11,7 @@ import {
   DescribeInstanceTypesCommand,
   DescribeVolumesCommand,
   DescribeVolumesModificationsCommand,
+  DescribeVolumeStatusCommand,
   ModifyVolumeCommand,
   type CreateVolumeCommandInput,
   type Tag,
@@ -147,8 +148,7 @@ describe('DescribeVolumesModifications', () => {
 
 /**
  * Each EC2 call of aws-ebs-csi-driver v1.63.0 (pkg/cloud/cloud.go) and whether the simulator
- * serves it. DescribeVolumeStatus is made only for a volume whose context asks
- * blockAttachUntilInitialized, LockSnapshot only for a VolumeSnapshotClass with lock parameters.
+ * serves it. LockSnapshot is made only for a VolumeSnapshotClass with lock parameters.
  */
 const DRIVER_CALLS: Readonly<Record<string, 'served' | 'not served'>> = {
   AttachVolume: 'served',
@@ -163,7 +163,7 @@ const DRIVER_CALLS: Readonly<Record<string, 'served' | 'not served'>> = {
   DescribeInstanceTypes: 'served',
   DescribeInstances: 'served',
   DescribeSnapshots: 'served',
-  DescribeVolumeStatus: 'not served',
+  DescribeVolumeStatus: 'served',
   DescribeVolumes: 'served',
   DescribeVolumesModifications: 'served',
   DetachVolume: 'served',
@@ -183,5 +183,49 @@ describe('the driver’s calls', () => {
         expect(out.body).toContain(action);
       }
     }
+  });
+});
+
+describe('DescribeVolumeStatus', () => {
+  const statusOf = async (id: string) => (await t.ec2.send(new DescribeVolumeStatusCommand({ VolumeIds: [id] }))).VolumeStatuses?.[0];
+  /** The driver's reading (cloud.go, isVolumeStatusInitializing). */
+  const initializing = (item: Awaited<ReturnType<typeof statusOf>>) =>
+    (item?.VolumeStatus?.Details ?? []).some((d) => d.Name === 'initialization-state' && d.Status === 'initializing');
+
+  it('an empty volume: ok, io-enabled passed, no initialization', async () => {
+    const v = await create({});
+    t.clock.advance(15_000);
+    const item = await statusOf(v.VolumeId!);
+    expect(item).toMatchObject({ VolumeId: v.VolumeId, AvailabilityZone: ZONE, VolumeStatus: { Status: 'ok', Details: [{ Name: 'io-enabled', Status: 'passed' }, { Name: 'io-performance', Status: 'not-applicable' }] } });
+    expect(item?.InitializationStatusDetails).toBeUndefined();
+    expect(initializing(item)).toBe(false);
+  });
+
+  it('restored at a provisioned rate: initializing with the time left, then completed once its size has been read at that rate', async () => {
+    const [source] = t.sim.seedVolumes({ zone: ZONE, sizeGiB: 10 });
+    const [snap] = t.sim.seedSnapshots({ volumeId: source!.id, sizeGiB: 10 });
+    const v = await create({ SnapshotId: snap!.id, Size: 10, VolumeInitializationRate: 100 });
+    // 10 GiB at 100 MiB/s: 102.4 s.
+    t.clock.advance(2_400);
+    const early = await statusOf(v.VolumeId!);
+    expect(initializing(early)).toBe(true);
+    expect(early?.InitializationStatusDetails).toMatchObject({ InitializationType: 'provisioned-rate', Progress: 2, EstimatedTimeToCompleteInSeconds: 100 });
+    t.clock.advance(100_000);
+    const done = await statusOf(v.VolumeId!);
+    expect(initializing(done)).toBe(false);
+    expect(done?.VolumeStatus?.Details).toContainEqual({ Name: 'initialization-state', Status: 'completed' });
+    expect(done?.InitializationStatusDetails).toMatchObject({ InitializationType: 'provisioned-rate', Progress: 100, EstimatedTimeToCompleteInSeconds: 0 });
+  });
+
+  it('a filter on the initialization state; a volume that does not exist -> InvalidVolume.NotFound; MaxResults with VolumeIds -> InvalidParameterCombination', async () => {
+    const [source] = t.sim.seedVolumes({ zone: ZONE, sizeGiB: 10 });
+    const [snap] = t.sim.seedSnapshots({ volumeId: source!.id, sizeGiB: 10 });
+    const restored = await create({ SnapshotId: snap!.id, Size: 10 });
+    const out = await t.ec2.send(new DescribeVolumeStatusCommand({ Filters: [{ Name: 'volume-status.details-status', Values: ['initializing'] }] }));
+    expect(out.VolumeStatuses?.map((s) => s.VolumeId)).toEqual([restored.VolumeId]);
+    expect(out.VolumeStatuses?.[0]?.InitializationStatusDetails).toMatchObject({ InitializationType: 'default' });
+    expect(out.VolumeStatuses?.[0]?.InitializationStatusDetails?.EstimatedTimeToCompleteInSeconds).toBeUndefined();
+    await expectEc2Error(t.ec2.send(new DescribeVolumeStatusCommand({ VolumeIds: ['vol-0123456789abcdef0'] })), 'InvalidVolume.NotFound');
+    await expectEc2Error(t.ec2.send(new DescribeVolumeStatusCommand({ VolumeIds: [restored.VolumeId!], MaxResults: 5 })), 'InvalidParameterCombination');
   });
 });
