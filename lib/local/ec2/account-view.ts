@@ -126,7 +126,7 @@ export class Ec2Account {
     const answer = (err: Ec2Error, throttled = false) => this.refuse(action, requestId, err, throttled);
     const handler = Object.hasOwn(ACTIONS, action) ? ACTIONS[action] : undefined;
     if (!handler) {
-      return answer(new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service.`));
+      return answer(new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service (the EC2 simulator does not implement it).`));
     }
     this.world.advance();
     const bucket = bucketName(action, params.entries().map(([k]) => k));

@@ -148,7 +148,8 @@ describe('DescribeVolumesModifications', () => {
 
 /**
  * Each EC2 call of aws-ebs-csi-driver v1.63.0 (pkg/cloud/cloud.go) and whether the simulator
- * serves it. LockSnapshot is made only for a VolumeSnapshotClass with lock parameters.
+ * serves it. LockSnapshot is made only for a VolumeSnapshotClass with lock parameters; it is
+ * not served because what EC2 answers a DeleteSnapshot of a locked snapshot is not documented.
  */
 const DRIVER_CALLS: Readonly<Record<string, 'served' | 'not served'>> = {
   AttachVolume: 'served',
@@ -180,7 +181,7 @@ describe('the driver’s calls', () => {
       if (state === 'not served') {
         const out = await t.sim.call({ Action: action, Version: '2016-11-15' });
         expect(out.code, action).toBe('InvalidAction');
-        expect(out.body).toContain(action);
+        expect(out.body).toContain(`The action ${action} is not valid for this web service (the EC2 simulator does not implement it).`);
       }
     }
   });
