@@ -19,6 +19,7 @@ import {
   DescribeSnapshotsCommand,
   DescribeVolumesCommand,
   DescribeVolumesModificationsCommand,
+  DescribeVolumeStatusCommand,
   DetachVolumeCommand,
   EC2Client,
   EnableFastSnapshotRestoresCommand,
@@ -64,7 +65,7 @@ describe('the EBS CSI driver’s key, held to AmazonEBSCSIDriverPolicy', () => {
     expect(policy.document.Statement.length).toBeGreaterThan(10);
   });
 
-  it('every call the driver makes, with its tags, is allowed: the dry runs, describes, create, attach, modify, snapshot, restore, copy, detach, delete', async () => {
+  it('every call the driver makes, with its tags, is allowed: the dry runs, describes, create, attach, modify, snapshot, fast restore, restore, volume status, copy, untag, detach, delete', async () => {
     const node = t.sim.runInstance({ instanceType: 'm5.large' });
     await expectEc2Error(driver.send(new DescribeAvailabilityZonesCommand({ DryRun: true })), 'DryRunOperation', 412);
     await expectEc2Error(
@@ -97,6 +98,7 @@ describe('the EBS CSI driver’s key, held to AmazonEBSCSIDriverPolicy', () => {
     const restored = await driver.send(
       new CreateVolumeCommand({ AvailabilityZone: ZONE, SnapshotId: snapshotId, VolumeType: 'gp3', TagSpecifications: [{ ResourceType: 'volume', Tags: restoreTags }] }),
     );
+    await driver.send(new DescribeVolumeStatusCommand({ VolumeIds: [restored.VolumeId!] }));
     const copy = await driver.send(new CopyVolumesCommand({ SourceVolumeId: volumeId, TagSpecifications: [{ ResourceType: 'volume', Tags: VOLUME_TAGS }] }));
     await driver.send(new DeleteTagsCommand({ Resources: [volumeId], Tags: [{ Key: 'kubernetes.io/created-for/pv/name' }] }));
 
