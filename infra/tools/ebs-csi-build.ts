@@ -221,7 +221,7 @@ export async function smoke(): Promise<void> {
       if (!existsSync(path)) throw new Error(`smoke: ${path} is missing: run npm run ebs-csi:build`);
       const out = execFileSync(path, ['--version'], { encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
       if (!out.includes(c.version)) throw new Error(`smoke: ${b.name} --version does not name ${c.version}: ${out}`);
-      console.log(`${b.name} --version: ${out.split('\n')[0]}`);
+      console.log(`${b.name} --version: ${out.replace(/\s+/g, ' ')}`);
     }
   }
   const key = 'AKIAEBSCSISMOKE00001';
