@@ -7,7 +7,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -119,5 +119,29 @@ describe.skipIf(withoutGo !== undefined)('VOLHOOK_KUBE=real npm start', () => {
       socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
     });
     expect(refused).toBe('ECONNREFUSED');
+  });
+
+  it("VOLHOOK_KUBE_PORT taken by another process -> exit 1 naming the variable, before any of the plane's processes start", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    const other = await mkdtemp(join(tmpdir(), 'volhook-real-start-'));
+    try {
+      const result = await run(process.execPath, ['--import', 'tsx', 'bin/start.ts'], {
+        cwd: ROOT,
+        timeout: 120_000,
+        env: { ...process.env, VOLHOOK_KUBE: 'real', VOLHOOK_LOCAL_DIR: other, VOLHOOK_BACKEND_PORT: '0', VOLHOOK_EC2_PORT: '0', VOLHOOK_KUBE_PORT: String(port), VOLHOOK_LOCAL_FORWARDER_PORT: '0' },
+      }).then(
+        () => ({ code: 0, stderr: '' }),
+        (err: { code?: number; stderr?: string }) => ({ code: err.code, stderr: err.stderr ?? '' }),
+      );
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`the kube cannot listen on 127.0.0.1:${port}`);
+      expect(result.stderr).toContain('VOLHOOK_KUBE_PORT');
+      expect(processesNaming(other)).toEqual([]);
+    } finally {
+      holder.close();
+      await rm(other, { recursive: true, force: true });
+    }
   });
 });

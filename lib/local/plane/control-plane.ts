@@ -139,7 +139,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const [etcdPort, peerPort, apiserverPort, kcmPort, schedulerPort] = await Promise.all([
       freePort(host),
       freePort(host),
-      options.apiserverPort ? Promise.resolve(options.apiserverPort) : freePort(host),
+      freePort(host, options.apiserverPort),
       freePort(host),
       freePort(host),
     ]);

@@ -78,12 +78,15 @@ export function startProcess(name: string, binary: string, args: string[], log: 
   };
 }
 
-/** A port free on `host` now (the kernel's pick); the process given it binds it a moment later. */
-export async function freePort(host: string): Promise<number> {
+/**
+ * A port free on `host` now: the kernel's pick for 0, else `port` itself, which fails with
+ * Node's EADDRINUSE when another process holds it. The process given it binds it a moment later.
+ */
+export async function freePort(host: string, port = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, host, () => {
+    server.listen(port, host, () => {
       const address = server.address();
       const port = typeof address === 'object' && address ? address.port : 0;
       server.close(() => resolve(port));

@@ -170,7 +170,7 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
     const writeBack = options.writeBack ?? 'forwarder';
     let kube: { url: string; kubeconfig: string; forwarderKubeConfig: ReturnType<typeof kubeConfigFor> };
     let store: LocalObjectStore | undefined;
-    let real: RealKube | undefined;
+    let plane: RealKube | undefined;
     if (options.kube) {
       if (writeBack === 'direct') throw new Error('writeBack "direct" is not implemented on the real control plane: the backend would need a token of its own there');
       const dir = options.kube.dir ?? (options.localDir ? join(options.localDir, 'kube') : undefined);
@@ -185,9 +185,10 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
         planeDir = await mkdtemp(join(tmpdir(), 'volhook-kube-'));
         cleanups.push(() => rm(planeDir, { recursive: true, force: true }));
       }
-      const started = await startRealKube({ ...options.kube, dir: planeDir, host, nodes, region, ...(ports.kube ? { port: ports.kube } : {}), ...(options.logger ? { logger: options.logger } : {}) });
+      const real = options.kube;
+      const started = await listeningAs('kube', host, ports.kube, () => startRealKube({ ...real, dir: planeDir, host, nodes, region, ...(ports.kube ? { port: ports.kube } : {}), ...(options.logger ? { logger: options.logger } : {}) }));
       cleanups.push(() => started.stop());
-      real = started;
+      plane = started;
       kube = {
         url: started.url,
         kubeconfig: started.plane.kubeconfig(),
@@ -324,7 +325,7 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
       },
       stop: () => runCleanups(cleanups),
     };
-    if (real) return { ...common, real };
+    if (plane) return { ...common, real: plane };
     return { ...common, store: store! };
   } catch (err) {
     await runCleanups(cleanups);
