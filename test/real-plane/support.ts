@@ -6,7 +6,6 @@
 import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, StorageV1Api } from '@kubernetes/client-node';
 import type { LogFields, Logger } from '../../lib/forwarder/logger.js';
 import { startLocalStack, type RealLocalStack } from '../../lib/local/stack/index.js';
-import type { KubeManifest } from '../../lib/local/plane/cluster.js';
 import { goVersion } from '../../tools/kube/build.js';
 import { realPlaneInputs } from '../../tools/kube/inputs.js';
 
@@ -35,7 +34,7 @@ export interface RealStackHarness {
   stop(): Promise<void>;
 }
 
-export async function startRealStack(options: { chart?: (chart: KubeManifest[]) => KubeManifest[] } = {}): Promise<RealStackHarness> {
+export async function startRealStack(): Promise<RealStackHarness> {
   const inputs = await realPlaneInputs((line) => console.log(line));
   const logs: LogLine[] = [];
   const keep =
@@ -48,7 +47,7 @@ export async function startRealStack(options: { chart?: (chart: KubeManifest[]) 
     ec2: { timeScale: 20 },
     forwarder: { port: 0, backoffInitialMs: 200, backoffMaxMs: 2_000 },
     logger,
-    kube: { ...inputs, forwarderChart: options.chart ? options.chart(inputs.forwarderChart) : inputs.forwarderChart },
+    kube: inputs,
   });
   const kc = new KubeConfig();
   kc.loadFromString(stack.kubeconfig);

@@ -8,6 +8,8 @@
  * surfaced, the chart's role lets it through.
  */
 import type { V1ClusterRole, V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { volumeById } from '../e2e/support/ec2.js';
 import { waitFor } from '../e2e/support/wait.js';
@@ -175,8 +177,8 @@ describe.skipIf(withoutGo !== undefined)('the real control plane', () => {
     await waitFor(() => diskState(volumeId), (s) => s === 'gone', { what: 'the pinned disk deleted', timeoutMs: 120_000 });
   });
 
-  it("the forwarder's identity -> may not read Secrets in kube-system (SelfSubjectAccessReview and a real GET); may create PVs (the control)", async () => {
-    const forwarder = h.stack.real.plane.rest(h.stack.real.forwarder.token);
+  it("the forwarder's identity -> may not read Secrets in kube-system (SelfSubjectAccessReview and a real GET); may create PVs (the control); its token renewed is the same identity", async () => {
+    const forwarder = h.stack.real.plane.rest(h.stack.real.forwarder.volume.token());
     const review = async (resourceAttributes: Record<string, string>) =>
       (
         await forwarder.request<{ status: { allowed: boolean } }>('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
@@ -190,6 +192,17 @@ describe.skipIf(withoutGo !== undefined)('the real control plane', () => {
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
     });
     expect(who.status.userInfo.username).toBe('system:serviceaccount:volhook-system:volhook-forwarder');
+
+    // Its volume's token is replaced as kubelet replaces it; the new one is the same identity.
+    const volume = h.stack.real.forwarder.volume;
+    const before = volume.token();
+    await volume.rotate();
+    expect(volume.token()).not.toBe(before);
+    expect(readFileSync(join(volume.dir, 'token'), 'utf8')).toBe(volume.token());
+    const again = await h.stack.real.plane.rest(volume.token()).request<{ status: { userInfo: { username: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    });
+    expect(again.status.userInfo.username).toBe('system:serviceaccount:volhook-system:volhook-forwarder');
 
     const get = (path: string) => forwarder.request('GET', path).then(() => 200, (err: { code?: number }) => err.code);
     expect(await get('/api/v1/namespaces/kube-system/secrets')).toBe(403);

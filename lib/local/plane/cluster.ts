@@ -3,7 +3,7 @@
  * StorageClasses of the simulated cluster (stack/cluster-objects.ts, the same as the
  * simulator's), the VolumeSnapshot CRDs from external-snapshotter's module, the forwarder's
  * ServiceAccount and roles as the chart renders them, and a ServiceAccount token for it from
- * the TokenRequest API. Also the node-lifecycle controller's one act the nodes need: the
+ * the TokenRequest API (token-volume.ts). Also the node-lifecycle controller's one act the nodes need: the
  * not-ready taint removed once a node is Ready.
  */
 import { readdir, readFile } from 'node:fs/promises';
@@ -116,15 +116,14 @@ export interface ForwarderIdentity {
   serviceAccount: string;
   /** `system:serviceaccount:NAMESPACE:NAME` */
   username: string;
-  token: string;
 }
 
 /**
  * The forwarder's ServiceAccount and roles from the chart's render (`chart`: every object of a
- * `helm template`), created in its namespace, and a token for it from the TokenRequest API —
- * what the kubelet would mount in its pod.
+ * `helm template`), created in its namespace. Its token comes from the TokenRequest API
+ * (token-volume.ts), as kubelet gets one for its pod.
  */
-export async function createForwarderIdentity(rest: KubeRest, chart: readonly KubeManifest[], expirationSeconds = 24 * 3600): Promise<ForwarderIdentity> {
+export async function createForwarderIdentity(rest: KubeRest, chart: readonly KubeManifest[]): Promise<ForwarderIdentity> {
   const identity = chart.filter((m) => IDENTITY_KINDS.includes(m.kind));
   const accounts = identity.filter((m) => m.kind === 'ServiceAccount');
   if (accounts.length !== 1) throw new Error(`the chart rendered ${accounts.length} ServiceAccounts, not one`);
@@ -139,8 +138,5 @@ export async function createForwarderIdentity(rest: KubeRest, chart: readonly Ku
   const order = (m: KubeManifest) => IDENTITY_KINDS.indexOf(m.kind);
   await createAll(rest, [...identity].sort((a, b) => order(a) - order(b)));
   const name = account.metadata.name;
-  const request = await rest.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds } },
-  });
-  return { namespace, serviceAccount: name, username: `system:serviceaccount:${namespace}:${name}`, token: request.status.token };
+  return { namespace, serviceAccount: name, username: `system:serviceaccount:${namespace}:${name}` };
 }

@@ -2,14 +2,17 @@
  * The local stack's Kubernetes when it is the real one (VOLHOOK_KUBE=real): the control plane
  * (control-plane.ts), one node agent per simulated instance (node-agent.ts), the objects the
  * simulated API is seeded with, the VolumeSnapshot CRDs, and the forwarder's identity from the
- * chart with a token of its own. What the stack needs of it: the URL, a kubeconfig for people
- * and tests (the administrator), and one for the forwarder (its ServiceAccount).
+ * chart with its ServiceAccount's volume (token-volume.ts). What the stack needs of it: the
+ * URL, a kubeconfig for people and tests (the administrator), and that volume, which the
+ * forwarder reads as it does in a pod.
  */
+import { join } from 'node:path';
 import type { Logger } from '../../forwarder/logger.js';
 import type { LocalNode } from '../stack/cluster-objects.js';
 import { createForwarderIdentity, createStorageObjects, installSnapshotCrds, untaintReadyNode, type ForwarderIdentity, type KubeManifest } from './cluster.js';
 import { startControlPlane, type ControlPlane, type ControlPlaneBinaries } from './control-plane.js';
 import { startNodeAgent, type NodeAgent } from './node-agent.js';
+import { startTokenVolume, type TokenVolume } from './token-volume.js';
 
 export interface RealKubeOptions {
   binaries: ControlPlaneBinaries;
@@ -28,7 +31,8 @@ export interface RealKube {
   url: string;
   caData: string;
   plane: ControlPlane;
-  forwarder: ForwarderIdentity;
+  /** The forwarder's ServiceAccount, and the volume kubelet would mount in its pod (token, ca.crt, namespace). */
+  forwarder: ForwarderIdentity & { volume: TokenVolume };
   agents: readonly NodeAgent[];
   stop(): Promise<void>;
 }
@@ -44,7 +48,9 @@ export async function startRealKube(options: RealKubeOptions & { host: string; n
     users: options.nodes.map((n) => nodeUser(n.name)),
   });
   const agents: NodeAgent[] = [];
+  let volume: TokenVolume | undefined;
   const stop = async () => {
+    volume?.stop();
     await Promise.all(agents.splice(0).map((a) => a.stop()));
     await plane.stop();
   };
@@ -52,13 +58,21 @@ export async function startRealKube(options: RealKubeOptions & { host: string; n
     const admin = plane.rest();
     await createStorageObjects(admin);
     await installSnapshotCrds(admin, options.snapshotCrdDir);
-    const forwarder = await createForwarderIdentity(admin, options.forwarderChart);
+    const identity = await createForwarderIdentity(admin, options.forwarderChart);
+    volume = await startTokenVolume({
+      rest: admin,
+      namespace: identity.namespace,
+      serviceAccount: identity.serviceAccount,
+      caPem: Buffer.from(plane.caData, 'base64').toString('utf8'),
+      dir: join(options.dir, 'forwarder-serviceaccount'),
+      onError: (err) => options.logger?.warn("the forwarder's token could not be renewed", { err: err instanceof Error ? err.message : String(err) }),
+    });
     for (const node of options.nodes) {
       const token = plane.tokens.get(nodeUser(node.name).name)!;
       agents.push(await startNodeAgent({ rest: plane.rest(token), node, region: options.region, ...(options.logger ? { logger: options.logger } : {}) }));
     }
     await Promise.all(options.nodes.map((node) => untaintReadyNode(admin, node.name)));
-    return { url: plane.url, caData: plane.caData, plane, forwarder, agents, stop };
+    return { url: plane.url, caData: plane.caData, plane, forwarder: { ...identity, volume }, agents, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -12,6 +12,7 @@ import { createMemoryBudget, type RateBudget } from '../../budget/index.js';
 import { DEFAULT_NODE_TAG_KEY, type Item, type Result } from '../../contract/index.js';
 import { startForwarder, silentLogger, type Forwarder, type ForwarderConfigInput, type Logger } from '../../forwarder/index.js';
 import { kubeConfigFor } from '../../kube/index.js';
+import { inClusterAccess, type KubeAccess } from '../../forwarder/kube/access.js';
 import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createFileRegistry, createStaticRegistry, type ClusterRegistrationInput, type ClusterRegistry } from '../../registry/index.js';
@@ -168,7 +169,8 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
 
     // Kubernetes: the simulated API with its controllers, or the real control plane.
     const writeBack = options.writeBack ?? 'forwarder';
-    let kube: { url: string; kubeconfig: string; forwarderKubeConfig: ReturnType<typeof kubeConfigFor> };
+    /** How the forwarder reaches the API: a kubeconfig (the simulated API) or, on the real plane, its ServiceAccount's volume read in-cluster style. */
+    let kube: { url: string; kubeconfig: string; forwarderAccess: () => Promise<{ kubeConfig: ReturnType<typeof kubeConfigFor> } | { kubeAccess: KubeAccess }> };
     let store: LocalObjectStore | undefined;
     let plane: RealKube | undefined;
     if (options.kube) {
@@ -192,7 +194,10 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
       kube = {
         url: started.url,
         kubeconfig: started.plane.kubeconfig(),
-        forwarderKubeConfig: kubeConfigFor({ server: started.url, token: started.forwarder.token, caData: started.caData }),
+        forwarderAccess: async () => {
+          const { hostname, port } = new URL(started.url);
+          return { kubeAccess: await inClusterAccess({ env: { KUBERNETES_SERVICE_HOST: hostname, KUBERNETES_SERVICE_PORT: port }, dir: started.forwarder.volume.dir }) };
+        },
       };
     } else {
       const objects = createObjectStore({ storageObjectInUseProtection: true });
@@ -209,7 +214,7 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
       for (const sc of storageClassObjects) seed('storageclasses', sc);
       const controllers = startControllers(objects, options.controllers);
       cleanups.push(() => controllers.stop());
-      kube = { url: server.url, kubeconfig: kubeconfigText({ server: server.url }), forwarderKubeConfig: kubeConfigFor({ server: server.url }) };
+      kube = { url: server.url, kubeconfig: kubeconfigText({ server: server.url }), forwarderAccess: async () => ({ kubeConfig: kubeConfigFor({ server: server.url }) }) };
     }
 
     // The backend, with this cluster registered (unless one runs elsewhere).
@@ -275,7 +280,7 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
     const startOurForwarder = async () => {
       if (options.forwarder === false) return;
       const config = { apiUrl: backend.url, clusterId, secret, kubeServer: kube.url, port: 0, listenHost: host, ...options.forwarder };
-      const deps = { kubeConfig: kube.forwarderKubeConfig, logger: options.logger ?? silentLogger };
+      const deps = { ...(await kube.forwarderAccess()), logger: options.logger ?? silentLogger };
       forwarder = await listeningAs('forwarder', host, config.port, () => startForwarder(config, deps));
     };
     await startOurForwarder();
