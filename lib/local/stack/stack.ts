@@ -13,7 +13,8 @@ import { DEFAULT_NODE_TAG_KEY, type Item, type Result } from '../../contract/ind
 import { startForwarder, silentLogger, type Forwarder, type ForwarderConfigInput, type Logger } from '../../forwarder/index.js';
 import { kubeConfigFor } from '../../kube/index.js';
 import { inClusterAccess, type KubeAccess } from '../../forwarder/kube/access.js';
-import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFileRegistry, createStaticRegistry, type ClusterRegistrationInput, type ClusterRegistry } from '../../registry/index.js';
 import { createMemoryReplayStore } from '../../replay/index.js';
@@ -137,6 +138,10 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
   const clusterId = options.clusterId ?? 'local';
   const secret = options.secret ?? `whsec_${randomBytes(24).toString('base64')}`;
   const cleanups: Array<() => Promise<void>> = [];
+  if (options.kube) {
+    if (options.writeBack === 'direct') throw new Error('writeBack "direct" is not implemented on the real control plane: the backend would need a token of its own there');
+    if (options.controllers) throw new Error("controllers: options of the simulated API's controllers; the real control plane runs kube-controller-manager's own");
+  }
 
   try {
     // EC2: the simulator unless another endpoint was given.
@@ -174,7 +179,6 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
     let store: LocalObjectStore | undefined;
     let plane: RealKube | undefined;
     if (options.kube) {
-      if (writeBack === 'direct') throw new Error('writeBack "direct" is not implemented on the real control plane: the backend would need a token of its own there');
       const dir = options.kube.dir ?? (options.localDir ? join(options.localDir, 'kube') : undefined);
       let planeDir: string;
       if (dir) {
@@ -182,8 +186,6 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
         await rm(dir, { recursive: true, force: true });
         planeDir = dir;
       } else {
-        const { mkdtemp } = await import('node:fs/promises');
-        const { tmpdir } = await import('node:os');
         planeDir = await mkdtemp(join(tmpdir(), 'volhook-kube-'));
         cleanups.push(() => rm(planeDir, { recursive: true, force: true }));
       }
