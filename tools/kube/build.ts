@@ -93,10 +93,14 @@ export async function buildKube(progress: BuildProgress = { say: (line) => conso
   mkdirSync(KUBE_BIN_DIR, { recursive: true });
   const started = Date.now();
   const elapsed = () => `${Math.round((Date.now() - started) / 1000)} s`;
-  progress.say(`kube:build: Kubernetes ${versions.kubernetes} and etcd ${versions.etcd} with ${go}, into ${KUBE_BIN_DIR} (a first build takes about 5 minutes on 2 cores; later ones seconds)`);
+  progress.say(`kube:build: Kubernetes ${versions.kubernetes} and etcd ${versions.etcd} with ${go}, into ${KUBE_BIN_DIR} (a first build takes 5 to 11 minutes on 2 cores; later ones seconds)`);
   let compiled = 0;
+  let downloaded = 0;
   let last = '';
-  const ticker = setInterval(() => progress.say(`kube:build: ${compiled} packages compiled, ${elapsed()}${last ? ` (${last})` : ''}`), 10_000);
+  const ticker = setInterval(
+    () => progress.say(`kube:build: ${downloaded > 0 ? `${downloaded} modules downloaded, ` : ''}${compiled} packages compiled, ${elapsed()}${last ? ` (${last})` : ''}`),
+    10_000,
+  );
   ticker.unref();
   try {
     const run = (args: string[]) =>
@@ -108,7 +112,8 @@ export async function buildKube(progress: BuildProgress = { say: (line) => conso
           if (/^[\w.-]+(\/[\w.~-]+)*$/.test(line)) {
             compiled++;
             last = line;
-          } else errors.push(line);
+          } else if (line.startsWith('go: downloading ')) downloaded++;
+          else errors.push(line);
         });
         child.on('error', reject);
         child.on('close', (code) => {
