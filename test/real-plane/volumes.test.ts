@@ -210,6 +210,21 @@ describe.skipIf(withoutGo !== undefined)('the real control plane', () => {
     expect(await get('/api/v1/persistentvolumes')).toBe(200);
   });
 
+  it("a node agent's identity -> its own Node's status, not another's (Node authorizer and NodeRestriction, as a kubelet's)", async () => {
+    const [mine, other] = h.stack.nodes;
+    const agent = h.stack.real.plane.rest(h.stack.real.plane.tokens.get(`system:node:${mine!.name}`));
+    const patch = (name: string) =>
+      agent.request('PATCH', `/api/v1/nodes/${name}/status`, { body: { status: {} }, contentType: 'application/merge-patch+json' }).then(
+        () => 200,
+        (err: { code?: number }) => err.code,
+      );
+    expect(await patch(mine!.name)).toBe(200);
+    expect(await patch(other!.name)).toBe(403);
+    const read = (path: string) => agent.request('GET', path).then(() => 200, (err: { code?: number }) => err.code);
+    expect(await read('/api/v1/namespaces/kube-system/secrets/anything')).toBe(403);
+    expect(await read(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${mine!.name}`)).toBe(200);
+  });
+
   it("`create` taken from the forwarder's ClusterRole -> the claim's PV is refused with the API server's 403, surfaced in a metric, an Event and a log line naming verb and resource; the chart's role back -> Bound", async () => {
     const chartRole = await h.rbac.readClusterRole({ name: 'volhook-forwarder' });
     const without: V1ClusterRole = {

@@ -1,6 +1,6 @@
 /**
  * The real Kubernetes control plane on loopback: etcd, kube-apiserver (RBAC and Node
- * authorization, the default admission plugins, static tokens), kube-controller-manager with
+ * authorization, the default admission plugins and NodeRestriction, static tokens), kube-controller-manager with
  * the controllers volhook's flows meet (each under its own ServiceAccount, as
  * `--use-service-account-credentials` has it in a real cluster) and kube-scheduler, built
  * from tools/kube. Every port is a free one unless given; everything lives in `dir` (data,
@@ -201,6 +201,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         `--service-account-signing-key-file=${saKey}`,
         '--service-cluster-ip-range=10.0.0.0/24',
         '--authorization-mode=Node,RBAC',
+        // On top of the defaults, as kubeadm and EKS run it: a node may change only its own objects.
+        '--enable-admission-plugins=NodeRestriction',
         `--token-auth-file=${tokenFile}`,
         '--endpoint-reconciler-type=none',
       ],
