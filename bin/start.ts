@@ -86,7 +86,7 @@ console.log(`volhook local stack is up (${Date.now() - started} ms)
 
   backend      ${urls.backend}   (POST /v1/clusters/${stack.clusterId}/reconcile, GET /healthz)
   EC2          ${urls.ec2}${stack.simulator ? `   (simulator, time scale ${timeScale}; stats: ${urls.ec2}/_sim/stats)` : '   (external endpoint)'}
-  Kubernetes   ${urls.kube}   (${kube ? `the real control plane, ${'real' in stack ? stack.real.plane.versions.kubernetes : ''}; logs in ${'real' in stack ? stack.real.plane.dir : ''}/logs` : 'simulated; VOLHOOK_KUBE=real for the real control plane'})
+  Kubernetes   ${urls.kube}   (${'real' in stack ? `the real control plane, ${stack.real.plane.versions.kubernetes}; logs in ${stack.real.plane.dir}/logs` : 'simulated; VOLHOOK_KUBE=real for the real control plane'})
   kubeconfig   ${stack.kubeconfigFile}
   forwarder    http://127.0.0.1:${stack.forwarder()?.port}   (GET /metrics, /readyz; log level ${logLevel.data}: VOLHOOK_LOG_LEVEL)
 

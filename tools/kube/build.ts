@@ -51,7 +51,8 @@ export function goVersion(): string | undefined {
   return result.status === 0 ? result.stdout.trim() : undefined;
 }
 
-function moduleHash(): string {
+/** sha256 of tools/kube/go.mod and go.sum, as the stamp holds it. */
+export function moduleHash(): string {
   const hash = createHash('sha256');
   for (const file of ['go.mod', 'go.sum']) hash.update(readFileSync(join(KUBE_MODULE_DIR, file)));
   return hash.digest('hex');
