@@ -75,7 +75,9 @@ const options: LocalStackOptions = {
         console.log(`${new Date().toISOString()} reconcile ${result.key} -> ${result.outcome}${detail}`);
       },
 };
-const stack = await (kube ? startLocalStack({ ...options, kube }) : startLocalStack(options)).catch((err: unknown) => {
+// The node agents' warnings, as lines of their own.
+const planeLogger = createJsonLogger({ level: logLevel.data, base: { component: 'node-agent' }, write: (line) => process.stderr.write(line) });
+const stack = await (kube ? startLocalStack({ ...options, kube: { ...kube, logger: planeLogger } }) : startLocalStack(options)).catch((err: unknown) => {
   if (!(err instanceof PortInUseError)) throw err;
   console.error(portInUseMessage(err));
   process.exit(1);

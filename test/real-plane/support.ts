@@ -47,7 +47,7 @@ export async function startRealStack(): Promise<RealStackHarness> {
     ec2: { timeScale: 20 },
     forwarder: { port: 0, backoffInitialMs: 200, backoffMaxMs: 2_000 },
     logger,
-    kube: inputs,
+    kube: { ...inputs, logger },
   });
   const kc = new KubeConfig();
   kc.loadFromString(stack.kubeconfig);

@@ -24,6 +24,7 @@ export interface RealKubeOptions {
   dir: string;
   /** The API server's port; a free one by default. */
   port?: number;
+  /** The node agents' and the token volume's warnings. */
   logger?: Logger;
 }
 

@@ -93,7 +93,7 @@ export interface RealStackOptions extends LocalStackOptions {
    * forwarder under its chart's ServiceAccount and roles. Its data and logs go in `dir`, by
    * default `kube/` in `localDir` (or a temporary directory, removed on stop).
    */
-  kube: Omit<RealKubeOptions, 'dir' | 'port' | 'logger'> & { dir?: string };
+  kube: Omit<RealKubeOptions, 'dir' | 'port'> & { dir?: string };
 }
 
 export interface LocalStack {
@@ -190,7 +190,7 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
         cleanups.push(() => rm(planeDir, { recursive: true, force: true }));
       }
       const real = options.kube;
-      const started = await listeningAs('kube', host, ports.kube, () => startRealKube({ ...real, dir: planeDir, host, nodes, region, ...(ports.kube ? { port: ports.kube } : {}), ...(options.logger ? { logger: options.logger } : {}) }));
+      const started = await listeningAs('kube', host, ports.kube, () => startRealKube({ ...real, dir: planeDir, host, nodes, region, ...(ports.kube ? { port: ports.kube } : {}) }));
       cleanups.push(() => started.stop());
       plane = started;
       kube = {
