@@ -104,6 +104,11 @@ describe.skipIf(withoutGo !== undefined)('the real control plane', () => {
       { what: '3 pods Running and Ready', timeoutMs: 60_000, report: (pods) => pods?.map((p) => [p.metadata?.name, p.status?.phase]) },
     );
     expect(await Promise.all(volumeIds.map(diskState))).toEqual(['in-use', 'in-use', 'in-use']);
+    // On the Nodes: in use (the node agents' report) and attached (the attach/detach controller's).
+    const unique = volumeIds.map((id) => `kubernetes.io/csi/ebs.csi.aws.com^${id}`).sort();
+    const nodes = (await h.core.listNode()).items;
+    expect(nodes.flatMap((n) => n.status?.volumesInUse ?? []).sort()).toEqual(unique);
+    expect(nodes.flatMap((n) => (n.status?.volumesAttached ?? []).map((v) => v.name)).sort()).toEqual(unique);
 
     // Scale to 1: pods 1 and 2 go; their volumes leave the nodes' volumesInUse and are detached.
     await h.apps.patchNamespacedStatefulSet({ name: 'web', namespace: NS, body: [{ op: 'replace', path: '/spec/replicas', value: 1 }] });
