@@ -59,6 +59,7 @@ export const SYSTEM_FAILURE_REASONS: ReadonlySet<string> = new Set([
   'NoInstanceId',
   'NoDeviceName',
   'NoVolumeHandle',
+  'NoVolumeSource',
   'PersistentVolumeNotFound',
   'PersistentVolumeDeleting',
   'SourceSizeUnknown',
