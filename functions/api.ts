@@ -14,6 +14,7 @@
  */
 import { handle } from 'hono/aws-lambda';
 import { createBackendApp } from '../lib/app/index.js';
+import { gzipBodyAsText } from '../lib/app/lambda-body.js';
 import { budgetFromEnvironment } from '../lib/budget/from-environment.js';
 import { ec2FromEnvironment } from '../lib/ec2/from-environment.js';
 import { createLogger, createMetrics, recordEc2Metrics, recordForwarderContracts, recordReconcileErrors, recordReconcileResults, withObservability } from '../lib/observability/index.js';
@@ -24,23 +25,26 @@ import { reportStoreFromEnvironment } from '../lib/reports/index.js';
 const logger = createLogger();
 const metrics = createMetrics();
 
+const app = handle(
+  createBackendApp({
+    registry: registryFromEnvironment(process.env),
+    replay: replayStoreFromEnvironment(process.env),
+    // The clusters' volume reports, in DynamoDB (VOLHOOK_REPORTS_TABLE), where the audit function reads them.
+    reports: reportStoreFromEnvironment(process.env),
+    // VOLHOOK_EC2_ROLE_ARN, VOLHOOK_NODE_TAG_KEY, the EC2 and STS endpoints.
+    ...ec2FromEnvironment(process.env),
+    // Every EC2 call takes its token from the budget all containers share (VOLHOOK_BUDGET_TABLE).
+    budget: budgetFromEnvironment(process.env),
+    onResult: recordReconcileResults(logger, metrics),
+    // The contract and forwarder version of each request, per cluster (docs/upgrade.md).
+    onContract: recordForwarderContracts(logger, metrics),
+    onError: recordReconcileErrors(logger, metrics),
+    onEc2Calls: recordEc2Metrics(() => createMetrics()),
+  }),
+);
+
+// A gzip'd body API Gateway passed as text cannot be decoded: refused before the app (lib/app/lambda-body.ts).
 export const handler = withObservability(
-  handle(
-    createBackendApp({
-      registry: registryFromEnvironment(process.env),
-      replay: replayStoreFromEnvironment(process.env),
-      // The clusters' volume reports, in DynamoDB (VOLHOOK_REPORTS_TABLE), where the audit function reads them.
-      reports: reportStoreFromEnvironment(process.env),
-      // VOLHOOK_EC2_ROLE_ARN, VOLHOOK_NODE_TAG_KEY, the EC2 and STS endpoints.
-      ...ec2FromEnvironment(process.env),
-      // Every EC2 call takes its token from the budget all containers share (VOLHOOK_BUDGET_TABLE).
-      budget: budgetFromEnvironment(process.env),
-      onResult: recordReconcileResults(logger, metrics),
-      // The contract and forwarder version of each request, per cluster (docs/upgrade.md).
-      onContract: recordForwarderContracts(logger, metrics),
-      onError: recordReconcileErrors(logger, metrics),
-      onEc2Calls: recordEc2Metrics(() => createMetrics()),
-    }),
-  ),
+  async (event: Parameters<typeof app>[0], context?: Parameters<typeof app>[1]) => gzipBodyAsText(event) ?? app(event, context),
   { logger, metrics },
 );
