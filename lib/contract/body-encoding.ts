@@ -47,10 +47,21 @@ export function acceptsGzip(acceptEncoding: string | null | undefined): boolean 
   return (codings.get('*') ?? 0) > 0;
 }
 
+/**
+ * The `Content-Type` a gzip'd body goes with. API Gateway and serverless-offline pass a body of
+ * a binary type to the function base64'd, byte for byte; one labelled JSON they may take for
+ * text and re-encode as UTF-8, which gzip's bytes do not survive (lib/app/lambda-body.ts). The
+ * backend reads the body by its `Content-Encoding`, whatever its type says.
+ */
+export const GZIP_CONTENT_TYPE = 'application/octet-stream';
+export const JSON_CONTENT_TYPE = 'application/json';
+
 export interface EncodedBody {
   body: string | Uint8Array;
   /** `Content-Encoding`, when compressed. */
   contentEncoding?: typeof GZIP;
+  /** `Content-Type`: JSON as it is, {@link GZIP_CONTENT_TYPE} gzip'd. */
+  contentType: typeof JSON_CONTENT_TYPE | typeof GZIP_CONTENT_TYPE;
   /** Bytes on the wire. */
   bytes: number;
 }
@@ -58,9 +69,9 @@ export interface EncodedBody {
 /** The body as it goes: gzip'd when the backend takes it and the body is worth it. */
 export function encodeRequestBody(json: string, gzip: boolean): EncodedBody {
   const bytes = Buffer.byteLength(json);
-  if (!gzip || bytes < COMPRESS_FROM_BYTES) return { body: json, bytes };
+  if (!gzip || bytes < COMPRESS_FROM_BYTES) return { body: json, contentType: JSON_CONTENT_TYPE, bytes };
   const compressed = gzipSync(json);
-  return { body: new Uint8Array(compressed.buffer, compressed.byteOffset, compressed.length), contentEncoding: GZIP, bytes: compressed.length };
+  return { body: new Uint8Array(compressed.buffer, compressed.byteOffset, compressed.length), contentEncoding: GZIP, contentType: GZIP_CONTENT_TYPE, bytes: compressed.length };
 }
 
 export type DecodedBody =

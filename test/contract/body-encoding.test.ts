@@ -63,7 +63,7 @@ describe('encodeRequestBody', () => {
   it('a body below COMPRESS_FROM_BYTES -> as it is, even when the backend takes gzip', () => {
     const json = jsonOf(COMPRESS_FROM_BYTES - 1);
     const encoded = encodeRequestBody(json, true);
-    expect(encoded).toEqual({ body: json, bytes: COMPRESS_FROM_BYTES - 1 });
+    expect(encoded).toEqual({ body: json, contentType: 'application/json', bytes: COMPRESS_FROM_BYTES - 1 });
     expect(encoded.contentEncoding).toBeUndefined();
   });
 
@@ -72,6 +72,7 @@ describe('encodeRequestBody', () => {
       const json = jsonOf(size);
       const encoded = encodeRequestBody(json, true);
       expect(encoded.contentEncoding).toBe(GZIP);
+      expect(encoded.contentType).toBe('application/octet-stream');
       expect(encoded.body).toBeInstanceOf(Uint8Array);
       const wire = bytesOf(encoded.body);
       expect(encoded.bytes).toBe(wire.length);
@@ -83,7 +84,7 @@ describe('encodeRequestBody', () => {
 
   it('a large body, the backend not (yet) taking gzip -> as it is', () => {
     const json = jsonOf(200 * 1024);
-    expect(encodeRequestBody(json, false)).toEqual({ body: json, bytes: 200 * 1024 });
+    expect(encodeRequestBody(json, false)).toEqual({ body: json, contentType: 'application/json', bytes: 200 * 1024 });
   });
 
   it('bytes counts UTF-8 bytes, not characters', () => {
