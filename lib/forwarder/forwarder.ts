@@ -146,7 +146,8 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   }
 
   // --- the queue → the backend ----------------------------------------------------------
-  const reports = new ReportTracker();
+  // Parts measured by what they compress to while the backend takes gzip'd bodies (body-encoding.ts).
+  const reports = new ReportTracker({ sizing: () => (codings.gzip ? 'gzip' : 'json') });
   const sendBatch = createBatchSender({
     config,
     clients,
