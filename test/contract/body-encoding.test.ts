@@ -155,3 +155,19 @@ describe('decodeRequestBody', () => {
     expect(decodeRequestBody(compressed, 'gzip', Buffer.byteLength(text))).toEqual({ ok: true, text });
   });
 });
+
+describe('docs/upgrade.md states the rules as the code has them', () => {
+  it('the bounds, the content type, the parts per item and the hold after a 415', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { MAX_GZIPPED_PART_BYTES, MAX_GZIPPED_PART_JSON_BYTES, MAX_PARTS_PER_ITEM, MAX_REQUEST_BYTES, GZIP_CONTENT_TYPE } = await import('../../lib/contract/index.js');
+    const { GZIP_REFUSED_HOLD_MS } = await import('../../lib/forwarder/backend-client.js');
+    const doc = readFileSync(new URL('../../docs/upgrade.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    expect(doc).toContain(`bodies of ${COMPRESS_FROM_BYTES / 1024} KiB or more go gzip'd, with \`Content-Type: ${GZIP_CONTENT_TYPE}\``);
+    expect(doc).toContain(`up to ${MAX_GZIPPED_PART_JSON_BYTES / 1024 / 1024} MiB of JSON compressing to ${MAX_GZIPPED_PART_BYTES / 1024} KiB`);
+    expect(doc).toContain(`up to ${['', 'one', 'two', 'three'][MAX_PARTS_PER_ITEM]} go in one item (\`more\`)`);
+    expect(doc).toContain(`${MAX_REQUEST_BYTES / 1024 / 1024} MiB on the bytes as they come`);
+    expect(doc).toContain(`${MAX_DECODED_REQUEST_BYTES / 1024 / 1024} MiB on what a gzip'd body decodes to`);
+    expect(GZIP_REFUSED_HOLD_MS).toBe(60 * 60 * 1000);
+    expect(doc).toContain('gzips nothing for an hour');
+  });
+});
