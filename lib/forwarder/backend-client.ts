@@ -43,7 +43,7 @@ export const GZIP_REFUSED_HOLD_MS = 60 * 60 * 1000;
  * Whether the backend takes gzip'd request bodies: what its last answer's `Accept-Encoding`
  * said (lib/contract/body-encoding.ts). A backend of contract 1 (0.1.0) never says so, nor one
  * built before gzip'd bodies; so nothing is gzip'd until an answer says it, and nothing more once
- * one does not (a backend rolled back). A 415 to a gzip'd body — a gateway in front of the
+ * one of the backend's does not (a backend rolled back). A 415 to a gzip'd body — a gateway in front of the
  * function that did not pass it intact (lib/app/lambda-body.ts) — stops it for
  * {@link GZIP_REFUSED_HOLD_MS}, though the function's answers still say gzip.
  */
@@ -57,8 +57,13 @@ export class RequestCodings {
     return this.#advertised && this.now() >= this.#refusedUntil;
   }
 
+  /**
+   * An answer without the header un-learns it, unless it is a 5xx or a 429: those may be a
+   * gateway's or a proxy's own (throttled, timed out) and say nothing of the backend behind.
+   */
   learn(response: Response): void {
-    this.#advertised = acceptsGzip(response.headers.get(ACCEPT_ENCODING_HEADER));
+    if (acceptsGzip(response.headers.get(ACCEPT_ENCODING_HEADER))) this.#advertised = true;
+    else if (response.status < 500 && response.status !== 429) this.#advertised = false;
   }
 
   /** A gzip'd body was refused with 415. */

@@ -155,6 +155,19 @@ describe('learning that the backend takes gzip\'d bodies', () => {
     for (const request of sent) expect(verifies(request, reconcileBody(CLUSTER, large))).toBe(true);
   });
 
+  it('a 503 or 429 without the header (a gateway\'s own: throttled, timed out) -> still learnt; control: a 401 without it (the backend\'s own refusal) -> un-learnt', async () => {
+    const codings = new RequestCodings();
+    codings.learn(new Response(null, { headers: { 'accept-encoding': 'gzip' } }));
+    for (const status of [503, 502, 429]) {
+      codings.learn(new Response(null, { status }));
+      expect([status, codings.gzip]).toEqual([status, true]);
+    }
+    codings.learn(new Response(null, { status: 401 }));
+    expect(codings.gzip).toBe(false);
+    codings.learn(new Response(null, { status: 503, headers: { 'accept-encoding': 'gzip' } }));
+    expect(codings.gzip).toBe(true);
+  });
+
   it('no codings given -> never gzip\'d, whatever the answers say', async () => {
     const { fetch, sent } = backend([GZIP]);
     for (let i = 0; i < 3; i += 1) await postReconcile(options(fetch), large);
