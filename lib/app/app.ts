@@ -34,7 +34,7 @@ import { Ec2CallStats, type Ec2Gateway, type Ec2Observer } from '../ec2/index.js
 import type { ReconcileContext } from '../reconcile/index.js';
 import { ClusterIdSchema, RegistrationError, RegistryMissingError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
 import { createMemoryReplayStore, replayExpiry, replayKey, type ReplayStore } from '../replay/index.js';
-import { createMemoryReportStore, type ReportStore } from '../reports/index.js';
+import { createMemoryReportStore, noteRefusal, type ReportStore } from '../reports/index.js';
 import { correlationOf, REQUEST_ID_HEADER, type Correlation } from './correlation.js';
 import { ApiError, ContractRefusedError, invalidRequest } from './errors.js';
 
@@ -126,9 +126,11 @@ export function createApp(deps: AppDependencies): Hono {
     await next();
   });
 
-  app.onError((err, c) => {
+  app.onError(async (err, c) => {
     const correlation = correlationFor(c);
     const echo = { [REQUEST_ID_HEADER]: correlation.requestId, [ACCEPT_ENCODING_HEADER]: GZIP };
+    // Which refusals count for the audit, and why: lib/reports/refusals.ts.
+    await noteRefusal(reports, { path: c.req.path, status: err instanceof ApiError ? err.status : 500, code: err instanceof ApiError ? err.code : 'internal', at: now() });
     if (err instanceof ApiError) return c.json(err.toBody(), err.status, { ...err.headers(), ...echo });
     console.error(JSON.stringify({ level: 'ERROR', message: 'unhandled error', ...correlation, error: String(err?.stack ?? err) }));
     return c.json({ error: { code: 'internal', message: 'internal error' } }, 500, echo);

@@ -6,9 +6,11 @@
  * see — a PV made for the disk after the last report — is in the report the second one waits
  * for. The report a deletion rests on must also be fresh when the deletion happens
  * ({@link FRESH_REPORT_MS}): a report received after the mark but an hour ago says nothing of a
- * PV made since. A mark whose resource is not provably orphaned any more (named again,
+ * PV made since — and received after the latest request of the cluster the backend refused
+ * ({@link refusedSinceWhy}), which may have carried one. A mark whose resource is not provably orphaned any more (named again,
  * attached, gone) is dropped; the report store keeps the marks per cluster.
  */
+import { REFUSAL_RECORD_INTERVAL_MS, type Refusal } from '../reports/refusals.js';
 import { reportTime, type StoredReport } from '../reports/store.js';
 
 export interface MarkState {
@@ -48,6 +50,21 @@ export function staleReportWhy(report: StoredReport, now: number): string | unde
   );
 }
 
+/**
+ * Why `report` cannot carry a deletion because the backend refused a request of the cluster
+ * since, if it did: the refused request may have carried what the report lacks (a PV made after
+ * it was read). The refusal held lags the latest by up to REFUSAL_RECORD_INTERVAL_MS (the stores
+ * record at most one in that long), so a report counts as newer only when it is dated (as the
+ * audit dates it) more than that after the refusal.
+ */
+export function refusedSinceWhy(report: StoredReport, refusal: Refusal | undefined): string | undefined {
+  if (refusal === undefined || reportTime(report) > refusal.at + REFUSAL_RECORD_INTERVAL_MS) return undefined;
+  return (
+    `a request of the cluster was refused (${refusal.status} ${refusal.code}) at ${new Date(refusal.at).toISOString()}, not before the report it would be deleted on ` +
+    `(of ${new Date(reportTime(report)).toISOString()}): what it carried may name it; nothing is deleted until a report received over ${REFUSAL_RECORD_INTERVAL_MS / 1000} s after the last refusal`
+  );
+}
+
 /** Whether `report` was received (and, by the forwarder's clock, read) after the mark. */
 export function isDue(markedAt: number, report: StoredReport): boolean {
   return reportTime(report) > markedAt;
@@ -78,5 +95,5 @@ export function markChanges(
 
 /** What a --delete audit says of a candidate it only marked: when it may go. */
 export function markedWhy(mark: MarkState): string {
-  return `marked ${mark.at}: deleted by the first --delete audit after a report received after that still names nothing of it, while the latest report is at most ${FRESH_REPORT_MS / 1000} s old (the forwarder reports at least every resync)`;
+  return `marked ${mark.at}: deleted by the first --delete audit after a report received after that still names nothing of it, while the latest report is at most ${FRESH_REPORT_MS / 1000} s old and no request of the cluster was refused since (the forwarder reports at least every resync)`;
 }

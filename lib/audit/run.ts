@@ -11,7 +11,7 @@ import type { Ec2Gateway } from '../ec2/types.js';
 import { RESOURCE_ID, type ReportStore, type StoredReport } from '../reports/store.js';
 import { lostEvents, lostSnapshotEvents } from './events.js';
 import { auditFindings, describedAgainWhy, evidenceOf, judgeOrphan, lostCandidates, type AuditFindings } from './findings.js';
-import { isDue, markChanges, markedWhy, staleReportWhy } from './marks.js';
+import { isDue, markChanges, markedWhy, refusedSinceWhy, staleReportWhy } from './marks.js';
 import { judgeSnapshotOrphan, lostSnapshotCandidates, snapshotFindings, type SnapshotFindings } from './snapshot-findings.js';
 
 /**
@@ -167,11 +167,14 @@ const NOT_AN_ORPHAN = 'not an orphan of the cluster: named by the report, attach
 
 /**
  * Why the mark read anew does not let the resource go, if it does not: deleted only while it is still there (no other audit found the resource
- * referenced again meanwhile), due by the report read anew, and that report fresh now.
+ * referenced again meanwhile), due by the report read anew, that report fresh now, and no request of the cluster refused since it
+ * (the latest refusal read anew too).
  */
 async function notDue(request: AuditRequest, id: string, report: StoredReport, now: number): Promise<string | undefined> {
   const stale = staleReportWhy(report, now);
   if (stale) return stale;
+  const refused = refusedSinceWhy(report, await request.reports.lastRefusal(request.clusterId));
+  if (refused) return refused;
   const markedAt = (await request.reports.marks(request.clusterId)).get(id);
   if (markedAt === undefined) return 'its mark is gone: another audit found it referenced again';
   if (!isDue(markedAt, report)) return `no report received after its mark (${new Date(markedAt).toISOString()}) yet`;

@@ -17,6 +17,7 @@ import {
   type AuditResult,
   DEFAULT_GRACE_MS,
   deleteLeftBehind,
+  FRESH_REPORT_MS,
   deleteSnapshotsLeftBehind,
   leftBehind,
   leftBehindTable,
@@ -192,7 +193,7 @@ export function runAuditCommand(command: AuditCommand, io: AuditIo): Promise<num
     const due = deletable.filter((o) => o.mark?.due).length;
     if (!command.delete && due > 0) io.stderr(`${due} orphan(s) can be deleted: run again with --delete.\n`);
     if (deletable.length > due) {
-      io.stderr(`${deletable.length - due} orphan(s) marked, not yet deletable: an audit with --delete deletes them once a report received after the mark still names nothing of them.\n`);
+      io.stderr(`${deletable.length - due} orphan(s) marked, not yet deletable: an audit with --delete deletes them once a report received after the mark still names nothing of them, while the latest report is at most ${FRESH_REPORT_MS / 1000} s old and no request of the cluster was refused since.\n`);
     }
     return [...result.deletions, ...result.snapshotDeletions].some((d) => d.outcome === 'failed') ? EXIT.failed : EXIT.ok;
   });

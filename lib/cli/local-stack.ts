@@ -5,7 +5,7 @@
  * EC2 simulator and Kubernetes API then stand in for the defaults, so `show local`,
  * `adopt local` and `audit local` all see the same stack.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { kubeConfigFor } from '../kube/index.js';
 import { localDirFrom, readDescriptor, type LocalStackDescriptor } from '../local/stack/local-files.js';
 import type { RegistryTarget } from './args.js';
@@ -36,9 +36,15 @@ export function registryTargetFor(target: RegistryTarget, local: LocalStackDescr
   return local ? { kind: 'file', path: local.registryFile } : target;
 }
 
-/** The local stack's Kubernetes API (plain http, no credentials), as a kubeconfig. */
+/**
+ * The local stack's Kubernetes API as a kubeconfig: the one the stack wrote (the real control
+ * plane needs its token and CA), else its URL (the simulated API: plain http, no credentials).
+ */
 export function localKubeConfig(local: LocalStackDescriptor): KubeConfig {
-  return kubeConfigFor({ server: local.kubeUrl });
+  if (!local.kubeconfig) return kubeConfigFor({ server: local.kubeUrl });
+  const kc = new KubeConfig();
+  kc.loadFromFile(local.kubeconfig);
+  return kc;
 }
 
 /** Reads the local directory (from `env` and `cwd`) and decides with localStackFor. */

@@ -34,6 +34,9 @@ export const THROTTLING_BUCKETS = {
   TerminateInstances: each(50, 5),
   DescribeVolumes: each(100, 20),
   DescribeInstances: each(100, 20),
+  // Served by the simulator for the EBS CSI driver (attach limits; volume initialization); volhook calls neither.
+  DescribeInstanceTypes: each(100, 20),
+  DescribeVolumeStatus: each(100, 20),
   DescribeAvailabilityZones: each(100, 20),
   DescribeVolumesModifications: each(100, 20),
   DescribeSnapshots: each(100, 20),

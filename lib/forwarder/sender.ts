@@ -7,7 +7,7 @@ import * as z from 'zod/mini';
 import { ItemSchema, type EventInvolvedObject, type ForwarderVersions, type ItemInput, type ObjectRef, type Result, type Write } from '../contract/index.js';
 import { applyWrites, WriteError } from '../kube/apply-writes.js';
 import type { KubeClients } from '../kube/clients.js';
-import { isApiError } from '../kube/errors.js';
+import { forbiddenRequest, isApiError } from '../kube/errors.js';
 import { BackendRequestError, postReconcile, resultsOfKeys, type FetchLike, type RequestCodings } from './backend-client.js';
 import { requestChunks } from './request-chunks.js';
 import type { ForwarderConfig } from './config.js';
@@ -170,11 +170,17 @@ export function createBatchSender(deps: BatchSenderDeps) {
     } catch (err) {
       const op = err instanceof WriteError ? err.write.op : 'unknown';
       metrics.writeFailures.inc({ op });
+      // A refusal by RBAC names what was refused, so the missing rule is plain from the line.
+      const forbidden = forbiddenRequest(err instanceof WriteError ? err.cause : err);
       logger.error('writes could not be applied; the item is retried with backoff', {
         key,
         op,
         err: err instanceof Error ? err.message : String(err),
-        ...(isForbidden(err) && { hint: "the forwarder's ServiceAccount may not make this write: upgrade the forwarder's chart release (its roles are charts/volhook-forwarder/templates/rbac.yaml)" }),
+        ...(isForbidden(err) && {
+          status: 403,
+          ...forbidden,
+          hint: "the forwarder's ServiceAccount may not make this write: upgrade the forwarder's chart release (its roles are charts/volhook-forwarder/templates/rbac.yaml)",
+        }),
       });
       // Where there is an object, the operator also sees it there (best effort: a forwarder
       // refused the write may well be refused the Event too).

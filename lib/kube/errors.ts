@@ -37,3 +37,28 @@ function safeParse(text: string): unknown {
     return undefined;
   }
 }
+
+/** What an authorizer refused: the verb and the resource (with its subresource), as the 403's Status says. */
+export interface ForbiddenRequest {
+  verb: string;
+  resource: string;
+  /** The API group, '' for the core group. */
+  group: string;
+  /** Absent at the cluster scope. */
+  namespace?: string;
+}
+
+/**
+ * The request a 403 refused, read from the Status message the API server writes for an
+ * authorization denial (`User "u" cannot create resource "persistentvolumes" in API group ""
+ * at the cluster scope`, `… in the namespace "ns"`); undefined for any other error.
+ */
+export function forbiddenRequest(err: unknown): ForbiddenRequest | undefined {
+  if (!isApiError(err, 403)) return undefined;
+  const body = typeof err.body === 'string' ? safeParse(err.body) : err.body;
+  const message = typeof body === 'object' && body !== null ? (body as { message?: unknown }).message : undefined;
+  if (typeof message !== 'string') return undefined;
+  const m = /cannot (\S+) resource "([^"]+)" in API group "([^"]*)"(?: in the namespace "([^"]+)")?/.exec(message);
+  if (!m) return undefined;
+  return { verb: m[1]!, resource: m[2]!, group: m[3]!, ...(m[4] !== undefined && { namespace: m[4] }) };
+}

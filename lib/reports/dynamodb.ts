@@ -24,12 +24,21 @@
  * added to and deleted from element by element (`ADD`, `DELETE`), so that the backend retaining
  * and an audit releasing never undo each other's change.
  *
+ * The latest refused request of a cluster is three attributes of the cluster's item,
+ * `refusedAt` (epoch ms), `refusedStatus`, `refusedCode`, set by one conditional UpdateItem
+ * only while the item holds a report and `refusedAt` is older by REFUSAL_RECORD_INTERVAL_MS (a
+ * refusal for an id without a report writes nothing). The store also skips the UpdateItem
+ * itself within the interval of a refusal it wrote or was told is held (a refused UpdateItem
+ * answers the item), so a flood of refused requests costs one write per cluster a minute, and
+ * at most one UpdateItem tried per cluster and Lambda container a minute.
+ *
  * The DynamoDB client is loaded on first use, not at import (lib/dynamodb).
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { dynamoDb } from '../dynamodb/index.js';
 import { assembleReport, VolumeReportSchema, WriteSchema, type VolumeReport } from '../contract/index.js';
+import { REFUSAL_RECORD_INTERVAL_MS, type Refusal } from './refusals.js';
 import { checkResourceIds, partsMissing, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
 
 /** What one item may hold of report, leaving room for the rest of the item under DynamoDB's 400 KB. */
@@ -46,6 +55,9 @@ export const PART_TTL_SECONDS = 24 * 60 * 60;
 /** Marks set or removed by one UpdateItem: its expression stays well under DynamoDB's 4 KB. */
 const MARKS_PER_UPDATE = 50;
 
+/** Clusters whose last recorded refusal one store remembers, to skip writes; past this many it forgets them all (a write too many, never one too few). */
+const REMEMBERED_REFUSALS = 10_000;
+
 export interface DynamoDbReportStoreOptions {
   tableName: string;
   client?: DynamoDBClient;
@@ -59,6 +71,12 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
   const key = (clusterId: string) => ({ pk: { S: clusterId } });
   const now = options.now ?? Date.now;
   const partExpiry = () => ({ N: String(Math.floor(now() / 1000) + PART_TTL_SECONDS) });
+  /** Per cluster, the latest refusal time this store wrote or found held: the table's is never earlier. */
+  const refusalsWritten = new Map<string, number>();
+  const remember = (clusterId: string, at: number) => {
+    if (refusalsWritten.size >= REMEMBERED_REFUSALS) refusalsWritten.clear();
+    refusalsWritten.set(clusterId, Math.max(at, refusalsWritten.get(clusterId) ?? -Infinity));
+  };
 
   async function read(clusterId: string): Promise<Record<string, AttributeValue> | undefined> {
     const {
@@ -395,6 +413,50 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
     },
     async release(clusterId, ids) {
       await changeRetained(clusterId, 'DELETE', ids);
+    },
+    async refused(clusterId, refusal) {
+      const written = refusalsWritten.get(clusterId);
+      if (written !== undefined && written > refusal.at - REFUSAL_RECORD_INTERVAL_MS) return;
+      const {
+        sdk: { UpdateItemCommand },
+        client,
+      } = await sdk();
+      try {
+        await client.send(
+          new UpdateItemCommand({
+            TableName,
+            Key: key(clusterId),
+            UpdateExpression: 'SET refusedAt = :t, refusedStatus = :s, refusedCode = :c',
+            ConditionExpression: 'attribute_exists(digest) AND (attribute_not_exists(refusedAt) OR refusedAt <= :cutoff)',
+            ExpressionAttributeValues: {
+              ':t': { N: String(refusal.at) },
+              ':s': { N: String(refusal.status) },
+              ':c': { S: refusal.code },
+              ':cutoff': { N: String(refusal.at - REFUSAL_RECORD_INTERVAL_MS) },
+            },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+      } catch (err) {
+        if (!isConditionFailed(err)) throw err;
+        // A refusal as recent held already (remembered: the table's is never earlier), or no report kept for the id (nothing to remember:
+        // once a report is, the next refusal must be written).
+        const held = (err as { Item?: Record<string, AttributeValue> }).Item?.refusedAt?.N;
+        if (held !== undefined) remember(clusterId, Number(held));
+        return;
+      }
+      remember(clusterId, refusal.at);
+    },
+    async lastRefusal(clusterId) {
+      const {
+        sdk: { GetItemCommand },
+        client,
+      } = await sdk();
+      const { Item } = await client.send(
+        new GetItemCommand({ TableName, Key: key(clusterId), ConsistentRead: true, ProjectionExpression: 'refusedAt, refusedStatus, refusedCode' }),
+      );
+      if (!Item?.refusedAt?.N) return undefined;
+      return { at: Number(Item.refusedAt.N), status: Number(Item.refusedStatus?.N ?? 0), code: Item.refusedCode?.S ?? '' } satisfies Refusal;
     },
   };
 

@@ -2,7 +2,8 @@
  * Reports as files in one directory — `<clusterId>.report.json` and `<clusterId>.events.json`,
  * while a report sent in parts is coming in `<clusterId>.part.<digest>.<index>.json`, and the
  * audit's marks and the retained resources as one file per resource ID in the directories
- * `<clusterId>.marks/` (holding the mark's time) and `<clusterId>.retained/` — so that the local stack's backend writes them and `npm run cluster -- audit` in another
+ * `<clusterId>.marks/` (holding the mark's time) and `<clusterId>.retained/`, and the latest refused
+ * request in `<clusterId>.refused.json` — so that the local stack's backend writes them and `npm run cluster -- audit` in another
  * process reads them. Each file is replaced whole by rename, so a reader never sees half of
  * one; the report and the Events live apart, so the two writers (the backend, the CLI) never
  * overwrite each other's file, and a mark or a retained resource is a file of its own, made or
@@ -25,11 +26,13 @@ import {
   type StoredReport,
   type StoredReportPart,
 } from './store.js';
+import { recordsRefusal, RefusalSchema, type Refusal } from './refusals.js';
 
 const REPORT = '.report.json';
 const EVENTS = '.events.json';
 const MARKS = '.marks';
 const RETAINED = '.retained';
+const REFUSED = '.refused.json';
 const DIGEST = /^[0-9a-f]{64}$/;
 /** A file in a directory of marks or retained resources: a resource ID (never a temporary file, which starts with a dot). */
 const RESOURCE_FILE = RESOURCE_ID;
@@ -103,6 +106,10 @@ export function createFileReportStore(dir: string): ReportStore {
   }
   const removeAll = async (clusterId: string, suffix: string, ids: readonly string[]) => {
     await Promise.all(ids.filter((id) => RESOURCE_FILE.test(id)).map((id) => rm(join(path(clusterId, suffix), id), { force: true })));
+  };
+  const lastRefusal = async (clusterId: string): Promise<Refusal | undefined> => {
+    const raw = await readJson(path(clusterId, REFUSED));
+    return raw === undefined ? undefined : RefusalSchema.parse(raw);
   };
   const get = async (clusterId: string): Promise<StoredReport | undefined> => {
     const raw = await readJson(path(clusterId, REPORT));
@@ -194,5 +201,11 @@ export function createFileReportStore(dir: string): ReportStore {
       await Promise.all(ids.map((id) => create(path(clusterId, RETAINED), id, '')));
     },
     release: (clusterId, ids) => removeAll(clusterId, RETAINED, ids),
+    refused: (clusterId, refusal) =>
+      serial(async () => {
+        if ((await readJson(path(clusterId, REPORT))) === undefined) return;
+        if (recordsRefusal(await lastRefusal(clusterId), refusal.at)) await writeJson(path(clusterId, REFUSED), refusal);
+      }),
+    lastRefusal,
   };
 }

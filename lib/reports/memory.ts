@@ -1,5 +1,6 @@
 /** Reports in one process's memory: tests, and the crash explorer. */
 import { assembleReport, type Write } from '../contract/index.js';
+import { recordsRefusal, type Refusal } from './refusals.js';
 import { checkResourceIds, partsMissing, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
 
 /** Reports in parts kept per cluster at once; an older unfinished one is let go for a newer (its forwarder sends it again). */
@@ -12,6 +13,7 @@ export function createMemoryReportStore(): ReportStore {
   const inParts = new Map<string, Map<string, Map<number, StoredReportPart>>>();
   const marks = new Map<string, Map<string, number>>();
   const retained = new Map<string, Set<string>>();
+  const refusals = new Map<string, Refusal>();
   const partsOf = (clusterId: string, digest: string) => inParts.get(clusterId)?.get(digest);
   return {
     async get(clusterId) {
@@ -98,6 +100,13 @@ export function createMemoryReportStore(): ReportStore {
     },
     async release(clusterId, ids) {
       for (const id of ids) retained.get(clusterId)?.delete(id);
+    },
+    async refused(clusterId, refusal) {
+      if (reports.has(clusterId) && recordsRefusal(refusals.get(clusterId), refusal.at)) refusals.set(clusterId, { ...refusal });
+    },
+    async lastRefusal(clusterId) {
+      const held = refusals.get(clusterId);
+      return held && { ...held };
     },
   };
 }

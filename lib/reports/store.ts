@@ -5,11 +5,13 @@
  * memory for tests. Also the Warning Events an audit leaves for the cluster (lost volumes),
  * handed to the forwarder with the answer to its next report; the audit's marks (the deletion
  * candidates it found, and since when); and the disks and snapshots whose last known PV or
- * content had the Retain policy after no report names them any more.
+ * content had the Retain policy after no report names them any more; and when the backend last
+ * refused a request of the cluster (lib/reports/refusals.ts).
  */
 import * as z from 'zod/mini';
 import { deferred } from '../contract/deferred.js';
 import { VolumeReportSchema, WriteSchema, type Write } from '../contract/index.js';
+import type { Refusal } from './refusals.js';
 
 export const StoredReportSchema = deferred(() => z.object({
   clusterId: z.string().check(z.minLength(1)),
@@ -110,6 +112,14 @@ export interface ReportStore {
   retain(clusterId: string, ids: readonly string[]): Promise<void>;
   /** Removes resources from the retained ones (a PV of another policy names one now, it is gone, or the operator deleted it). */
   release(clusterId: string, ids: readonly string[]): Promise<void>;
+  /**
+   * A request of the cluster was refused: recorded only for a cluster with a stored report, and
+   * only when the refusal held is older by REFUSAL_RECORD_INTERVAL_MS (`recordsRefusal`), so
+   * the one held lags the latest by at most that.
+   */
+  refused(clusterId: string, refusal: Refusal): Promise<void>;
+  /** The latest refusal recorded for the cluster. */
+  lastRefusal(clusterId: string): Promise<Refusal | undefined>;
 }
 
 /** What `mark` and `retain` throw for an ID that is not a volume's or a snapshot's. */

@@ -221,26 +221,41 @@ describe('gzip\'d bodies refused before any work', () => {
     expect(h.reads).toEqual(['c1', 'c1']);
   });
 
-  it('a volume report zip bomb -> 413: nothing written to the report store, no registry read, no webhook id; control: the report gzip\'d within the bound -> kept', async () => {
+  it('a volume report zip bomb -> 413: no report, part or event written, no registry read, no webhook id, only the refusal the audit counts (lib/reports/refusals.ts); control: the report gzip\'d within the bound -> kept', async () => {
     const h = fresh();
-    const report = bigReport(3);
-    const digest = reportDigest(canonicalReport(report));
-    const item = { kind: 'VolumeReport', digest, observedAt: Date.now(), report };
-    const bombBody = `{"clusterId":"c1","items":[${JSON.stringify(item)}],"padding":"${' '.repeat(MAX_DECODED_REQUEST_BYTES)}"}`;
-    const refused = await h.send(PATH, encoded(PATH, bombBody, gzipSync(bombBody), 'gzip'));
-    expect(refused.status).toBe(413);
-    expect(refused.body.error?.code).toBe('body_too_large');
-    expect(h.written).toEqual([]);
+    const item = (n: number) => {
+      const report = bigReport(n);
+      return { kind: 'VolumeReport', digest: reportDigest(canonicalReport(report)), observedAt: Date.now(), report };
+    };
+    const bombOf = (it: unknown) => `{"clusterId":"c1","items":[${JSON.stringify(it)}],"padding":"${' '.repeat(MAX_DECODED_REQUEST_BYTES)}"}`;
+
+    // No report kept yet: the bomb writes nothing at all.
+    const first = await h.send(PATH, encoded(PATH, bombOf(item(4)), gzipSync(bombOf(item(4))), 'gzip'));
+    expect(first.status).toBe(413);
+    expect(first.body.error?.code).toBe('body_too_large');
     expect(await h.reports.get('c1')).toBeUndefined();
     expect(h.reads).toEqual([]);
     expect(h.recorded).toEqual([]);
 
-    const body = JSON.stringify({ clusterId: 'c1', items: [item] });
-    const kept = await h.send(PATH, encoded(PATH, body, gzipSync(body), 'gzip'));
-    expect(kept.status).toBe(200);
-    expect(kept.body).toMatchObject({ results: [{ outcome: 'done' }] });
-    expect(h.written.length).toBeGreaterThan(0);
-    expect((await h.reports.get('c1'))?.digest).toBe(digest);
+    // Control: a report gzip'd within the bound -> kept.
+    const kept = item(3);
+    const body = JSON.stringify({ clusterId: 'c1', items: [kept] });
+    const answer = await h.send(PATH, encoded(PATH, body, gzipSync(body), 'gzip'));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ results: [{ outcome: 'done' }] });
+    expect(h.written).toContain('put');
+    const held = await h.reports.get('c1');
+    expect(held?.digest).toBe(kept.digest);
+
+    // A bomb carrying another report: the kept one stays as it was; the store is told of the refusal only.
+    h.written.splice(0);
+    const bomb = bombOf(item(5));
+    const refused = await h.send(PATH, encoded(PATH, bomb, gzipSync(bomb), 'gzip'));
+    expect(refused.status).toBe(413);
+    expect(h.written).toEqual(['refused']);
+    expect(await h.reports.get('c1')).toMatchObject({ digest: kept.digest, observedAt: held?.observedAt });
+    expect(h.reads).toEqual(['c1']);
+    expect(h.recorded).toHaveLength(1);
   });
 
   it('Content-Encoding br -> 415 unsupported_encoding with Accept-Encoding: gzip, nothing looked up or recorded; control: the same content gzip\'d -> 200', async () => {

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { auditTable, FRESH_REPORT_MS, REPORT_RESYNC_SECONDS, type AuditResult } from '../../lib/audit/index.js';
+import { REFUSAL_RECORD_INTERVAL_MS, refusalOf } from '../../lib/reports/index.js';
 import { commandUsage } from '../../lib/cli/usage.js';
 
 const docs = readFileSync(new URL('../../docs/audit.md', import.meta.url), 'utf8');
@@ -59,5 +60,17 @@ describe('docs/audit.md', () => {
   it('states the freshness bound a deletion needs, and the resync period it is tied to, as the code has them', () => {
     expect(docs).toContain(`at most **${FRESH_REPORT_MS / 1000} s** before`);
     expect(docs).toContain(`two resync periods of the forwarder (\`resyncSeconds\`, default ${REPORT_RESYNC_SECONDS} s`);
+  });
+
+  it('states the refusal rule as the code has it: the interval, the routes, and the one refusal that does not count', () => {
+    expect(docs).toContain(`report is dated more than **${REFUSAL_RECORD_INTERVAL_MS / 1000} s** after that refusal`);
+    expect(docs).toContain(`at most one write per cluster a minute`);
+    expect(REFUSAL_RECORD_INTERVAL_MS).toBe(60_000);
+    expect(docs).toContain('request on the cluster\'s `reconcile` or `check` route counts');
+    for (const route of ['reconcile', 'check']) expect(refusalOf(`/v1/clusters/c1/${route}`, 400, 'malformed_json', 1)).toBeDefined();
+    expect(docs).toContain('**except `409 replayed`**');
+    expect(refusalOf('/v1/clusters/c1/reconcile', 409, 'replayed', 1)).toBeUndefined();
+    for (const status of [400, 401, 403, 404, 413, 422, 426, 500, 503]) expect(refusalOf('/v1/clusters/c1/reconcile', status, 'x', 1), String(status)).toBeDefined();
+    expect(docs).toContain('`<cluster>.refused.json`');
   });
 });

@@ -1,9 +1,9 @@
 /** The audit's two phases as pure functions (lib/audit/marks.ts). */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { FRESH_REPORT_MS, isDue, markChanges, newMarkTime, REPORT_RESYNC_SECONDS, staleReportWhy } from '../../lib/audit/index.js';
+import { FRESH_REPORT_MS, isDue, markChanges, newMarkTime, refusedSinceWhy, REPORT_RESYNC_SECONDS, staleReportWhy } from '../../lib/audit/index.js';
 import { parseConfig } from '../../lib/forwarder/config.js';
-import type { StoredReport } from '../../lib/reports/index.js';
+import { REFUSAL_RECORD_INTERVAL_MS, type StoredReport } from '../../lib/reports/index.js';
 
 const NOW = Date.UTC(2026, 5, 1, 12);
 const report = (observedAt: number, receivedAt = observedAt): StoredReport => ({
@@ -62,5 +62,19 @@ describe('marks', () => {
     expect(defaults.resyncSeconds).toBe(REPORT_RESYNC_SECONDS);
     const values = readFileSync(new URL('../../charts/volhook-forwarder/values.yaml', import.meta.url), 'utf8');
     expect(values).toMatch(new RegExp(`^resyncSeconds: ${REPORT_RESYNC_SECONDS}$`, 'm'));
+  });
+
+  it('a request of the cluster refused since the report (or within the recording interval before it) -> no deletion on it, the reason naming what and when; a report over the interval after the refusal -> none', () => {
+    const refusal = { at: NOW, status: 401, code: 'bad_signature' };
+    const why = refusedSinceWhy(report(NOW - 60_000), refusal);
+    expect(why).toContain('a request of the cluster was refused (401 bad_signature) at 2026-06-01T12:00:00.000Z');
+    expect(why).toContain('(of 2026-06-01T11:59:00.000Z)');
+    // The stores record at most one refusal a minute: one up to that long after the held one may be unrecorded.
+    expect(refusedSinceWhy(report(NOW + REFUSAL_RECORD_INTERVAL_MS), refusal)).toMatch(/was refused/);
+    // Dated as the audit dates it: a forwarder's clock behind its receipt keeps it older.
+    expect(refusedSinceWhy(report(NOW + REFUSAL_RECORD_INTERVAL_MS, NOW + 2 * REFUSAL_RECORD_INTERVAL_MS), refusal)).toMatch(/was refused/);
+    // The control: a report dated after the refusal and its interval, or no refusal at all -> no reason.
+    expect(refusedSinceWhy(report(NOW + REFUSAL_RECORD_INTERVAL_MS + 1), refusal)).toBeUndefined();
+    expect(refusedSinceWhy(report(NOW), undefined)).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { auditSummary, auditTable, deleteLeftBehind, FRESH_REPORT_MS, leftBehind, runAudit, type AuditRequest } from '../../lib/audit/index.js';
 import { reconcileItems } from '../../lib/reconcile/index.js';
 import { reportDigest, type VolumeReport } from '../../lib/contract/index.js';
-import { createMemoryReportStore, type ReportStore } from '../../lib/reports/index.js';
+import { createMemoryReportStore, REFUSAL_RECORD_INTERVAL_MS, type ReportStore } from '../../lib/reports/index.js';
 import { FakeGateway } from '../reconcile/fake-gateway.js';
 import { setup as fixture } from '../reconcile/fixtures.js';
 
@@ -387,6 +387,78 @@ describe('runAudit: deletes only on a fresh report', () => {
     await send();
     w.advance(55 * MINUTE);
     expect((await audit()).snapshotDeletions).toMatchObject([{ snapshotId: snapshot.snapshotId, outcome: 'kept', why: expect.stringContaining('older than 600 s') }]);
+    await send();
+    expect((await audit()).snapshotDeletions).toEqual([{ snapshotId: snapshot.snapshotId, outcome: 'deleted' }]);
+  });
+
+  it('a request of the cluster refused after the report it judges by (a fresh one) -> kept, naming what was refused and when; re-read right before the delete', async () => {
+    const w = world();
+    const disk = leaked(w.ec2, start - 2 * HOUR);
+    await w.send();
+    w.advance(MINUTE);
+    await w.audit();
+    w.advance(4 * MINUTE);
+    await w.send(); // due, and fresh for the next 10 minutes
+    w.advance(MINUTE);
+    // A static PV made now; the forwarder's report naming it refused (a wrongly rotated Secret).
+    await w.reports.refused('alpha', { at: w.now(), status: 401, code: 'bad_signature' });
+    const refusedAt = new Date(w.now()).toISOString();
+    w.advance(3 * MINUTE);
+    const kept = await w.audit();
+    expect(kept.deletions).toMatchObject([{ volumeId: disk.volumeId, outcome: 'kept', why: expect.stringContaining(`refused (401 bad_signature) at ${refusedAt}`) }]);
+    expect(w.ec2.callsOf('deleteDisk')).toEqual([]);
+
+    // Refused between the audit's judging and its DeleteVolume: the re-read sees it.
+    await w.send();
+    w.advance(2 * MINUTE);
+    const original = w.ec2.getDisk.bind(w.ec2);
+    w.ec2.getDisk = async (id) => {
+      await w.reports.refused('alpha', { at: w.now(), status: 403, code: 'registration_invalid' });
+      return original(id);
+    };
+    expect((await w.audit()).deletions).toMatchObject([{ volumeId: disk.volumeId, outcome: 'kept', why: expect.stringContaining('refused (403 registration_invalid)') }]);
+    expect(w.ec2.callsOf('deleteDisk')).toEqual([]);
+  });
+
+  it('the control: a refusal older than the report (by over the recording interval) does not hold the deletion back', async () => {
+    const w = world();
+    const disk = leaked(w.ec2, start - 2 * HOUR);
+    await w.send();
+    w.advance(MINUTE);
+    await w.audit();
+    w.advance(MINUTE);
+    await w.reports.refused('alpha', { at: w.now(), status: 401, code: 'bad_signature' });
+    w.advance(REFUSAL_RECORD_INTERVAL_MS + 1000);
+    await w.send(); // accepted after the refusal
+    w.advance(MINUTE);
+    expect((await w.audit()).deletions).toEqual([{ volumeId: disk.volumeId, outcome: 'deleted' }]);
+    expect(w.ec2.callsOf('deleteDisk').map((c) => c.args[0])).toEqual([disk.volumeId]);
+  });
+
+  it('a snapshot likewise: a refusal since the report -> kept; a report accepted after it -> deleted', async () => {
+    const w = world();
+    const snapshot = w.ec2.addSnapshot({
+      snapshotId: 'snap-0ccccccccccccccc2',
+      tags: { CSIVolumeSnapshotName: `snapcontent-${randomUUID()}`, 'kubernetes.io/cluster/alpha': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'alpha' },
+      startTime: new Date(start - 2 * HOUR).toISOString(),
+    });
+    const withContents: VolumeReport = { ...empty, snapshots: [] };
+    const send = async () => {
+      const ctx = { ...fixture().ctx, clusterId: 'alpha', reports: w.reports, now: () => new Date(w.now()), signedAt: new Date(w.now()) };
+      const [result] = await reconcileItems([{ kind: 'VolumeReport', digest: reportDigest(withContents), observedAt: w.now(), report: withContents }], ctx);
+      expect(result?.outcome).toBe('done');
+    };
+    const audit = () => runAudit({ clusterId: 'alpha', region: 'us-east-1', gateway: w.ec2, reports: w.reports, graceMs: HOUR, delete: false, deleteSnapshots: true, now: w.now });
+    await send();
+    w.advance(MINUTE);
+    await audit();
+    w.advance(MINUTE);
+    await send();
+    w.advance(MINUTE);
+    await w.reports.refused('alpha', { at: w.now(), status: 413, code: 'body_too_large' });
+    w.advance(MINUTE);
+    expect((await audit()).snapshotDeletions).toMatchObject([{ snapshotId: snapshot.snapshotId, outcome: 'kept', why: expect.stringContaining('refused (413 body_too_large)') }]);
+    w.advance(MINUTE);
     await send();
     expect((await audit()).snapshotDeletions).toEqual([{ snapshotId: snapshot.snapshotId, outcome: 'deleted' }]);
   });

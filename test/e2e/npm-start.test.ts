@@ -112,6 +112,17 @@ async function describeVolume(volumeId: string): Promise<CliVolume | 'NotFound'>
 }
 
 describe('npm start', () => {
+  it('the kubeconfig it prints -> KUBECONFIG=that kubectl reaches the same API (as on the real plane)', async () => {
+    // The banner follows the backend's /healthz by a moment.
+    await waitFor(async () => output, (text) => /^\s*kubeconfig\s+\S+$/m.test(text), { what: 'the kubeconfig line of npm start', timeoutMs: 30_000 });
+    const file = /^\s*kubeconfig\s+(\S+)$/m.exec(output)?.[1];
+    expect(file).toBe(join(ROOT, '.volhook/local/kubeconfig'));
+    const classes = ok(await cli('kubectl', ['get', 'storageclasses', '-o', 'name'], { KUBECONFIG: file! }), 'KUBECONFIG=… kubectl get storageclasses');
+    expect(classes).toContain('storageclass.storage.k8s.io/gp3');
+    // The control: with no kubeconfig, kubectl does not find this API.
+    expect((await cli('kubectl', ['get', 'storageclasses', '-o', 'name', '--request-timeout=5s'], { KUBECONFIG: join(home, 'none') })).code).not.toBe(0);
+  });
+
   it('kubectl against the local API -> create a PVC, see it Bound, delete it, it and its PV are gone', async () => {
     const manifest = join(home, 'pvc.yaml');
     await writeFile(

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { CreateTableCommand, DeleteItemCommand, DynamoDBClient, GetItemCommand, ScanCommand, UpdateItemCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalReport, reportDigest, splitReport, type VolumeReport, type Write } from '../../lib/contract/index.js';
-import { createDynamoDbReportStore, createFileReportStore, createMemoryReportStore, type ReportStore, type StoredReport } from '../../lib/reports/index.js';
+import { createDynamoDbReportStore, createFileReportStore, createMemoryReportStore, REFUSAL_RECORD_INTERVAL_MS, type ReportStore, type StoredReport } from '../../lib/reports/index.js';
 import { PART_TTL_SECONDS } from '../../lib/reports/dynamodb.js';
 import { bigReport } from '../contract/big-report.js';
 import { startMoto, type Moto } from '../e2e/support/moto.js';
@@ -144,6 +144,40 @@ describe.each(stores)('report store: %s', (_name, make) => {
     expect(await store.clusters()).toEqual(['a', 'b']);
   });
 
+  it('refused -> the latest refusal per cluster, replaced only by one over the recording interval later (never by an earlier one); a report written since keeps it', async () => {
+    const store = await make();
+    const T = Date.UTC(2026, 11, 1, 12);
+    await store.put(report('c1', 'a'.repeat(64), T - 5000));
+    await store.put(report('c2', 'a'.repeat(64), T - 5000));
+    expect(await store.lastRefusal('c1')).toBeUndefined();
+    await store.refused('c1', { at: T, status: 401, code: 'bad_signature' });
+    expect(await store.lastRefusal('c1')).toEqual({ at: T, status: 401, code: 'bad_signature' });
+    expect(await store.lastRefusal('c2')).toBeUndefined();
+    // Within the interval: not written (a flood costs one write a minute).
+    await store.refused('c1', { at: T + REFUSAL_RECORD_INTERVAL_MS - 1, status: 403, code: 'registration_invalid' });
+    expect(await store.lastRefusal('c1')).toEqual({ at: T, status: 401, code: 'bad_signature' });
+    // An earlier one arriving late: not written.
+    await store.refused('c1', { at: T - 10 * REFUSAL_RECORD_INTERVAL_MS, status: 426, code: 'contract_unsupported' });
+    expect((await store.lastRefusal('c1'))?.at).toBe(T);
+    // The interval after the held one: written.
+    await store.refused('c1', { at: T + REFUSAL_RECORD_INTERVAL_MS, status: 413, code: 'body_too_large' });
+    expect(await store.lastRefusal('c1')).toEqual({ at: T + REFUSAL_RECORD_INTERVAL_MS, status: 413, code: 'body_too_large' });
+    // The report replaced and confirmed since: the refusal stays (the audit compares the two).
+    await store.put(report('c1', 'b'.repeat(64), T + 2 * REFUSAL_RECORD_INTERVAL_MS));
+    await store.confirm('c1', 'b'.repeat(64), T + 3 * REFUSAL_RECORD_INTERVAL_MS, T + 3 * REFUSAL_RECORD_INTERVAL_MS);
+    expect((await store.lastRefusal('c1'))?.at).toBe(T + REFUSAL_RECORD_INTERVAL_MS);
+  });
+
+  it('refused for a cluster without a report (an id anyone may name) -> nothing kept; the control: once it has a report -> kept', async () => {
+    const store = await make();
+    await store.refused('made-up', { at: 5000, status: 401, code: 'bad_signature' });
+    expect(await store.lastRefusal('made-up')).toBeUndefined();
+    expect(await store.clusters()).toEqual([]);
+    await store.put(report('made-up', 'a'.repeat(64), 1000));
+    await store.refused('made-up', { at: 5000, status: 401, code: 'bad_signature' });
+    expect(await store.lastRefusal('made-up')).toEqual({ at: 5000, status: 401, code: 'bad_signature' });
+  });
+
   /** A report of `n` PVs in parts, as the forwarder splits it, with what the store needs to keep each. */
   const inParts = (clusterId: string, n: number, observedAt: number, maxBytes?: number) => {
     const whole = canonicalReport(bigReport(n));
@@ -234,6 +268,54 @@ describe('reports kept before the backend recorded when it received them', () =>
     expect((await store.get('c1'))?.receivedAt).toBe(0);
     await store.confirm('c1', 'a'.repeat(64), 2000, 2005);
     expect(await store.get('c1')).toMatchObject({ observedAt: 2000, receivedAt: 2005 });
+  });
+});
+
+describe('refusals across processes', () => {
+  it('files: the backend records a refusal, the CLI\'s audit (another store over the directory) reads it', async () => {
+    const reportsDir = await mkdtemp(join(dir, 'refusals-'));
+    const backend = createFileReportStore(reportsDir);
+    await backend.put(report('c1', 'a'.repeat(64), 1000));
+    await backend.refused('c1', { at: 90_000, status: 401, code: 'bad_signature' });
+    expect(await createFileReportStore(reportsDir).lastRefusal('c1')).toEqual({ at: 90_000, status: 401, code: 'bad_signature' });
+  });
+
+  it('DynamoDB: a flood of refusals -> one UpdateItem per interval from one store; another store (container) within the interval -> refused by the condition, the held one kept; no item for an id without a report', async () => {
+    const TableName = await reportsTable();
+    let updates = 0;
+    const counting = { send: (command: Parameters<DynamoDBClient['send']>[0]) => {
+      if (command instanceof UpdateItemCommand) updates += 1;
+      return client.send(command);
+    } } as unknown as DynamoDBClient;
+    const store = createDynamoDbReportStore({ tableName: TableName, client: counting });
+    await store.put(report('c1', 'a'.repeat(64), 1000));
+    updates = 0;
+    const T = 1_000_000;
+    for (let n = 0; n < 100; n++) await store.refused('c1', { at: T + n * 500, status: 401, code: 'bad_signature' });
+    expect(updates).toBe(1);
+    expect(await store.lastRefusal('c1')).toEqual({ at: T, status: 401, code: 'bad_signature' });
+    await store.refused('c1', { at: T + REFUSAL_RECORD_INTERVAL_MS, status: 401, code: 'bad_signature' });
+    expect(updates).toBe(2);
+    const other = createDynamoDbReportStore({ tableName: TableName, client: counting });
+    await other.refused('c1', { at: T + REFUSAL_RECORD_INTERVAL_MS + 1000, status: 403, code: 'registration_invalid' });
+    expect(await store.lastRefusal('c1')).toEqual({ at: T + REFUSAL_RECORD_INTERVAL_MS, status: 401, code: 'bad_signature' });
+    expect(updates).toBe(3);
+    // Its refused write told it the time held: it does not try again within the interval of that one, and does after it.
+    await other.refused('c1', { at: T + 2 * REFUSAL_RECORD_INTERVAL_MS - 1, status: 403, code: 'registration_invalid' });
+    expect(updates).toBe(3);
+    await other.refused('c1', { at: T + 2 * REFUSAL_RECORD_INTERVAL_MS, status: 403, code: 'registration_invalid' });
+    expect(updates).toBe(4);
+    expect(await store.lastRefusal('c1')).toEqual({ at: T + 2 * REFUSAL_RECORD_INTERVAL_MS, status: 403, code: 'registration_invalid' });
+    // A refusal for an id without a report remembers nothing: once it has a report, the next one is written.
+    await other.refused('c2', { at: T, status: 401, code: 'bad_signature' });
+    await store.put(report('c2', 'a'.repeat(64), 1000));
+    await other.refused('c2', { at: T + 1000, status: 401, code: 'bad_signature' });
+    expect(await store.lastRefusal('c2')).toEqual({ at: T + 1000, status: 401, code: 'bad_signature' });
+    // The report item keeps its report: the refusal is three attributes beside it.
+    expect((await store.get('c1'))?.digest).toBe('a'.repeat(64));
+    await store.refused('nobody', { at: T, status: 401, code: 'bad_signature' });
+    const pks = ((await client.send(new ScanCommand({ TableName, ConsistentRead: true }))).Items ?? []).map((i) => i.pk?.S);
+    expect(pks.sort()).toEqual(['c1', 'c2']);
   });
 });
 

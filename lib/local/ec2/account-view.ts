@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { routeCall } from './accounts.js';
-import { ACTIONS } from './actions.js';
+import { ACTIONS, DRY_RUN_CHECKS } from './actions.js';
 import { bucketName, Throttle, type BucketSpec } from './buckets.js';
 import type { Clock } from './clock.js';
 import type { FaultConfig } from './config.js';
@@ -126,7 +126,7 @@ export class Ec2Account {
     const answer = (err: Ec2Error, throttled = false) => this.refuse(action, requestId, err, throttled);
     const handler = Object.hasOwn(ACTIONS, action) ? ACTIONS[action] : undefined;
     if (!handler) {
-      return answer(new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service.`));
+      return answer(new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service (the EC2 simulator does not implement it).`));
     }
     this.world.advance();
     const bucket = bucketName(action, params.entries().map(([k]) => k));
@@ -151,7 +151,15 @@ export class Ec2Account {
       if (err instanceof Ec2Error) return answer(err);
       throw err;
     }
-    if (params.bool('DryRun')) return answer(ec2Errors.dryRun());
+    if (params.bool('DryRun')) {
+      try {
+        if (Object.hasOwn(DRY_RUN_CHECKS, action)) DRY_RUN_CHECKS[action]?.(this.world, params);
+      } catch (err) {
+        if (err instanceof Ec2Error) return answer(err);
+        throw err;
+      }
+      return answer(ec2Errors.dryRun());
+    }
 
     let body: string;
     try {

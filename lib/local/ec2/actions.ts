@@ -2,10 +2,12 @@ import {
   attachmentXml,
   fastRestoreXml,
   instanceStateXml,
+  instanceTypeXml,
   instanceXml,
   modificationXml,
   reservationsXml,
   snapshotXml,
+  volumeStatusXml,
   volumeXml,
   zoneXml,
 } from './shapes.js';
@@ -13,6 +15,8 @@ import { attachVolume, detachVolume } from './attachments.js';
 import { Ec2Error, ec2Errors } from './errors.js';
 import { compileFilters, type FilterTable } from './filters.js';
 import { findInstances, runInstances, terminateInstances } from './instances.js';
+import { findInstanceTypes } from './instance-types.js';
+import { findVolumeStatuses } from './volume-status.js';
 import type { Tag } from './model.js';
 import { findModifications, modifyVolume } from './modifications.js';
 import { paginate } from './pagination.js';
@@ -20,7 +24,7 @@ import { readFilters, readTags, type QueryParams } from './query.js';
 import { checkTags, mergeTags, removeTags } from './tags.js';
 import { enableFastRestores, findFastRestores } from './fast-restores.js';
 import { createSnapshot, deleteSnapshot, findSnapshots } from './snapshots.js';
-import { copyVolume, createVolume, deleteVolume, findVolumes } from './volumes.js';
+import { checkCreateVolume, copyVolume, createVolume, deleteVolume, findVolumes, type CreateVolumeRequest } from './volumes.js';
 import type { World } from './world.js';
 import type { XmlObject } from './xml.js';
 import type { ZoneInfo } from './config.js';
@@ -42,9 +46,19 @@ function tagSpecifications(params: QueryParams, allowed: readonly string[]): Map
   return byType;
 }
 
-/** Every parameter but the token, so that a retry and a reuse of a token can be told apart. */
-function fingerprint(params: QueryParams): string {
-  return JSON.stringify(params.entries().filter(([k]) => !['Action', 'Version', 'ClientToken', 'DryRun'].includes(k)));
+/**
+ * What a retry must repeat for its token to name the same request: every parameter but the
+ * token, with the tags of TagSpecification.N as a set per resource type. EC2 compares the
+ * request, not its encoding, and a client building its tags from a map (the EBS CSI driver
+ * ranges over a Go map) lists the same tags in another order on each try.
+ */
+export function fingerprint(params: QueryParams, tags: ReadonlyMap<string, readonly Tag[]>): string {
+  const plain = params.entries().filter(([k]) => !['Action', 'Version', 'ClientToken', 'DryRun'].includes(k) && !k.startsWith('TagSpecification.'));
+  const byKey = (a: readonly [string, ...unknown[]], b: readonly [string, ...unknown[]]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+  const tagSets = [...tags]
+    .map(([type, list]) => [type, list.map((t) => [t.key, t.value] as const).sort(byKey)] as const)
+    .sort(byKey);
+  return JSON.stringify({ params: plain, tags: tagSets });
 }
 
 const zoneFilters: FilterTable<ZoneInfo & { region: string }> = {
@@ -59,28 +73,46 @@ const zoneFilters: FilterTable<ZoneInfo & { region: string }> = {
   },
 };
 
+/** CreateVolume's parameters, as the action and its dry run read them. */
+function createVolumeRequest(p: QueryParams): CreateVolumeRequest {
+  const tags = tagSpecifications(p, ['volume']);
+  return {
+    zone: p.str('AvailabilityZone'),
+    zoneId: p.str('AvailabilityZoneId'),
+    size: p.int('Size'),
+    type: p.str('VolumeType'),
+    iops: p.int('Iops'),
+    throughput: p.int('Throughput'),
+    multiAttach: p.bool('MultiAttachEnabled'),
+    snapshotId: p.str('SnapshotId'),
+    encrypted: p.bool('Encrypted'),
+    kmsKeyId: p.str('KmsKeyId'),
+    volumeInitializationRate: p.int('VolumeInitializationRate'),
+    tags: tags.get('volume') ?? [],
+    clientToken: p.str('ClientToken'),
+    fingerprint: fingerprint(p, tags),
+  };
+}
+
+/**
+ * What a dry run judges after IAM, per action: its parameters, as the action would, with no
+ * effect. EC2 answers a dry-run call whose parameters it refuses with that refusal, not
+ * DryRunOperation; an action not listed is judged by IAM alone.
+ */
+export const DRY_RUN_CHECKS: Readonly<Record<string, (world: World, params: QueryParams) => void>> = {
+  CreateVolume(world, p) {
+    checkCreateVolume(world, createVolumeRequest(p));
+  },
+};
+
 export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
   CreateVolume(world, p) {
-    const volume = createVolume(world, {
-      zone: p.str('AvailabilityZone'),
-      zoneId: p.str('AvailabilityZoneId'),
-      size: p.int('Size'),
-      type: p.str('VolumeType'),
-      iops: p.int('Iops'),
-      throughput: p.int('Throughput'),
-      multiAttach: p.bool('MultiAttachEnabled'),
-      snapshotId: p.str('SnapshotId'),
-      encrypted: p.bool('Encrypted'),
-      kmsKeyId: p.str('KmsKeyId'),
-      volumeInitializationRate: p.int('VolumeInitializationRate'),
-      tags: tagSpecifications(p, ['volume']).get('volume') ?? [],
-      clientToken: p.str('ClientToken'),
-      fingerprint: fingerprint(p),
-    });
+    const volume = createVolume(world, createVolumeRequest(p));
     return volumeXml(volume);
   },
 
   CopyVolumes(world, p) {
+    const tags = tagSpecifications(p, ['volume']);
     const volume = copyVolume(world, {
       sourceVolumeId: p.required('SourceVolumeId'),
       size: p.int('Size'),
@@ -90,9 +122,9 @@ export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
       multiAttach: p.bool('MultiAttachEnabled'),
       encrypted: p.bool('Encrypted'),
       kmsKeyId: p.str('KmsKeyId'),
-      tags: tagSpecifications(p, ['volume']).get('volume') ?? [],
+      tags: tags.get('volume') ?? [],
       clientToken: p.str('ClientToken'),
-      fingerprint: fingerprint(p),
+      fingerprint: fingerprint(p, tags),
     });
     return { volumeSet: [volumeXml(volume)] };
   },
@@ -174,6 +206,23 @@ export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
       max: 500,
     });
     return { volumeSet: page.map(volumeXml), nextToken };
+  },
+
+  DescribeVolumeStatus(world, p) {
+    if (p.has('IncludeManagedResources')) {
+      throw ec2Errors.invalidValue('The parameter IncludeManagedResources is not supported by this simulator (no managed resources).');
+    }
+    const ids = p.list('VolumeId');
+    const all = findVolumeStatuses(world, ids, readFilters(p));
+    const { page, nextToken } = paginate(all, {
+      ids,
+      idsParameter: 'volumeSet',
+      maxResults: p.int('MaxResults'),
+      nextToken: p.str('NextToken'),
+      min: 5,
+      max: 1000,
+    });
+    return { volumeStatusSet: page.map((s) => volumeStatusXml(s, world.zone(s.volume.zone)?.id)), nextToken };
   },
 
   AttachVolume(world, p) {
@@ -264,6 +313,20 @@ export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
       max: 1000,
     });
     return { reservationSet: reservationsXml(world, page), nextToken };
+  },
+
+  DescribeInstanceTypes(_world, p) {
+    const all = findInstanceTypes(p.list('InstanceType'), readFilters(p));
+    const { page, nextToken } = paginate(all, {
+      // EC2's reference documents no refusal of MaxResults together with InstanceType.N.
+      ids: [],
+      idsParameter: 'instanceTypeSet',
+      maxResults: p.int('MaxResults'),
+      nextToken: p.str('NextToken'),
+      min: 5,
+      max: 100,
+    });
+    return { instanceTypeSet: page.map(({ seq: _seq, ...t }) => instanceTypeXml(t)), nextToken };
   },
 
   CreateTags(world, p) {

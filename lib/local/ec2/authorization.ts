@@ -287,9 +287,11 @@ const MAPPERS: Readonly<Record<string, Mapper>> = {
   // Reference: the Describe actions support no resource-level permissions.
   DescribeVolumes: unscoped('DescribeVolumes'),
   DescribeVolumesModifications: unscoped('DescribeVolumesModifications'),
+  DescribeVolumeStatus: unscoped('DescribeVolumeStatus'),
   DescribeSnapshots: unscoped('DescribeSnapshots'),
   DescribeFastSnapshotRestores: unscoped('DescribeFastSnapshotRestores'),
   DescribeInstances: unscoped('DescribeInstances'),
+  DescribeInstanceTypes: unscoped('DescribeInstanceTypes'),
   DescribeAvailabilityZones: unscoped('DescribeAvailabilityZones'),
 
   // Reference, RunInstances: many resource types (instance, volume, image, network

@@ -37,3 +37,5 @@ export type {
 } from './model.js';
 export { VOLUME_LIMITS } from './volume-rules.js';
 export { SeedSnapshotSchema, SeedVolumeSchema, type SeedSnapshotRequest, type SeedVolumeRequest } from './seed.js';
+export { ebsCsiDriverPolicy, ebsCsiDriverPrincipal, ebsCsiDriverPrincipals, EBS_CSI_DRIVER_POLICY_FILE } from './ebs-csi-driver-iam.js';
+export { INSTANCE_TYPES, type InstanceTypeInfo } from './instance-types.js';

@@ -1,4 +1,6 @@
 import { INSTANCE_STATE_CODES, privateDnsName } from './instances.js';
+import { instanceTypeInfo, type InstanceTypeInfo } from './instance-types.js';
+import type { VolumeStatus } from './volume-status.js';
 import type { Attachment, FastSnapshotRestore, Instance, Snapshot, Tag, Volume, VolumeModification } from './model.js';
 import { snapshotProgress } from './snapshots.js';
 import type { XmlObject } from './xml.js';
@@ -137,7 +139,7 @@ export function instanceXml(world: World, i: Instance, launchIndex = 0): XmlObje
     virtualizationType: 'hvm',
     clientToken: i.clientToken ?? '',
     tagSet: i.tags.length > 0 ? tagSet(i.tags) : undefined,
-    hypervisor: 'xen',
+    hypervisor: instanceTypeInfo(i.instanceType)?.hypervisor ?? 'xen',
     networkInterfaceSet: [],
     ebsOptimized: false,
     enaSupport: true,
@@ -171,5 +173,29 @@ export function zoneXml(region: string, z: ZoneInfo): XmlObject {
     networkBorderGroup: region,
     zoneType: 'availability-zone',
     messageSet: [],
+  };
+}
+
+/** An InstanceTypeInfo (members in botocore's order, as the table holds them). */
+export function instanceTypeXml(t: InstanceTypeInfo): XmlObject {
+  return structuredClone(t) as unknown as XmlObject;
+}
+
+/** A VolumeStatusItem. */
+export function volumeStatusXml(s: VolumeStatus, zoneId: string | undefined): XmlObject {
+  const init = s.initialization;
+  return {
+    actionsSet: [],
+    availabilityZone: s.volume.zone,
+    eventsSet: [],
+    volumeId: s.volume.id,
+    volumeStatus: { details: s.details.map((d) => ({ name: d.name, status: d.status })), status: s.status },
+    attachmentStatuses: s.volume.attachments.map((a) => ({ instanceId: a.instanceId })),
+    initializationStatusDetails: init && {
+      initializationType: init.type,
+      progress: init.progress,
+      estimatedTimeToCompleteInSeconds: init.secondsLeft,
+    },
+    availabilityZoneId: zoneId,
   };
 }

@@ -57,15 +57,17 @@ function encryptionOf(
   return { encrypted: false };
 }
 
+/** The volume a CreateVolume would make, before it has an id. */
+type PlannedVolume = Pick<Volume, 'zone' | 'type' | 'size' | 'iops' | 'throughput' | 'multiAttach' | 'encrypted' | 'kmsKeyId'> & {
+  snapshot?: { id: string; fastRestored: boolean; volumeInitializationRate?: number };
+};
+
 /**
- * CreateVolume. A token seen before with the same parameters answers with the same volume as
- * it is now — `deleted` once it is gone, never a new one (EC2 keeps tokens for hours: "the
- * result might contain updated information, such as the current creation status"); with
- * other parameters it is refused.
+ * CreateVolume's checks of its parameters, with no effect: the volume it would make, or the
+ * error EC2 answers. A dry run is judged by them too (EC2 answers a dry-run CreateVolume of
+ * too many IOPS with the limit, which the EBS CSI driver reads to learn the limits of a zone).
  */
-export function createVolume(world: World, req: CreateVolumeRequest): Volume {
-  const replay = replayToken(world, req.clientToken, req.clientToken, req.fingerprint);
-  if (replay) return replay;
+export function checkCreateVolume(world: World, req: CreateVolumeRequest): PlannedVolume {
   const zone = resolveZone(world, req);
   const snapshot = req.snapshotId === undefined ? undefined : restorableSnapshot(world, req.snapshotId);
   if (req.volumeInitializationRate !== undefined) {
@@ -84,12 +86,36 @@ export function createVolume(world: World, req: CreateVolumeRequest): Volume {
     );
   }
   const spec = resolveCreateSpec({ ...req, size });
-  const volume: Volume = {
-    id: world.newId('vol'),
-    seq: world.nextSeq(),
+  return {
     zone,
     ...spec,
     ...encryptionOf(world, req, snapshot),
+    ...(snapshot
+      ? {
+          snapshot: {
+            id: snapshot.id,
+            fastRestored: req.volumeInitializationRate === undefined && fastRestored(world, snapshot.id, zone),
+            volumeInitializationRate: req.volumeInitializationRate,
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * CreateVolume. A token seen before with the same parameters answers with the same volume as
+ * it is now — `deleted` once it is gone, never a new one (EC2 keeps tokens for hours: "the
+ * result might contain updated information, such as the current creation status"); with
+ * other parameters it is refused.
+ */
+export function createVolume(world: World, req: CreateVolumeRequest): Volume {
+  const replay = replayToken(world, req.clientToken, req.clientToken, req.fingerprint);
+  if (replay) return replay;
+  const { snapshot, ...planned } = checkCreateVolume(world, req);
+  const volume: Volume = {
+    id: world.newId('vol'),
+    seq: world.nextSeq(),
+    ...planned,
     state: 'creating',
     createTime: world.now(),
     tags: req.tags,
@@ -97,8 +123,8 @@ export function createVolume(world: World, req: CreateVolumeRequest): Volume {
     ...(snapshot
       ? {
           snapshotId: snapshot.id,
-          fastRestored: req.volumeInitializationRate === undefined && fastRestored(world, snapshot.id, zone),
-          volumeInitializationRate: req.volumeInitializationRate,
+          fastRestored: snapshot.fastRestored,
+          volumeInitializationRate: snapshot.volumeInitializationRate,
         }
       : {}),
   };

@@ -18,6 +18,8 @@ export const LocalStackDescriptorSchema = z.object({
   ec2Endpoint: z.url(),
   backendUrl: z.url(),
   kubeUrl: z.url(),
+  /** The kubeconfig of the stack's Kubernetes (`KUBECONFIG=… kubectl`). */
+  kubeconfig: z.optional(z.string().min(1)),
   /** The registrations file the stack's backend reads. */
   registryFile: z.string().min(1),
   /** The directory of the backend's volume reports (lib/reports/file.ts). */
@@ -33,6 +35,7 @@ export function localDirFrom(env: NodeJS.ProcessEnv, cwd = process.cwd()): strin
 
 export const localPaths = (dir: string) => ({
   descriptor: join(dir, DESCRIPTOR),
+  kubeconfig: join(dir, 'kubeconfig'),
   registryFile: join(dir, 'clusters.json'),
   reportsDir: join(dir, 'reports'),
 });

@@ -12,7 +12,10 @@ import { createMemoryBudget, type RateBudget } from '../../budget/index.js';
 import { DEFAULT_NODE_TAG_KEY, type Item, type Result } from '../../contract/index.js';
 import { startForwarder, silentLogger, type Forwarder, type ForwarderConfigInput, type Logger } from '../../forwarder/index.js';
 import { kubeConfigFor } from '../../kube/index.js';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { inClusterAccess, type KubeAccess } from '../../forwarder/kube/access.js';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createFileRegistry, createStaticRegistry, type ClusterRegistrationInput, type ClusterRegistry } from '../../registry/index.js';
 import { createMemoryReplayStore } from '../../replay/index.js';
 import { createFileReportStore, createMemoryReportStore, type ReportStore } from '../../reports/index.js';
@@ -22,6 +25,8 @@ import { createObjectStore, startKubeApiServer, type LocalObjectStore, type Reso
 import { startBackendServer } from './backend-server.js';
 import { csiDriverObject, csiNodeObject, nodeObject, storageClassObjects, type LocalNode } from './cluster-objects.js';
 import { launchNodeInstances, waitForInstancesRunning } from './nodes.js';
+import { kubeconfigText } from '../plane/kubeconfig.js';
+import { startRealKube, type RealKube, type RealKubeOptions } from '../plane/real-kube.js';
 import { listeningAs } from './ports.js';
 import { localPaths, removeDescriptor, writeDescriptor } from './local-files.js';
 
@@ -81,6 +86,16 @@ export interface LocalStackOptions {
   logger?: Logger;
 }
 
+export interface RealStackOptions extends LocalStackOptions {
+  /**
+   * The real control plane (lib/local/plane) instead of the simulated API: etcd,
+   * kube-apiserver, kube-controller-manager and kube-scheduler, a node agent per instance, the
+   * forwarder under its chart's ServiceAccount and roles. Its data and logs go in `dir`, by
+   * default `kube/` in `localDir` (or a temporary directory, removed on stop).
+   */
+  kube: Omit<RealKubeOptions, 'dir' | 'port'> & { dir?: string };
+}
+
 export interface LocalStack {
   clusterId: string;
   region: string;
@@ -94,6 +109,10 @@ export interface LocalStack {
   /** A client of the stack's EC2, for tests and setup. */
   ec2: EC2Client;
   nodes: LocalNode[];
+  /** A kubeconfig of the stack's Kubernetes (its administrator on the real plane). */
+  kubeconfig: string;
+  /** Where it was written, with a local directory: `kubeconfig` in it. */
+  kubeconfigFile?: string;
   forwarder(): Forwarder | undefined;
   stopBackend(): Promise<void>;
   startBackend(): Promise<void>;
@@ -102,7 +121,12 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+/** The stack on the real control plane: no object store, the plane instead. */
+export type RealLocalStack = Omit<LocalStack, 'store'> & { real: RealKube };
+
+export function startLocalStack(options: RealStackOptions): Promise<RealLocalStack>;
+export function startLocalStack(options?: LocalStackOptions): Promise<LocalStack>;
+export async function startLocalStack(options: LocalStackOptions & { kube?: RealStackOptions['kube'] } = {}): Promise<LocalStack | RealLocalStack> {
   const host = options.host ?? '127.0.0.1';
   const ports = {
     backend: options.ports?.backend ?? DEFAULT_PORTS.backend,
@@ -114,6 +138,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const clusterId = options.clusterId ?? 'local';
   const secret = options.secret ?? `whsec_${randomBytes(24).toString('base64')}`;
   const cleanups: Array<() => Promise<void>> = [];
+  if (options.kube) {
+    if (options.writeBack === 'direct') throw new Error('writeBack "direct" is not implemented on the real control plane: the backend would need a token of its own there');
+    if (options.controllers) throw new Error("controllers: options of the simulated API's controllers; the real control plane runs kube-controller-manager's own");
+  }
 
   try {
     // EC2: the simulator unless another endpoint was given.
@@ -144,23 +172,54 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Not left unhandled if a later step fails first; awaited below.
     nodesRunning.catch(() => undefined);
 
-    // Kubernetes: the API, the cluster's objects, the controllers.
-    const store = createObjectStore({ storageObjectInUseProtection: true });
-    const kube = await listeningAs('kube', host, ports.kube, () => startKubeApiServer({ store, port: ports.kube, host }));
-    cleanups.push(() => kube.close());
-    const seed = (resource: ResourceName, object: { metadata: { name: string } }) =>
-      store.create(resource, object as Parameters<typeof store.create>[1]);
-    for (const node of nodes) {
-      seed('nodes', nodeObject(node, region));
-      seed('csinodes', csiNodeObject(node));
+    // Kubernetes: the simulated API with its controllers, or the real control plane.
+    const writeBack = options.writeBack ?? 'forwarder';
+    /** How the forwarder reaches the API: a kubeconfig (the simulated API) or, on the real plane, its ServiceAccount's volume read in-cluster style. */
+    let kube: { url: string; kubeconfig: string; forwarderAccess: () => Promise<{ kubeConfig: ReturnType<typeof kubeConfigFor> } | { kubeAccess: KubeAccess }> };
+    let store: LocalObjectStore | undefined;
+    let plane: RealKube | undefined;
+    if (options.kube) {
+      const dir = options.kube.dir ?? (options.localDir ? join(options.localDir, 'kube') : undefined);
+      let planeDir: string;
+      if (dir) {
+        // A fresh cluster each start, as the simulated API is.
+        await rm(dir, { recursive: true, force: true });
+        planeDir = dir;
+      } else {
+        planeDir = await mkdtemp(join(tmpdir(), 'volhook-kube-'));
+        cleanups.push(() => rm(planeDir, { recursive: true, force: true }));
+      }
+      const real = options.kube;
+      const started = await listeningAs('kube', host, ports.kube, () => startRealKube({ ...real, dir: planeDir, host, nodes, region, ...(ports.kube ? { port: ports.kube } : {}) }));
+      cleanups.push(() => started.stop());
+      plane = started;
+      kube = {
+        url: started.url,
+        kubeconfig: started.plane.kubeconfig(),
+        forwarderAccess: async () => {
+          const { hostname, port } = new URL(started.url);
+          return { kubeAccess: await inClusterAccess({ env: { KUBERNETES_SERVICE_HOST: hostname, KUBERNETES_SERVICE_PORT: port }, dir: started.forwarder.volume.dir }) };
+        },
+      };
+    } else {
+      const objects = createObjectStore({ storageObjectInUseProtection: true });
+      store = objects;
+      const server = await listeningAs('kube', host, ports.kube, () => startKubeApiServer({ store: objects, port: ports.kube, host }));
+      cleanups.push(() => server.close());
+      const seed = (resource: ResourceName, object: { metadata: { name: string } }) =>
+        objects.create(resource, object as Parameters<typeof objects.create>[1]);
+      for (const node of nodes) {
+        seed('nodes', nodeObject(node, region));
+        seed('csinodes', csiNodeObject(node));
+      }
+      seed('csidrivers', csiDriverObject);
+      for (const sc of storageClassObjects) seed('storageclasses', sc);
+      const controllers = startControllers(objects, options.controllers);
+      cleanups.push(() => controllers.stop());
+      kube = { url: server.url, kubeconfig: kubeconfigText({ server: server.url }), forwarderAccess: async () => ({ kubeConfig: kubeConfigFor({ server: server.url }) }) };
     }
-    seed('csidrivers', csiDriverObject);
-    for (const sc of storageClassObjects) seed('storageclasses', sc);
-    const controllers = startControllers(store, options.controllers);
-    cleanups.push(() => controllers.stop());
 
     // The backend, with this cluster registered (unless one runs elsewhere).
-    const writeBack = options.writeBack ?? 'forwarder';
     const registration = {
       clusterId,
       secrets: [secret],
@@ -223,7 +282,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const startOurForwarder = async () => {
       if (options.forwarder === false) return;
       const config = { apiUrl: backend.url, clusterId, secret, kubeServer: kube.url, port: 0, listenHost: host, ...options.forwarder };
-      const deps = { kubeConfig: kubeConfigFor({ server: kube.url }), logger: options.logger ?? silentLogger };
+      const deps = { ...(await kube.forwarderAccess()), logger: options.logger ?? silentLogger };
       forwarder = await listeningAs('forwarder', host, config.port, () => startForwarder(config, deps));
     };
     await startOurForwarder();
@@ -231,15 +290,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Up only once the nodes' instances run: the first attach must not meet one still pending.
     await nodesRunning;
 
+    let kubeconfigFile: string | undefined;
     if (options.localDir) {
       const localDir = options.localDir;
       const paths = localPaths(localDir);
+      kubeconfigFile = paths.kubeconfig;
+      await writeFile(kubeconfigFile, kube.kubeconfig, { mode: 0o600 });
+      await chmod(kubeconfigFile, 0o600);
       await writeDescriptor(localDir, {
         clusterId,
         region,
         ec2Endpoint: ec2Url,
         backendUrl: backend.url,
         kubeUrl: kube.url,
+        kubeconfig: kubeconfigFile,
         registryFile: paths.registryFile,
         reportsDir: paths.reportsDir,
         pid: process.pid,
@@ -247,12 +311,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       cleanups.push(() => removeDescriptor(localDir));
     }
 
-    return {
+    const common = {
       clusterId,
       region,
       secret,
       urls: { backend: backend.url, ec2: ec2Url, kube: kube.url },
-      store,
+      kubeconfig: kube.kubeconfig,
+      ...(kubeconfigFile !== undefined && { kubeconfigFile }),
       reports,
       simulator,
       ec2,
@@ -267,6 +332,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       },
       stop: () => runCleanups(cleanups),
     };
+    if (plane) return { ...common, real: plane };
+    return { ...common, store: store! };
   } catch (err) {
     await runCleanups(cleanups);
     throw err;
