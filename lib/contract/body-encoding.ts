@@ -10,7 +10,8 @@
  * {@link MAX_DECODED_REQUEST_BYTES} on what a gzip'd body decodes to. The second is checked
  * while decoding, which stops at the bound: a small body that would inflate to gigabytes (a
  * zip bomb) costs at most that much memory and is refused with 413 before anything of the
- * request is looked up, verified, recorded or done.
+ * request is looked up, verified, recorded or done (the backend notes the refusal for the audit,
+ * as it does every refusal: lib/reports/refusals.ts).
  *
  * The signature is over the decoded body, the JSON both sides read: compression is how the
  * bytes travel, not what is signed.

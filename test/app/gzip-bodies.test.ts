@@ -2,7 +2,8 @@
  * gzip'd request bodies through the real app (lib/contract/body-encoding.ts): a gzip'd request
  * acts exactly as its plain twin; a body that decodes past MAX_DECODED_REQUEST_BYTES (a zip
  * bomb), a coding the backend does not take and corrupt gzip are refused before anything is
- * looked up, verified, recorded or called; every answer says `Accept-Encoding: gzip`.
+ * looked up, verified, recorded or called (but the refusal the audit counts); every answer says
+ * `Accept-Encoding: gzip`.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
