@@ -6,9 +6,11 @@
  *   (b) a burst of N PVCs with one pod each: time to all Bound + attached against the EC2
  *       token-bucket floor, EC2 calls per action, throttling, per-PVC percentiles
  *   (c) the forwarder's RSS with N PVCs and N PVs cached, against idle
+ *   report: one cluster's volume report of --pvs PVs, sent plain and gzip'd: requests and bytes
+ *       (lib/report-sizes.ts); only with --only report
  *
- *   npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c] [--quick] [--seed 1]
- *                    [--objects 10000] [--timeout 1200]
+ *   npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c,report] [--quick] [--seed 1]
+ *                    [--objects 10000] [--timeout 1200] [--pvs 20000]
  *
  * Everything runs in this process except the forwarder of (c), a child process. See
  * lib/args.ts for the flags.
@@ -20,6 +22,7 @@ import { mib, percent, ratio, say, seconds, table } from './lib/format.js';
 import { measureAll, type MemoryResult } from './lib/forwarder-memory.js';
 import { printMemory } from './lib/memory-report.js';
 import { runBurst, type BurstResult } from './lib/provision.js';
+import { clusterReport, measureReport, reportLine, type ReportSizes } from './lib/report-sizes.js';
 import { printBackendStats, runScaleOut } from './lib/scale-out.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -32,6 +35,7 @@ const SINGLE_TIMEOUT_MS = 120_000;
  */
 const AWS_MEDIANS = { create: { kind: 'fixed', ms: 1_500 }, attach: { kind: 'fixed', ms: 2_500 } } as const;
 const MEMORY_TIMEOUT_MS = 15 * 60_000;
+const REPORT_TIMEOUT_MS = 10 * 60_000;
 
 async function main(args: BenchArgs): Promise<void> {
   const started = Date.now();
@@ -39,7 +43,8 @@ async function main(args: BenchArgs): Promise<void> {
   const budgetMs =
     (args.only.includes('a') ? SINGLE_TIMEOUT_MS + 120_000 : 0) +
     (args.only.includes('b') ? args.timeoutSeconds * 1000 + 180_000 : 0) +
-    (args.only.includes('c') ? MEMORY_TIMEOUT_MS : 0);
+    (args.only.includes('c') ? MEMORY_TIMEOUT_MS : 0) +
+    (args.only.includes('report') ? REPORT_TIMEOUT_MS : 0);
   setTimeout(() => {
     say(`bench: gave up after ${(budgetMs / 60_000).toFixed(0)} min (global bound); exiting`);
     process.exit(3);
@@ -84,12 +89,23 @@ async function main(args: BenchArgs): Promise<void> {
     printMemory(results, limits);
   }
 
-  printSummary(args, single, burst, memory);
+  const reportRuns: ReportSizes[] = [];
+  if (args.only.includes('report')) {
+    say(`\n(report) a volume report of ${args.pvs} PVs (each bound and attached), sent until the backend holds it …`);
+    const report = clusterReport(args.pvs);
+    for (const mode of ['plain', 'gzip'] as const) {
+      const run = await measureReport(report, args.pvs, mode);
+      say(`[report] ${mode}: ${run.requests} requests (${run.gzipped} gzip'd), ${run.bytes} bytes on the wire; the report is ${run.reportBytes} bytes of JSON`);
+      reportRuns.push(run);
+    }
+  }
+
+  printSummary(args, single, burst, memory, reportRuns);
   say(`\nfinished in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   say(`reproduce: ${args.command}`);
 }
 
-function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult, memory?: MemoryResult[]): void {
+function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult, memory?: MemoryResult[], reportRuns: ReportSizes[] = []): void {
   const rows: string[][] = [];
   if (single) {
     const [, bound] = latencyRow(single, '', (c) => c.boundMs);
@@ -130,7 +146,8 @@ function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult
     ]);
   }
   say('\nsummary');
-  say(table(['scenario', 'figure', 'value'], rows, { alignNumbers: false }));
+  for (const run of reportRuns) say(reportLine(run));
+  if (rows.length > 0) say(table(['scenario', 'figure', 'value'], rows, { alignNumbers: false }));
   if (args.quick) say('  (--quick: a smoke run, not the figures of record)');
 }
 

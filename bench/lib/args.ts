@@ -1,8 +1,10 @@
 /** The command line of `npm run bench`, parsed and checked once. */
 import { parseArgs } from 'node:util';
 
-export type Scenario = 'a' | 'b' | 'c';
-export const SCENARIOS: readonly Scenario[] = ['a', 'b', 'c'];
+export type Scenario = 'a' | 'b' | 'c' | 'report';
+export const SCENARIOS: readonly Scenario[] = ['a', 'b', 'c', 'report'];
+/** What runs without --only. */
+const DEFAULT_SCENARIOS: readonly Scenario[] = ['a', 'b', 'c'];
 
 export interface BenchArgs {
   /** PVCs (each with one pod) in the burst of (b). */
@@ -21,17 +23,20 @@ export interface BenchArgs {
   backends: number;
   /** Local Kubernetes clusters (API, controllers, forwarder) of (b), sharing one EC2 account. */
   clusters: number;
+  /** PVs (each bound and attached) of the cluster whose volume report `report` sends. */
+  pvs: number;
   /** The command to print for reproducing this run. */
   command: string;
 }
 
-export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c] [--quick]
+export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c,report] [--quick]
                             [--seed 1] [--objects 10000] [--timeout 1200]
-                            [--backends 1] [--clusters 1]
+                            [--backends 1] [--clusters 1] [--pvs 20000]
   --n           PVCs + pods in the burst (b); default 1000 (100 with --quick)
   --time-scale  simulator latencies and bucket refill ÷/× this; default 1 (10 with --quick).
                 volhook's own delays (backoff, requeues, resync) are never scaled
-  --only        scenarios to run: a (one PVC), b (burst), c (forwarder memory); default all
+  --only        scenarios to run: a (one PVC), b (burst), c (forwarder memory), report (one
+                cluster's volume report sent plain and gzip'd: requests and bytes); default a,b,c
   --quick       smoke run: n=100 at time scale 10, 2,000 objects in (c)
   --seed        simulator PRNG seed (latencies); default 1
   --objects     PVCs and PVs (each) cached by the forwarder in (c); default 10000
@@ -40,7 +45,8 @@ export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--onl
                 URL; more than 1 keeps the rate budget in DynamoDB (moto_server); default 1
                 (the backend in the bench process)
   --clusters    (b) with this many clusters (Kubernetes API, controllers, forwarder each)
-                against one EC2 account, the n claims dealt out over them; default 1`;
+                against one EC2 account, the n claims dealt out over them; default 1
+  --pvs         PVs of the cluster whose volume report (report) sends; default 20000`;
 
 /** Thrown for a bad flag; run.ts prints it with the usage. */
 export class UsageError extends Error {
@@ -64,6 +70,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
         timeout: { type: 'string' },
         backends: { type: 'string' },
         clusters: { type: 'string' },
+        pvs: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -81,13 +88,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
   const timeoutSeconds = number('--timeout', v.timeout, 1200, 1, 24 * 3600);
   const backends = integer('--backends', v.backends, 1, 1, 32);
   const clusters = integer('--clusters', v.clusters, 1, 1, 8);
+  const pvs = integer('--pvs', v.pvs, 20_000, 1, 200_000);
 
   const command = ['npx tsx bench/run.ts', `--n ${n}`, `--time-scale ${timeScale}`, `--only ${only.join(',')}`, `--seed ${seed}`];
   if (only.includes('c')) command.push(`--objects ${objects}`);
   if (v.timeout !== undefined) command.push(`--timeout ${timeoutSeconds}`);
   if (backends !== 1) command.push(`--backends ${backends}`);
   if (clusters !== 1) command.push(`--clusters ${clusters}`);
-  return { n, timeScale, only, quick, seed, objects, timeoutSeconds, backends, clusters, command: command.join(' ') };
+  if (only.includes('report')) command.push(`--pvs ${pvs}`);
+  return { n, timeScale, only, quick, seed, objects, timeoutSeconds, backends, clusters, pvs, command: command.join(' ') };
 }
 
 function number(flag: string, raw: string | undefined, fallback: number, min: number, max: number): number {
@@ -106,11 +115,11 @@ function integer(flag: string, raw: string | undefined, fallback: number, min: n
 }
 
 function scenarios(raw: string | undefined): Scenario[] {
-  if (raw === undefined) return [...SCENARIOS];
+  if (raw === undefined) return [...DEFAULT_SCENARIOS];
   const picked = raw.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   const unknown = picked.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
   if (picked.length === 0 || unknown.length > 0) {
-    throw new UsageError(`--only takes a comma-separated list of a, b, c; got "${raw}"`);
+    throw new UsageError(`--only takes a comma-separated list of a, b, c, report; got "${raw}"`);
   }
   return SCENARIOS.filter((s) => picked.includes(s));
 }

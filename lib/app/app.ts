@@ -8,7 +8,10 @@ import { Hono } from 'hono/tiny';
 import { bodyLimit } from 'hono/body-limit';
 import type * as z from 'zod/mini';
 import {
+  ACCEPT_ENCODING_HEADER,
   CHECK_ROUTE,
+  decodeRequestBody,
+  GZIP,
   NO_ROUTE_CODE,
   CheckRequestSchema,
   type CheckResponse,
@@ -118,12 +121,14 @@ export function createApp(deps: AppDependencies): Hono {
 
   app.use(async (c, next) => {
     c.header(REQUEST_ID_HEADER, correlationFor(c).requestId);
+    // RFC 7694: the codings request bodies may come in (lib/contract/body-encoding.ts).
+    c.header(ACCEPT_ENCODING_HEADER, GZIP);
     await next();
   });
 
   app.onError(async (err, c) => {
     const correlation = correlationFor(c);
-    const echo = { [REQUEST_ID_HEADER]: correlation.requestId };
+    const echo = { [REQUEST_ID_HEADER]: correlation.requestId, [ACCEPT_ENCODING_HEADER]: GZIP };
     // Which refusals count for the audit, and why: lib/reports/refusals.ts.
     await noteRefusal(reports, { path: c.req.path, status: err instanceof ApiError ? err.status : 500, code: err instanceof ApiError ? err.code : 'internal', at: now() });
     if (err instanceof ApiError) return c.json(err.toBody(), err.status, { ...err.headers(), ...echo });
@@ -162,8 +167,11 @@ export function createApp(deps: AppDependencies): Hono {
       throw new ContractRefusedError(contractRefusal(versions, verdict.upgrade, SUPPORTED_CONTRACTS));
     }
 
+    // Decoded before anything is looked up: a body that inflates past the bound is refused having cost nothing else.
+    const decoded = decodeRequestBody(new Uint8Array(await c.req.arrayBuffer()), c.req.header('content-encoding'));
+    if (!decoded.ok) throw new ApiError(decoded.status, decoded.code, decoded.message);
+    const body = decoded.text;
     const registration = await lookUp(deps.registry, clusterId);
-    const body = await c.req.text();
     const nowSeconds = Math.floor(now() / 1000);
 
     let message: VerifiedMessage;

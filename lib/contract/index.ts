@@ -13,3 +13,4 @@ export * from './report.js';
 export * from './semver.js';
 export * from './version.js';
 export * from './check.js';
+export * from './body-encoding.js';

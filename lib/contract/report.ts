@@ -7,6 +7,7 @@
  * together ({@link assembleReport}) and keeps only once every part of one digest is in.
  */
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import * as z from 'zod/mini';
 import { deferred } from './deferred.js';
 
@@ -92,6 +93,16 @@ export const VolumeReportItemSchema = deferred(() => z.object({
    * Absent: `report` is the whole report (the one way a forwarder sent it before parts).
    */
   part: z.optional(z.object({ index: z.int().check(z.nonnegative()), count: z.int().check(z.positive(), z.maximum(MAX_REPORT_PARTS)) })),
+  /**
+   * More parts of the same report in the same item, beside `report` (part `part.index`): how a
+   * forwarder whose bodies go gzip'd sends a report of many parts in few requests. Only a
+   * backend that accepts gzip'd bodies (body-encoding.ts) reads it, so only such a one gets it.
+   */
+  more: z.optional(
+    z
+      .array(z.object({ index: z.int().check(z.nonnegative()), report: VolumeReportSchema }))
+      .check(z.minLength(1), z.maxLength(MAX_PARTS_PER_ITEM - 1)),
+  ),
 }).check(
   z.superRefine((item, ctx) => {
     const problem = reportItemProblem(item);
@@ -109,18 +120,51 @@ export const MAX_REPORT_PART_BYTES = 320 * 1024;
 /** Parts of one report at most: 4,096 × 320 KiB is over a gigabyte of report. */
 export const MAX_REPORT_PARTS = 4096;
 
+/**
+ * A part sent gzip'd may be larger as JSON, as long as it compresses to what one part may be
+ * compressed (the store keeps each part gzip'd, lib/reports/dynamodb.ts) and stays within what
+ * one request may decode to with two others beside it.
+ */
+export const MAX_GZIPPED_PART_BYTES = 320 * 1024;
+export const MAX_GZIPPED_PART_JSON_BYTES = 2560 * 1024;
+/** Parts one item may carry (`report` and `more`): three gzip'd parts fit one request's bytes and decoded bytes. */
+export const MAX_PARTS_PER_ITEM = 3;
+
+/** How a report's parts are measured: by their JSON, or (bodies gzip'd) by what they compress to. */
+export type PartSizing = 'json' | 'gzip';
+
 /** Why a report item cannot be taken as it is (a part without its report, an index past the count, a part too large); undefined when it can. */
-export function reportItemProblem(item: { report?: VolumeReport | undefined; part?: { index: number; count: number } | undefined }): string | undefined {
-  const { part, report } = item;
-  if (!part) return undefined;
+export function reportItemProblem(item: {
+  report?: VolumeReport | undefined;
+  part?: { index: number; count: number } | undefined;
+  more?: readonly { index: number; report: VolumeReport }[] | undefined;
+}): string | undefined {
+  const { part, report, more = [] } = item;
+  if (!part) return more.length > 0 ? 'more parts of a volume report without `part`: which report they belong to is not said' : undefined;
   if (!report) return `part ${part.index} of a volume report carries no report`;
-  if (part.index >= part.count) return `part ${part.index} of a volume report of ${part.count} parts does not exist (parts are numbered from 0)`;
+  const indices = [part.index, ...more.map((m) => m.index)];
+  for (const index of indices) {
+    if (index >= part.count) return `part ${index} of a volume report of ${part.count} parts does not exist (parts are numbered from 0)`;
+  }
+  if (new Set(indices).size < indices.length) return `parts ${indices.join(', ')} of a volume report: a part is sent twice in one item`;
+  for (const [index, body] of [[part.index, report], ...more.map((m) => [m.index, m.report])] as [number, VolumeReport][]) {
+    const problem = partProblem(body, index, part.count);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** Why one part is too large, or undefined: within {@link MAX_REPORT_PART_BYTES} of JSON, or compressing to within {@link MAX_GZIPPED_PART_BYTES}. */
+function partProblem(report: VolumeReport, index: number, count: number): string | undefined {
   const bytes = jsonBytes(report);
   if (bytes <= MAX_REPORT_PART_BYTES) return undefined;
+  if (bytes <= MAX_GZIPPED_PART_JSON_BYTES && gzipBytes(report) <= MAX_GZIPPED_PART_BYTES) return undefined;
   const largest = entriesOf(report).reduce((a, b) => (b.bytes > a.bytes ? b : a));
   return largest.bytes + jsonBytes(emptyLike(report)) > MAX_REPORT_PART_BYTES
-    ? `the volume report cannot be sent: its ${largest.name} alone is ${largest.bytes} bytes of JSON, more than the ${MAX_REPORT_PART_BYTES} one part may hold`
-    : `part ${part.index} of ${part.count} of the volume report is ${bytes} bytes of JSON, more than the ${MAX_REPORT_PART_BYTES} one part may hold`;
+    ? `the volume report cannot be sent: its ${largest.name} alone is ${largest.bytes} bytes of JSON, more than the ${MAX_REPORT_PART_BYTES} one part may hold ` +
+        `(or, gzip'd, compressing to ${MAX_GZIPPED_PART_BYTES})`
+    : `part ${index} of ${count} of the volume report is ${bytes} bytes of JSON, more than the ${MAX_REPORT_PART_BYTES} one part may hold ` +
+        `(or, gzip'd, ${MAX_GZIPPED_PART_JSON_BYTES} bytes of JSON compressing to ${MAX_GZIPPED_PART_BYTES})`;
 }
 
 /** The report in one order whatever order the caches listed it in: what the digest is taken over. */
@@ -177,6 +221,24 @@ export function splitReport(report: VolumeReport, maxBytes = MAX_REPORT_PART_BYT
   return parts;
 }
 
+/**
+ * {@link splitReport} for bodies that go gzip'd: parts of at most {@link MAX_GZIPPED_PART_JSON_BYTES}
+ * of JSON that each compress to at most `maxGzipBytes`. The JSON bound of a part comes from how
+ * well the whole report compresses, with a tenth to spare; a part that still compresses to more
+ * is split again, so every part is within both bounds whatever its entries are.
+ */
+export function splitReportGzipped(report: VolumeReport, maxGzipBytes = MAX_GZIPPED_PART_BYTES): VolumeReport[] {
+  const ratio = Math.max(gzipBytes(report) / Math.max(jsonBytes(report), 1), 1 / 64);
+  const target = Math.max(MAX_REPORT_PART_BYTES, Math.min(MAX_GZIPPED_PART_JSON_BYTES, Math.floor((0.9 * maxGzipBytes) / ratio)));
+  return splitReport(report, target).flatMap((part) => fitGzipped(part, maxGzipBytes, target));
+}
+
+function fitGzipped(part: VolumeReport, maxGzipBytes: number, target: number): VolumeReport[] {
+  if (target <= MAX_REPORT_PART_BYTES || gzipBytes(part) <= maxGzipBytes) return [part];
+  const half = Math.max(MAX_REPORT_PART_BYTES, Math.floor(target / 2));
+  return splitReport(part, half).flatMap((p) => fitGzipped(p, maxGzipBytes, half));
+}
+
 /** The parts of a report, in order, put back together: the inverse of {@link splitReport}. */
 export function assembleReport(parts: readonly VolumeReport[]): VolumeReport {
   const first = parts[0];
@@ -195,6 +257,10 @@ function emptyLike(report: VolumeReport): VolumeReport {
 
 function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value));
+}
+
+function gzipBytes(value: unknown): number {
+  return gzipSync(JSON.stringify(value)).length;
 }
 
 /** Every entry of the report in its order, with its size as JSON and a name for messages. */

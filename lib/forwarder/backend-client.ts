@@ -1,7 +1,10 @@
 /** Posting a batch to `POST /v1/clusters/{clusterId}/reconcile`, signed. */
 import * as z from 'zod/mini';
 import {
+  ACCEPT_ENCODING_HEADER,
+  acceptsGzip,
   checkUrl,
+  encodeRequestBody,
   CheckResponseSchema,
   CONTRACT_REFUSAL_STATUS,
   CONTRACT_VERSIONS,
@@ -29,6 +32,44 @@ export interface BackendClientOptions {
   signal?: AbortSignal;
   /** What the request says of this forwarder, signed; default this build's (tests claim others). */
   versions?: ForwarderVersions;
+  /** Whether the backend takes gzip'd bodies, learnt from its answers; none: bodies go as they are. */
+  codings?: RequestCodings;
+}
+
+/** How long a backend's 415 to a gzip'd body stops the forwarder compressing, whatever its answers say. */
+export const GZIP_REFUSED_HOLD_MS = 60 * 60 * 1000;
+
+/**
+ * Whether the backend takes gzip'd request bodies: what its last answer's `Accept-Encoding`
+ * said (lib/contract/body-encoding.ts). A backend of contract 1 (0.1.0) never says so, nor one
+ * built before gzip'd bodies; so nothing is gzip'd until an answer says it, and nothing more once
+ * one of the backend's does not (a backend rolled back). A 415 to a gzip'd body — a gateway in front of the
+ * function that did not pass it intact (lib/app/lambda-body.ts) — stops it for
+ * {@link GZIP_REFUSED_HOLD_MS}, though the function's answers still say gzip.
+ */
+export class RequestCodings {
+  #advertised = false;
+  #refusedUntil = -Infinity;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  get gzip(): boolean {
+    return this.#advertised && this.now() >= this.#refusedUntil;
+  }
+
+  /**
+   * An answer without the header un-learns it, unless it is a 5xx or a 429: those may be a
+   * gateway's or a proxy's own (throttled, timed out) and say nothing of the backend behind.
+   */
+  learn(response: Response): void {
+    if (acceptsGzip(response.headers.get(ACCEPT_ENCODING_HEADER))) this.#advertised = true;
+    else if (response.status < 500 && response.status !== 429) this.#advertised = false;
+  }
+
+  /** A gzip'd body was refused with 415. */
+  refused(): void {
+    this.#refusedUntil = this.now() + GZIP_REFUSED_HOLD_MS;
+  }
 }
 
 /** What this build's forwarder says of itself: its version and the contract it speaks. */
@@ -110,13 +151,24 @@ async function postSigned(options: BackendClientOptions, url: string, body: stri
   if (options.signal) signals.push(options.signal);
   let response: Response;
   let text: string;
+  // Signed over the JSON, whatever the bytes travel as (body-encoding.ts).
+  const post = async (gzip: boolean) => {
+    const encoded = encodeRequestBody(body, gzip);
+    const headers: Record<string, string> = { 'content-type': encoded.contentType, ...sign(body, options.secret(), { versions: options.versions ?? FORWARDER_VERSIONS }) };
+    if (encoded.contentEncoding) headers['content-encoding'] = encoded.contentEncoding;
+    const answer = await options.fetch(url, { method: 'POST', headers, body: encoded.body, signal: AbortSignal.any(signals) });
+    options.codings?.learn(answer);
+    return { answer, compressed: encoded.contentEncoding !== undefined };
+  };
   try {
-    response = await options.fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...sign(body, options.secret(), { versions: options.versions ?? FORWARDER_VERSIONS }) },
-      body,
-      signal: AbortSignal.any(signals),
-    });
+    let { answer, compressed } = await post(options.codings?.gzip ?? false);
+    // A gzip'd body refused as such (415) was not acted on: the same body goes again as it is, at once.
+    if (answer.status === 415 && compressed) {
+      options.codings?.refused();
+      await answer.body?.cancel();
+      ({ answer } = await post(false));
+    }
+    response = answer;
     text = await response.text();
   } catch (err) {
     const name = err instanceof Error ? err.name : '';

@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ItemKeys, type ContractRefusal, type ForwarderVersions, type Ownership } from '../contract/index.js';
-import { FORWARDER_VERSIONS, postCheck, type FetchLike } from './backend-client.js';
+import { FORWARDER_VERSIONS, postCheck, RequestCodings, type FetchLike } from './backend-client.js';
 import { leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
 import { itemSource, liveClassRead, livePvRead } from './item-source.js';
 import type { DeletedClaim } from './items.js';
@@ -107,6 +107,8 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   let stopping = false;
   let elector: LeaderElector | undefined;
   const versions = deps.claimedVersions ?? FORWARDER_VERSIONS;
+  /** Whether bodies go gzip'd: learnt from every answer, the check's first (body-encoding.ts). */
+  const codings = new RequestCodings();
   const leading = (): boolean => elector === undefined || elector.isLeader();
 
   function offer({ key, payload }: Offer): void {
@@ -134,7 +136,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
       pump.stop();
       if (elector) void elector.stop();
     },
-    check: () => postCheck({ apiUrl: config.apiUrl, clusterId: config.clusterId, secret: secret.current, fetch: fetchFn, timeoutMs: config.requestTimeoutMs, versions }),
+    check: () => postCheck({ apiUrl: config.apiUrl, clusterId: config.clusterId, secret: secret.current, fetch: fetchFn, timeoutMs: config.requestTimeoutMs, versions, codings }),
   });
 
   function readiness(): Readiness {
@@ -144,7 +146,8 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   }
 
   // --- the queue → the backend ----------------------------------------------------------
-  const reports = new ReportTracker();
+  // Parts measured by what they compress to while the backend takes gzip'd bodies (body-encoding.ts).
+  const reports = new ReportTracker({ sizing: () => (codings.gzip ? 'gzip' : 'json') });
   const sendBatch = createBatchSender({
     config,
     clients,
@@ -153,6 +156,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     secret,
     fetch: fetchFn,
     versions,
+    codings,
     refusals,
     get signal() {
       return term.signal;

@@ -47,7 +47,8 @@ export function httpFetch(options: HttpFetchOptions = {}): FetchLike {
       const target = new URL(url);
       const protocol = target.protocol as keyof typeof agents;
       if (!(protocol in agents)) return reject(new TypeError(`unsupported protocol ${target.protocol}`));
-      if (init.body !== undefined && init.body !== null && typeof init.body !== 'string') return reject(new TypeError('only string bodies are sent'));
+      const body = init.body ?? undefined;
+      if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array)) return reject(new TypeError('only string and byte (gzip\'d) bodies are sent'));
       const signal = init.signal ?? undefined;
       if (signal?.aborted) return reject(signal.reason);
       const send = protocol === 'https:' ? httpsRequest : httpRequest;
@@ -78,7 +79,7 @@ export function httpFetch(options: HttpFetchOptions = {}): FetchLike {
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       req.on('error', fail);
-      req.end(typeof init.body === 'string' ? init.body : undefined);
+      req.end(body);
     });
 }
 

@@ -12,12 +12,16 @@ import {
   isClaimFor,
   isOurContent,
   isOurVolume,
+  MAX_GZIPPED_PART_BYTES,
+  MAX_PARTS_PER_ITEM,
   MAX_REPORT_PART_BYTES,
   reclaimPolicy,
   reportItemProblem,
   SnapshotAnnotations,
   splitReport,
+  splitReportGzipped,
   type Ownership,
+  type PartSizing,
   type PersistentVolume,
   type ReportedAttachment,
   type ReportedSnapshotContent,
@@ -115,10 +119,18 @@ interface InParts {
   digest: string;
   observedAt: number;
   parts: VolumeReport[];
+  /** How they were measured: parts cut for gzip'd bodies are not sent in plain ones. */
+  sizing: PartSizing;
   next: number;
   /** Parts sent so far; after two rounds without the backend holding them all, the report is read afresh. */
   sent: number;
 }
+
+/**
+ * What a gzip'd part may compress to as the forwarder cuts it: a twentieth under what the backend
+ * takes, in case its zlib compresses the same JSON a little worse.
+ */
+const GZIPPED_PART_TARGET = Math.floor(MAX_GZIPPED_PART_BYTES * 0.95);
 
 type Sent = { digest: string; as: 'digest' | 'whole' | 'part' };
 
@@ -133,28 +145,23 @@ export class ReportTracker {
   #sent: Sent | undefined;
   #inParts: InParts | undefined;
   readonly #maxPartBytes: number;
+  readonly #sizing: () => PartSizing;
 
-  /** `maxPartBytes`: what one part may weigh as JSON (smaller in tests, to send small reports in parts). */
-  constructor(options: { maxPartBytes?: number } = {}) {
+  /**
+   * `maxPartBytes`: what one part may weigh as JSON (smaller in tests, to send small reports in
+   * parts). `sizing`: `gzip` while the backend takes gzip'd bodies — then parts are measured by
+   * what they compress to, and up to {@link MAX_PARTS_PER_ITEM} go in one item.
+   */
+  constructor(options: { maxPartBytes?: number; sizing?: () => PartSizing } = {}) {
     this.#maxPartBytes = Math.min(options.maxPartBytes ?? MAX_REPORT_PART_BYTES, MAX_REPORT_PART_BYTES);
+    this.#sizing = options.sizing ?? (() => 'json');
   }
 
   /** The item for the report (or what reads it), read from the caches at `observedAt` (epoch ms). */
   item(report: VolumeReport | (() => VolumeReport), observedAt: number): VolumeReportItem {
+    const sizing = this.#sizing();
     const sending = this.#inParts;
-    if (sending && sending.sent < 2 * sending.parts.length) {
-      const index = sending.next;
-      sending.next = (index + 1) % sending.parts.length;
-      sending.sent += 1;
-      this.#sent = { digest: sending.digest, as: 'part' };
-      return {
-        kind: 'VolumeReport',
-        digest: sending.digest,
-        observedAt: sending.observedAt,
-        report: sending.parts[index] as VolumeReport,
-        part: { index, count: sending.parts.length },
-      };
-    }
+    if (sending && sending.sizing === sizing && sending.sent < 2 * sending.parts.length) return this.#nextParts(sending);
     this.#inParts = undefined;
     const read = typeof report === 'function' ? report() : report;
     const canonical = canonicalReport(read);
@@ -163,14 +170,34 @@ export class ReportTracker {
       this.#sent = { digest, as: 'digest' };
       return { kind: 'VolumeReport', digest, observedAt };
     }
-    const parts = splitReport(canonical, this.#maxPartBytes);
+    const parts = sizing === 'gzip' && this.#maxPartBytes === MAX_REPORT_PART_BYTES ? splitReportGzipped(canonical, GZIPPED_PART_TARGET) : splitReport(canonical, this.#maxPartBytes);
     if (parts.length === 1 && !reportItemProblem({ report: canonical, part: { index: 0, count: 1 } })) {
       this.#sent = { digest, as: 'whole' };
       return { kind: 'VolumeReport', digest, observedAt, report: read };
     }
-    this.#inParts = { digest, observedAt, parts, next: 1 % parts.length, sent: 1 };
-    this.#sent = { digest, as: 'part' };
-    return { kind: 'VolumeReport', digest, observedAt, report: parts[0] as VolumeReport, part: { index: 0, count: parts.length } };
+    const inParts: InParts = { digest, observedAt, parts, sizing, next: 0, sent: 0 };
+    this.#inParts = inParts;
+    return this.#nextParts(inParts);
+  }
+
+  /** The next parts in turn: one, or with gzip'd bodies up to {@link MAX_PARTS_PER_ITEM}. */
+  #nextParts(sending: InParts): VolumeReportItem {
+    const count = sending.parts.length;
+    // Never past the round's last part: the parts after it are the ones the backend already has.
+    const take = Math.min(sending.sizing === 'gzip' ? MAX_PARTS_PER_ITEM : 1, count - sending.next);
+    const indices = Array.from({ length: take }, (_, i) => (sending.next + i) % count);
+    sending.next = (sending.next + take) % count;
+    sending.sent += take;
+    this.#sent = { digest: sending.digest, as: 'part' };
+    const [first, ...rest] = indices as [number, ...number[]];
+    return {
+      kind: 'VolumeReport',
+      digest: sending.digest,
+      observedAt: sending.observedAt,
+      report: sending.parts[first] as VolumeReport,
+      part: { index: first, count },
+      ...(rest.length > 0 && { more: rest.map((index) => ({ index, report: sending.parts[index] as VolumeReport })) }),
+    };
   }
 
   /** The backend's answer to the last item: `done` means it holds that digest now. */

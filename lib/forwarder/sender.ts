@@ -4,11 +4,12 @@
  * becomes a completion, so no key is ever lost.
  */
 import * as z from 'zod/mini';
-import { ItemSchema, MAX_REQUEST_BYTES, type EventInvolvedObject, type ForwarderVersions, type ItemInput, type ObjectRef, type Result, type Write } from '../contract/index.js';
+import { ItemSchema, type EventInvolvedObject, type ForwarderVersions, type ItemInput, type ObjectRef, type Result, type Write } from '../contract/index.js';
 import { applyWrites, WriteError } from '../kube/apply-writes.js';
 import type { KubeClients } from '../kube/clients.js';
 import { forbiddenRequest, isApiError } from '../kube/errors.js';
-import { BackendRequestError, postReconcile, reconcileBody, resultsOfKeys, type FetchLike } from './backend-client.js';
+import { BackendRequestError, postReconcile, resultsOfKeys, type FetchLike, type RequestCodings } from './backend-client.js';
+import { requestChunks } from './request-chunks.js';
 import type { ForwarderConfig } from './config.js';
 import type { DeletedClaim } from './items.js';
 import type { Logger } from './logger.js';
@@ -30,6 +31,8 @@ export interface BatchSenderDeps {
   signal: AbortSignal;
   /** What the requests say of this forwarder; default this build's (backend-client.ts). */
   versions?: ForwarderVersions;
+  /** Whether bodies may go gzip'd (learnt from the backend's answers); none: never. */
+  codings?: RequestCodings;
   /**
    * Told of every request refused or served (refusal-surface.ts). On the contract's 426 retrying
    * cannot help: the keys of the request settle as errors, and it stops the sending.
@@ -69,7 +72,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
       sentKeys.push(key);
       items.push(item);
     }
-    const { chunks, oversized } = chunkBySize(items, MAX_REQUEST_BYTES, reconcileBody(config.clusterId, []));
+    const { chunks, oversized } = requestChunks(items, config.clusterId, deps.codings?.gzip ?? false);
     for (const i of oversized) {
       const key = sentKeys[i] as string;
       logger.error('object is too large for one request; not sent, retried with backoff', { key });
@@ -96,6 +99,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
           timeoutMs: config.requestTimeoutMs,
           signal: deps.signal,
           ...(deps.versions && { versions: deps.versions }),
+          ...(deps.codings && { codings: deps.codings }),
         },
         items,
       );
@@ -228,36 +232,6 @@ function isForbidden(err: unknown): boolean {
   return isApiError(err instanceof WriteError ? err.cause : err, 403);
 }
 
-/**
- * Splits items (by index) into requests whose body stays within `maxBytes`, so a batch of
- * large objects is sent as several requests instead of being refused whole with a 413. An
- * item that alone exceeds the limit can never be sent and is returned in `oversized`.
- */
-export function chunkBySize(items: readonly unknown[], maxBytes: number, emptyBody = '{"items":[]}'): { chunks: number[][]; oversized: number[] } {
-  const envelope = Buffer.byteLength(emptyBody);
-  const chunks: number[][] = [];
-  const oversized: number[] = [];
-  let current: number[] = [];
-  let size = envelope;
-  items.forEach((item, i) => {
-    const itemSize = Buffer.byteLength(JSON.stringify(item));
-    if (envelope + itemSize > maxBytes) {
-      oversized.push(i);
-      return;
-    }
-    const separator = current.length > 0 ? 1 : 0;
-    if (size + separator + itemSize > maxBytes) {
-      chunks.push(current);
-      current = [];
-      size = envelope;
-    }
-    size += (current.length > 0 ? 1 : 0) + itemSize;
-    current.push(i);
-  });
-  if (current.length > 0) chunks.push(current);
-  return { chunks, oversized };
-}
-
 /** How a backend result ends the key's turn (once its writes are applied). */
 export function completionOf(result: Result): Completion {
   switch (result.outcome) {
@@ -281,3 +255,5 @@ async function eachLimit<T>(values: readonly T[], limit: number, fn: (value: T) 
   };
   await Promise.all(Array.from({ length: Math.min(limit, values.length) }, worker));
 }
+
+export { chunkBySize } from './request-chunks.js';

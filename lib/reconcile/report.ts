@@ -28,15 +28,18 @@ export async function reconcileReport(item: VolumeReportItem, scope: Scope): Pro
   const receivedAt = scope.now().getTime();
   const { clusterId } = scope;
   if (item.report && item.part && item.part.count > 1) {
-    const { index, count } = item.part;
+    const { count } = item.part;
+    const sent = [{ index: item.part.index, report: item.report }, ...(item.more ?? [])];
+    const kept = `part${sent.length > 1 ? 's' : ''} ${sent.map((p) => p.index).join(', ')} of ${count} of report ${item.digest} kept`;
     // A part of the report already kept (a forwarder that restarted sends the parts again): nothing
     // to keep, and its arrival dates nothing (the part was read with the others, earlier).
     if (await reports.confirm(clusterId, item.digest, observedAt)) return done(await reports.takeEvents(clusterId));
-    const held = await reports.putPart({ clusterId, digest: item.digest, index, count, observedAt, receivedAt, report: item.report });
-    if (held < count) return requeue(Requeue.recorded, `part ${index} of ${count} of report ${item.digest} kept; ${count - held} to come`);
+    let held = 0;
+    for (const { index, report } of sent) held = await reports.putPart({ clusterId, digest: item.digest, index, count, observedAt, receivedAt, report });
+    if (held < count) return requeue(Requeue.recorded, `${kept}; ${count - held} to come`);
     const parts = await reports.parts(clusterId, item.digest, count);
     const missing = parts.flatMap((p, i) => (p ? [] : [i]));
-    if (missing.length > 0) return requeue(Requeue.recorded, `part ${index} of ${count} of report ${item.digest} kept; parts ${missing.join(', ')} to come`);
+    if (missing.length > 0) return requeue(Requeue.recorded, `${kept}; parts ${missing.join(', ')} to come`);
     const whole = parts as StoredReportPart[];
     const report = assembleReport(whole.map((p) => p.report));
     const refused = wrongDigest(item.digest, report);

@@ -1,4 +1,5 @@
 /** A large volume report for the tests of reports in parts. */
+import { createHash } from 'node:crypto';
 import type { VolumeReport } from '../../lib/contract/index.js';
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
@@ -30,3 +31,12 @@ export function bigReport(n: number, withSnapshots = true): VolumeReport {
   };
 }
 
+
+/**
+ * `length` characters that gzip cannot shrink below three quarters (base64 of hashes): an
+ * entry this large is too large for a part however the body travels.
+ */
+export function incompressible(length: number): string {
+  const blocks = Array.from({ length: Math.ceil((length * 3) / 4 / 32) + 1 }, (_, i) => createHash('sha256').update(String(i)).digest());
+  return Buffer.concat(blocks).toString('base64').slice(0, length);
+}

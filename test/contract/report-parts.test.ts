@@ -8,7 +8,7 @@ import {
   splitReport,
   type VolumeReport,
 } from '../../lib/contract/index.js';
-import { bigReport } from './big-report.js';
+import { bigReport, incompressible } from './big-report.js';
 
 const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
@@ -53,7 +53,7 @@ describe('a volume report in parts', () => {
 
   it('one entry larger than a part alone -> a part of its own, which the item schema refuses naming it', () => {
     const report = canonicalReport(bigReport(50, false));
-    const huge = `pv-${'x'.repeat(MAX_REPORT_PART_BYTES)}`;
+    const huge = `pv-${incompressible(2 * MAX_REPORT_PART_BYTES)}`;
     report.volumes.push({ pv: huge, volumeId: 'vol-00000000000000fff', reclaimPolicy: 'Retain' });
     const parts = splitReport(canonicalReport(report));
     const alone = parts.findIndex((p) => p.volumes.some((v) => v.pv === huge));
@@ -61,7 +61,7 @@ describe('a volume report in parts', () => {
     const checked = ItemSchema.safeParse({ kind: 'VolumeReport', digest: reportDigest(report), observedAt: 1, report: parts[alone], part: { index: alone, count: parts.length } });
     expect(checked.success).toBe(false);
     const message = checked.error?.issues.map((i) => i.message).join('\n') ?? '';
-    expect(message).toContain('the volume report cannot be sent: its PersistentVolume "pv-xxxx');
+    expect(message).toContain(`the volume report cannot be sent: its PersistentVolume "${huge.slice(0, 20)}`);
     expect(message).toContain(`(${huge.length} characters)`);
     expect(message).toContain(`more than the ${MAX_REPORT_PART_BYTES} one part may hold`);
     // The other parts go through.

@@ -6,7 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sign } from '../../lib/contract/index.js';
+import { gzipSync } from 'node:zlib';
+import { GZIP_CONTENT_TYPE, MAX_DECODED_REQUEST_BYTES, sign } from '../../lib/contract/index.js';
 import { SECRET_C1 } from '../app/harness.js';
 import { startOffline, stopOffline, type Offline } from '../e2e/support/offline.js';
 
@@ -35,6 +36,41 @@ describe('npm run offline (no AWS credentials, registry file)', () => {
     const res = await fetch(`${baseUrl}/v1/clusters/c1/reconcile`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...sign(body, SECRET_C1) } });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ results: [{ key: 'PersistentVolumeClaimDeleted/0b7c9d52-7a3e-4f0e-9c61-3e2f8a4d5b16', outcome: 'done', writes: [] }] });
+  }, 60_000);
+
+  it('the same reconcile gzip\'d (Content-Encoding: gzip, as the forwarder sends it) -> 200 with the same result and Accept-Encoding: gzip', async () => {
+    const body = JSON.stringify({ clusterId: 'c1', items: [{ kind: 'PersistentVolumeClaimDeleted', uid: '1c8d0e63-8b4f-4a1f-8d72-4f3a9b5e6c27', namespace: 'default', name: 'data', pvExists: true }] });
+    const res = await fetch(`${baseUrl}/v1/clusters/c1/reconcile`, {
+      method: 'POST',
+      body: gzipSync(body),
+      headers: { 'content-type': GZIP_CONTENT_TYPE, 'content-encoding': 'gzip', ...sign(body, SECRET_C1) },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('accept-encoding')).toBe('gzip');
+    expect(await res.json()).toEqual({ results: [{ key: 'PersistentVolumeClaimDeleted/1c8d0e63-8b4f-4a1f-8d72-4f3a9b5e6c27', outcome: 'done', writes: [] }] });
+  }, 60_000);
+
+  it('a gzip\'d body labelled application/json is passed to the function as text (serverless-offline, as API Gateway may) -> 415, which the forwarder answers by sending it as it is', async () => {
+    const body = JSON.stringify({ clusterId: 'c1', items: [] });
+    const res = await fetch(`${baseUrl}/v1/clusters/c1/reconcile`, {
+      method: 'POST',
+      body: gzipSync(body),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', ...sign(body, SECRET_C1) },
+    });
+    expect(res.status).toBe(415);
+    expect(res.headers.get('accept-encoding')).toBeNull();
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unsupported_encoding');
+  }, 60_000);
+
+  it('a zip bomb (a reconcile body decoding past MAX_DECODED_REQUEST_BYTES) -> 413 body_too_large', async () => {
+    const body = `{"clusterId":"c1","items":[],"padding":"${' '.repeat(MAX_DECODED_REQUEST_BYTES)}"}`;
+    const res = await fetch(`${baseUrl}/v1/clusters/c1/reconcile`, {
+      method: 'POST',
+      body: gzipSync(body),
+      headers: { 'content-type': GZIP_CONTENT_TYPE, 'content-encoding': 'gzip', ...sign(body, SECRET_C1) },
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('body_too_large');
   }, 60_000);
 
   it('unknown cluster -> 404', async () => {

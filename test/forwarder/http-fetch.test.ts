@@ -1,5 +1,6 @@
 /** httpFetch (lib/forwarder/http-fetch.ts): fetch's shape over node:http, as postReconcile uses it. */
 import { createServer, request as httpRequest, type Server } from 'node:http';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listen } from '../../lib/http/index.js';
 import { postReconcile, BackendRequestError } from '../../lib/forwarder/backend-client.js';
@@ -8,14 +9,16 @@ import { httpFetch } from '../../lib/forwarder/http-fetch.js';
 let server: Server;
 let base: string;
 let close: () => Promise<void>;
-const seen: { method?: string; headers: Record<string, unknown>; body: string }[] = [];
+const seen: { method?: string; headers: Record<string, unknown>; body: string; bytes: Buffer }[] = [];
 
 beforeAll(async () => {
   server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      seen.push({ method: req.method, headers: req.headers, body });
+      const bytes = Buffer.concat(chunks);
+      const body = bytes.toString('utf8');
+      seen.push({ method: req.method, headers: req.headers, body, bytes });
       if (req.url?.startsWith('/slow')) return void setTimeout(() => res.end('late'), 2000);
       if (req.url === '/empty') return void res.writeHead(204).end();
       res.writeHead(req.url === '/teapot' ? 418 : 200, { 'content-type': 'application/json', 'x-extra': 'yes' }).end(JSON.stringify({ echo: body }));
@@ -55,9 +58,13 @@ describe('httpFetch', () => {
     expect(String((refused as Error).cause)).toMatch(/ECONNREFUSED/);
   });
 
-  it('a body that is not a string -> refused, nothing sent', async () => {
+  it('a byte body (a gzip\'d one) -> sent byte for byte; a body of another kind -> refused, nothing sent', async () => {
+    const gzipped = gzipSync('{"items":[]}');
+    await fetchLike(`${base}/x`, { method: 'POST', headers: { 'content-encoding': 'gzip' }, body: new Uint8Array(gzipped) });
+    expect(seen.at(-1)?.bytes.equals(gzipped)).toBe(true);
+    expect(gunzipSync(seen.at(-1)!.bytes).toString()).toBe('{"items":[]}');
     const before = seen.length;
-    await expect(fetchLike(`${base}/x`, { method: 'POST', body: new Uint8Array([1]) })).rejects.toThrow(/only string bodies/);
+    await expect(fetchLike(`${base}/x`, { method: 'POST', body: new Blob(['{}']) })).rejects.toThrow(/only string and byte/);
     expect(seen.length).toBe(before);
   });
 

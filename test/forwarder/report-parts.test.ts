@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { V1CSINode, V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
 import { runAudit } from '../../lib/audit/index.js';
-import { canonicalReport, identityTags, ItemKeys, MAX_REQUEST_BYTES, reportDigest, ReconcileRequestSchema, type VolumeReportItem } from '../../lib/contract/index.js';
+import { canonicalReport, identityTags, ItemKeys, MAX_REPORT_PART_BYTES, MAX_REQUEST_BYTES, reportDigest, ReconcileRequestSchema, type VolumeReportItem } from '../../lib/contract/index.js';
 import type { KubeClients } from '../../lib/kube/clients.js';
 import { createMetrics } from '../../lib/forwarder/metrics.js';
 import { silentLogger } from '../../lib/forwarder/logger.js';
@@ -16,7 +16,7 @@ import { buildVolumeReport, ReportTracker } from '../../lib/forwarder/report.js'
 import { createBatchSender } from '../../lib/forwarder/sender.js';
 import { createMemoryReportStore } from '../../lib/reports/index.js';
 import { makeApp, SECRET_C1 } from '../app/harness.js';
-import { uid } from '../contract/big-report.js';
+import { incompressible, uid } from '../contract/big-report.js';
 import { FakeGateway } from '../reconcile/fake-gateway.js';
 import { attachment, claim, csiNode, volume } from './objects.js';
 
@@ -132,7 +132,7 @@ describe('a volume report of 20,000 PVs, claims and attachments', () => {
     const source = cluster();
     const volumes = source.volumes().slice(0, 50);
     const enormous = volume('pvc-enormous', { provisionedBy: ownership.provisioner });
-    enormous.status = { phase: 'P'.repeat(400 * 1024) };
+    enormous.status = { phase: incompressible(2 * MAX_REPORT_PART_BYTES) };
     const small = { ...source, volumes: () => [...volumes, enormous], claims: () => source.claims().slice(0, 50), attachments: () => source.attachments().slice(0, 50) };
     const reports = createMemoryReportStore();
     const { app } = makeApp({ reports, now: () => Date.now() });

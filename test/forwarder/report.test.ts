@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalReport, ItemSchema, reportDigest, splitReport, MAX_REPORT_PART_BYTES, type VolumeReport } from '../../lib/contract/index.js';
-import { bigReport } from '../contract/big-report.js';
+import { bigReport, incompressible } from '../contract/big-report.js';
 import { buildVolumeReport, ReportTracker } from '../../lib/forwarder/report.js';
 import { attachment, claim, csiNode, volume } from './objects.js';
 
@@ -129,7 +129,7 @@ describe('the volume report', () => {
   it('tracker: one entry too large for a part alone -> sent as a part the contract refuses, naming the entry', () => {
     const tracker = new ReportTracker();
     const report = bigReport(10);
-    report.volumes.push({ pv: 'pv-enormous', volumeId: 'vol-0123456789abcdef1', reclaimPolicy: 'Delete', phase: 'x'.repeat(MAX_REPORT_PART_BYTES) });
+    report.volumes.push({ pv: 'pv-enormous', volumeId: 'vol-0123456789abcdef1', reclaimPolicy: 'Delete', phase: incompressible(2 * MAX_REPORT_PART_BYTES) });
     const items = [tracker.item(report, 1000), tracker.item(report, 1000)];
     const problems = items.map((i) => ItemSchema.safeParse(i).error?.issues.map((x) => x.message).join());
     expect(problems.filter(Boolean)).toEqual([expect.stringContaining('its PersistentVolume "pv-enormous" alone is')]);
