@@ -21,13 +21,18 @@ export interface BenchArgs {
   backends: number;
   /** Local Kubernetes clusters (API, controllers, forwarder) of (b), sharing one EC2 account. */
   clusters: number;
+  /** `ebs-csi`: instead of (a)–(c), the same workload against volhook and the reference EBS CSI stack, side by side (peer.ts). */
+  peer?: PeerName;
   /** The command to print for reproducing this run. */
   command: string;
 }
 
+export const PEERS = ['ebs-csi'] as const;
+export type PeerName = (typeof PEERS)[number];
+
 export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c] [--quick]
                             [--seed 1] [--objects 10000] [--timeout 1200]
-                            [--backends 1] [--clusters 1]
+                            [--backends 1] [--clusters 1] [--peer ebs-csi]
   --n           PVCs + pods in the burst (b); default 1000 (100 with --quick)
   --time-scale  simulator latencies and bucket refill ÷/× this; default 1 (10 with --quick).
                 volhook's own delays (backoff, requeues, resync) are never scaled
@@ -40,7 +45,11 @@ export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--onl
                 URL; more than 1 keeps the rate budget in DynamoDB (moto_server); default 1
                 (the backend in the bench process)
   --clusters    (b) with this many clusters (Kubernetes API, controllers, forwarder each)
-                against one EC2 account, the n claims dealt out over them; default 1`;
+                against one EC2 account, the n claims dealt out over them; default 1
+  --peer        ebs-csi: instead of a–c, one workload (n claims with pods, 100 expansions,
+                100 snapshots and restores, then delete all) against volhook and then the
+                reference EBS CSI controller stack, each on a fresh real control plane and
+                simulator (same seed and rates); needs Go (tools/kube, tools/ebs-csi)`;
 
 /** Thrown for a bad flag; run.ts prints it with the usage. */
 export class UsageError extends Error {
@@ -64,6 +73,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
         timeout: { type: 'string' },
         backends: { type: 'string' },
         clusters: { type: 'string' },
+        peer: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -81,6 +91,17 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
   const timeoutSeconds = number('--timeout', v.timeout, 1200, 1, 24 * 3600);
   const backends = integer('--backends', v.backends, 1, 1, 32);
   const clusters = integer('--clusters', v.clusters, 1, 1, 8);
+  let peer: PeerName | undefined;
+  if (v.peer !== undefined) {
+    if (!(PEERS as readonly string[]).includes(v.peer)) throw new UsageError(`--peer takes ${PEERS.join(', ')}; got "${v.peer}"`);
+    for (const flag of ['only', 'backends', 'clusters', 'objects'] as const) {
+      if (v[flag] !== undefined) throw new UsageError(`--${flag} is not implemented with --peer (the peer run is its own scenario)`);
+    }
+    peer = v.peer as PeerName;
+    const command = ['npx tsx bench/run.ts', `--peer ${peer}`, `--n ${n}`, `--time-scale ${timeScale}`, `--seed ${seed}`];
+    if (v.timeout !== undefined) command.push(`--timeout ${timeoutSeconds}`);
+    return { n, timeScale, only, quick, seed, objects, timeoutSeconds, backends, clusters, peer, command: command.join(' ') };
+  }
 
   const command = ['npx tsx bench/run.ts', `--n ${n}`, `--time-scale ${timeScale}`, `--only ${only.join(',')}`, `--seed ${seed}`];
   if (only.includes('c')) command.push(`--objects ${objects}`);
