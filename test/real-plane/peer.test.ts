@@ -8,10 +8,11 @@
  * call the policy does refuse, so that the check is known to see refusals.
  */
 import { CoreV1Api, KubeConfig, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
 import { CreateVolumeCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, EBS_CSI_BIN, readComponents } from '../../infra/tools/ebs-csi-build.js';
-import { missingBinaries } from '../../lib/local/peer/ebs-csi.js';
+import { chartFlags, EBS_CSI_BINARIES, missingBinaries } from '../../lib/local/peer/ebs-csi.js';
 import { EBS_CSI_DRIVER_KEY, startPeerStack, type PeerStack } from '../../lib/local/peer/peer-stack.js';
 import { realPlaneInputs } from '../../tools/kube/inputs.js';
 import { waitFor } from '../e2e/support/wait.js';
@@ -25,28 +26,6 @@ let core: CoreV1Api;
 let storage: StorageV1Api;
 /** The nodes' root volumes, there before the scenario (launched with the instances). */
 let rootVolumes: Set<string>;
-
-beforeAll(async () => {
-  if (withoutGo) return;
-  const missing = missingBinaries(EBS_CSI_BIN);
-  if (missing.length > 0) {
-    console.log(`The EBS CSI stack is not built (${missing.join(', ')} missing); building it first (npm run ebs-csi:build).`);
-    await build(readComponents().components);
-  }
-  const inputs = await realPlaneInputs((line) => console.log(line));
-  h = await startPeerStack({ ports: { backend: 0, ec2: 0, kube: 0 }, ec2: { timeScale: 20 }, kube: inputs, binDir: EBS_CSI_BIN });
-  const kc = new KubeConfig();
-  kc.loadFromString(h.stack.kubeconfig);
-  core = kc.makeApiClient(CoreV1Api);
-  storage = kc.makeApiClient(StorageV1Api);
-  rootVolumes = new Set(h.stack.simulator!.volumes().map((v) => v.id));
-  await core.createNamespace({ body: { metadata: { name: NS } } });
-  await waitFor(() => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }), () => true, { what: `the default ServiceAccount of ${NS}` });
-}, 1_200_000);
-
-afterAll(async () => {
-  await h?.stop();
-});
 
 const isRunning = (pod: V1Pod) => pod.status?.phase === 'Running' && (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
@@ -67,6 +46,28 @@ function pod(name: string, claimName: string): V1Pod {
 const live = () => h.stack.simulator!.volumes().filter((v) => !rootVolumes.has(v.id) && v.state !== 'deleted');
 
 describe.skipIf(withoutGo !== undefined)('the EBS CSI controller stack as a peer, on the real control plane', () => {
+  beforeAll(async () => {
+    if (withoutGo) return;
+    const missing = missingBinaries(EBS_CSI_BIN);
+    if (missing.length > 0) {
+      console.log(`The EBS CSI stack is not built (${missing.join(', ')} missing); building it first (npm run ebs-csi:build).`);
+      await build(readComponents().components);
+    }
+    const inputs = await realPlaneInputs((line) => console.log(line));
+    h = await startPeerStack({ ports: { backend: 0, ec2: 0, kube: 0 }, ec2: { timeScale: 20 }, kube: inputs, binDir: EBS_CSI_BIN });
+    const kc = new KubeConfig();
+    kc.loadFromString(h.stack.kubeconfig);
+    core = kc.makeApiClient(CoreV1Api);
+    storage = kc.makeApiClient(StorageV1Api);
+    rootVolumes = new Set(h.stack.simulator!.volumes().map((v) => v.id));
+    await core.createNamespace({ body: { metadata: { name: NS } } });
+    await waitFor(() => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }), () => true, { what: `the default ServiceAccount of ${NS}` });
+  }, 1_200_000);
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
   it(`${CLAIMS} WaitForFirstConsumer claims with pods -> Bound by the driver (its tags), attached, Running; pods deleted -> detached; claims deleted -> every disk deleted, no call of the driver's key refused by AmazonEBSCSIDriverPolicy`, async () => {
     expect(h.stack.forwarder()).toBeUndefined();
     const names = Array.from({ length: CLAIMS }, (_, i) => `data-${i}`);
@@ -139,5 +140,28 @@ describe.skipIf(withoutGo !== undefined)('the EBS CSI controller stack as a peer
     }
     expect(sim.getStats().total.errors['UnauthorizedOperation']).toBe(1);
     expect(live()).toEqual([]);
+  });
+});
+
+// Needs no Go: docs/real-plane.md's peer section says what the launcher passes.
+describe("docs/real-plane.md's peer section", () => {
+  const doc = readFileSync(new URL('../../docs/real-plane.md', import.meta.url), 'utf8');
+  const section = doc.slice(doc.indexOf('## The EBS CSI controller stack as a peer'));
+  /** The section's bullets, whitespace folded: a flag broken over two lines still reads whole. */
+  const bullets = section.split(/\n\s*- /).map((b) => b.replace(/\s+/g, ' '));
+
+  it('-> every flag chartFlags gives each binary (but the socket and kubeconfig paths), in that binary\'s bullet; every version of tools/ebs-csi/components.json', () => {
+    const flags = chartFlags('/S', '/K');
+    for (const name of EBS_CSI_BINARIES) {
+      const bullet = bullets.find((b) => b.startsWith(name === 'aws-ebs-csi-driver' ? 'the driver:' : `${name}`));
+      expect(bullet, name).toBeDefined();
+      for (const flag of flags[name].filter((f) => !f.includes('/S') && !f.includes('/K'))) {
+        // The flags every sidecar shares are said once, in the sidecars' bullet.
+        const shared = ['--v=2', '--leader-election=false'].includes(flag) && name !== 'aws-ebs-csi-driver' && name !== 'snapshot-controller';
+        expect(shared ? section.replace(/\s+/g, ' ') : bullet, `${name} ${flag}`).toContain(flag);
+      }
+    }
+    const components = JSON.parse(readFileSync(new URL('../../tools/ebs-csi/components.json', import.meta.url), 'utf8')) as { components: { version: string }[] };
+    for (const c of components.components) expect(section).toContain(`**${c.version}**`);
   });
 });
