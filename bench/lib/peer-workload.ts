@@ -49,7 +49,7 @@ export interface WorkloadResult {
   stack: Side['name'];
   n: number;
   phases: PhaseResult[];
-  /** Per claim of the create phase, from its creation. */
+  /** Per claim of the create phase, from the phase's first create (as the burst's time ÷ floor is). */
   claims: Array<{ boundMs?: number; attachedMs?: number }>;
   ec2: Ec2SimStats;
   /** Volumes created in the run (claims and restores), the denominator of calls per volume. */
