@@ -25,13 +25,18 @@ export interface BenchArgs {
   clusters: number;
   /** PVs (each bound and attached) of the cluster whose volume report `report` sends. */
   pvs: number;
+  /** `ebs-csi`: instead of (a)–(c), the same workload against volhook and the reference EBS CSI stack, side by side (peer.ts). */
+  peer?: PeerName;
   /** The command to print for reproducing this run. */
   command: string;
 }
 
+export const PEERS = ['ebs-csi'] as const;
+export type PeerName = (typeof PEERS)[number];
+
 export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c,report] [--quick]
                             [--seed 1] [--objects 10000] [--timeout 1200]
-                            [--backends 1] [--clusters 1] [--pvs 20000]
+                            [--backends 1] [--clusters 1] [--pvs 20000] [--peer ebs-csi]
   --n           PVCs + pods in the burst (b); default 1000 (100 with --quick)
   --time-scale  simulator latencies and bucket refill ÷/× this; default 1 (10 with --quick).
                 volhook's own delays (backoff, requeues, resync) are never scaled
@@ -46,7 +51,11 @@ export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--onl
                 (the backend in the bench process)
   --clusters    (b) with this many clusters (Kubernetes API, controllers, forwarder each)
                 against one EC2 account, the n claims dealt out over them; default 1
-  --pvs         PVs of the cluster whose volume report (report) sends; default 20000`;
+  --pvs         PVs of the cluster whose volume report (report) sends; default 20000
+  --peer        ebs-csi: instead of a–c, one workload (n claims with pods, 100 expansions,
+                100 snapshots and restores, then delete all) against volhook and then the
+                reference EBS CSI controller stack, each on a fresh real control plane and
+                simulator (same seed and rates); needs Go (tools/kube, tools/ebs-csi)`;
 
 /** Thrown for a bad flag; run.ts prints it with the usage. */
 export class UsageError extends Error {
@@ -71,6 +80,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
         backends: { type: 'string' },
         clusters: { type: 'string' },
         pvs: { type: 'string' },
+        peer: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -89,6 +99,17 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
   const backends = integer('--backends', v.backends, 1, 1, 32);
   const clusters = integer('--clusters', v.clusters, 1, 1, 8);
   const pvs = integer('--pvs', v.pvs, 20_000, 1, 200_000);
+  let peer: PeerName | undefined;
+  if (v.peer !== undefined) {
+    if (!(PEERS as readonly string[]).includes(v.peer)) throw new UsageError(`--peer takes ${PEERS.join(', ')}; got "${v.peer}"`);
+    for (const flag of ['only', 'backends', 'clusters', 'objects', 'pvs'] as const) {
+      if (v[flag] !== undefined) throw new UsageError(`--${flag} is not implemented with --peer (the peer run is its own scenario)`);
+    }
+    peer = v.peer as PeerName;
+    const command = ['npx tsx bench/run.ts', `--peer ${peer}`, `--n ${n}`, `--time-scale ${timeScale}`, `--seed ${seed}`];
+    if (v.timeout !== undefined) command.push(`--timeout ${timeoutSeconds}`);
+    return { n, timeScale, only, quick, seed, objects, timeoutSeconds, backends, clusters, pvs, peer, command: command.join(' ') };
+  }
 
   const command = ['npx tsx bench/run.ts', `--n ${n}`, `--time-scale ${timeScale}`, `--only ${only.join(',')}`, `--seed ${seed}`];
   if (only.includes('c')) command.push(`--objects ${objects}`);
