@@ -128,8 +128,15 @@ export interface CopyDiskRequest {
   tags: Record<string, string>;
 }
 
-/** EC2 allows one modification of a volume per 6 hours, counted from the start of the last. */
-export const MODIFY_COOLDOWN_MS = 6 * 60 * 60 * 1000;
+/**
+ * EC2's rule for modifying a volume again (since January 2026; before, one per 6 hours): a new
+ * modification may start once the previous one is `completed` (or `failed`) — `optimizing` is
+ * still under way — and at most four start in a rolling 24-hour period. Only EC2 knows the
+ * starts of that period (DescribeVolumesModifications returns the latest alone): a fifth is
+ * refused with VolumeModificationRateExceeded, whose message says when the next may start.
+ * Whether a modification in this state still holds the volume: no other may start.
+ */
+export const isModificationUnderWay = (state: ModificationState): boolean => state === 'modifying' || state === 'optimizing';
 
 export type ModificationState = 'modifying' | 'optimizing' | 'completed' | 'failed';
 
@@ -149,7 +156,7 @@ export interface DiskModification {
    * reports the new ones (the size is usable); `failed`: it kept the old ones.
    */
   state: ModificationState;
-  /** ISO 8601: the next modification of the volume may start 6 hours after this. */
+  /** ISO 8601: when EC2 accepted it. */
   startTime: string;
   target: { sizeGiB?: number; type?: string; iops?: number; throughput?: number };
   statusMessage?: string;
@@ -275,7 +282,10 @@ export type Ec2ErrorKind =
    * is made; it needs a person.
    */
   | 'sessionDenied'
-  /** VolumeModificationRateExceeded: the volume was modified less than 6 hours ago. */
+  /**
+   * VolumeModificationRateExceeded: four modifications of the volume began in the last 24
+   * hours; `retryAt` of the error, when its message names it, is when the next may start.
+   */
   | 'modificationRate'
   /** Anything else EC2 says. */
   | 'other';
@@ -293,6 +303,8 @@ export class Ec2Error extends Error {
      * refusal: when this call's token will be there), seconds from now.
      */
     readonly retryAfterSeconds?: number,
+    /** For `modificationRate`: when EC2 says the volume may be modified again. */
+    readonly retryAt?: Date,
   ) {
     super(message);
   }
