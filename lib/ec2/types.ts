@@ -148,6 +148,14 @@ export interface DiskChange {
   throughput?: number;
 }
 
+/** A volume's initialization (DescribeVolumeStatus): blocks still fetched from S3 on first read while `initializing`. */
+export interface DiskInitialization {
+  volumeId: string;
+  state: 'initializing' | 'completed';
+  /** EC2's estimate of the time left, given for a volume created with a VolumeInitializationRate. */
+  secondsLeft?: number;
+}
+
 /** The latest modification of a volume (DescribeVolumesModifications). */
 export interface DiskModification {
   volumeId: string;
@@ -241,6 +249,12 @@ export interface Ec2Gateway {
   modifyDisk(volumeId: string, change: DiskChange): Promise<DiskModification>;
   /** The volume's latest modification, undefined if it was never modified. Batched. */
   getModification(volumeId: string): Promise<DiskModification | undefined>;
+  /**
+   * The initialization of a volume made from a snapshot or copied (DescribeVolumeStatus, its
+   * `initialization-state` detail): undefined for an empty volume, which has none, or one EC2
+   * does not know. Batched.
+   */
+  getInitialization(volumeId: string): Promise<DiskInitialization | undefined>;
   /** CreateTags on the volume (adds or overwrites). */
   tagDisk(volumeId: string, tags: Record<string, string>): Promise<void>;
   /** DeleteTags of these keys on the volume (whatever their values). */

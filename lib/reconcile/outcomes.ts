@@ -24,6 +24,8 @@ export const Requeue = {
   modifying: 5,
   /** Its `optimizing` phase takes minutes to hours; another change waits for its end. */
   optimizing: 30,
+  /** A restored volume initializes for minutes to hours (EC2 updates the figure within 5 min). */
+  initializing: 30,
   /** Waiting on Kubernetes (a StorageClass, a VolumeAttachment to go away). */
   waitForCluster: 10,
   /** Anything unexpected: a bug or an outage, not the object's fault. */
@@ -51,6 +53,7 @@ const EC2_ACTION: Record<Ec2Verb, string> = {
   getSnapshot: 'DescribeSnapshots',
   modifyDisk: 'ModifyVolume',
   getModification: 'DescribeVolumesModifications',
+  getInitialization: 'DescribeVolumeStatus',
   tagDisk: 'CreateTags',
   untagDisk: 'DeleteTags',
 };

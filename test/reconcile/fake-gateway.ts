@@ -17,6 +17,7 @@ import {
   type CreateSnapshotRequest,
   type Disk,
   type DiskChange,
+  type DiskInitialization,
   type DiskModification,
   type DiskState,
   type Ec2ErrorKind,
@@ -88,6 +89,8 @@ export class FakeGateway implements Ec2Gateway {
   attachState: AttachmentState = 'attaching';
   /** The latest modification of each volume. */
   readonly modifications: Map<string, DiskModification>;
+  /** What DescribeVolumeStatus says of each volume's initialization (none: an empty volume). */
+  readonly initializations = new Map<string, DiskInitialization>();
   /** The clock modifications start on and their cool-down is measured on (epoch ms). */
   now: () => number = () => Date.now();
   readonly #ec2: FakeEc2;
@@ -409,6 +412,12 @@ export class FakeGateway implements Ec2Gateway {
     this.modifications.set(volumeId, modification);
     starts.set(volumeId, [...recent, this.now()]);
     return structuredClone(modification);
+  }
+
+  async getInitialization(volumeId: string): Promise<DiskInitialization | undefined> {
+    this.#enter('getInitialization', volumeId);
+    const i = this.initializations.get(volumeId);
+    return i && structuredClone(i);
   }
 
   async getModification(volumeId: string): Promise<DiskModification | undefined> {
