@@ -19,6 +19,7 @@ import { converge } from './converge.js';
 import { withAttachment } from './disk-state.js';
 import { EventReasons, pvEvent } from './events.js';
 import { staleRequest } from './freshness.js';
+import { attachErrorCode } from './grpc-codes.js';
 import { Requeue } from './outcomes.js';
 import { notAdoptedProblem } from './tags.js';
 import { attachingWait, creatingWait, initializingWait } from './timing.js';
@@ -55,14 +56,16 @@ export const MAX_DEVICE_ATTEMPTS = 4;
 export const STUCK_ATTACHING_MS = 90_000;
 
 /**
- * Pure: `failed`, recorded in the VolumeAttachment's `attachError`. While the message stays
+ * Pure: `failed`, recorded in the VolumeAttachment's `attachError` with the gRPC code the
+ * driver would have failed with (grpc-codes.ts). While the message stays
  * the same, so does its time (when the failure began): a retry refused for the same reason
  * writes nothing, so there is no update for anyone to take for news.
  */
 export function attachFailed(va: VolumeAttachment, now: Date, reason: string, message: string, requeueAfterSeconds: number = Requeue.failed, extra: Write[] = []): Settled {
   const previous = va.status?.attachError;
   const time = previous?.message === message && previous.time ? previous.time : kubeTime(now);
-  return failed(reason, message, requeueAfterSeconds, [...vaStatusWrites(va, { attachError: { time, message } }), ...extra]);
+  const attachError = { time, message, errorCode: attachErrorCode(reason) };
+  return failed(reason, message, requeueAfterSeconds, [...vaStatusWrites(va, { attachError }), ...extra]);
 }
 
 /** Pure: the PV and node of a VolumeAttachment, or why it cannot be attached. */
