@@ -126,7 +126,7 @@ export function valuesSchema(): JsonSchema {
             labels: map("labels of the ServiceMonitor (the operator's serviceMonitorSelector)"),
           }),
         }),
-        csiDriver: object({ create: flag('create the CSIDriver; false when the aws-ebs-csi-driver chart (node part) creates it') }),
+        csiDriver: object({ create: flag('create the CSIDriver; off by default: the EBS CSI node plugin (aws-ebs-csi-driver chart, EKS add-on) creates it') }),
       },
       ['backendUrl', 'clusterId'],
     ),
