@@ -390,18 +390,27 @@ function readSettings(clusterId: string, options: RawOptions, env: NodeJS.Proces
 /** The option each field of `aws` comes from, to name it in a refusal. */
 const AWS_OPTIONS: Record<keyof AwsSettings, string> = { roleArn: '--role-arn', externalId: '--external-id', nodeTag: '--node-tag' };
 
-/** --role-arn, --external-id, --node-tag: the registration's `aws`, checked by its own schema. */
+/**
+ * --role-arn, --external-id, --node-tag: the registration's `aws`, checked by its own schema.
+ * Attaches are fenced by default: without --node-tag, to the instances tagged
+ * `<VOLHOOK_NODE_TAG_KEY>=<cluster id>` (EKS: `eks:cluster-name`, when the EKS cluster has the
+ * registration's name); `--unfenced` registers without a fence, and says so.
+ */
 function readAws(clusterId: string, options: RawOptions, env: NodeJS.ProcessEnv): AwsSettings | undefined {
   const roleArn = options.values.get('--role-arn');
   const externalId = options.values.get('--external-id');
   const nodeTag = options.values.get('--node-tag');
-  if (roleArn === undefined && externalId === undefined && nodeTag === undefined) return undefined;
+  const unfenced = options.flags.has('--unfenced');
+  if (unfenced && nodeTag !== undefined) throw new UsageError('--unfenced and --node-tag exclude each other: attaches are fenced to the tagged instances, or to none');
   let tag: { key: string; value: string } | undefined;
   if (nodeTag !== undefined) {
     const eq = nodeTag.indexOf('=');
     if (eq <= 0) throw new UsageError(`--node-tag: "${nodeTag}" is not key=value`);
     tag = { key: nodeTag.slice(0, eq), value: nodeTag.slice(eq + 1) };
+  } else if (!unfenced) {
+    tag = { key: nodeTagKeyFrom(env), value: clusterId };
   }
+  if (roleArn === undefined && externalId === undefined && tag === undefined) return undefined;
   const parsed = AwsSettingsSchema.safeParse({
     ...(roleArn !== undefined && { roleArn }),
     ...(externalId !== undefined && { externalId }),

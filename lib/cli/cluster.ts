@@ -134,6 +134,7 @@ async function execute(
     const secret = required(newSecret);
     await store.create(clusterId, newRegistration(clusterId, command.settings, secret, kube));
     io.stderr(`registered cluster "${clusterId}" in ${where}.\n`);
+    io.stderr(attachFenceLine(command.settings.aws?.nodeTag));
     io.stdout(forwarderSecretManifest(clusterId, secret));
     io.stderr(installSteps({ clusterId, ...(command.apiUrl !== undefined && { backendUrl: command.apiUrl }) }));
     return EXIT.ok;
@@ -205,4 +206,10 @@ async function readKubeCredentials(settings: RegistrationSettings): Promise<Kube
   if (kube.tokenFile) credentials.token = (await read('--kube-token-file', kube.tokenFile)).trim();
   if (kube.caFile) credentials.caData = Buffer.from(await read('--kube-ca-file', kube.caFile), 'utf8').toString('base64');
   return credentials;
+}
+
+/** What `add` registered of the attach fence, for the person who must tag the nodes so. */
+export function attachFenceLine(nodeTag: { key: string; value: string } | undefined): string {
+  if (!nodeTag) return 'attaches are NOT fenced (--unfenced): the cluster\'s session may attach its disks to any instance of the account.\n';
+  return `attaches are fenced to the instances tagged ${nodeTag.key}=${nodeTag.value} (EKS tags its nodes eks:cluster-name=<EKS cluster name>; if that is not "${nodeTag.value}", add again with --node-tag ${nodeTag.key}=<name>).\n`;
 }
