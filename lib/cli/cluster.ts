@@ -12,6 +12,7 @@
  * (local-stack.ts).
  */
 import { readFile } from 'node:fs/promises';
+import { isDeepStrictEqual } from 'node:util';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { SSMClient } from '@aws-sdk/client-ssm';
@@ -23,8 +24,9 @@ import { openPvSource, runAdopt, type OpenedPvSource } from './adopt.js';
 import { loadKubeConfig } from './adopt-pvs.js';
 import { runRelease } from './release.js';
 import { runAuditCommand, runRemoveWithVolumes } from './audit.js';
-import { NoCommandError, parseClusterArgs, UsageError, type ClusterCommand, type RegistrationSettings } from './args.js';
-import { addSecret, keepNewestSecret, newRegistration, readStored, type KubeCredentials } from './edits.js';
+import { NoCommandError, parseClusterArgs, UsageError, type ClusterCommand, type RegistrationSettings, type SetCommand } from './args.js';
+import { addSecret, keepNewestSecret, newRegistration, readStored, type KubeCredentials, type StoredRegistration } from './edits.js';
+import { applyChange, ChangeRefused, registrationDiff } from './registration-change.js';
 import { EXIT } from './exit.js';
 import { installSteps } from './install-line.js';
 import { forwarderSecretManifest, generateSecret, redactSecret } from './secrets.js';
@@ -162,6 +164,8 @@ async function execute(
     return EXIT.ok;
   }
 
+  if (command.command === 'set') return await runSet(command, stored, raw, store, io);
+
   if (command.finish) {
     if (stored.secrets.length === 1) {
       io.stderr(`cluster "${clusterId}" already has a single secret (${redactSecret(stored.secrets[0]!)}); nothing to finish.\n`);
@@ -212,4 +216,38 @@ async function readKubeCredentials(settings: RegistrationSettings): Promise<Kube
 export function attachFenceLine(nodeTag: { key: string; value: string } | undefined): string {
   if (!nodeTag) return 'attaches are NOT fenced (--unfenced): the cluster\'s session may attach its disks to any instance of the account.\n';
   return `attaches are fenced to the instances tagged ${nodeTag.key}=${nodeTag.value} (EKS tags its nodes eks:cluster-name=<EKS cluster name>; if that is not "${nodeTag.value}", add again with --node-tag ${nodeTag.key}=<name>).\n`;
+}
+
+/**
+ * `set`: the change applied and shown as a diff, then written in one replace of the whole
+ * registration, only if the registration still is what was read (a rotation meanwhile would
+ * otherwise lose a secret). Refused changes write nothing.
+ */
+async function runSet(command: SetCommand, stored: StoredRegistration, raw: unknown, store: RegistrationStore, io: CliIo): Promise<number> {
+  const { clusterId } = command;
+  let next: StoredRegistration;
+  try {
+    next = applyChange(clusterId, stored, command.change);
+  } catch (err) {
+    if (!(err instanceof ChangeRefused)) throw err;
+    io.stderr(`error: set ${clusterId}: ${err.message}; nothing written.\n`);
+    return EXIT.failed;
+  }
+  const diff = registrationDiff(stored, next);
+  if (diff.length === 0) {
+    io.stderr(`cluster "${clusterId}" already has these settings; nothing written.\n`);
+    return EXIT.ok;
+  }
+  io.stdout(diff.map((line) => `${line}\n`).join(''));
+  if (command.dryRun) {
+    io.stderr('dry run: nothing written.\n');
+    return EXIT.ok;
+  }
+  if (!isDeepStrictEqual(await store.read(clusterId), raw)) {
+    io.stderr(`error: set ${clusterId}: the registration changed while this ran (a rotation?); nothing written. Run set again.\n`);
+    return EXIT.failed;
+  }
+  await store.replace(clusterId, next);
+  io.stderr(`updated cluster "${clusterId}" in ${store.describe(clusterId)}; secrets unchanged. The backend reads it within 60 s.\n`);
+  return EXIT.ok;
 }

@@ -61,6 +61,20 @@ export const COMMANDS = {
       '--api-url': { kind: 'value', arg: '<url>', help: "the backend's URL (HttpApiUrl from osls info), for the helm\ninstall line printed after; not stored" },
     },
   },
+  set: {
+    synopsis: [['set <id>', "change a registration's limits, tags or audit settings; prints the diff; secrets untouched"]],
+    options: {
+      '--max-size-gib': { kind: 'value', arg: '<n>', help: 'largest volume' },
+      '--zones': { kind: 'value', arg: 'a,b', help: "zones volumes may be created in (of the registration's region);\n'any' for every zone" },
+      '--types': { kind: 'value', arg: 'gp3,io2', help: 'volume types the cluster may use' },
+      '--tag': { kind: 'repeat', arg: 'k=v', help: 'the extra tags on every new volume, replacing those registered; repeatable' },
+      '--no-tags': { kind: 'flag', help: 'no extra tags' },
+      '--audit-delete-orphans': { kind: 'value', arg: 'true|false', help: 'whether the scheduled audit deletes orphaned disks' },
+      '--audit-delete-orphaned-snapshots': { kind: 'value', arg: 'true|false', help: 'whether it deletes orphaned snapshots' },
+      '--audit-grace-seconds': { kind: 'value', arg: '<n>', help: 'how old a disk or snapshot must be to count as an orphan' },
+      '--dry-run': { kind: 'flag', help: 'print the diff, write nothing' },
+    },
+  },
   'rotate-secret': {
     synopsis: [
       ['rotate-secret <id>', 'add a new secret (old and new both accepted); prints the Secret'],
