@@ -145,6 +145,8 @@ export interface ReleaseCommand {
   target: RegistryTarget;
   targetGiven: boolean;
   kube: KubeTarget;
+  /** Where the backend keeps what it last heard from the cluster (--reports-table, --reports-dir). */
+  reports?: ReportsTarget;
   /** Remove the marks and the registration; without it, only say what would be done. */
   apply: boolean;
   json: boolean;
@@ -260,6 +262,7 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
         target,
         targetGiven: targetGiven(options),
         kube: { ...(kubeconfig !== undefined && { kubeconfig }), ...(context !== undefined && { context }) },
+        ...withReports(readReports(options)),
         apply: options.flags.has('--apply'),
         json: options.flags.has('--json'),
       };
@@ -468,6 +471,8 @@ function readAdopt(clusterId: string, target: RegistryTarget, options: RawOption
 function targetGiven(options: RawOptions): boolean {
   return options.values.has('--file') || options.values.has('--ssm-path');
 }
+
+const withReports = (reports: ReportsTarget | undefined) => (reports ? { reports } : {});
 
 function readReports(options: RawOptions): ReportsTarget | undefined {
   const table = options.values.get('--reports-table');

@@ -23,8 +23,11 @@ import { RegistrationError } from '../registry/registration.js';
 import { openPvSource, runAdopt, type OpenedPvSource } from './adopt.js';
 import { loadKubeConfig } from './adopt-pvs.js';
 import { runRelease } from './release.js';
-import { runAuditCommand, runRemoveWithVolumes } from './audit.js';
-import { NoCommandError, parseClusterArgs, UsageError, type ClusterCommand, type RegistrationSettings, type SetCommand } from './args.js';
+import { reportsFromEnv, reportStoreFor, runAuditCommand, runRemoveWithVolumes } from './audit.js';
+import { readBackendHeard } from './release-backend.js';
+import type { BackendHeardReader } from './release.js';
+import { createFileReportStore } from '../reports/index.js';
+import { NoCommandError, parseClusterArgs, UsageError, type ClusterCommand, type RegistrationSettings, type ReleaseCommand, type SetCommand } from './args.js';
 import { addSecret, keepNewestSecret, newRegistration, readStored, type KubeCredentials, type StoredRegistration } from './edits.js';
 import { applyChange, ChangeRefused, registrationDiff } from './registration-change.js';
 import { EXIT } from './exit.js';
@@ -109,7 +112,7 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
   const store = storeFor(registryTargetFor(command.target, local), io.ssmClient);
   try {
     if (command.command === 'adopt') return await runAdopt(command, pvSource!, store, io, local);
-    if (command.command === 'release') return await runRelease(command, kubeConfig!, store, io);
+    if (command.command === 'release') return await runRelease(command, kubeConfig!, store, io, undefined, backendHeardReader(command, local, io.env ?? {}));
     return await execute(command, store, secret, kube, io);
   } catch (err) {
     if (err instanceof RegistrationError || err instanceof AlreadyRegisteredError) {
@@ -250,4 +253,12 @@ async function runSet(command: SetCommand, stored: StoredRegistration, raw: unkn
   await store.replace(clusterId, next);
   io.stderr(`updated cluster "${clusterId}" in ${store.describe(clusterId)}; secrets unchanged. The backend reads it within 60 s.\n`);
   return EXIT.ok;
+}
+
+/** Where release reads what the backend last heard: the store given, the environment's, or the running local stack's. */
+function backendHeardReader(command: ReleaseCommand, local: LocalStackDescriptor | undefined, env: NodeJS.ProcessEnv): BackendHeardReader | undefined {
+  const target = command.reports ?? reportsFromEnv(env) ?? (local ? { kind: 'dir' as const, path: local.reportsDir } : undefined);
+  if (!target) return undefined;
+  const where = target.kind === 'table' ? `table ${target.name}` : `directory ${target.path}`;
+  return () => readBackendHeard(target.kind === 'dir' ? createFileReportStore(target.path) : reportStoreFor(target), where, command.clusterId);
 }
