@@ -17,7 +17,7 @@ import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { STSClient } from '@aws-sdk/client-sts';
-import { checkWebhookSecret } from '../contract/signing.js';
+import { checkWebhookSecret, secretFingerprint } from '../contract/signing.js';
 import type { Ec2ClientOptions } from '../ec2/client.js';
 import { RegistrationError } from '../registry/registration.js';
 import { openPvSource, runAdopt, type OpenedPvSource } from './adopt.js';
@@ -186,8 +186,9 @@ async function execute(
   const secret = required(newSecret);
   await store.replace(clusterId, addSecret(stored, secret));
   io.stderr(
-    `added a secret to cluster "${clusterId}" in ${where}; old and new are both accepted.\n` +
-      `Apply this Secret in the cluster, wait for the forwarder to pick it up, then run: npm run cluster -- rotate-secret ${clusterId} --finish\n`,
+    `added a secret to cluster "${clusterId}" in ${where}; old and new are both accepted. Its fingerprint: ${secretFingerprint(secret)}.\n` +
+      `Apply this Secret in the cluster and wait until every forwarder replica signs with it: its metric volhook_forwarder_signing_secret_info{fingerprint="${secretFingerprint(secret)}"} is 1 ` +
+      `(and its /readyz answers with the header x-volhook-signing-secret: ${secretFingerprint(secret)}); then run: npm run cluster -- rotate-secret ${clusterId} --finish\n`,
   );
   io.stdout(forwarderSecretManifest(clusterId, secret));
   return EXIT.ok;
