@@ -104,8 +104,8 @@ export const COMMANDS = {
     synopsis: [
       [
         'audit <id>',
-        'orphaned, lost and drifted disks of the cluster, with their size\nand monthly cost; --delete marks the provably orphaned ones and\n' +
-          'removes those marked by an earlier audit that a report received\nsince still does not name',
+        'orphaned, lost and drifted disks of the cluster, with their size\nand monthly cost; every audit, with --delete or not, marks the\nprovably orphaned ones; ' +
+          '--delete removes those marked by an earlier audit\nthat a report received since still does not name',
       ],
     ],
     note: AUDIT_NOTE,
@@ -114,7 +114,7 @@ export const COMMANDS = {
       '--reports-dir': REPORTS_DIR,
       '--region': DISKS_REGION,
       '--grace': { kind: 'value', arg: '<duration>', help: "how old an orphan must be, e.g. 0s, 30m, 1h (default:\nthe registration's audit.graceSeconds, else 1h)" },
-      '--delete': { kind: 'flag', help: 'delete the provably orphaned disks (in two audits: the\nfirst marks them, a later one after a new report deletes them)' },
+      '--delete': { kind: 'flag', help: 'delete the provably orphaned disks marked by an earlier audit\n(any audit marks them) and not named by a report received since' },
       '--delete-snapshots': { kind: 'flag', help: 'likewise the provably orphaned snapshots' },
       '--volume': { kind: 'repeat', arg: '<vol-…>', help: 'with --delete: only this disk, even one whose last PV had\nreclaimPolicy Retain (kept otherwise); repeatable' },
       '--snapshot': { kind: 'repeat', arg: '<snap-…>', help: 'with --delete-snapshots: likewise for snapshots whose last\ncontent had deletionPolicy Retain; repeatable' },
