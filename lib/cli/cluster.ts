@@ -113,7 +113,7 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
   try {
     if (command.command === 'adopt') return await runAdopt(command, pvSource!, store, io, local);
     if (command.command === 'release') return await runRelease(command, kubeConfig!, store, io, undefined, backendHeardReader(command, local, io.env ?? {}));
-    return await execute(command, store, secret, kube, io);
+    return await execute(command, store, secret, kube, io, local);
   } catch (err) {
     if (err instanceof RegistrationError || err instanceof AlreadyRegisteredError) {
       io.stderr(`error: ${err.message}\n`);
@@ -131,6 +131,7 @@ async function execute(
   newSecret: string | undefined,
   kube: KubeCredentials,
   io: CliIo,
+  local: LocalStackDescriptor | undefined,
 ): Promise<number> {
   const { clusterId } = command;
   const where = store.describe(clusterId);
@@ -138,7 +139,7 @@ async function execute(
   if (command.command === 'add') {
     const secret = required(newSecret);
     await store.create(clusterId, newRegistration(clusterId, command.settings, secret, kube));
-    io.stderr(`registered cluster "${clusterId}" in ${where}.\n`);
+    io.stderr(`registered cluster "${clusterId}" in ${where}${local && local.clusterId !== clusterId ? `, the registry of the running local stack (npm start), whose backend serves it from now on` : ''}.\n`);
     io.stderr(attachFenceLine(command.settings.aws?.nodeTag));
     io.stdout(forwarderSecretManifest(clusterId, secret));
     io.stderr(installSteps({ clusterId, ...(command.apiUrl !== undefined && { backendUrl: command.apiUrl }) }));
