@@ -127,7 +127,7 @@ export function valuesSchema(): JsonSchema {
           }),
         }),
         csiDriver: object({
-          create: flag('create the CSIDriver; false when the aws-ebs-csi-driver chart (node part) creates it'),
+          create: flag('create the CSIDriver; off by default: the EBS CSI node plugin (aws-ebs-csi-driver chart, EKS add-on) creates it'),
           nodeAllocatableUpdatePeriodSeconds: {
             type: 'integer',
             description: "seconds between the kubelet's refreshes of the node's attach limit (Kubernetes 1.33+); 0 leaves it unset",

@@ -42,6 +42,7 @@ export type ClusterCommand =
   /** `apiUrl`: the backend's URL, only for the install line printed after. */
   | { command: 'add'; clusterId: string; target: RegistryTarget; targetGiven: boolean; settings: RegistrationSettings; apiUrl?: string }
   | { command: 'rotate-secret'; clusterId: string; target: RegistryTarget; targetGiven: boolean; finish: boolean }
+  | SetCommand
   | RemoveCommand
   | AuditCommand
   | { command: 'show'; clusterId: string; target: RegistryTarget; targetGiven: boolean; showSecrets: boolean }
@@ -49,6 +50,28 @@ export type ClusterCommand =
   | ReleaseCommand
   /** `--help`: the full usage, or with `topic` that command's own. */
   | { command: 'help'; topic?: CommandName };
+
+/**
+ * `set`: the settings to change, each checked as `add` checks it; zones against the
+ * registration's region once it is read (registration-change.ts).
+ */
+export interface RegistrationChange {
+  maxSizeGiB?: number;
+  /** Empty: any zone of the region. */
+  allowedZones?: string[];
+  allowedVolumeTypes?: RegistrationSettings['allowedVolumeTypes'];
+  extraTags?: Record<string, string>;
+  audit?: { deleteOrphans?: boolean; deleteOrphanedSnapshots?: boolean; graceSeconds?: number };
+}
+
+export interface SetCommand {
+  command: 'set';
+  clusterId: string;
+  target: RegistryTarget;
+  targetGiven: boolean;
+  change: RegistrationChange;
+  dryRun: boolean;
+}
 
 /** Where the audit reads the cluster's volume reports: the backend's directory or DynamoDB table. */
 export type ReportsTarget = { kind: 'dir'; path: string } | { kind: 'table'; name: string };
@@ -122,6 +145,8 @@ export interface ReleaseCommand {
   target: RegistryTarget;
   targetGiven: boolean;
   kube: KubeTarget;
+  /** Where the backend keeps what it last heard from the cluster (--reports-table, --reports-dir). */
+  reports?: ReportsTarget;
   /** Remove the marks and the registration; without it, only say what would be done. */
   apply: boolean;
   json: boolean;
@@ -180,6 +205,8 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
       }
       return { command, clusterId, target, targetGiven: targetGiven(options), settings: readSettings(clusterId, options, env), ...(apiUrl !== undefined && { apiUrl }) };
     }
+    case 'set':
+      return { command, clusterId, target, targetGiven: targetGiven(options), change: readChange(options), dryRun: options.flags.has('--dry-run') };
     case 'rotate-secret':
       return { command, clusterId, target, targetGiven: targetGiven(options), finish: options.flags.has('--finish') };
     case 'remove-old-secrets':
@@ -235,6 +262,7 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
         target,
         targetGiven: targetGiven(options),
         kube: { ...(kubeconfig !== undefined && { kubeconfig }), ...(context !== undefined && { context }) },
+        ...withReports(readReports(options)),
         apply: options.flags.has('--apply'),
         json: options.flags.has('--json'),
       };
@@ -340,27 +368,17 @@ function readSettings(clusterId: string, options: RawOptions, env: NodeJS.Proces
   const zones = options.values.get('--zones');
   if (zones !== undefined) {
     settings.allowedZones = list('--zones', zones).map((zone) => {
-      if (!zone.startsWith(region) || !/^[a-z0-9-]+[a-z]$/.test(zone) || zone === region) {
-        throw new UsageError(`--zones: "${zone}" is not a zone of ${region}`);
-      }
+      const problem = zoneProblem(zone, region);
+      if (problem) throw new UsageError(`--zones: ${problem}`);
       return zone;
     });
   }
 
   const types = options.values.get('--types');
-  if (types !== undefined) {
-    settings.allowedVolumeTypes = list('--types', types).map((type) => {
-      if (!isVolumeType(type)) throw new UsageError(`--types: "${type}" is not one of ${VOLUME_TYPES.join(', ')}`);
-      return type;
-    });
-  }
+  if (types !== undefined) settings.allowedVolumeTypes = readTypes(types);
 
   const maxSize = options.values.get('--max-size-gib');
-  if (maxSize !== undefined) {
-    const n = Number(maxSize);
-    if (!/^\d+$/.test(maxSize) || n < 1 || n > MAX_VOLUME_SIZE_GIB) throw new UsageError(`--max-size-gib: "${maxSize}" is not a whole number from 1 to ${MAX_VOLUME_SIZE_GIB}`);
-    settings.maxSizeGiB = n;
-  }
+  if (maxSize !== undefined) settings.maxSizeGiB = readMaxSize(maxSize);
 
   const tags = options.repeats.get('--tag');
   if (tags) settings.extraTags = readTags(tags);
@@ -390,18 +408,27 @@ function readSettings(clusterId: string, options: RawOptions, env: NodeJS.Proces
 /** The option each field of `aws` comes from, to name it in a refusal. */
 const AWS_OPTIONS: Record<keyof AwsSettings, string> = { roleArn: '--role-arn', externalId: '--external-id', nodeTag: '--node-tag' };
 
-/** --role-arn, --external-id, --node-tag: the registration's `aws`, checked by its own schema. */
+/**
+ * --role-arn, --external-id, --node-tag: the registration's `aws`, checked by its own schema.
+ * Attaches are fenced by default: without --node-tag, to the instances tagged
+ * `<VOLHOOK_NODE_TAG_KEY>=<cluster id>` (EKS: `eks:cluster-name`, when the EKS cluster has the
+ * registration's name); `--unfenced` registers without a fence, and says so.
+ */
 function readAws(clusterId: string, options: RawOptions, env: NodeJS.ProcessEnv): AwsSettings | undefined {
   const roleArn = options.values.get('--role-arn');
   const externalId = options.values.get('--external-id');
   const nodeTag = options.values.get('--node-tag');
-  if (roleArn === undefined && externalId === undefined && nodeTag === undefined) return undefined;
+  const unfenced = options.flags.has('--unfenced');
+  if (unfenced && nodeTag !== undefined) throw new UsageError('--unfenced and --node-tag exclude each other: attaches are fenced to the tagged instances, or to none');
   let tag: { key: string; value: string } | undefined;
   if (nodeTag !== undefined) {
     const eq = nodeTag.indexOf('=');
     if (eq <= 0) throw new UsageError(`--node-tag: "${nodeTag}" is not key=value`);
     tag = { key: nodeTag.slice(0, eq), value: nodeTag.slice(eq + 1) };
+  } else if (!unfenced) {
+    tag = { key: nodeTagKeyFrom(env), value: clusterId };
   }
+  if (roleArn === undefined && externalId === undefined && tag === undefined) return undefined;
   const parsed = AwsSettingsSchema.safeParse({
     ...(roleArn !== undefined && { roleArn }),
     ...(externalId !== undefined && { externalId }),
@@ -445,6 +472,8 @@ function targetGiven(options: RawOptions): boolean {
   return options.values.has('--file') || options.values.has('--ssm-path');
 }
 
+const withReports = (reports: ReportsTarget | undefined) => (reports ? { reports } : {});
+
 function readReports(options: RawOptions): ReportsTarget | undefined {
   const table = options.values.get('--reports-table');
   const dir = options.values.get('--reports-dir');
@@ -459,6 +488,60 @@ export function parseDuration(option: string, value: string): number {
   if (!match || value === '') throw new UsageError(`${option}: "${value}" is not a duration like 0s, 30m, 1h or 1h30m`);
   const [, d, h, m, sec] = match.map((part) => Number(part ?? 0));
   return ((((d ?? 0) * 24 + (h ?? 0)) * 60 + (m ?? 0)) * 60 + (sec ?? 0)) * 1000;
+}
+
+/** Why `zone` is no zone of `region` (`add` and `set` alike), or undefined. */
+export function zoneProblem(zone: string, region: string): string | undefined {
+  if (!zone.startsWith(region) || !/^[a-z0-9-]+[a-z]$/.test(zone) || zone === region) return `"${zone}" is not a zone of ${region}`;
+  return undefined;
+}
+
+function readTypes(types: string): NonNullable<RegistrationSettings['allowedVolumeTypes']> {
+  return list('--types', types).map((type) => {
+    if (!isVolumeType(type)) throw new UsageError(`--types: "${type}" is not one of ${VOLUME_TYPES.join(', ')}`);
+    return type;
+  });
+}
+
+function readMaxSize(maxSize: string): number {
+  const n = Number(maxSize);
+  if (!/^\d+$/.test(maxSize) || n < 1 || n > MAX_VOLUME_SIZE_GIB) throw new UsageError(`--max-size-gib: "${maxSize}" is not a whole number from 1 to ${MAX_VOLUME_SIZE_GIB}`);
+  return n;
+}
+
+function readBoolean(option: string, value: string): boolean {
+  if (value !== 'true' && value !== 'false') throw new UsageError(`${option}: "${value}" is neither true nor false`);
+  return value === 'true';
+}
+
+/** `set`'s options as a change; at least one must be given. */
+function readChange(options: RawOptions): RegistrationChange {
+  const change: RegistrationChange = {};
+  const maxSize = options.values.get('--max-size-gib');
+  if (maxSize !== undefined) change.maxSizeGiB = readMaxSize(maxSize);
+  const zones = options.values.get('--zones');
+  if (zones !== undefined) change.allowedZones = zones === 'any' ? [] : list('--zones', zones);
+  const types = options.values.get('--types');
+  if (types !== undefined) change.allowedVolumeTypes = readTypes(types);
+  const tags = options.repeats.get('--tag');
+  if (tags && options.flags.has('--no-tags')) throw new UsageError('--tag and --no-tags exclude each other');
+  if (tags) change.extraTags = readTags(tags);
+  if (options.flags.has('--no-tags')) change.extraTags = {};
+  const audit: NonNullable<RegistrationChange['audit']> = {};
+  const orphans = options.values.get('--audit-delete-orphans');
+  if (orphans !== undefined) audit.deleteOrphans = readBoolean('--audit-delete-orphans', orphans);
+  const snapshots = options.values.get('--audit-delete-orphaned-snapshots');
+  if (snapshots !== undefined) audit.deleteOrphanedSnapshots = readBoolean('--audit-delete-orphaned-snapshots', snapshots);
+  const grace = options.values.get('--audit-grace-seconds');
+  if (grace !== undefined) {
+    if (!/^\d+$/.test(grace) || !Number.isSafeInteger(Number(grace))) throw new UsageError(`--audit-grace-seconds: "${grace}" is not a whole number of seconds`);
+    audit.graceSeconds = Number(grace);
+  }
+  if (Object.keys(audit).length > 0) change.audit = audit;
+  if (Object.keys(change).length === 0) {
+    throw new UsageError('set needs at least one of --max-size-gib, --zones, --types, --tag/--no-tags, --audit-delete-orphans, --audit-delete-orphaned-snapshots, --audit-grace-seconds');
+  }
+  return change;
 }
 
 function list(option: string, value: string): string[] {

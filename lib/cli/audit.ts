@@ -128,13 +128,13 @@ async function resolve(command: AuditCommand | RemoveCommand, io: AuditIo): Prom
   return { registration, region, client: ec2.client, account: ec2.account, clients: ec2Client ? undefined : clients, reports, source, registrations };
 }
 
-function reportsFromEnv(env: NodeJS.ProcessEnv): ReportsTarget | undefined {
+export function reportsFromEnv(env: NodeJS.ProcessEnv): ReportsTarget | undefined {
   if (env.VOLHOOK_REPORTS_TABLE?.trim()) return { kind: 'table', name: env.VOLHOOK_REPORTS_TABLE.trim() };
   if (env.VOLHOOK_REPORTS_DIR?.trim()) return { kind: 'dir', path: env.VOLHOOK_REPORTS_DIR.trim() };
   return undefined;
 }
 
-function reportStoreFor(target: ReportsTarget): ReportStore {
+export function reportStoreFor(target: ReportsTarget): ReportStore {
   return target.kind === 'table' ? createDynamoDbReportStore({ tableName: target.name }) : createFileReportStore(target.path);
 }
 

@@ -12,19 +12,24 @@
  * (local-stack.ts).
  */
 import { readFile } from 'node:fs/promises';
+import { isDeepStrictEqual } from 'node:util';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { STSClient } from '@aws-sdk/client-sts';
-import { checkWebhookSecret } from '../contract/signing.js';
+import { checkWebhookSecret, secretFingerprint } from '../contract/signing.js';
 import type { Ec2ClientOptions } from '../ec2/client.js';
 import { RegistrationError } from '../registry/registration.js';
 import { openPvSource, runAdopt, type OpenedPvSource } from './adopt.js';
 import { loadKubeConfig } from './adopt-pvs.js';
 import { runRelease } from './release.js';
-import { runAuditCommand, runRemoveWithVolumes } from './audit.js';
-import { NoCommandError, parseClusterArgs, UsageError, type ClusterCommand, type RegistrationSettings } from './args.js';
-import { addSecret, keepNewestSecret, newRegistration, readStored, type KubeCredentials } from './edits.js';
+import { reportsFromEnv, reportStoreFor, runAuditCommand, runRemoveWithVolumes } from './audit.js';
+import { readBackendHeard } from './release-backend.js';
+import type { BackendHeardReader } from './release.js';
+import { createFileReportStore } from '../reports/index.js';
+import { NoCommandError, parseClusterArgs, UsageError, type ClusterCommand, type RegistrationSettings, type ReleaseCommand, type SetCommand } from './args.js';
+import { addSecret, keepNewestSecret, newRegistration, readStored, type KubeCredentials, type StoredRegistration } from './edits.js';
+import { applyChange, ChangeRefused, registrationDiff } from './registration-change.js';
 import { EXIT } from './exit.js';
 import { installSteps } from './install-line.js';
 import { forwarderSecretManifest, generateSecret, redactSecret } from './secrets.js';
@@ -107,8 +112,8 @@ export async function runClusterCli(argv: readonly string[], io: CliIo): Promise
   const store = storeFor(registryTargetFor(command.target, local), io.ssmClient);
   try {
     if (command.command === 'adopt') return await runAdopt(command, pvSource!, store, io, local);
-    if (command.command === 'release') return await runRelease(command, kubeConfig!, store, io);
-    return await execute(command, store, secret, kube, io);
+    if (command.command === 'release') return await runRelease(command, kubeConfig!, store, io, undefined, backendHeardReader(command, local, io.env ?? {}));
+    return await execute(command, store, secret, kube, io, local);
   } catch (err) {
     if (err instanceof RegistrationError || err instanceof AlreadyRegisteredError) {
       io.stderr(`error: ${err.message}\n`);
@@ -126,6 +131,7 @@ async function execute(
   newSecret: string | undefined,
   kube: KubeCredentials,
   io: CliIo,
+  local: LocalStackDescriptor | undefined,
 ): Promise<number> {
   const { clusterId } = command;
   const where = store.describe(clusterId);
@@ -133,7 +139,8 @@ async function execute(
   if (command.command === 'add') {
     const secret = required(newSecret);
     await store.create(clusterId, newRegistration(clusterId, command.settings, secret, kube));
-    io.stderr(`registered cluster "${clusterId}" in ${where}.\n`);
+    io.stderr(`registered cluster "${clusterId}" in ${where}${local && local.clusterId !== clusterId ? `, the registry of the running local stack (npm start), whose backend serves it from now on` : ''}.\n`);
+    io.stderr(attachFenceLine(command.settings.aws?.nodeTag));
     io.stdout(forwarderSecretManifest(clusterId, secret));
     io.stderr(installSteps({ clusterId, ...(command.apiUrl !== undefined && { backendUrl: command.apiUrl }) }));
     return EXIT.ok;
@@ -161,6 +168,8 @@ async function execute(
     return EXIT.ok;
   }
 
+  if (command.command === 'set') return await runSet(command, stored, raw, store, io);
+
   if (command.finish) {
     if (stored.secrets.length === 1) {
       io.stderr(`cluster "${clusterId}" already has a single secret (${redactSecret(stored.secrets[0]!)}); nothing to finish.\n`);
@@ -178,8 +187,9 @@ async function execute(
   const secret = required(newSecret);
   await store.replace(clusterId, addSecret(stored, secret));
   io.stderr(
-    `added a secret to cluster "${clusterId}" in ${where}; old and new are both accepted.\n` +
-      `Apply this Secret in the cluster, wait for the forwarder to pick it up, then run: npm run cluster -- rotate-secret ${clusterId} --finish\n`,
+    `added a secret to cluster "${clusterId}" in ${where}; old and new are both accepted. Its fingerprint: ${secretFingerprint(secret)}.\n` +
+      `Apply this Secret in the cluster and wait until every forwarder replica signs with it: its metric volhook_forwarder_signing_secret_info{fingerprint="${secretFingerprint(secret)}"} is 1 ` +
+      `(and its /readyz answers with the header x-volhook-signing-secret: ${secretFingerprint(secret)}); then run: npm run cluster -- rotate-secret ${clusterId} --finish\n`,
   );
   io.stdout(forwarderSecretManifest(clusterId, secret));
   return EXIT.ok;
@@ -205,4 +215,52 @@ async function readKubeCredentials(settings: RegistrationSettings): Promise<Kube
   if (kube.tokenFile) credentials.token = (await read('--kube-token-file', kube.tokenFile)).trim();
   if (kube.caFile) credentials.caData = Buffer.from(await read('--kube-ca-file', kube.caFile), 'utf8').toString('base64');
   return credentials;
+}
+
+/** What `add` registered of the attach fence, for the person who must tag the nodes so. */
+export function attachFenceLine(nodeTag: { key: string; value: string } | undefined): string {
+  if (!nodeTag) return 'attaches are NOT fenced (--unfenced): the cluster\'s session may attach its disks to any instance of the account.\n';
+  return `attaches are fenced to the instances tagged ${nodeTag.key}=${nodeTag.value} (EKS tags its nodes eks:cluster-name=<EKS cluster name>; if that is not "${nodeTag.value}", add again with --node-tag ${nodeTag.key}=<name>).\n`;
+}
+
+/**
+ * `set`: the change applied and shown as a diff, then written in one replace of the whole
+ * registration, only if the registration still is what was read (a rotation meanwhile would
+ * otherwise lose a secret). Refused changes write nothing.
+ */
+async function runSet(command: SetCommand, stored: StoredRegistration, raw: unknown, store: RegistrationStore, io: CliIo): Promise<number> {
+  const { clusterId } = command;
+  let next: StoredRegistration;
+  try {
+    next = applyChange(clusterId, stored, command.change);
+  } catch (err) {
+    if (!(err instanceof ChangeRefused)) throw err;
+    io.stderr(`error: set ${clusterId}: ${err.message}; nothing written.\n`);
+    return EXIT.failed;
+  }
+  const diff = registrationDiff(stored, next);
+  if (diff.length === 0) {
+    io.stderr(`cluster "${clusterId}" already has these settings; nothing written.\n`);
+    return EXIT.ok;
+  }
+  io.stdout(diff.map((line) => `${line}\n`).join(''));
+  if (command.dryRun) {
+    io.stderr('dry run: nothing written.\n');
+    return EXIT.ok;
+  }
+  if (!isDeepStrictEqual(await store.read(clusterId), raw)) {
+    io.stderr(`error: set ${clusterId}: the registration changed while this ran (a rotation?); nothing written. Run set again.\n`);
+    return EXIT.failed;
+  }
+  await store.replace(clusterId, next);
+  io.stderr(`updated cluster "${clusterId}" in ${store.describe(clusterId)}; secrets unchanged. The backend reads it within 60 s.\n`);
+  return EXIT.ok;
+}
+
+/** Where release reads what the backend last heard: the store given, the environment's, or the running local stack's. */
+function backendHeardReader(command: ReleaseCommand, local: LocalStackDescriptor | undefined, env: NodeJS.ProcessEnv): BackendHeardReader | undefined {
+  const target = command.reports ?? reportsFromEnv(env) ?? (local ? { kind: 'dir' as const, path: local.reportsDir } : undefined);
+  if (!target) return undefined;
+  const where = target.kind === 'table' ? `table ${target.name}` : `directory ${target.path}`;
+  return () => readBackendHeard(target.kind === 'dir' ? createFileReportStore(target.path) : reportStoreFor(target), where, command.clusterId);
 }

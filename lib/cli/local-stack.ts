@@ -5,6 +5,7 @@
  * EC2 simulator and Kubernetes API then stand in for the defaults, so `show local`,
  * `adopt local` and `audit local` all see the same stack.
  */
+import { readFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { kubeConfigFor } from '../kube/index.js';
 import { localDirFrom, readDescriptor, type LocalStackDescriptor } from '../local/stack/local-files.js';
@@ -47,8 +48,29 @@ export function localKubeConfig(local: LocalStackDescriptor): KubeConfig {
   return kc;
 }
 
-/** Reads the local directory (from `env` and `cwd`) and decides with localStackFor. */
-export async function findLocalStack(command: LocalLookup, io: { env?: NodeJS.ProcessEnv; cwd?: string }): Promise<LocalStackDescriptor | undefined> {
+/**
+ * Commands that read no cluster's Kubernetes API, for which a running stack serves more than its
+ * own cluster: `add` registers a new one in the file the stack's backend reads (not in a file it
+ * never reads), and the others find a cluster registered there with the stack's registry,
+ * reports and EC2 simulator (`audit second` needs no --reports-dir).
+ */
+const REGISTRY_COMMANDS: ReadonlySet<string> = new Set(['add', 'show', 'set', 'rotate-secret', 'remove-old-secrets', 'remove', 'audit']);
+
+/** Reads the local directory (from `env` and `cwd`) and decides with localStackFor, and for REGISTRY_COMMANDS by the stack's registry file. */
+export async function findLocalStack(command: LocalLookup & { command?: string }, io: { env?: NodeJS.ProcessEnv; cwd?: string }): Promise<LocalStackDescriptor | undefined> {
   if (command.targetGiven) return undefined;
-  return localStackFor(command, await readDescriptor(localDirFrom(io.env ?? {}, io.cwd)));
+  const running = await readDescriptor(localDirFrom(io.env ?? {}, io.cwd));
+  const own = localStackFor(command, running);
+  if (own || !running || command.command === undefined || !REGISTRY_COMMANDS.has(command.command)) return own;
+  if (command.command === 'add' || (await registeredIn(running.registryFile, command.clusterId))) return running;
+  return undefined;
+}
+
+async function registeredIn(registryFile: string, clusterId: string): Promise<boolean> {
+  try {
+    const file = JSON.parse(await readFile(registryFile, 'utf8')) as { clusters?: Record<string, unknown> };
+    return typeof file.clusters === 'object' && file.clusters !== null && Object.hasOwn(file.clusters, clusterId);
+  } catch {
+    return false;
+  }
 }

@@ -22,6 +22,7 @@ import { markKey, planMarks } from './release-marks.js';
 import { fixKey, heldRefusal, planRelease, type ReleasePlan } from './release-plan.js';
 import { releaseJson, releaseSummary, releaseTable, type FindingRow, type MarkRow, type ReleaseReport } from './release-report.js';
 import { checkForSidecars } from './release-checks.js';
+import { backendHeardRefusal, type BackendHeard } from './release-backend.js';
 import type { RegistrationStore } from './stores.js';
 
 export interface ReleaseIo {
@@ -38,7 +39,10 @@ export interface ReleaseKube {
 
 const KUBE: ReleaseKube = { readClusterView, readForwarderEvidence, applyEach };
 
-export async function runRelease(command: ReleaseCommand, kc: KubeConfig, store: RegistrationStore, io: ReleaseIo, kube: ReleaseKube = KUBE): Promise<number> {
+/** What the backend last heard from the cluster (release-backend.ts), read when --apply asks. */
+export type BackendHeardReader = () => Promise<BackendHeard>;
+
+export async function runRelease(command: ReleaseCommand, kc: KubeConfig, store: RegistrationStore, io: ReleaseIo, kube: ReleaseKube = KUBE, heard?: BackendHeardReader, now: () => number = Date.now): Promise<number> {
   const { clusterId } = command;
   const server = kc.getCurrentCluster()?.server ?? 'the cluster';
   const where = store.describe(clusterId);
@@ -65,7 +69,16 @@ export async function runRelease(command: ReleaseCommand, kc: KubeConfig, store:
     registration: { where, status: registration ? 'remove' : 'not-registered' },
     refusals: plan.refusals,
   };
-  if (command.apply && plan.refusals.length === 0) await apply(kc, kube, plan, report, store, registration?.writeBack);
+  if (command.apply && registration) {
+    let refusal: string | undefined;
+    try {
+      refusal = backendHeardRefusal(heard ? await heard() : { known: false, why: 'no report store given' }, now());
+    } catch (err) {
+      refusal = `reading what the backend last heard from the cluster: ${(err as Error).message}`;
+    }
+    if (refusal) report.refusals.push(refusal);
+  }
+  if (command.apply && report.refusals.length === 0) await apply(kc, kube, plan, report, store, registration?.writeBack, async () => (heard ? backendHeardRefusal(await heard(), now()) : undefined));
   else if (registration) report.registration.status = command.apply ? 'kept' : 'remove';
 
   io.stdout(command.json ? releaseJson(report) : releaseTable(report));
@@ -75,7 +88,15 @@ export async function runRelease(command: ReleaseCommand, kc: KubeConfig, store:
 }
 
 /** Carries out the plan's writes, checks them against a second read, then deregisters; fills `report` in. */
-async function apply(kc: KubeConfig, kube: ReleaseKube, plan: ReleasePlan, report: ReleaseReport, store: RegistrationStore, writeBack: 'forwarder' | 'direct' | undefined): Promise<void> {
+async function apply(
+  kc: KubeConfig,
+  kube: ReleaseKube,
+  plan: ReleasePlan,
+  report: ReleaseReport,
+  store: RegistrationStore,
+  writeBack: 'forwarder' | 'direct' | undefined,
+  heardAgain: () => Promise<string | undefined>,
+): Promise<void> {
   report.applied = true;
   const failures = await kube.applyEach(kc, plan.writes);
   const markRows: MarkRow[] = plan.marks.map((mark, n) => (failures.has(n) ? { ...mark, status: 'failed', detail: failures.get(n)! } : { ...mark, status: 'removed' }));
@@ -101,6 +122,13 @@ async function apply(kc: KubeConfig, kube: ReleaseKube, plan: ReleasePlan, repor
     report.refusals.push(...since.map((refusal) => `after the writes: ${refusal}`));
   } catch (err) {
     report.refusals.push(`reading the cluster again after the writes: ${describeError(err)}`);
+  }
+  // And the backend again, right before deregistering: a forwarder may have sent meanwhile.
+  try {
+    const refusal = await heardAgain();
+    if (refusal) report.refusals.push(`after the writes: ${refusal}`);
+  } catch (err) {
+    report.refusals.push(`reading what the backend last heard from the cluster after the writes: ${(err as Error).message}`);
   }
   report.marks = markRows;
   report.findings = findingRows;

@@ -56,8 +56,23 @@ export const COMMANDS = {
       '--kube-ca-file': { kind: 'value', arg: '<path>', help: 'with --write-back direct: its CA certificate (PEM)' },
       '--role-arn': { kind: 'value', arg: '<arn>', help: "the EC2 role the backend assumes for this cluster (default:\nthe deployment's, VOLHOOK_EC2_ROLE_ARN); e.g. a role in the\ncluster's own account, arn:aws:iam::<account>:role/volhook/<name>" },
       '--external-id': { kind: 'value', arg: '<id>', help: "the ExternalId that role's trust policy requires" },
-      '--node-tag': { kind: 'value', arg: 'key=value', help: 'the tag the cluster\'s instances carry (EKS: eks:cluster-name=<name>):\nattaches are fenced to them; key: VOLHOOK_NODE_TAG_KEY\n(default eks:cluster-name)' },
+      '--node-tag': { kind: 'value', arg: 'key=value', help: 'the tag the cluster\'s instances carry (EKS: eks:cluster-name=<name>):\nattaches are fenced to them; key: VOLHOOK_NODE_TAG_KEY\n(default eks:cluster-name); default value: the cluster id' },
+      '--unfenced': { kind: 'flag', help: 'no attach fence: the cluster\'s session may attach its disks to any\ninstance of the account (not the default)' },
       '--api-url': { kind: 'value', arg: '<url>', help: "the backend's URL (HttpApiUrl from osls info), for the helm\ninstall line printed after; not stored" },
+    },
+  },
+  set: {
+    synopsis: [['set <id>', "change a registration's limits, tags or audit settings; prints the diff; secrets untouched"]],
+    options: {
+      '--max-size-gib': { kind: 'value', arg: '<n>', help: 'largest volume' },
+      '--zones': { kind: 'value', arg: 'a,b', help: "zones volumes may be created in (of the registration's region);\n'any' for every zone" },
+      '--types': { kind: 'value', arg: 'gp3,io2', help: 'volume types the cluster may use' },
+      '--tag': { kind: 'repeat', arg: 'k=v', help: 'the extra tags on every new volume, replacing those registered; repeatable' },
+      '--no-tags': { kind: 'flag', help: 'no extra tags' },
+      '--audit-delete-orphans': { kind: 'value', arg: 'true|false', help: 'whether the scheduled audit deletes orphaned disks' },
+      '--audit-delete-orphaned-snapshots': { kind: 'value', arg: 'true|false', help: 'whether it deletes orphaned snapshots' },
+      '--audit-grace-seconds': { kind: 'value', arg: '<n>', help: 'how old a disk or snapshot must be to count as an orphan' },
+      '--dry-run': { kind: 'flag', help: 'print the diff, write nothing' },
     },
   },
   'rotate-secret': {
@@ -89,8 +104,8 @@ export const COMMANDS = {
     synopsis: [
       [
         'audit <id>',
-        'orphaned, lost and drifted disks of the cluster, with their size\nand monthly cost; --delete marks the provably orphaned ones and\n' +
-          'removes those marked by an earlier audit that a report received\nsince still does not name',
+        'orphaned, lost and drifted disks of the cluster, with their size\nand monthly cost; every audit, with --delete or not, marks the\nprovably orphaned ones; ' +
+          '--delete removes those marked by an earlier audit\nthat a report received since still does not name',
       ],
     ],
     note: AUDIT_NOTE,
@@ -99,7 +114,7 @@ export const COMMANDS = {
       '--reports-dir': REPORTS_DIR,
       '--region': DISKS_REGION,
       '--grace': { kind: 'value', arg: '<duration>', help: "how old an orphan must be, e.g. 0s, 30m, 1h (default:\nthe registration's audit.graceSeconds, else 1h)" },
-      '--delete': { kind: 'flag', help: 'delete the provably orphaned disks (in two audits: the\nfirst marks them, a later one after a new report deletes them)' },
+      '--delete': { kind: 'flag', help: 'delete the provably orphaned disks marked by an earlier audit\n(any audit marks them) and not named by a report received since' },
       '--delete-snapshots': { kind: 'flag', help: 'likewise the provably orphaned snapshots' },
       '--volume': { kind: 'repeat', arg: '<vol-…>', help: 'with --delete: only this disk, even one whose last PV had\nreclaimPolicy Retain (kept otherwise); repeatable' },
       '--snapshot': { kind: 'repeat', arg: '<snap-…>', help: 'with --delete-snapshots: likewise for snapshots whose last\ncontent had deletionPolicy Retain; repeatable' },
@@ -129,11 +144,13 @@ export const COMMANDS = {
         "hand the cluster back to the EBS CSI controller: list volhook's marks\non its objects, the forwarder and the registration, and check the\nEBS objects are as the CSI sidecars expect; --apply removes the marks,\nmakes the safe fixes and deregisters (no EC2 call); a dry run unless --apply",
       ],
     ],
-    note: '--apply refuses while a forwarder may be running (its Lease renewed within its\nduration by the API server\'s clock, its Deployment or pods) or a claim volhook\nis provisioning could still get a disk: uninstall the forwarder first.',
+    note: '--apply refuses while a forwarder may be running (its Lease renewed within its\nduration by the API server\'s clock, its Deployment or pods) or a claim volhook\nis provisioning could still get a disk: uninstall the forwarder first; and while\nthe backend heard from the cluster in the last 600 s (--reports-table).',
     options: {
       '--kubeconfig': { kind: 'value', arg: '<path>', help: 'the cluster (default: KUBECONFIG, ~/.kube/config)' },
       '--context': { kind: 'value', arg: '<name>', help: 'kubeconfig context (default: the current one)' },
-      '--apply': { kind: 'flag', help: 'remove the marks, fix, deregister (default: print what would be\ndone, change nothing)' },
+      '--apply': { kind: 'flag', help: 'remove the marks, fix, deregister (default: print what would be\ndone, change nothing); refused while the backend heard from the\ncluster in the last 600 s' },
+      '--reports-table': { kind: 'value', arg: '<name>', help: "the backend's report table (volhook-<stage>-reports; default:\nVOLHOOK_REPORTS_TABLE): what it last heard from the cluster" },
+      '--reports-dir': { kind: 'value', arg: '<dir>', help: "a local backend's reports directory (default: VOLHOOK_REPORTS_DIR,\nor the running local stack's)" },
       '--json': { kind: 'flag', help: 'print the result as JSON instead of tables' },
     },
   },

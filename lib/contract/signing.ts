@@ -18,7 +18,7 @@
  * body, which is what it would say anyway; a contract whose body differs is not in
  * `READ_AS_HEADERLESS` (version.ts) and is sent with `v1h` alone.
  */
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import * as z from 'zod/mini';
 import { deferred } from './deferred.js';
 import { READ_AS_HEADERLESS, versionHeaders, VersionHeaders, type ForwarderVersions } from './version.js';
@@ -33,6 +33,15 @@ export const SignatureHeaders = {
 } as const;
 
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+
+/**
+ * Which secret a forwarder signs with, safe to show (metrics, readiness, the CLI): the first 48
+ * bits of the secret's SHA-256. The CLI prints it for each secret it adds, the forwarder for
+ * the one it signs with, so a rotation can be seen reaching every replica.
+ */
+export function secretFingerprint(secret: string): string {
+  return `sha256:${createHash('sha256').update(secret).digest('hex').slice(0, 12)}`;
+}
 export const WEBHOOK_KEY_MIN_BYTES = 24;
 export const WEBHOOK_KEY_MAX_BYTES = 64;
 

@@ -72,7 +72,8 @@ export function refusalText(refusal: BackendRefusal, context: RefusalContext): s
   const held = 'volhook holds this object back and retries';
   switch (refusal.cause) {
     case 'signature':
-      return `the backend refuses this cluster's signature${http}: ${secret} does not hold a secret the registration of cluster "${clusterId}" accepts; see \`npm run cluster -- rotate-secret ${clusterId}\` and put the secret it prints there. ${held}.`;
+      // Not rotate-secret: it adds a secret, while the registration already holds the right one.
+      return `the backend refuses this cluster's signature${http}: ${secret} does not hold a secret the registration of cluster "${clusterId}" accepts; put there the newest secret that \`npm run cluster -- show ${clusterId} --show-secrets\` prints. ${held}.`;
     case 'registration':
       return `the backend refuses cluster "${clusterId}"${http}: its registration is not usable; see \`npm run cluster -- show ${clusterId}\`. ${held}.`;
     case 'unregistered':

@@ -29,7 +29,9 @@ import { createPump } from './pump.js';
 import { DEFAULT_BACKOFF, WorkQueue } from './queue.js';
 import { createRefusalSurface } from './refusal-surface.js';
 import { ReportTracker } from './report.js';
-import { openSecret } from './secret.js';
+import { openSecret, signingSecretMetric } from './secret.js';
+import { secretFingerprint } from '../contract/signing.js';
+import { SIGNING_SECRET_HEADER } from './server.js';
 import { createBatchSender } from './sender.js';
 import { startHealthServer, type Readiness } from './server.js';
 import { openTls } from './tls.js';
@@ -93,7 +95,9 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   // client-node is not loaded: its import alone costs 25–33 MiB resident (kube/access.ts).
   const rest = kubeRest(deps.kubeAccess ?? accessFromKubeConfig(deps.kubeConfig));
   const clients = restClients(rest);
-  const secret = await openSecret({ file: config.secretFile, value: config.secret, pollMs: config.secretPollMs, logger });
+  // Told of every secret signed with; the metric takes over once it exists.
+  let onSecret: (secret: string) => void = () => {};
+  const secret = await openSecret({ file: config.secretFile, value: config.secret, pollMs: config.secretPollMs, logger, onChange: (s) => onSecret(s) });
 
   const queue = new WorkQueue<DeletedClaim>({
     batchSize: config.batchSize,
@@ -102,6 +106,8 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     cadence: { gridMs: config.cadenceMs, busyKeys: config.cadenceBusyKeys },
   });
   const metrics = createMetrics({ queueDepth: () => queue.size });
+  onSecret = signingSecretMetric(metrics.signingSecret);
+  onSecret(secret.current());
   /** Aborted when this replica stops sending (stop, or the Lease lost): requests in flight end. */
   let term = new AbortController();
   let stopping = false;
@@ -176,7 +182,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   });
 
   // --- lifecycle and health ---------------------------------------------------------------
-  const server = await startHealthServer({ port: config.port, host: config.listenHost, readiness, registry: metrics.registry }).catch((err: unknown) => {
+  const server = await startHealthServer({ port: config.port, host: config.listenHost, readiness, registry: metrics.registry, headers: () => ({ [SIGNING_SECRET_HEADER]: secretFingerprint(secret.current()) }) }).catch((err: unknown) => {
     secret.close();
     tls.close();
     throw err;

@@ -18,6 +18,8 @@ export interface ForwarderMetrics {
   contractRefused: Gauge<'offered' | 'served' | 'upgrade'>;
   /** 1, by cause, while the backend has refused every request for longer than the event threshold. */
   backendRefused: Gauge<'cause'>;
+  /** 1 for the fingerprint of the secret this replica signs with now (secretFingerprint). */
+  signingSecret: Gauge<'fingerprint'>;
 }
 
 export function createMetrics(options: { queueDepth: () => number; defaultMetrics?: boolean }): ForwarderMetrics {
@@ -85,6 +87,12 @@ export function createMetrics(options: { queueDepth: () => number; defaultMetric
       name: 'volhook_forwarder_backend_refused',
       help: 'Set to 1 while every request to the backend is refused (cause: signature, registration, unregistered, request, failing, unreachable, backend_unusable) past the event threshold: claims and VolumeAttachments are held back, with Warning Events',
       labelNames: ['cause'],
+      registers: [registry],
+    }),
+    signingSecret: new Gauge({
+      name: 'volhook_forwarder_signing_secret_info',
+      help: 'Set to 1 for the fingerprint (sha256:<12 hex>, as cluster rotate-secret prints it) of the secret this replica signs with now; one series per replica',
+      labelNames: ['fingerprint'],
       registers: [registry],
     }),
     leader: new Gauge({

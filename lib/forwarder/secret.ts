@@ -3,7 +3,7 @@
  * Secret is picked up without a restart) or from a value given directly (local use).
  */
 import { readFile } from 'node:fs/promises';
-import { checkWebhookSecret } from '../contract/index.js';
+import { checkWebhookSecret, secretFingerprint } from '../contract/index.js';
 import type { Logger } from './logger.js';
 import { watchFiles } from './watched-files.js';
 
@@ -14,14 +14,25 @@ export interface SecretSource {
   close(): void;
 }
 
+/** Shows the secret signed with as the only 1 of `volhook_forwarder_signing_secret_info`. */
+export function signingSecretMetric(gauge: { reset(): void; set(labels: { fingerprint: string }, value: number): void }): (secret: string) => void {
+  return (secret) => {
+    gauge.reset();
+    gauge.set({ fingerprint: secretFingerprint(secret) }, 1);
+  };
+}
+
 export async function openSecret(options: {
   file?: string;
   value?: string;
   pollMs: number;
   logger: Logger;
+  /** Told of the secret signed with: at once, and on each change. */
+  onChange?: (secret: string) => void;
 }): Promise<SecretSource> {
   if (options.value !== undefined) {
     const value = options.value;
+    options.onChange?.(value);
     return { current: () => value, reload: async () => {}, close() {} };
   }
   const file = options.file;
@@ -35,12 +46,14 @@ export async function openSecret(options: {
     return text;
   };
   let secret = await read();
+  options.onChange?.(secret);
   const reload = async () => {
     try {
       const next = await read();
       if (next !== secret) {
         secret = next;
-        options.logger.info('signing secret reloaded', { file });
+        options.onChange?.(secret);
+        options.logger.info('signing secret reloaded', { file, fingerprint: secretFingerprint(secret) });
       }
     } catch (err) {
       options.logger.error('cannot re-read the signing secret; keeping the previous one', { file, err });

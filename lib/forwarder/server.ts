@@ -12,6 +12,9 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
+/** On `/readyz`, ready or not: the fingerprint of the secret the replica signs with. */
+export const SIGNING_SECRET_HEADER = 'x-volhook-signing-secret';
+
 /** Whether `/readyz` passes, and if not, the body that says why. */
 export type Readiness = { ready: true } | { ready: false; reason: string };
 
@@ -20,6 +23,8 @@ export async function startHealthServer(options: {
   host?: string;
   readiness: () => Readiness;
   registry: Registry;
+  /** Headers of the `/readyz` answer (the signing secret's fingerprint). */
+  headers?: () => Record<string, string>;
 }): Promise<HealthServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -31,7 +36,7 @@ export async function startHealthServer(options: {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else if (path === '/readyz') {
       const readiness = options.readiness();
-      res.writeHead(readiness.ready ? 200 : 503, { 'content-type': 'text/plain; charset=utf-8' }).end(readiness.ready ? 'ok\n' : `${readiness.reason}\n`);
+      res.writeHead(readiness.ready ? 200 : 503, { 'content-type': 'text/plain; charset=utf-8', ...options.headers?.() }).end(readiness.ready ? 'ok\n' : `${readiness.reason}\n`);
     } else if (path === '/metrics') {
       options.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': options.registry.contentType }).end(text),

@@ -4,7 +4,7 @@
  * (`${AWS::Partition}`, `${AWS::Region}`, `${AWS::AccountId}`), the template's parameters and
  * `${!x}` for a literal `${x}`, which IAM policy variables need; `Ref` of a parameter or a
  * pseudo parameter; `Fn::GetAtt [<resource>, Arn]` of a DynamoDB table or an IAM role in the
- * template. Any other intrinsic is an error naming it: a policy this cannot resolve is never
+ * template; `Fn::Split [delimiter, string]` (a list of accounts in one parameter). Any other intrinsic is an error naming it: a policy this cannot resolve is never
  * evaluated half-resolved.
  */
 export interface CloudFormationContext {
@@ -76,6 +76,11 @@ export function resolveIntrinsics(value: unknown, ctx: CloudFormationContext): u
       return sub(arg[0], variables, ctx);
     }
     if (name === 'Ref') return ref(arg, ctx);
+    if (name === 'Fn::Split' && Array.isArray(arg) && arg.length === 2 && typeof arg[0] === 'string' && arg[0] !== '') {
+      const text = resolveIntrinsics(arg[1], ctx);
+      if (typeof text !== 'string') throw new Error('Fn::Split of something that is not a string once resolved');
+      return text.split(arg[0]);
+    }
     if (name === 'Fn::GetAtt') return getAtt(arg, ctx);
     throw new Error(`the intrinsic ${name} is not resolved here (${JSON.stringify(value).slice(0, 200)})`);
   }

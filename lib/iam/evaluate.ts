@@ -44,6 +44,15 @@ function evaluatedArn(resource: string): string {
   return m && placeholder ? `${m[1]}${m[2]}/${placeholder}` : resource;
 }
 
+/**
+ * The account a resource is in (`aws:ResourceAccount`): the one its ARN names (an IAM role's
+ * `arn:aws:iam::<account>:role/…`), else the caller's (a snapshot's ARN names none).
+ */
+function resourceAccount(resource: string, principal: IamPrincipal): string {
+  const account = resource.split(':')[4];
+  return account && /^\d{12}$/.test(account) ? account : principal.accountId;
+}
+
 /** IAM's answer to one request, as the evaluator gives it. */
 async function evaluate(principal: IamPrincipal, request: IamRequest): Promise<IamDecision> {
   const result = await runSimulation(
@@ -51,8 +60,11 @@ async function evaluate(principal: IamPrincipal, request: IamRequest): Promise<I
       request: {
         principal: principal.arn,
         action: request.action,
+                // The caller's account, so that only the identity policies decide (a role's trust is STS's
+        // part, lib/local/ec2/sts.ts); the resource's own account is aws:ResourceAccount below.
         resource: { resource: evaluatedArn(request.resource), accountId: principal.accountId },
-        contextVariables: request.context,
+        // A global key AWS sets on every request to a resource of an account; the evaluator does not derive it.
+        contextVariables: { 'aws:ResourceAccount': resourceAccount(request.resource, principal), ...request.context },
       },
       identityPolicies: principal.policies.map((p) => ({ name: p.name, policy: p.document })),
       serviceControlPolicies: [],

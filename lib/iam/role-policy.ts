@@ -34,6 +34,8 @@ export interface RolePolicyOptions {
   partition?: string;
   /** serverless.yml's text; default the file beside the package. */
   text?: string;
+  /** Stage params given as `osls package --param="key=value"` would give them, over serverless.yml's. */
+  params?: Readonly<Record<string, string>>;
 }
 
 export interface Ec2RolePolicyOptions extends RolePolicyOptions {
@@ -53,6 +55,7 @@ interface ServerlessYml {
 interface Resolving {
   yml: ServerlessYml;
   stage: string;
+  params: Readonly<Record<string, string>>;
   /** Where `${file(…)}` paths start. */
   dir: string;
 }
@@ -73,7 +76,8 @@ function resolveOne(source: string, rest: string, whole: string, r: Resolving, d
   if (source === 'self' && rest === 'service') return r.yml.service;
   if (source === 'sls' && rest === 'stage') return r.stage;
   if (source === 'param') {
-    const found = r.yml.params?.[r.stage]?.[rest] ?? r.yml.params?.['default']?.[rest];
+    const found = r.params[rest] ?? r.yml.params?.[r.stage]?.[rest] ?? r.yml.params?.['default']?.[rest];
+    if (typeof found === 'number') return String(found);
     if (typeof found !== 'string') throw new Error(`serverless.yml: ${whole} has no string value for stage ${r.stage}`);
     return resolveVariables(found, r, depth + 1);
   }
@@ -115,7 +119,7 @@ interface Read {
 function readServerless(options: RolePolicyOptions): Read {
   const stage = options.stage ?? 'dev';
   const yml = parse(options.text ?? readFileSync(SERVERLESS_YML, 'utf8')) as ServerlessYml;
-  const resolving = { yml, stage, dir: dirname(SERVERLESS_YML) };
+  const resolving = { yml, stage, params: options.params ?? {}, dir: dirname(SERVERLESS_YML) };
   const resources = resolveVariables(ownResources(yml), resolving) as Resources;
   const context = { partition: options.partition ?? 'aws', region: options.region ?? 'us-east-1', accountId: options.accountId ?? '123456789012', resources };
   return { yml, resources, context, resolving };
@@ -226,14 +230,14 @@ export function memberEc2RoleArn(options: MemberRoleOptions = {}): string {
  * The Lambda role as IAM sees its calls: the session of serverless.yml's functions (the
  * framework's default role name) under the packaged policy, or `policy` in its place.
  */
-export function lambdaRolePrincipal(options: { stage?: string; region?: string; accountId?: string; policy?: PolicyDocument } = {}): IamPrincipal {
+export function lambdaRolePrincipal(options: { stage?: string; region?: string; accountId?: string; policy?: PolicyDocument; params?: Readonly<Record<string, string>> } = {}): IamPrincipal {
   const stage = options.stage ?? 'dev';
   const region = options.region ?? 'us-east-1';
   const accountId = options.accountId ?? '123456789012';
   return {
     arn: `arn:aws:sts::${accountId}:assumed-role/volhook-${stage}-${region}-lambdaRole/volhook-${stage}-api`,
     accountId,
-    policies: [{ name: 'volhook-lambda-role', document: options.policy ?? lambdaRolePolicy({ stage, region, accountId }) }],
+    policies: [{ name: 'volhook-lambda-role', document: options.policy ?? lambdaRolePolicy({ stage, region, accountId, ...(options.params && { params: options.params }) }) }],
   };
 }
 

@@ -47,7 +47,8 @@ function world(secondRead: ClusterView) {
   const command: ReleaseCommand = { command: 'release', clusterId: 'c1', target: { kind: 'file', path: 'unused.json' }, targetGiven: true, kube: {}, apply: true, json: true } as ReleaseCommand;
   let stdout = '';
   let stderr = '';
-  const run = () => runRelease(command, new KubeConfig(), store, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) }, kube);
+  // The backend has heard nothing of the cluster (release-backend-heard.test.ts has the rest).
+  const run = () => runRelease(command, new KubeConfig(), store, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) }, kube, async () => ({ known: true, where: 'memory' }));
   return { run, deleted, reads: () => reads, out: () => JSON.parse(stdout) as { refusals: string[]; held: unknown[]; registration: { status: string } }, err: () => stderr };
 }
 

@@ -13,7 +13,7 @@ import { kubectl134, type Kubectl } from '../local/kube/kubectl134.js';
 const NS = 'volhook-system';
 const SECRET = 'whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=';
 
-/** The chart with the required values and its Secret from secret.value, as kubectl names each object it applies. */
+/** The chart with the required values, its Secret from secret.value and csiDriver.create on, as kubectl names each object it applies. */
 const APPLIED = [
   'serviceaccount/volhook-forwarder',
   'role.rbac.authorization.k8s.io/volhook-forwarder-leader-election',
@@ -115,7 +115,7 @@ let plain: Local;
 beforeAll(async () => {
   [withMonitors, plain] = await Promise.all([start(true), start(false)]);
   rendered = {
-    defaults: await withMonitors.kubectl.manifest('chart.yaml', renderChartText({ valuesFiles: [], values: { backendUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com', clusterId: 'prod-eu-1', secret: { value: SECRET } } })),
+    defaults: await withMonitors.kubectl.manifest('chart.yaml', renderChartText({ valuesFiles: [], values: { backendUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com', clusterId: 'prod-eu-1', secret: { value: SECRET }, csiDriver: { create: true } } })),
     all: await withMonitors.kubectl.manifest('chart-all.yaml', renderChartText({ valuesFiles: [ALL_VALUES], releaseName: 'fwd' })),
   };
 });

@@ -109,9 +109,8 @@ describe('helm lint and the values schema', () => {
 describe('helm template with the required values only', () => {
   const manifests = renderChart();
 
-  it('renders the forwarder\'s objects, namespaced in the release namespace; no Secret (an existing one is named), no Service', () => {
+  it('renders the forwarder\'s objects, namespaced in the release namespace; no Secret (an existing one is named), no Service, no CSIDriver (the node plugin\'s)', () => {
     expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual([
-      'CSIDriver/ebs.csi.aws.com',
       'ClusterRole/volhook-forwarder',
       'ClusterRoleBinding/volhook-forwarder',
       'ConfigMap/volhook-forwarder',
@@ -180,8 +179,8 @@ describe('helm template with the required values only', () => {
     });
   });
 
-  it('CSIDriver ebs.csi.aws.com -> attachRequired, no podInfoOnMount, fsGroupPolicy File', () => {
-    expect(only(manifests, 'CSIDriver')).toMatchObject({ metadata: { name: 'ebs.csi.aws.com' }, spec: { attachRequired: true, podInfoOnMount: false, fsGroupPolicy: 'File' } });
+  it('csiDriver.create=true -> CSIDriver ebs.csi.aws.com: attachRequired, no podInfoOnMount, fsGroupPolicy File', () => {
+    expect(only(renderChart({ values: { csiDriver: { create: true } } }), 'CSIDriver')).toMatchObject({ metadata: { name: 'ebs.csi.aws.com' }, spec: { attachRequired: true, podInfoOnMount: false, fsGroupPolicy: 'File' } });
   });
 });
 

@@ -42,9 +42,22 @@ describe('cluster add --role-arn --external-id --node-tag', () => {
     expect(JSON.parse(shown.stdout).aws).toEqual(aws);
   });
 
-  it('control: none of them -> no aws in the registration (the deployment\'s role applies)', async () => {
-    expect((await cli(['add', 'c1', '--region', 'us-east-1', '--file', file])).code).toBe(0);
+  it('none of them -> the deployment\'s role, attaches fenced by default to the instances tagged <VOLHOOK_NODE_TAG_KEY>=<cluster id>, said on stderr', async () => {
+    const res = await cli(['add', 'c1', '--region', 'us-east-1', '--file', file]);
+    expect(res.code).toBe(0);
+    expect(JSON.parse(readFileSync(file, 'utf8')).clusters.c1.aws).toEqual({ nodeTag: { key: 'eks:cluster-name', value: 'c1' } });
+    expect(res.stderr).toContain('attaches are fenced to the instances tagged eks:cluster-name=c1');
+  });
+
+  it('--unfenced -> no aws in the registration (no fence, the deployment\'s role), said on stderr; with --node-tag -> exit 2, nothing written', async () => {
+    const res = await cli(['add', 'c1', '--region', 'us-east-1', '--unfenced', '--file', file]);
+    expect(res.code).toBe(0);
     expect(JSON.parse(readFileSync(file, 'utf8')).clusters.c1).not.toHaveProperty('aws');
+    expect(res.stderr).toContain('attaches are NOT fenced (--unfenced)');
+    const both = await cli(['add', 'c2', '--region', 'us-east-1', '--unfenced', '--node-tag', 'eks:cluster-name=c2', '--file', file]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/^error: --unfenced and --node-tag exclude each other/);
+    expect(JSON.parse(readFileSync(file, 'utf8')).clusters).not.toHaveProperty('c2');
   });
 
   it.each([
@@ -117,7 +130,7 @@ describe("audit and teardown from an operator's machine", () => {
     expect(res.stderr).not.toMatch(/^error/m);
     expect(res.code).toBe(0);
     expect(stsMock.commandCalls(AssumeRoleCommand).map((c) => c.args[0].input)).toEqual([
-      { RoleArn: ROLE, RoleSessionName: 'volhook-c1', DurationSeconds: 3600, ExternalId: 'team-a-ext', Tags: [{ Key: 'volhook-cluster', Value: 'c1' }] },
+      { RoleArn: ROLE, RoleSessionName: 'volhook-c1', DurationSeconds: 3600, ExternalId: 'team-a-ext', Tags: [{ Key: 'volhook-cluster', Value: 'c1' }, { Key: 'volhook-nodes', Value: 'c1' }] },
     ]);
     expect(given).toHaveLength(1);
     expect(typeof given[0]).toBe('function');

@@ -191,7 +191,41 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(appRouteKeys(grown)).toEqual([...served, 'GET /v1/clusters/{clusterId}/status'].sort());
     expect(ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey)).not.toContain('GET /v1/clusters/{clusterId}/status');
     expect(ofType('AWS::ApiGatewayV2::Integration').map((i) => i.Properties.PayloadFormatVersion)).toEqual(['2.0']);
-    expect(ofType('AWS::Logs::LogGroup').map((g) => g.Properties.RetentionInDays)).toEqual([30, 30]);
+    expect(ofType('AWS::Logs::LogGroup').map((g) => g.Properties.RetentionInDays)).toEqual([30, 30, 30]);
+  });
+
+  it('security: the stage throttles every route (rate and burst, stage params) and writes access logs as JSON lines to its log group', () => {
+    const stage = template.Resources.HttpApiStage!.Properties;
+    expect(stage.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
+    expect(stage.AccessLogSettings.DestinationArn).toEqual({ 'Fn::GetAtt': ['HttpApiLogGroup', 'Arn'] });
+    const format = JSON.parse(stage.AccessLogSettings.Format) as Record<string, string>;
+    expect(format).toMatchObject({ requestId: '$context.requestId', ip: '$context.identity.sourceIp', routeKey: '$context.routeKey', status: '$context.status' });
+    // Nothing a request carries beyond its line: no header (the signature is one), no body.
+    expect(Object.values(format).filter((v) => /header|body|authorizer/i.test(v))).toEqual([]);
+    expect(template.Resources.HttpApiLogGroup!.Type).toBe('AWS::Logs::LogGroup');
+  });
+
+  it('security: reserved concurrency, the API\'s a stage param (50), the audit\'s 1 (runs never overlap)', () => {
+    expect(template.Resources.ApiLambdaFunction!.Properties.ReservedConcurrentExecutions).toBe(50);
+    expect(template.Resources.AuditLambdaFunction!.Properties.ReservedConcurrentExecutions).toBe(1);
+  });
+
+  it('security: every table with point-in-time recovery, and its encryption the customer key of tableKmsKeyArn when given (DynamoDB\'s own by default)', () => {
+    const tables = ofType('AWS::DynamoDB::Table');
+    expect(tables).toHaveLength(3);
+    for (const table of tables) {
+      expect(table.Properties.PointInTimeRecoverySpecification, table.Properties.TableName).toEqual({ PointInTimeRecoveryEnabled: true });
+      expect(table.Properties.SSESpecification, table.Properties.TableName).toEqual({ 'Fn::If': ['TablesCustomerKey', { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: '' }, { Ref: 'AWS::NoValue' }] });
+    }
+    expect(decide(template, template.Conditions?.TablesCustomerKey)).toBe(false);
+  });
+
+  it("docs/deploy.md's prerequisites name every resource type the template has (with the options'), and no other", () => {
+    const docs = readFileSync(join(repoRoot, 'docs/deploy.md'), 'utf8');
+    const table = docs.split('The resource types a deployment creates')[1]!.split('\n\n')[1]!;
+    const named = table.split('\n').filter((line) => line.startsWith('| `')).map((line) => /^\| `([A-Za-z0-9:]+)`/.exec(line)?.[1]);
+    expect(named.length).toBeGreaterThan(10);
+    expect([...named].sort()).toEqual([...new Set(Object.values(template.Resources).map((r) => r.Type))].sort());
   });
 
   it("docs/deploy.md's table of what a deployment creates -> names every resource of the template, and nothing else", () => {
@@ -259,8 +293,10 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
       [['sts:AssumeRole'], [EC2_ROLES_ARN]],
       [['sts:TagSession'], [EC2_ROLES_ARN]],
     ]);
-    expect(sts[0]!.Condition).toBeUndefined();
-    expect(sts[1]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'aws:TagKeys': ['volhook-cluster', 'volhook-nodes'] }, Null: { 'aws:RequestTag/volhook-cluster': 'false' } });
+    // Only in this account and those memberAccounts lists (none by default: this one again).
+    const listedAccounts = { 'aws:ResourceAccount': { 'Fn::Split': [',', { 'Fn::Sub': '${AWS::AccountId},${AWS::AccountId}' }] } };
+    expect(sts[0]!.Condition).toEqual({ StringEquals: listedAccounts });
+    expect(sts[1]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'aws:TagKeys': ['volhook-cluster', 'volhook-nodes'] }, Null: { 'aws:RequestTag/volhook-cluster': 'false' }, StringEquals: listedAccounts });
     // Every EC2 grant is the EC2 role's.
     const ec2Actions = new Set(roleStatements(ec2Role()).flatMap((s) => list(s.Action)));
     for (const action of statements().flatMap((s) => list(s.Action)).filter((a) => a.startsWith('ec2:'))) expect(ec2Actions).toContain(action);
@@ -424,11 +460,14 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
       expect(list(s.Resource).map(arn)).toEqual([REGISTRY_ARN]);
     }
     const kms = statements().filter((s) => list(s.Action).some((a) => a.startsWith('kms:')));
-    for (const s of kms) {
-      expect(list(s.Action)).toEqual(['kms:Decrypt']);
-      expect(arn(s.Condition?.StringEquals?.['kms:ViaService'])).toBe('ssm.${AWS::Region}.amazonaws.com');
-      expect(arn(s.Condition?.StringLike?.['kms:EncryptionContext:PARAMETER_ARN'])).toBe(REGISTRY_ARN);
-    }
+    expect(kms.map((s) => s.Sid)).toEqual(['DecryptRegistrationsViaSsm', 'UseTheTablesKeyViaDynamoDb']);
+    const [viaSsm, viaDynamoDb] = kms as [Statement, Statement];
+    expect(list(viaSsm.Action)).toEqual(['kms:Decrypt']);
+    expect(arn(viaSsm.Condition?.StringEquals?.['kms:ViaService'])).toBe('ssm.${AWS::Region}.amazonaws.com');
+    expect(arn(viaSsm.Condition?.StringLike?.['kms:EncryptionContext:PARAMETER_ARN'])).toBe(REGISTRY_ARN);
+    // The tables' customer key (tableKmsKeyArn), only as DynamoDB uses it.
+    expect(list(viaDynamoDb.Action)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey', 'kms:DescribeKey']);
+    expect(viaDynamoDb.Condition).toEqual({ StringEquals: { 'kms:ViaService': { 'Fn::Sub': 'dynamodb.${AWS::Region}.amazonaws.com' } } });
   });
 
   it('replay protection: one PAY_PER_REQUEST DynamoDB table, TTL on expiresAt, named in VOLHOOK_REPLAY_TABLE, PutItem on that table alone', () => {
@@ -543,17 +582,24 @@ function decide(t: CfnTemplate, value: unknown): unknown {
 const created = (t: CfnTemplate) => Object.entries(t.Resources).filter(([, r]) => r.Condition === undefined || decide(t, t.Conditions?.[r.Condition]) === true);
 const outputs = (t: CfnTemplate) => Object.keys(t.Outputs ?? {}).filter((k) => t.Outputs![k]!.Condition === undefined || decide(t, t.Conditions?.[t.Outputs![k]!.Condition!]) === true);
 
-describe('osls package: the mutual-TLS custom domain (infra/serverless/mutual-tls.yml), an option', () => {
+describe('osls package with the options set: the mutual-TLS custom domain (infra/serverless/mutual-tls.yml), member accounts, a tables key, throttling', () => {
   const MTLS = {
     apiDomainName: 'volhook.example.com',
     apiCertificateArn: 'arn:aws:acm:us-east-1:111122223333:certificate/0a1b2c3d',
     apiTruststoreUri: 's3://volhook-truststore/clusters.pem',
     apiTruststoreVersion: 'v7',
   };
+  const OPTIONS = {
+    memberAccounts: '210987654321,444455556666',
+    tableKmsKeyArn: 'arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+    apiThrottleRate: '25',
+    apiThrottleBurst: '50',
+    apiReservedConcurrency: '20',
+  };
   let mtls: CfnTemplate;
 
   beforeAll(async () => {
-    mtls = JSON.parse(await packageInto(mkdtempSync(join(tmpdir(), 'volhook-package-mtls-')), MTLS)) as CfnTemplate;
+    mtls = JSON.parse(await packageInto(mkdtempSync(join(tmpdir(), 'volhook-package-mtls-')), { ...MTLS, ...OPTIONS })) as CfnTemplate;
   }, 180_000);
 
   it('the default (apiDomainName empty) -> no domain, no mapping, the execute-api endpoint on; the same resources otherwise', () => {
@@ -580,5 +626,21 @@ describe('osls package: the mutual-TLS custom domain (infra/serverless/mutual-tl
     expect(decide(mtls, mtls.Resources.HttpApi!.Properties.DisableExecuteApiEndpoint)).toBe(true);
     expect(outputs(mtls).filter((k) => k.startsWith('MutualTls')).sort()).toEqual(['MutualTlsApiUrl', 'MutualTlsDomainHostedZoneId', 'MutualTlsDomainTarget']);
     expect(mtls.Outputs!.MutualTlsApiUrl!.Value).toBe(`https://${MTLS.apiDomainName}`);
+  });
+
+  it('--param memberAccounts -> the Lambda role assumes and tags sessions of /volhook/ roles in this account and exactly those listed', () => {
+    const sts = list<Statement>(documentOf(mtls.Resources.IamRoleLambdaExecution!.Properties.Policies[0].PolicyDocument).Statement).filter((s) => list(s.Action).some((a) => a.startsWith('sts:')));
+    expect(sts).toHaveLength(2);
+    for (const statement of sts) {
+      expect(resolveIntrinsics(statement.Condition!.StringEquals!['aws:ResourceAccount'], { partition: 'aws', region: 'us-east-1', accountId: '123456789012', resources: {} })).toEqual(['123456789012', '210987654321', '444455556666']);
+    }
+  });
+
+  it('--param tableKmsKeyArn, apiThrottleRate/Burst, apiReservedConcurrency -> every table encrypted with that key, the stage throttled and the API function reserved as given', () => {
+    for (const table of created(mtls).filter(([, r]) => r.Type === 'AWS::DynamoDB::Table')) {
+      expect(decide(mtls, table[1].Properties.SSESpecification), table[0]).toEqual({ SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: OPTIONS.tableKmsKeyArn });
+    }
+    expect(mtls.Resources.HttpApiStage!.Properties.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: '25', ThrottlingBurstLimit: '50' });
+    expect(mtls.Resources.ApiLambdaFunction!.Properties.ReservedConcurrentExecutions).toBe(20);
   });
 });

@@ -56,7 +56,7 @@ const readyz = async () => {
 };
 
 describe('a forwarder with a wrong secret, on the local stack', () => {
-  it('-> Warning BackendRefused on the pending claim naming rotate-secret, /readyz 503 (the check refused), the claim unbound; the Secret file fixed -> /readyz 200 and the claim Bound', async () => {
+  it('-> Warning BackendRefused on the pending claim naming show --show-secrets, /readyz 503 (the check refused), the claim unbound; the Secret file fixed -> /readyz 200 and the claim Bound', async () => {
     await createNamespace(stack.kube, 'refused');
     await createClaim(stack.kube, 'refused', 'data', { storageClassName: IMMEDIATE_CLASS });
 
@@ -66,7 +66,7 @@ describe('a forwarder with a wrong secret, on the local stack', () => {
     }).then((events) => events.filter((e) => e.reason === 'BackendRefused'));
     expect(event?.type).toBe('Warning');
     expect(event?.message).toContain("the backend refuses this cluster's signature (HTTP 401");
-    expect(event?.message).toContain(`\`npm run cluster -- rotate-secret ${stack.clusterId}\``);
+    expect(event?.message).toContain(`\`npm run cluster -- show ${stack.clusterId} --show-secrets\``);
 
     const notReady = await waitFor(readyz, (r) => r.status === 503, { what: '/readyz failing', timeoutMs: 30_000 });
     expect(notReady.text).toContain("not ready: the backend refuses this forwarder; the backend refuses this cluster's signature (HTTP 401");

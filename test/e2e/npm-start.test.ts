@@ -46,6 +46,8 @@ beforeAll(async () => {
       VOLHOOK_LOCAL_FORWARDER_PORT: String(ports.forwarder),
       VOLHOOK_EC2_TIME_SCALE: '50',
       VOLHOOK_QUIET: '1',
+      // Its own state folder: never the checkout's .volhook/local, which a running npm start owns.
+      VOLHOOK_LOCAL_DIR: join(home, 'local'),
     },
   });
   const keep = (chunk: Buffer) => {
@@ -202,10 +204,10 @@ describe('npm start', () => {
     await waitFor(() => describeVolume(volumeId), (v) => v === 'NotFound', { what: `${volumeId} gone` });
   }, 120_000);
 
-  it('npm run cluster -- audit local, no flags and no environment -> finds the running stack (.volhook/local) and audits its disks by its report', async () => {
+  it('npm run cluster -- audit local, no flags, VOLHOOK_LOCAL_DIR only -> finds the running stack and audits its disks by its report', async () => {
     // The forwarder reports once its caches have synced; the first test made it resync since.
     const result = await waitFor(
-      () => cli('npm', ['run', '-s', 'cluster', '--', 'audit', 'local', '--json'], {}),
+      () => cli('npm', ['run', '-s', 'cluster', '--', 'audit', 'local', '--json'], { VOLHOOK_LOCAL_DIR: join(home, 'local') }),
       (r) => r.code === 0 && (JSON.parse(r.stdout) as { reportObservedAt?: string }).reportObservedAt !== undefined,
       { what: 'an audit judged by the running stack\'s report', timeoutMs: 60_000, intervalMs: 1_000, report: (r) => r.stderr || r.stdout },
     );
@@ -223,7 +225,7 @@ describe('npm start', () => {
     expect({ code, signal }, output).toEqual({ code: 0, signal: null });
     expect(output).toContain('stopping');
     // The description of the running stack goes with it.
-    expect(existsSync(join(ROOT, '.volhook/local/stack.json'))).toBe(false);
+    expect(existsSync(join(home, 'local', 'stack.json'))).toBe(false);
     // Nothing listens any more.
     for (const port of Object.values(ports)) {
       await expect(fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) })).rejects.toThrow();

@@ -71,7 +71,10 @@ async function leaseHolder(): Promise<string> {
 async function release(...options: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await runClusterCli(['release', stack.clusterId, '--kubeconfig', kubeconfig, '--file', registry, ...options], {
+  // A backend that has heard nothing from the cluster (an empty report directory): what it last
+  // heard, and --apply's refusal on it, is test/cli/release-backend-heard.test.ts's.
+  const quietBackend = join(dir, 'quiet-backend-reports');
+  const code = await runClusterCli(['release', stack.clusterId, '--kubeconfig', kubeconfig, '--file', registry, '--reports-dir', quietBackend, ...options], {
     stdout: (t) => void (stdout += t),
     stderr: (t) => void (stderr += t),
     env: {},

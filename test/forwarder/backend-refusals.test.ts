@@ -37,11 +37,12 @@ describe('refusalOf', () => {
 });
 
 describe('refusalText', () => {
-  it('401 -> the Secret at fault and `npm run cluster -- rotate-secret <id>`', () => {
+  it('401 -> the Secret at fault and `npm run cluster -- show <id> --show-secrets`, not rotate-secret (which adds a secret)', () => {
     const text = refusalText({ cause: 'signature', status: 401, code: 'bad_signature' }, context);
     expect(text).toContain("the backend refuses this cluster's signature (HTTP 401 bad_signature)");
     expect(text).toContain('the Secret mounted at /var/run/secrets/volhook/secret');
-    expect(text).toContain('`npm run cluster -- rotate-secret prod-1`');
+    expect(text).toContain('the newest secret that `npm run cluster -- show prod-1 --show-secrets` prints');
+    expect(text).not.toContain('rotate-secret');
   });
 
   it('404 -> not registered, `npm run cluster -- add <id>`; 403 -> the registration, `cluster -- show`', () => {

@@ -107,21 +107,21 @@ afterEach(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('a forwarder against the backend app and the local API', () => {
-  it('wrong secret in the Secret file (401) -> a Warning Event on the pending claim naming the Secret and rotate-secret, one Event whose count grows; /readyz 503 (the check at start refused); metric and one error line; the file fixed -> ready again and the disk created', async () => {
+  it('wrong secret in the Secret file (401) -> a Warning Event on the pending claim naming the Secret and show --show-secrets, one Event whose count grows; /readyz 503 (the check at start refused); metric and one error line; the file fixed -> ready again and the disk created', async () => {
     const s = await scenario({ secret: SECRET_C2 });
 
     const event = await until(() => s.events('BackendRefused', 'held')[0], 'the Warning Event on the claim');
     expect(event).toMatchObject({ type: 'Warning', involvedObject: { kind: 'PersistentVolumeClaim', name: 'held' } });
     expect(event.message).toContain("the backend refuses this cluster's signature (HTTP 401 bad_signature)");
     expect(event.message).toContain(`the Secret mounted at ${s.secretFile}`);
-    expect(event.message).toContain('`npm run cluster -- rotate-secret c1`');
+    expect(event.message).toContain('`npm run cluster -- show c1 --show-secrets`');
 
     const notReady = await until(async () => {
       const r = await s.readyz();
       return r.status === 503 ? r : undefined;
     }, '/readyz failing');
     expect(notReady.text).toContain("not ready: the backend refuses this forwarder; the backend refuses this cluster's signature (HTTP 401 bad_signature)");
-    expect(notReady.text).toContain('`npm run cluster -- rotate-secret c1`');
+    expect(notReady.text).toContain('`npm run cluster -- show c1 --show-secrets`');
 
     // Repeats bump the one Event (the message does not change), they do not pile up.
     await eventually(() => (s.events('BackendRefused', 'held')[0]?.count ?? 0) >= 2, 10_000, 'the Event counted again');

@@ -15,7 +15,8 @@ import { AUTHORIZED_ACTIONS, ManualClock, Ec2Simulator } from '../../lib/local/e
 import { ACTIONS } from '../../lib/local/ec2/actions.js';
 import { authorizer } from '../../lib/iam/evaluate.js';
 import { SessionTagKeys } from '../../lib/contract/tags.js';
-import { BACKEND, clusterSession, EC2_ROLE_ARN, ZONE } from './fixtures.js';
+import { lambdaRolePrincipal } from '../../lib/iam/role-policy.js';
+import { ACCOUNT_ID, BACKEND, clusterSession, EC2_ROLE_ARN, REGION, ZONE } from './fixtures.js';
 
 /** c1's session of the EC2 role. */
 const ROLE = { accessKeyId: 'ASIA-C1-SESSION' };
@@ -222,17 +223,27 @@ describe('the Lambda role: it assumes EC2 roles, and makes no EC2 call', () => {
     context: { 'aws:TagKeys': Object.keys(tags), ...Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:RequestTag/${k}`, v])) },
   });
 
-  it('sts:AssumeRole of an EC2 role under /volhook/, in its own account or another: allowed; of a role elsewhere: denied', async () => {
+  it('sts:AssumeRole of an EC2 role under /volhook/ in its own account: allowed; in an account the deployment does not list (memberAccounts unset): denied', async () => {
     expect(await authorize([{ action: 'sts:AssumeRole', resource: EC2_ROLE_ARN, context: {} }])).toEqual({ allowed: true });
-    expect(await authorize([{ action: 'sts:AssumeRole', resource: MEMBER_ROLE, context: {} }])).toEqual({ allowed: true });
-    for (const elsewhere of ['arn:aws:iam::210987654321:role/admin', 'arn:aws:iam::210987654321:role/team/volhook-ec2']) {
-      expect(await authorize([{ action: 'sts:AssumeRole', resource: elsewhere, context: {} }])).toMatchObject({ allowed: false, result: 'ImplicitlyDenied' });
+    expect(await authorize([{ action: 'sts:AssumeRole', resource: MEMBER_ROLE, context: {} }])).toMatchObject({ allowed: false, result: 'ImplicitlyDenied' });
+    expect(await authorize([{ action: 'sts:AssumeRole', resource: `arn:aws:iam::${ACCOUNT_ID}:role/admin`, context: {} }])).toMatchObject({ allowed: false, result: 'ImplicitlyDenied' });
+  });
+
+  it('memberAccounts=210987654321,444455556666: a listed account\'s role under /volhook/ allowed (assume and tag); an unlisted account\'s, or a role elsewhere in a listed one: denied', async () => {
+    const listed = authorizer(lambdaRolePrincipal({ region: REGION, accountId: ACCOUNT_ID, params: { memberAccounts: '210987654321,444455556666' } }));
+    expect(await listed([{ action: 'sts:AssumeRole', resource: MEMBER_ROLE, context: {} }])).toEqual({ allowed: true });
+    expect(await listed([{ action: 'sts:AssumeRole', resource: 'arn:aws:iam::444455556666:role/volhook/volhook-ec2', context: {} }])).toEqual({ allowed: true });
+    expect(await listed([{ action: 'sts:AssumeRole', resource: EC2_ROLE_ARN, context: {} }])).toEqual({ allowed: true });
+    expect(await listed([tagSession(MEMBER_ROLE, { [SessionTagKeys.cluster]: 'c1' })])).toEqual({ allowed: true });
+    for (const refused of ['arn:aws:iam::999988887777:role/volhook/volhook-ec2', 'arn:aws:iam::210987654321:role/admin', 'arn:aws:iam::210987654321:role/team/volhook-ec2']) {
+      expect(await listed([{ action: 'sts:AssumeRole', resource: refused, context: {} }]), refused).toMatchObject({ allowed: false, result: 'ImplicitlyDenied' });
     }
+    expect(await listed([tagSession('arn:aws:iam::999988887777:role/volhook/volhook-ec2', { [SessionTagKeys.cluster]: 'c1' })])).toMatchObject({ allowed: false });
   });
 
   it('sts:TagSession with the cluster tag (and the nodes tag): allowed; without the cluster tag, or with any other tag: denied', async () => {
     const cluster = { [SessionTagKeys.cluster]: 'c1' };
-    expect(await authorize([tagSession(MEMBER_ROLE, cluster)])).toEqual({ allowed: true });
+    expect(await authorize([tagSession(EC2_ROLE_ARN, cluster)])).toEqual({ allowed: true });
     expect(await authorize([tagSession(EC2_ROLE_ARN, { ...cluster, [SessionTagKeys.nodes]: 'c1-eks' })])).toEqual({ allowed: true });
     expect(await authorize([tagSession(EC2_ROLE_ARN, { [SessionTagKeys.nodes]: 'c1-eks' })])).toMatchObject({ allowed: false });
     expect(await authorize([tagSession(EC2_ROLE_ARN, { ...cluster, team: 'blue' })])).toMatchObject({ allowed: false });
