@@ -16,6 +16,8 @@ type JsonSchema = Record<string, unknown>;
 /** The chart's values that are forwarder settings, by the setting each one is. */
 export const CONFIG_VALUES = {
   backendUrl: 'apiUrl',
+  standbyBackendUrls: 'standbyApiUrls',
+  failbackSeconds: 'failbackSeconds',
   clusterId: 'clusterId',
   logLevel: 'logLevel',
   provisioner: 'provisioner',
@@ -67,6 +69,8 @@ export function valuesSchema(): JsonSchema {
     ...object(
       {
         backendUrl: setting('apiUrl', "the backend's URL: the HttpApiUrl output of `npx osls deploy`"),
+        standbyBackendUrls: setting('standbyApiUrls', 'standby backends (another Region or stage), tried in order when the one in use gives no answer or a 5xx, never on a refusal (docs/deploy.md, "Outage and disaster recovery")'),
+        failbackSeconds: setting('failbackSeconds', 'while on a standby, how often backendUrl is checked; requests go back to it once it accepts'),
         clusterId: setting('clusterId', 'the cluster id as registered (`npm run cluster -- add <id>`)'),
         secret: object({
           existingSecret: text('a Secret in the release namespace holding the signing secret; empty: the chart creates one from secret.value'),

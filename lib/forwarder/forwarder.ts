@@ -15,7 +15,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ItemKeys, type ContractRefusal, type ForwarderVersions, type Ownership } from '../contract/index.js';
 import { FORWARDER_VERSIONS, postCheck, type FetchLike } from './backend-client.js';
-import { leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
+import { backendUrls, leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
+import { BackendChoice, startFailback } from './failover.js';
 import { itemSource, liveClassRead, livePvRead } from './item-source.js';
 import type { DeletedClaim } from './items.js';
 import { httpFetch } from './http-fetch.js';
@@ -107,6 +108,12 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   let stopping = false;
   let elector: LeaderElector | undefined;
   const versions = deps.claimedVersions ?? FORWARDER_VERSIONS;
+  const backends = new BackendChoice(backendUrls(config));
+  const inUse = (url: string): void => {
+    for (const each of backends.urls) metrics.backendInUse.set({ url: each }, each === url ? 1 : 0);
+  };
+  inUse(backends.active());
+  const checkAt = (apiUrl: string) => postCheck({ apiUrl, clusterId: config.clusterId, secret: secret.current, fetch: fetchFn, timeoutMs: config.requestTimeoutMs, versions });
   const leading = (): boolean => elector === undefined || elector.isLeader();
 
   function offer({ key, payload }: Offer): void {
@@ -134,7 +141,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
       pump.stop();
       if (elector) void elector.stop();
     },
-    check: () => postCheck({ apiUrl: config.apiUrl, clusterId: config.clusterId, secret: secret.current, fetch: fetchFn, timeoutMs: config.requestTimeoutMs, versions }),
+    check: () => checkAt(backends.active()),
   });
 
   function readiness(): Readiness {
@@ -154,6 +161,8 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     fetch: fetchFn,
     versions,
     refusals,
+    backends,
+    onSwitch: inUse,
     get signal() {
       return term.signal;
     },
@@ -178,6 +187,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     throw err;
   });
   const resyncTimer = setInterval(resync, config.resyncSeconds * 1000);
+  const stopFailback = config.standbyApiUrls.length > 0 ? startFailback({ choice: backends, check: checkAt, intervalMs: config.failbackSeconds * 1000, logger, onSwitch: inUse }) : () => undefined;
   watching.start();
   if (config.leaderElect) {
     elector = startLeaderElection({
@@ -208,6 +218,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     version: versions.forwarderVersion,
     contract: versions.contract,
     apiUrl: config.apiUrl,
+    ...(config.standbyApiUrls.length > 0 && { standbyApiUrls: config.standbyApiUrls }),
     clusterId: config.clusterId,
     provisioner: config.provisioner,
     driver: config.driver,
@@ -218,6 +229,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   async function stop(): Promise<void> {
     stopping = true;
     clearInterval(resyncTimer);
+    stopFailback();
     pump.stop();
     await watching.stop();
     // Let requests in flight finish (their results are applied), but not forever.

@@ -10,6 +10,8 @@ export interface ForwarderMetrics {
   writeFailures: Counter<'op'>;
   informerRestarts: Counter<'resource'>;
   updatesIgnored: Counter<'resource'>;
+  /** By backend URL: 1 for the one requests go to now, 0 for the others (failover.ts). */
+  backendInUse: Gauge<'url'>;
   /** 1 while this replica sends (holds the Lease, or runs alone). */
   leader: Gauge;
   /** 1, labelled with this build's version and the contract it speaks. */
@@ -85,6 +87,12 @@ export function createMetrics(options: { queueDepth: () => number; defaultMetric
       name: 'volhook_forwarder_backend_refused',
       help: 'Set to 1 while every request to the backend is refused (cause: signature, registration, unregistered, request, failing, unreachable, backend_unusable) past the event threshold: claims and VolumeAttachments are held back, with Warning Events',
       labelNames: ['cause'],
+      registers: [registry],
+    }),
+    backendInUse: new Gauge({
+      name: 'volhook_forwarder_backend_in_use',
+      help: 'By backend URL (VOLHOOK_API_URL, then VOLHOOK_STANDBY_API_URLS): 1 for the one requests go to now, 0 for the others',
+      labelNames: ['url'],
       registers: [registry],
     }),
     leader: new Gauge({

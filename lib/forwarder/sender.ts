@@ -10,6 +10,7 @@ import type { KubeClients } from '../kube/clients.js';
 import { isApiError } from '../kube/errors.js';
 import { BackendRequestError, postReconcile, reconcileBody, resultsOfKeys, type FetchLike } from './backend-client.js';
 import type { ForwarderConfig } from './config.js';
+import { BackendChoice, isUnavailability } from './failover.js';
 import type { DeletedClaim } from './items.js';
 import type { Logger } from './logger.js';
 import type { ForwarderMetrics } from './metrics.js';
@@ -22,6 +23,11 @@ const WRITE_CONCURRENCY = 8;
 
 export interface BatchSenderDeps {
   config: Pick<ForwarderConfig, 'apiUrl' | 'clusterId' | 'requestTimeoutMs'>;
+  /**
+   * The backends and the one in use (failover.ts); default `config.apiUrl` alone. A request the
+   * one in use leaves unanswered (no answer, 5xx) goes at once to the next; a refusal does not.
+   */
+  backends?: BackendChoice;
   clients: KubeClients;
   metrics: ForwarderMetrics;
   logger: Logger;
@@ -35,12 +41,15 @@ export interface BatchSenderDeps {
    * cannot help: the keys of the request settle as errors, and it stops the sending.
    */
   refusals?: Pick<RefusalSurface, 'refused' | 'served' | 'contractRefused'>;
+  /** Told when a request moves on to another backend (metrics). */
+  onSwitch?(url: string): void;
   /** The item for a key from the caches now; undefined when its object is gone or not ours. */
   buildItem(key: string, payload: DeletedClaim | undefined): ItemInput | undefined | Promise<ItemInput | undefined>;
 }
 
 export function createBatchSender(deps: BatchSenderDeps) {
   const { config, metrics, logger } = deps;
+  const backends = deps.backends ?? new BackendChoice([config.apiUrl]);
 
   return async function sendBatch(
     keys: readonly string[],
@@ -87,18 +96,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
     const endTimer = metrics.requestDuration.startTimer();
     let matched: Map<string, Result>;
     try {
-      const { status, results } = await postReconcile(
-        {
-          apiUrl: config.apiUrl,
-          clusterId: config.clusterId,
-          secret: deps.secret.current,
-          fetch: deps.fetch,
-          timeoutMs: config.requestTimeoutMs,
-          signal: deps.signal,
-          ...(deps.versions && { versions: deps.versions }),
-        },
-        items,
-      );
+      const { status, results } = await postToBackends(items);
       matched = resultsOfKeys(sentKeys, results, status);
       endTimer({ status: String(status) });
       deps.refusals?.served();
@@ -142,6 +140,40 @@ export function createBatchSender(deps: BatchSenderDeps) {
       if (result.outcome === 'failed') logger.warn('reconcile failed', { key, reason: result.reason, message: result.message });
       else logger.debug('reconciled', { key, outcome: result.outcome, writes: result.writes.length });
     });
+  }
+
+  /**
+   * Posts to the backend in use; when it is unavailable, to each other one in turn (a new
+   * signature and webhook id each time: every backend records the ids it accepts). Throws the
+   * last error: a refusal at once, unavailability once every backend was tried.
+   */
+  async function postToBackends(items: ItemInput[]): Promise<{ status: number; results: Result[] }> {
+    const order = backends.order();
+    for (const [i, apiUrl] of order.entries()) {
+      try {
+        const answer = await postReconcile(
+          {
+            apiUrl,
+            clusterId: config.clusterId,
+            secret: deps.secret.current,
+            fetch: deps.fetch,
+            timeoutMs: config.requestTimeoutMs,
+            signal: deps.signal,
+            ...(deps.versions && { versions: deps.versions }),
+          },
+          items,
+        );
+        backends.served(apiUrl);
+        return answer;
+      } catch (err) {
+        const next = order[i + 1];
+        if (!(err instanceof BackendRequestError) || !isUnavailability(err) || next === undefined || deps.signal.aborted) throw err;
+        backends.unavailable(apiUrl);
+        logger.warn('backend unavailable; the request goes to the next backend', { from: apiUrl, to: next, items: items.length, err: err.message, status: err.status });
+        deps.onSwitch?.(next);
+      }
+    }
+    throw new Error('unreachable: no backend to send to');
   }
 
   /**
