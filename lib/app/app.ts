@@ -29,7 +29,7 @@ import {
 } from '../contract/index.js';
 import { Ec2CallStats, type Ec2Gateway, type Ec2Observer } from '../ec2/index.js';
 import type { ReconcileContext } from '../reconcile/index.js';
-import { ClusterIdSchema, RegistrationError, RegistryMissingError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
+import { ClusterIdSchema, RegistrationError, RegistryMissingError, servedProvisioner, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
 import { createMemoryReplayStore, replayExpiry, replayKey, type ReplayStore } from '../replay/index.js';
 import { createMemoryReportStore, noteRefusal, type ReportStore } from '../reports/index.js';
 import { correlationOf, REQUEST_ID_HEADER, type Correlation } from './correlation.js';
@@ -56,7 +56,6 @@ export interface AppDependencies {
   /** Applies writes for clusters registered with `writeBack: direct`. */
   applyDirect?(registration: ClusterRegistration, writes: Write[]): Promise<void>;
   driverName?: string;
-  provisionerName?: string;
   /** Epoch ms; tests move it to check signature timestamps. */
   now?(): number;
   /** Called once per item after reconciling: logs and metrics hang here. */
@@ -221,7 +220,8 @@ export function createApp(deps: AppDependencies): Hono {
         // The gateway measures its deadline on the real clock, whatever `now` says.
         ec2: deps.gatewayFor(registration, Date.now() + RECONCILE_BUDGET_MS, ec2Calls),
         driverName: deps.driverName ?? 'ebs.csi.aws.com',
-        provisionerName: deps.provisionerName ?? 'ebs.csi.aws.com',
+        // The cluster's registration names it (the chart's `provisioner`, registered the same).
+        provisionerName: servedProvisioner(registration),
         now: () => new Date(now()),
         signedAt: new Date(message.timestamp * 1000),
         reports,
