@@ -42,6 +42,12 @@ export const ForwarderConfigSchema = z
     clientKeyFile: z.optional(text()),
     provisioner: z._default(text(), EBS_DRIVER),
     driver: z._default(text(), EBS_DRIVER),
+    /**
+     * Beside the EBS CSI controller: only claims of `provisioner` are provisioned, and only the
+     * PVs made for them reclaimed; attach, detach, resize and snapshots stay with the controller
+     * (filter.ts). `provisioner` must then be another name than the controller's.
+     */
+    canary: z._default(z.boolean(), false),
     batchSize: z._default(int(1, MAX_ITEMS_PER_REQUEST), 100),
     /** Requests in flight at once. */
     concurrency: z._default(int(1, 256), 4),
@@ -111,6 +117,10 @@ export const ForwarderConfigSchema = z
       message: 'names a backend twice (VOLHOOK_API_URL and VOLHOOK_STANDBY_API_URLS must all differ)',
       path: ['standbyApiUrls'],
     }),
+    z.refine((c) => !c.canary || c.provisioner !== c.driver, {
+      message: "a canary serves a provisioner name of its own: VOLHOOK_PROVISIONER must differ from the EBS CSI controller's (VOLHOOK_DRIVER), or both would provision the same claims",
+      path: ['canary'],
+    }),
     z.refine((c) => !c.leaderElect || c.leaseNamespace !== undefined, {
       message: "is required with leader election (the namespace of the Lease: the pod's own)",
       path: ['leaseNamespace'],
@@ -152,6 +162,7 @@ export const ENV_VARS = {
   clientKeyFile: 'VOLHOOK_CLIENT_KEY_FILE',
   provisioner: 'VOLHOOK_PROVISIONER',
   driver: 'VOLHOOK_DRIVER',
+  canary: 'VOLHOOK_CANARY',
   batchSize: 'VOLHOOK_BATCH_SIZE',
   concurrency: 'VOLHOOK_CONCURRENCY',
   resyncSeconds: 'VOLHOOK_RESYNC_SECONDS',
@@ -186,7 +197,7 @@ export function retiredSettings(env: Record<string, string | undefined>): { name
 }
 
 const NUMERIC = new Set<string>(['failbackSeconds', 'batchSize', 'concurrency', 'resyncSeconds', 'port', 'leaseDurationSeconds', 'renewDeadlineSeconds', 'retryPeriodSeconds', 'refusedReadySeconds']);
-const BOOLEAN = new Set<string>(['leaderElect']);
+const BOOLEAN = new Set<string>(['leaderElect', 'canary']);
 /** Comma-separated lists; empty entries (a trailing comma) are dropped. */
 const LIST = new Set<string>(['standbyApiUrls']);
 

@@ -13,7 +13,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ItemKeys, type ContractRefusal, type ForwarderVersions, type Ownership } from '../contract/index.js';
+import { ItemKeys, type ContractRefusal, type ForwarderVersions } from '../contract/index.js';
+import type { Ownership } from './filter.js';
 import { FORWARDER_VERSIONS, postCheck, type FetchLike } from './backend-client.js';
 import { backendUrls, leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
 import { BackendChoice, startFailback } from './failover.js';
@@ -90,7 +91,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   const logger = deps.logger ?? createJsonLogger({ level: config.logLevel });
   const tls = await openTls(config, { pollMs: config.secretPollMs, logger });
   const fetchFn: FetchLike = deps.fetch ?? httpFetch({ tls: tls.current });
-  const ownership: Ownership = { provisioner: config.provisioner, driver: config.driver };
+  const ownership: Ownership = { provisioner: config.provisioner, driver: config.driver, canary: config.canary };
   // client-node is not loaded: its import alone costs 25–33 MiB resident (kube/access.ts).
   const rest = kubeRest(deps.kubeAccess ?? accessFromKubeConfig(deps.kubeConfig));
   const clients = restClients(rest);
@@ -222,6 +223,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     clusterId: config.clusterId,
     provisioner: config.provisioner,
     driver: config.driver,
+    ...(config.canary && { canary: true }),
     port: server.port,
     ...(config.caFile || config.clientCertFile ? { caFile: config.caFile, clientCertFile: config.clientCertFile } : {}),
   });
