@@ -10,6 +10,7 @@ import type * as z from 'zod/mini';
 import {
   CHECK_ROUTE,
   NO_ROUTE_CODE,
+  PROVISIONER_MISMATCH_CODE,
   CheckRequestSchema,
   type CheckResponse,
   contractRefusal,
@@ -197,9 +198,19 @@ export function createApp(deps: AppDependencies): Hono {
   // A replica's proof, before it is ready, that the backend accepts it (its contract, its
   // registration, its secret): verified as a reconcile request is, and nothing done.
   app.post(CHECK_ROUTE, limitBody, async (c) => {
-    const { clusterId, registration } = await verified(c, CheckRequestSchema);
+    const { clusterId, registration, request } = await verified(c, CheckRequestSchema);
     // What reconcile would refuse, the check refuses too.
     if (registration.writeBack === 'direct' && !deps.applyDirect) throw directUnsupported(registration);
+    // Reconcile would answer every claim of this forwarder `failed` (OtherProvisioner): a
+    // replica so configured is not ready, and its rollout stops there.
+    const served = servedProvisioner(registration);
+    if (request.provisioner !== undefined && request.provisioner !== served) {
+      throw new ApiError(
+        403,
+        PROVISIONER_MISMATCH_CODE,
+        `this forwarder serves provisioner "${request.provisioner}", but cluster "${clusterId}" is registered for "${served}": set the chart's provisioner and the registration's to the same name`,
+      );
+    }
     return c.json({ clusterId, accepted: true } satisfies CheckResponse);
   });
 

@@ -29,6 +29,8 @@ export interface BackendClientOptions {
   signal?: AbortSignal;
   /** What the request says of this forwarder, signed; default this build's (tests claim others). */
   versions?: ForwarderVersions;
+  /** The provisioner name this forwarder serves: its check asks the backend whether the registration names the same. */
+  provisioner?: string;
 }
 
 /** What this build's forwarder says of itself: its version and the contract it speaks. */
@@ -84,7 +86,7 @@ export async function postReconcile(options: BackendClientOptions, items: readon
 export async function postCheck(options: BackendClientOptions): Promise<'accepted' | 'unknown'> {
   let answer: { response: Response; text: string };
   try {
-    answer = await postSigned(options, checkUrl(options.apiUrl, options.clusterId), JSON.stringify({ clusterId: options.clusterId }));
+    answer = await postSigned(options, checkUrl(options.apiUrl, options.clusterId), JSON.stringify({ clusterId: options.clusterId, ...(options.provisioner !== undefined && { provisioner: options.provisioner }) }));
   } catch (err) {
     if (err instanceof BackendRequestError && isNoRoute(err)) return 'unknown';
     throw err;

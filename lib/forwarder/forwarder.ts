@@ -114,7 +114,8 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     for (const each of backends.urls) metrics.backendInUse.set({ url: each }, each === url ? 1 : 0);
   };
   inUse(backends.active());
-  const checkAt = (apiUrl: string) => postCheck({ apiUrl, clusterId: config.clusterId, secret: secret.current, fetch: fetchFn, timeoutMs: config.requestTimeoutMs, versions });
+  const checkAt = (apiUrl: string) =>
+    postCheck({ apiUrl, clusterId: config.clusterId, secret: secret.current, fetch: fetchFn, timeoutMs: config.requestTimeoutMs, versions, provisioner: config.provisioner });
   const leading = (): boolean => elector === undefined || elector.isLeader();
 
   function offer({ key, payload }: Offer): void {

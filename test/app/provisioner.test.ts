@@ -79,3 +79,28 @@ describe('the provisioner a cluster is registered for', () => {
     expect(fake!.mock.commandCalls(CreateVolumeCommand)).toHaveLength(0);
   });
 });
+
+describe("the check: the forwarder's provisioner against the registration's", () => {
+  async function check(extra: Record<string, unknown>, body: Record<string, unknown>) {
+    const app = appFor(extra);
+    const { path, ...init } = signedRequest('/v1/clusters/c1/check', JSON.stringify({ clusterId: 'c1', ...body }), SECRET_C1);
+    const res = await app.request(path, init);
+    return { status: res.status, body: (await res.json()) as { error?: { code: string; message: string } } };
+  }
+
+  it('the same name -> accepted (the control)', async () => {
+    expect((await check({ provisioner: CANARY }, { provisioner: CANARY })).status).toBe(200);
+    expect((await check({}, { provisioner: 'ebs.csi.aws.com' })).status).toBe(200);
+  });
+
+  it('another name -> 403 provisioner_mismatch naming both: the replica is not ready', async () => {
+    const refused = await check({}, { provisioner: CANARY });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error?.code).toBe('provisioner_mismatch');
+    expect(refused.body.error?.message).toContain(`serves provisioner "${CANARY}", but cluster "c1" is registered for "ebs.csi.aws.com"`);
+  });
+
+  it('a forwarder that says no provisioner (before this check) -> accepted, as before', async () => {
+    expect((await check({ provisioner: CANARY }, {})).status).toBe(200);
+  });
+});
