@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { EBS_DRIVER, Finalizers, IN_TREE_EBS_PLUGIN } from '../../lib/contract/index.js';
+import { EBS_DRIVER, Finalizers, IN_TREE_EBS_PLUGIN, PROVISIONER_MISMATCH_CODE } from '../../lib/contract/index.js';
 import { configFromEnv } from '../../lib/forwarder/config.js';
 import { isOurAttachment, isOurClaim, isOurSnapshotContent, isOurVolume, type Ownership } from '../../lib/forwarder/filter.js';
 import type { SnapshotContentObject } from '../../lib/forwarder/items.js';
@@ -77,6 +77,8 @@ describe('docs/deploy.md, "A canary beside the EBS CSI controller"', () => {
     expect(settled.verdict).toMatchObject({ outcome: 'failed', reason: 'OtherProvisioner' });
     expect(settled.verdict.outcome === 'failed' && settled.verdict.message).toMatch(new RegExp(`"${EBS_DRIVER}".*"${CANARY}"`));
     expect(section).toContain('reason `OtherProvisioner`');
+    expect(section).toContain(`403 \`${PROVISIONER_MISMATCH_CODE}\``);
+    expect(file('lib/app/app.ts')).toMatch(/new ApiError\(\s*403,\s*PROVISIONER_MISMATCH_CODE/);
     expect(file('lib/forwarder/sender.ts')).toContain("logger.warn('reconcile failed'");
     expect(section).toContain('`volhook_forwarder_outcomes_total{outcome="failed"}`');
     expect(createMetrics({ queueDepth: () => 0, defaultMetrics: false }).registry.getSingleMetric('volhook_forwarder_outcomes_total')).toBeDefined();
