@@ -147,7 +147,7 @@ export async function measureReport(report: VolumeReport, pvs: number, mode: 'pl
       logger: silentLogger,
       secret: { current: () => SECRET, reload: async () => {}, close() {} },
       fetch,
-      codings,
+      codings: () => codings,
       signal: new AbortController().signal,
       buildItem: (key) => (key === ItemKeys.report() ? tracker.item(() => report, Date.now()) : undefined),
     });

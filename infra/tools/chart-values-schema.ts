@@ -16,10 +16,13 @@ type JsonSchema = Record<string, unknown>;
 /** The chart's values that are forwarder settings, by the setting each one is. */
 export const CONFIG_VALUES = {
   backendUrl: 'apiUrl',
+  standbyBackendUrls: 'standbyApiUrls',
+  failbackSeconds: 'failbackSeconds',
   clusterId: 'clusterId',
   logLevel: 'logLevel',
   provisioner: 'provisioner',
   driver: 'driver',
+  canary: 'canary',
   batchSize: 'batchSize',
   concurrency: 'concurrency',
   resyncSeconds: 'resyncSeconds',
@@ -67,6 +70,8 @@ export function valuesSchema(): JsonSchema {
     ...object(
       {
         backendUrl: setting('apiUrl', "the backend's URL: the HttpApiUrl output of `npx osls deploy`"),
+        standbyBackendUrls: setting('standbyApiUrls', 'standby backends (another Region or stage), tried in order when the one in use gives no answer or a 5xx, never on a refusal (docs/deploy.md, "Outage and disaster recovery")'),
+        failbackSeconds: setting('failbackSeconds', 'while on a standby, how often backendUrl is checked; requests go back to it once it accepts'),
         clusterId: setting('clusterId', 'the cluster id as registered (`npm run cluster -- add <id>`)'),
         secret: object({
           existingSecret: text('a Secret in the release namespace holding the signing secret; empty: the chart creates one from secret.value'),
@@ -90,6 +95,7 @@ export function valuesSchema(): JsonSchema {
         logLevel: setting('logLevel', "the forwarder's log level"),
         provisioner: setting('provisioner', 'the provisioner of the StorageClasses volhook serves'),
         driver: setting('driver', 'the CSI driver of the PVs volhook writes (and of the CSIDriver the chart creates)'),
+        canary: setting('canary', 'beside the EBS CSI controller: provision and reclaim only claims of `provisioner` (another name than the controller\'s); attach, detach, resize and snapshots stay with the controller (docs/deploy.md, "A canary beside the EBS CSI controller")'),
         batchSize: setting('batchSize', 'objects per request'),
         concurrency: setting('concurrency', 'requests in flight at once'),
         resyncSeconds: setting('resyncSeconds', 'the period of the re-offer of unsettled objects'),

@@ -13,6 +13,7 @@ import {
   decodeRequestBody,
   GZIP,
   NO_ROUTE_CODE,
+  PROVISIONER_MISMATCH_CODE,
   CheckRequestSchema,
   type CheckResponse,
   contractRefusal,
@@ -32,7 +33,7 @@ import {
 } from '../contract/index.js';
 import { Ec2CallStats, type Ec2Gateway, type Ec2Observer } from '../ec2/index.js';
 import type { ReconcileContext } from '../reconcile/index.js';
-import { ClusterIdSchema, RegistrationError, RegistryMissingError, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
+import { ClusterIdSchema, RegistrationError, RegistryMissingError, servedProvisioner, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
 import { createMemoryReplayStore, replayExpiry, replayKey, type ReplayStore } from '../replay/index.js';
 import { createMemoryReportStore, noteRefusal, type ReportStore } from '../reports/index.js';
 import { correlationOf, REQUEST_ID_HEADER, type Correlation } from './correlation.js';
@@ -59,7 +60,6 @@ export interface AppDependencies {
   /** Applies writes for clusters registered with `writeBack: direct`. */
   applyDirect?(registration: ClusterRegistration, writes: Write[]): Promise<void>;
   driverName?: string;
-  provisionerName?: string;
   /** Epoch ms; tests move it to check signature timestamps. */
   now?(): number;
   /** Called once per item after reconciling: logs and metrics hang here. */
@@ -201,9 +201,19 @@ export function createApp(deps: AppDependencies): Hono {
   // A replica's proof, before it is ready, that the backend accepts it (its contract, its
   // registration, its secret): verified as a reconcile request is, and nothing done.
   app.post(CHECK_ROUTE, limitBody, async (c) => {
-    const { clusterId, registration } = await verified(c, CheckRequestSchema);
+    const { clusterId, registration, request } = await verified(c, CheckRequestSchema);
     // What reconcile would refuse, the check refuses too.
     if (registration.writeBack === 'direct' && !deps.applyDirect) throw directUnsupported(registration);
+    // Reconcile would answer every claim of this forwarder `failed` (OtherProvisioner): a
+    // replica so configured is not ready, and its rollout stops there.
+    const served = servedProvisioner(registration);
+    if (request.provisioner !== undefined && request.provisioner !== served) {
+      throw new ApiError(
+        403,
+        PROVISIONER_MISMATCH_CODE,
+        `this forwarder serves provisioner "${request.provisioner}", but cluster "${clusterId}" is registered for "${served}": set the chart's provisioner and the registration's to the same name`,
+      );
+    }
     return c.json({ clusterId, accepted: true } satisfies CheckResponse);
   });
 
@@ -224,7 +234,8 @@ export function createApp(deps: AppDependencies): Hono {
         // The gateway measures its deadline on the real clock, whatever `now` says.
         ec2: deps.gatewayFor(registration, Date.now() + RECONCILE_BUDGET_MS, ec2Calls),
         driverName: deps.driverName ?? 'ebs.csi.aws.com',
-        provisionerName: deps.provisionerName ?? 'ebs.csi.aws.com',
+        // The cluster's registration names it (the chart's `provisioner`, registered the same).
+        provisionerName: servedProvisioner(registration),
         now: () => new Date(now()),
         signedAt: new Date(message.timestamp * 1000),
         reports,

@@ -16,8 +16,15 @@ export function checkUrl(apiUrl: string, clusterId: string): string {
   return `${apiUrl.replace(/\/+$/, '')}/v1/clusters/${encodeURIComponent(clusterId)}/check`;
 }
 
-/** The body, signed: the cluster it is for (the backend refuses another path's). */
-export const CheckRequestSchema = deferred(() => z.object({ clusterId: z.string().check(z.minLength(1)) }));
+/**
+ * The body, signed: the cluster it is for (the backend refuses another path's) and, since
+ * 0.2.x, the provisioner name the forwarder serves, which the backend refuses when the cluster's
+ * registration names another (a backend before it ignores the field and accepts).
+ */
+export const CheckRequestSchema = deferred(() => z.object({ clusterId: z.string().check(z.minLength(1)), provisioner: z.optional(z.string().check(z.minLength(1))) }));
+
+/** The error code of a check refused because the forwarder serves another provisioner than the registration names. */
+export const PROVISIONER_MISMATCH_CODE = 'provisioner_mismatch';
 
 export const CheckResponseSchema = deferred(() => z.object({ clusterId: z.string(), accepted: z.literal(true) }));
 export type CheckResponse = z.infer<typeof CheckResponseSchema>;

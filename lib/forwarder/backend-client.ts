@@ -34,6 +34,8 @@ export interface BackendClientOptions {
   versions?: ForwarderVersions;
   /** Whether the backend takes gzip'd bodies, learnt from its answers; none: bodies go as they are. */
   codings?: RequestCodings;
+  /** The provisioner name this forwarder serves: its check asks the backend whether the registration names the same. */
+  provisioner?: string;
 }
 
 /** How long a backend's 415 to a gzip'd body stops the forwarder compressing, whatever its answers say. */
@@ -125,7 +127,7 @@ export async function postReconcile(options: BackendClientOptions, items: readon
 export async function postCheck(options: BackendClientOptions): Promise<'accepted' | 'unknown'> {
   let answer: { response: Response; text: string };
   try {
-    answer = await postSigned(options, checkUrl(options.apiUrl, options.clusterId), JSON.stringify({ clusterId: options.clusterId }));
+    answer = await postSigned(options, checkUrl(options.apiUrl, options.clusterId), JSON.stringify({ clusterId: options.clusterId, ...(options.provisioner !== undefined && { provisioner: options.provisioner }) }));
   } catch (err) {
     if (err instanceof BackendRequestError && isNoRoute(err)) return 'unknown';
     throw err;

@@ -16,6 +16,13 @@ export const ForwarderConfigSchema = z
   .object({
     /** Backend base URL; requests go to `<apiUrl>/v1/clusters/<clusterId>/reconcile`. */
     apiUrl: z.url({ protocol: /^https?$/ }),
+    /**
+     * Standby backends (another Region or stage), tried in order when the one in use is
+     * unavailable — no answer, or a 5xx — never on a refusal (failover.ts).
+     */
+    standbyApiUrls: z._default(z.array(z.url({ protocol: /^https?$/ })), []),
+    /** While on a standby, how often the first backend is asked whether it accepts requests again. */
+    failbackSeconds: z._default(positive(), 30),
     /** The registry's rule (lib/contract/cluster-id.ts): an id the backend would refuse is refused here. */
     clusterId: ClusterIdSchema,
     /** A mounted Secret file holding the signing secret; re-read when it changes. */
@@ -35,6 +42,12 @@ export const ForwarderConfigSchema = z
     clientKeyFile: z.optional(text()),
     provisioner: z._default(text(), EBS_DRIVER),
     driver: z._default(text(), EBS_DRIVER),
+    /**
+     * Beside the EBS CSI controller: only claims of `provisioner` are provisioned, and only the
+     * PVs made for them reclaimed; attach, detach, resize and snapshots stay with the controller
+     * (filter.ts). `provisioner` must then be another name than the controller's.
+     */
+    canary: z._default(z.boolean(), false),
     batchSize: z._default(int(1, MAX_ITEMS_PER_REQUEST), 100),
     /** Requests in flight at once. */
     concurrency: z._default(int(1, 256), 4),
@@ -96,6 +109,18 @@ export const ForwarderConfigSchema = z
       message: 'a client certificate (VOLHOOK_CLIENT_CERT_FILE) is only shown over https: VOLHOOK_API_URL must be https://',
       path: ['apiUrl'],
     }),
+    z.refine((c) => c.clientCertFile === undefined || c.standbyApiUrls.every((url) => url.startsWith('https:')), {
+      message: 'a client certificate (VOLHOOK_CLIENT_CERT_FILE) is only shown over https: every standby URL must be https://',
+      path: ['standbyApiUrls'],
+    }),
+    z.refine((c) => new Set([c.apiUrl, ...c.standbyApiUrls].map(normalUrl)).size === 1 + c.standbyApiUrls.length, {
+      message: 'names a backend twice (VOLHOOK_API_URL and VOLHOOK_STANDBY_API_URLS must all differ)',
+      path: ['standbyApiUrls'],
+    }),
+    z.refine((c) => !c.canary || c.provisioner !== c.driver, {
+      message: "a canary serves a provisioner name of its own: VOLHOOK_PROVISIONER must differ from the EBS CSI controller's (VOLHOOK_DRIVER), or both would provision the same claims",
+      path: ['canary'],
+    }),
     z.refine((c) => !c.leaderElect || c.leaseNamespace !== undefined, {
       message: "is required with leader election (the namespace of the Lease: the pod's own)",
       path: ['leaseNamespace'],
@@ -105,6 +130,16 @@ export const ForwarderConfigSchema = z
       if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['renewDeadlineSeconds'] });
     }),
   );
+
+/** A backend URL without trailing slashes, as requests are built from it. */
+function normalUrl(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+/** Every backend, in the order they are tried: VOLHOOK_API_URL, then the standbys. */
+export function backendUrls(c: Pick<ForwarderConfig, 'apiUrl' | 'standbyApiUrls'>): string[] {
+  return [c.apiUrl, ...c.standbyApiUrls];
+}
 
 /** The election's timings in ms, from the configuration's seconds. */
 export function leaseTiming(c: { leaseDurationSeconds: number; renewDeadlineSeconds: number; retryPeriodSeconds: number }): LeaseTiming {
@@ -117,6 +152,8 @@ export type ForwarderConfigInput = z.input<typeof ForwarderConfigSchema>;
 /** The environment variable behind each setting. */
 export const ENV_VARS = {
   apiUrl: 'VOLHOOK_API_URL',
+  standbyApiUrls: 'VOLHOOK_STANDBY_API_URLS',
+  failbackSeconds: 'VOLHOOK_FAILBACK_SECONDS',
   clusterId: 'VOLHOOK_CLUSTER_ID',
   secretFile: 'VOLHOOK_SECRET_FILE',
   secret: 'VOLHOOK_SECRET',
@@ -125,6 +162,7 @@ export const ENV_VARS = {
   clientKeyFile: 'VOLHOOK_CLIENT_KEY_FILE',
   provisioner: 'VOLHOOK_PROVISIONER',
   driver: 'VOLHOOK_DRIVER',
+  canary: 'VOLHOOK_CANARY',
   batchSize: 'VOLHOOK_BATCH_SIZE',
   concurrency: 'VOLHOOK_CONCURRENCY',
   resyncSeconds: 'VOLHOOK_RESYNC_SECONDS',
@@ -158,8 +196,10 @@ export function retiredSettings(env: Record<string, string | undefined>): { name
     .map(([name, why]) => ({ name, why }));
 }
 
-const NUMERIC = new Set<string>(['batchSize', 'concurrency', 'resyncSeconds', 'port', 'leaseDurationSeconds', 'renewDeadlineSeconds', 'retryPeriodSeconds', 'refusedReadySeconds']);
-const BOOLEAN = new Set<string>(['leaderElect']);
+const NUMERIC = new Set<string>(['failbackSeconds', 'batchSize', 'concurrency', 'resyncSeconds', 'port', 'leaseDurationSeconds', 'renewDeadlineSeconds', 'retryPeriodSeconds', 'refusedReadySeconds']);
+const BOOLEAN = new Set<string>(['leaderElect', 'canary']);
+/** Comma-separated lists; empty entries (a trailing comma) are dropped. */
+const LIST = new Set<string>(['standbyApiUrls']);
 
 /** A setting that is missing or invalid; the message names the variable. */
 export class ConfigError extends Error {
@@ -181,6 +221,7 @@ export function configFromEnv(env: Record<string, string | undefined>): Forwarde
     const raw = env[name]?.trim();
     if (raw === undefined || raw === '') continue;
     if (NUMERIC.has(field)) input[field] = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+    else if (LIST.has(field)) input[field] = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
     else if (BOOLEAN.has(field)) input[field] = raw === 'true' ? true : raw === 'false' ? false : raw;
     else input[field] = raw;
   }

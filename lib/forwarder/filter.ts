@@ -3,9 +3,30 @@
  * in the cluster (other provisioners' claims, in-tree volumes) is left alone.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
-import { claimTagsUnrecorded, claimWantsVolumeChange, Finalizers, isClaimFor, isProtectedClaim, reclaimPolicy, type Ownership } from '../contract/index.js';
+import {
+  claimTagsUnrecorded,
+  claimWantsVolumeChange,
+  Finalizers,
+  isClaimFor,
+  isOurContent,
+  isOurVolume as isOurVolumeByContract,
+  isProtectedClaim,
+  isProvisionedBy,
+  reclaimPolicy,
+  type Ownership as ContractOwnership,
+} from '../contract/index.js';
 
-export type { Ownership };
+/**
+ * Who volhook is in this cluster, as the forwarder sees it. `canary`: volhook runs beside the
+ * EBS CSI controller (external-provisioner, -attacher, -resizer, -snapshotter), which keeps
+ * everything keyed by the driver name both share in their PVs — attach and detach, resize and
+ * modify, snapshots, PVs it did not write. volhook then provisions and reclaims only what its own
+ * provisioner name makes its: claims not yet bound, and the PVs it wrote (`provisioned-by`).
+ * Why attach stays with the controller: docs/deploy.md, "A canary beside the EBS CSI controller".
+ */
+export interface Ownership extends ContractOwnership {
+  canary?: boolean;
+}
 
 /**
  * A claim that is ours (the contract's `isClaimFor`: our provisioner's annotation, or migrated
@@ -17,17 +38,31 @@ export function isOurClaim(pvc: V1PersistentVolumeClaim, ownership: Ownership, p
   if (!isClaimFor(pvc, ownership.provisioner)) return false;
   const volumeName = pvc.spec?.volumeName;
   if (!volumeName || isProtectedClaim(pvc)) return true;
+  // A canary leaves resizes and class changes to the controller's external-resizer, which
+  // serves every PV of the driver: both would modify the same disk.
+  if (ownership.canary) return false;
   // Bound: only when it asks something of its volume (a resize, another VolumeAttributesClass,
   // tags its annotations ask for that the backend has not handled).
   const capacity = pvOf?.(volumeName)?.spec?.capacity?.storage;
   return claimWantsVolumeChange(pvc, capacity === undefined ? undefined : String(capacity)) || claimTagsUnrecorded(pvc);
 }
 
-/** A volume we provisioned, or one naming our driver (statically provisioned): the contract's rule. */
-export { isOurVolume } from '../contract/index.js';
+/**
+ * A volume we provisioned, or one naming our driver (statically provisioned): the contract's
+ * rule. A canary's: only one it provisioned, under its own provisioner name.
+ */
+export function isOurVolume(pv: V1PersistentVolume, ownership: Ownership): boolean {
+  return ownership.canary ? isProvisionedBy(pv, ownership.provisioner) : isOurVolumeByContract(pv, ownership);
+}
 
+/** An attachment by our driver; none for a canary (the controller's external-attacher attaches them all). */
 export function isOurAttachment(va: V1VolumeAttachment, ownership: Ownership): boolean {
-  return va.spec?.attacher === ownership.driver;
+  return !ownership.canary && va.spec?.attacher === ownership.driver;
+}
+
+/** A snapshot content of our driver; none for a canary (the controller's external-snapshotter serves them all). */
+export function isOurSnapshotContent(content: Parameters<typeof isOurContent>[0], ownership: Ownership): boolean {
+  return !ownership.canary && isOurContent(content, ownership.driver);
 }
 
 /**

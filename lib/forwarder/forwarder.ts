@@ -13,9 +13,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ItemKeys, type ContractRefusal, type ForwarderVersions, type Ownership } from '../contract/index.js';
+import { ItemKeys, type ContractRefusal, type ForwarderVersions } from '../contract/index.js';
+import type { Ownership } from './filter.js';
 import { FORWARDER_VERSIONS, postCheck, RequestCodings, type FetchLike } from './backend-client.js';
-import { leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
+import { backendUrls, leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
+import { BackendChoice, startFailback } from './failover.js';
 import { itemSource, liveClassRead, livePvRead } from './item-source.js';
 import type { DeletedClaim } from './items.js';
 import { httpFetch } from './http-fetch.js';
@@ -91,7 +93,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   const logger = deps.logger ?? createJsonLogger({ level: config.logLevel });
   const tls = await openTls(config, { pollMs: config.secretPollMs, logger });
   const fetchFn: FetchLike = deps.fetch ?? httpFetch({ tls: tls.current });
-  const ownership: Ownership = { provisioner: config.provisioner, driver: config.driver };
+  const ownership: Ownership = { provisioner: config.provisioner, driver: config.driver, canary: config.canary };
   // client-node is not loaded: its import alone costs 25–33 MiB resident (kube/access.ts).
   const rest = kubeRest(deps.kubeAccess ?? accessFromKubeConfig(deps.kubeConfig));
   const clients = restClients(rest);
@@ -113,8 +115,21 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   let stopping = false;
   let elector: LeaderElector | undefined;
   const versions = deps.claimedVersions ?? FORWARDER_VERSIONS;
-  /** Whether bodies go gzip'd: learnt from every answer, the check's first (body-encoding.ts). */
-  const codings = new RequestCodings();
+  const backends = new BackendChoice(backendUrls(config));
+  const inUse = (url: string): void => {
+    for (const each of backends.urls) metrics.backendInUse.set({ url: each }, each === url ? 1 : 0);
+  };
+  inUse(backends.active());
+  // Whether bodies go gzip'd, per backend: learnt from each one's answers, its check's first
+  // (body-encoding.ts); a standby may be of another version than the primary.
+  const codingsByUrl = new Map<string, RequestCodings>();
+  const codingsAt = (apiUrl: string): RequestCodings => {
+    let codings = codingsByUrl.get(apiUrl);
+    if (!codings) codingsByUrl.set(apiUrl, (codings = new RequestCodings()));
+    return codings;
+  };
+  const checkAt = (apiUrl: string) =>
+    postCheck({ apiUrl, clusterId: config.clusterId, secret: secret.current, fetch: fetchFn, timeoutMs: config.requestTimeoutMs, versions, provisioner: config.provisioner, codings: codingsAt(apiUrl) });
   const leading = (): boolean => elector === undefined || elector.isLeader();
 
   function offer({ key, payload }: Offer): void {
@@ -142,7 +157,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
       pump.stop();
       if (elector) void elector.stop();
     },
-    check: () => postCheck({ apiUrl: config.apiUrl, clusterId: config.clusterId, secret: secret.current, fetch: fetchFn, timeoutMs: config.requestTimeoutMs, versions, codings }),
+    check: () => checkAt(backends.active()),
   });
 
   function readiness(): Readiness {
@@ -153,7 +168,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
 
   // --- the queue → the backend ----------------------------------------------------------
   // Parts measured by what they compress to while the backend takes gzip'd bodies (body-encoding.ts).
-  const reports = new ReportTracker({ sizing: () => (codings.gzip ? 'gzip' : 'json') });
+  const reports = new ReportTracker({ sizing: () => (codingsAt(backends.active()).gzip ? 'gzip' : 'json') });
   const sendBatch = createBatchSender({
     config,
     clients,
@@ -162,8 +177,10 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     secret,
     fetch: fetchFn,
     versions,
-    codings,
+    codings: codingsAt,
     refusals,
+    backends,
+    onSwitch: inUse,
     get signal() {
       return term.signal;
     },
@@ -188,6 +205,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     throw err;
   });
   const resyncTimer = setInterval(resync, config.resyncSeconds * 1000);
+  const stopFailback = config.standbyApiUrls.length > 0 ? startFailback({ choice: backends, check: checkAt, intervalMs: config.failbackSeconds * 1000, logger, onSwitch: inUse }) : () => undefined;
   watching.start();
   if (config.leaderElect) {
     elector = startLeaderElection({
@@ -218,9 +236,11 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     version: versions.forwarderVersion,
     contract: versions.contract,
     apiUrl: config.apiUrl,
+    ...(config.standbyApiUrls.length > 0 && { standbyApiUrls: config.standbyApiUrls }),
     clusterId: config.clusterId,
     provisioner: config.provisioner,
     driver: config.driver,
+    ...(config.canary && { canary: true }),
     port: server.port,
     ...(config.caFile || config.clientCertFile ? { caFile: config.caFile, clientCertFile: config.clientCertFile } : {}),
   });
@@ -228,6 +248,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   async function stop(): Promise<void> {
     stopping = true;
     clearInterval(resyncTimer);
+    stopFailback();
     pump.stop();
     await watching.stop();
     // Let requests in flight finish (their results are applied), but not forever.

@@ -3,11 +3,11 @@
  * (through a `ClusterView`), with the PV's absence confirmed by a live read for the items
  * that may delete a disk.
  */
-import { claimReleasesDisk, isOurContent, pvNameForClaim, type ItemInput, type Ownership } from '../contract/index.js';
+import { claimReleasesDisk, pvNameForClaim, type ItemInput } from '../contract/index.js';
 import type { KubeClients } from '../kube/clients.js';
 import { isApiError } from '../kube/errors.js';
 import type { Dependents } from './dependents.js';
-import { isOurAttachment, isOurClaim, isOurVolume } from './filter.js';
+import { isOurAttachment, isOurClaim, isOurSnapshotContent, isOurVolume, type Ownership } from './filter.js';
 import {
   buildAttachmentItem,
   buildClaimDeletedItem,
@@ -109,7 +109,7 @@ export function itemSource(options: {
       }
       case 'VolumeSnapshotContent': {
         const content = caches.volumesnapshotcontents.get(parsed.name);
-        return content && isOurContent(content, ownership.driver) ? buildSnapshotContentItem(content, view) : undefined;
+        return content && isOurSnapshotContent(content, ownership) ? buildSnapshotContentItem(content, view) : undefined;
       }
       case 'VolumeReport': {
         const observedAt = Date.now();

@@ -10,6 +10,8 @@ export interface ForwarderMetrics {
   writeFailures: Counter<'op'>;
   informerRestarts: Counter<'resource'>;
   updatesIgnored: Counter<'resource'>;
+  /** By backend URL: 1 for the one requests go to now, 0 for the others (failover.ts). */
+  backendInUse: Gauge<'url'>;
   /** 1 while this replica sends (holds the Lease, or runs alone). */
   leader: Gauge;
   /** 1, labelled with this build's version and the contract it speaks. */
@@ -93,6 +95,12 @@ export function createMetrics(options: { queueDepth: () => number; defaultMetric
       name: 'volhook_forwarder_signing_secret_info',
       help: 'Set to 1 for the fingerprint (sha256:<12 hex>, as cluster rotate-secret prints it) of the secret this replica signs with now; one series per replica',
       labelNames: ['fingerprint'],
+      registers: [registry],
+    }),
+    backendInUse: new Gauge({
+      name: 'volhook_forwarder_backend_in_use',
+      help: 'By backend URL (VOLHOOK_API_URL, then VOLHOOK_STANDBY_API_URLS): 1 for the one requests go to now, 0 for the others',
+      labelNames: ['url'],
       registers: [registry],
     }),
     leader: new Gauge({

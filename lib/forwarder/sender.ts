@@ -11,6 +11,7 @@ import { forbiddenRequest, isApiError } from '../kube/errors.js';
 import { BackendRequestError, postReconcile, resultsOfKeys, type FetchLike, type RequestCodings } from './backend-client.js';
 import { requestChunks } from './request-chunks.js';
 import type { ForwarderConfig } from './config.js';
+import { BackendChoice, isUnavailability } from './failover.js';
 import type { DeletedClaim } from './items.js';
 import type { Logger } from './logger.js';
 import type { ForwarderMetrics } from './metrics.js';
@@ -23,6 +24,11 @@ const WRITE_CONCURRENCY = 8;
 
 export interface BatchSenderDeps {
   config: Pick<ForwarderConfig, 'apiUrl' | 'clusterId' | 'requestTimeoutMs'>;
+  /**
+   * The backends and the one in use (failover.ts); default `config.apiUrl` alone. A request the
+   * one in use leaves unanswered (no answer, 5xx) goes at once to the next; a refusal does not.
+   */
+  backends?: BackendChoice;
   clients: KubeClients;
   metrics: ForwarderMetrics;
   logger: Logger;
@@ -31,19 +37,26 @@ export interface BatchSenderDeps {
   signal: AbortSignal;
   /** What the requests say of this forwarder; default this build's (backend-client.ts). */
   versions?: ForwarderVersions;
-  /** Whether bodies may go gzip'd (learnt from the backend's answers); none: never. */
-  codings?: RequestCodings;
+  /**
+   * Whether bodies may go gzip'd to a backend (learnt from its answers); none: never. A batch is
+   * cut for the one in use; one that moves on to a backend that takes no gzip goes plain (if then
+   * too large, its 413 has it retried, cut anew).
+   */
+  codings?: (apiUrl: string) => RequestCodings;
   /**
    * Told of every request refused or served (refusal-surface.ts). On the contract's 426 retrying
    * cannot help: the keys of the request settle as errors, and it stops the sending.
    */
   refusals?: Pick<RefusalSurface, 'refused' | 'served' | 'contractRefused'>;
+  /** Told when a request moves on to another backend (metrics). */
+  onSwitch?(url: string): void;
   /** The item for a key from the caches now; undefined when its object is gone or not ours. */
   buildItem(key: string, payload: DeletedClaim | undefined): ItemInput | undefined | Promise<ItemInput | undefined>;
 }
 
 export function createBatchSender(deps: BatchSenderDeps) {
   const { config, metrics, logger } = deps;
+  const backends = deps.backends ?? new BackendChoice([config.apiUrl]);
 
   return async function sendBatch(
     keys: readonly string[],
@@ -72,7 +85,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
       sentKeys.push(key);
       items.push(item);
     }
-    const { chunks, oversized } = requestChunks(items, config.clusterId, deps.codings?.gzip ?? false);
+    const { chunks, oversized } = requestChunks(items, config.clusterId, deps.codings?.(backends.active()).gzip ?? false);
     for (const i of oversized) {
       const key = sentKeys[i] as string;
       logger.error('object is too large for one request; not sent, retried with backoff', { key });
@@ -90,19 +103,7 @@ export function createBatchSender(deps: BatchSenderDeps) {
     const endTimer = metrics.requestDuration.startTimer();
     let matched: Map<string, Result>;
     try {
-      const { status, results } = await postReconcile(
-        {
-          apiUrl: config.apiUrl,
-          clusterId: config.clusterId,
-          secret: deps.secret.current,
-          fetch: deps.fetch,
-          timeoutMs: config.requestTimeoutMs,
-          signal: deps.signal,
-          ...(deps.versions && { versions: deps.versions }),
-          ...(deps.codings && { codings: deps.codings }),
-        },
-        items,
-      );
+      const { status, results } = await postToBackends(items);
       matched = resultsOfKeys(sentKeys, results, status);
       endTimer({ status: String(status) });
       deps.refusals?.served();
@@ -146,6 +147,41 @@ export function createBatchSender(deps: BatchSenderDeps) {
       if (result.outcome === 'failed') logger.warn('reconcile failed', { key, reason: result.reason, message: result.message });
       else logger.debug('reconciled', { key, outcome: result.outcome, writes: result.writes.length });
     });
+  }
+
+  /**
+   * Posts to the backend in use; when it is unavailable, to each other one in turn (a new
+   * signature and webhook id each time: every backend records the ids it accepts). Throws the
+   * last error: a refusal at once, unavailability once every backend was tried.
+   */
+  async function postToBackends(items: ItemInput[]): Promise<{ status: number; results: Result[] }> {
+    const order = backends.order();
+    for (const [i, apiUrl] of order.entries()) {
+      try {
+        const answer = await postReconcile(
+          {
+            apiUrl,
+            clusterId: config.clusterId,
+            secret: deps.secret.current,
+            fetch: deps.fetch,
+            timeoutMs: config.requestTimeoutMs,
+            signal: deps.signal,
+            ...(deps.versions && { versions: deps.versions }),
+            ...(deps.codings && { codings: deps.codings(apiUrl) }),
+          },
+          items,
+        );
+        backends.served(apiUrl);
+        return answer;
+      } catch (err) {
+        const next = order[i + 1];
+        if (!(err instanceof BackendRequestError) || !isUnavailability(err) || next === undefined || deps.signal.aborted) throw err;
+        backends.unavailable(apiUrl);
+        logger.warn('backend unavailable; the request goes to the next backend', { from: apiUrl, to: next, items: items.length, err: err.message, status: err.status });
+        deps.onSwitch?.(next);
+      }
+    }
+    throw new Error('unreachable: no backend to send to');
   }
 
   /**

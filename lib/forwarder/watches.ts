@@ -6,10 +6,10 @@
  * when a batch goes out (items.ts), so an event never says what to send, only what to look at.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { claimClassName, isClaimFor, isOurContent, isSettledContent, ItemKeys, SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type Ownership } from '../contract/index.js';
+import { claimClassName, isClaimFor, isOurContent, isSettledContent, ItemKeys, SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION } from '../contract/index.js';
 import { attachmentNews, claimNews, snapshotContentNews, volumeNews, withoutVolhookWrites, type EventType } from './changes.js';
 import { csiNodeNews, nodeNews, type Dependents } from './dependents.js';
-import { isOurAttachment, isOurClaim, isOurVolume, isSettledAttachment, isSettledVolume } from './filter.js';
+import { isOurAttachment, isOurClaim, isOurSnapshotContent, isOurVolume, isSettledAttachment, isSettledVolume, type Ownership } from './filter.js';
 import type { ObjectCache } from './informers.js';
 import { sourceRef, type DeletedClaim, type SnapshotClassObject, type SnapshotContentObject, type VolumeSnapshotObject } from './items.js';
 import { reportedDiskOf } from './report.js';
@@ -173,7 +173,7 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
     optional: SNAPSHOTS_OPTIONAL,
     news: snapshotContentNews,
     *keys(type, content, ctx) {
-      if (type !== 'delete' && isOurContent(content, ctx.ownership.driver)) yield { key: ItemKeys.snapshotContent(content.metadata?.name ?? '') };
+      if (type !== 'delete' && isOurSnapshotContent(content, ctx.ownership)) yield { key: ItemKeys.snapshotContent(content.metadata?.name ?? '') };
       // A new content may name an old snapshot (pre-provisioned): the audit learns of it now, not at the next resync.
       if (type === 'add' && ctx.ready() && isOurContent(content, ctx.ownership.driver)) yield { key: ItemKeys.report() };
       // Claims restoring from its VolumeSnapshot carry it as context.
@@ -181,7 +181,7 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
       if (ctx.ready() && ref?.namespace && ref.name) yield* claimOffers(dependentClaims(ctx, ref.namespace, 'VolumeSnapshot', SNAPSHOT_API_GROUP, ref.name), ctx);
     },
     resync: (content, ctx) =>
-      isOurContent(content, ctx.ownership.driver) && !isSettledContent(content) ? [{ key: ItemKeys.snapshotContent(content.metadata?.name ?? '') }] : [],
+      isOurSnapshotContent(content, ctx.ownership) && !isSettledContent(content) ? [{ key: ItemKeys.snapshotContent(content.metadata?.name ?? '') }] : [],
   },
   volumesnapshotclasses: {
     path: `/apis/${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}/volumesnapshotclasses`,
@@ -192,7 +192,7 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
       if (!ctx.ready()) return;
       const name = snapshotClass.metadata?.name;
       for (const content of ctx.caches.volumesnapshotcontents.list()) {
-        if (content.spec?.volumeSnapshotClassName === name && isOurContent(content, ctx.ownership.driver) && !isSettledContent(content)) {
+        if (content.spec?.volumeSnapshotClassName === name && isOurSnapshotContent(content, ctx.ownership) && !isSettledContent(content)) {
           yield { key: ItemKeys.snapshotContent(content.metadata?.name ?? '') };
         }
       }

@@ -4,7 +4,8 @@
  * them (the queue, the pump) is the caller's.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ItemKeys, type Ownership } from '../contract/index.js';
+import { ItemKeys } from '../contract/index.js';
+import type { Ownership } from './filter.js';
 import { ChangeFilter, type EventType } from './changes.js';
 import type { ForwarderConfig } from './config.js';
 import { Dependents } from './dependents.js';

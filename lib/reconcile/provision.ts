@@ -7,6 +7,7 @@
  */
 import {
   Annotations,
+  claimProvisioner,
   claimReleasesDisk,
   claimTagsUnrecorded,
   claimWantsVolumeChange,
@@ -212,9 +213,23 @@ export function refusedProvision(job: ProvisionJob, action: ProvisionAction, err
   ]);
 }
 
+/**
+ * Pure: a claim of another provisioner reached the backend — a forwarder whose `provisioner` is
+ * not the one the cluster is registered with. Nothing is done nor written on the claim (it is
+ * another provisioner's to serve), and the answer says so, slowly retried: never a silent `done`.
+ */
+export function otherProvisioner(pvc: PersistentVolumeClaimItem['pvc'], scope: Pick<Scope, 'provisionerName' | 'clusterId'>): Settled {
+  const theirs = claimProvisioner(pvc) ?? pvc.metadata.annotations?.[Annotations.migratedTo] ?? 'none';
+  return failed(
+    'OtherProvisioner',
+    `claim ${pvc.metadata.namespace}/${pvc.metadata.name} is for provisioner "${theirs}", but cluster "${scope.clusterId}" is registered for "${scope.provisionerName}": nothing done; the forwarder's provisioner (the chart's value) and the registration's must name the same`,
+    Requeue.failedSlow,
+  );
+}
+
 export async function reconcileProvision(item: PersistentVolumeClaimItem, scope: Scope): Promise<Settled> {
   const { pvc } = item;
-  if (!isClaimFor(pvc, scope.provisionerName)) return done();
+  if (!isClaimFor(pvc, scope.provisionerName)) return otherProvisioner(pvc, scope);
   if (claimReleasesDisk(pvc)) return reconcileClaimRelease(item, scope);
   const isProtected = isProtectedClaim(pvc);
   if (pvc.metadata.deletionTimestamp) return done();

@@ -6,6 +6,7 @@ import * as z from 'zod/mini';
 import { ClusterIdSchema } from '../contract/cluster-id.js';
 import { deferred } from '../contract/deferred.js';
 import { isReservedTagKey, MAX_TAG_KEY_LENGTH, RESERVED_TAG_KEYS_TEXT } from '../contract/tags.js';
+import { EBS_DRIVER } from '../contract/wellknown.js';
 import { WebhookSecretSchema } from '../contract/signing.js';
 import { VOLUME_TYPES } from '../storageclass/volume-types.js';
 import { AwsSettingsSchema } from './aws.js';
@@ -39,6 +40,13 @@ export const ClusterRegistrationSchema = deferred(() => z.object({
     ),
     [],
   ),
+  /**
+   * The provisioner name of the StorageClasses volhook serves in this cluster: the same as the
+   * forwarder's (the chart's `provisioner`). Unset: `ebs.csi.aws.com`. Another name runs volhook
+   * beside the EBS CSI controller, on the classes that name it (docs/deploy.md, "A canary beside
+   * the EBS CSI controller"); a claim of any other provisioner is answered `failed`, never acted on.
+   */
+  provisioner: z.optional(z.string().check(z.minLength(1), z.maxLength(253))),
   /** `forwarder` (default): the forwarder applies the writes; `direct`: the backend does. */
   writeBack: z._default(z.enum(['forwarder', 'direct']), 'forwarder'),
   /**
@@ -78,6 +86,11 @@ export const ClusterRegistrationSchema = deferred(() => z.object({
 ));
 export type ClusterRegistration = z.infer<typeof ClusterRegistrationSchema>;
 export type ClusterRegistrationInput = z.input<typeof ClusterRegistrationSchema>;
+
+/** The provisioner name the backend serves for this cluster: its registration's, else the EBS CSI driver's. */
+export function servedProvisioner(registration: Pick<ClusterRegistration, 'provisioner'>): string {
+  return registration.provisioner ?? EBS_DRIVER;
+}
 
 /** A registration that exists but cannot be used; the message says what is wrong. */
 export class RegistrationError extends Error {

@@ -105,6 +105,9 @@ export interface World {
   close(): Promise<void>;
 }
 
+/** What the judges (checks.ts, oracle.ts) read of a world: any run of the project's parts over the simulator and the local store has it. */
+export type JudgedWorld = Pick<World, 'clusterId' | 'sim' | 'store' | 'nodes'>;
+
 export async function createWorld(options: { seed: number; clusterId: string; observe: Ec2CallObserver }): Promise<World> {
   const { clusterId } = options;
   // A fixed start: nothing in a run depends on the wall clock but the gateway's deadline.

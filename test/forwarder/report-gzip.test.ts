@@ -88,7 +88,7 @@ async function sendReport(report: VolumeReport, gzip: boolean): Promise<Run> {
       logger: silentLogger,
       secret: { current: () => SECRET_C1, reload: async () => {}, close() {} },
       fetch,
-      ...(gzip && { codings }),
+      ...(gzip && { codings: () => codings }),
       signal: new AbortController().signal,
       buildItem: (key) => (key === ItemKeys.report() ? tracker.item(() => report, Date.now()) : undefined),
     });

@@ -251,8 +251,18 @@ describe('provision: refused before any EC2 call', () => {
   });
 
   it.each([
-    ['another provisioner', { pvc: { metadata: { annotations: { 'volume.kubernetes.io/storage-provisioner': 'example.com/nfs' } } } }],
-    ['no provisioner annotation', { pvc: { metadata: { annotations: { 'volume.kubernetes.io/storage-provisioner': undefined } } } }],
+    ['another provisioner', { pvc: { metadata: { annotations: { 'volume.kubernetes.io/storage-provisioner': 'example.com/nfs' } } } }, 'example.com/nfs'],
+    ['no provisioner annotation', { pvc: { metadata: { annotations: { 'volume.kubernetes.io/storage-provisioner': undefined } } } }, '"none"'],
+  ])('%s -> failed OtherProvisioner naming both provisioners, no writes on the claim, zero gateway calls', async (_name, override, named) => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, claimItem(merge({ pvc: { metadata: { finalizers: ['kubernetes.io/pvc-protection'] } } }, override)));
+    expect(result).toMatchObject({ key: 'PersistentVolumeClaim/shop/data', outcome: 'failed', reason: 'OtherProvisioner', writes: [] });
+    expect(result.outcome === 'failed' && result.message).toContain(named);
+    expect(result.outcome === 'failed' && result.message).toContain('registered for "ebs.csi.aws.com"');
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it.each([
     ['already bound (spec.volumeName)', { pvc: { spec: { volumeName: 'pv-static' } } }],
     ['claim being deleted', { pvc: { metadata: { deletionTimestamp: '2025-03-01T11:00:00Z' } } }],
     ['PV pvc-<uid> exists', { pvExists: true }],
