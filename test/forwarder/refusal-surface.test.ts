@@ -54,7 +54,7 @@ describe('createRefusalSurface', () => {
     await s.surface.refused(unauthorized, [claimItem]);
     await s.surface.refused(unauthorized, [claimItem]);
     expect(s.events).toHaveLength(1); // the repeat bumps the Event's count
-    expect(s.events[0]).toMatchObject({ namespace: 'app', reason: 'BackendRefused', message: expect.stringContaining('rotate-secret c1') });
+    expect(s.events[0]).toMatchObject({ namespace: 'app', reason: 'BackendRefused', message: expect.stringContaining('cluster -- show c1 --show-secrets') });
     expect(await s.gauge()).toEqual(['signature']);
     expect(s.logs.filter((l) => l.level === 'error')).toHaveLength(1);
     expect(s.surface.notReady()).toBeUndefined();

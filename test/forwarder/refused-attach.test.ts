@@ -84,6 +84,7 @@ describe('a VolumeAttachment refused with AttachmentLimitExceeded', () => {
     expect(attaches).toBeGreaterThanOrEqual(MINUTES);
     expect(attaches).toBeLessThanOrEqual(1 + Math.floor((MINUTES * 60) / Requeue.failed));
     // The refusal is on the VolumeAttachment, with the time it began.
-    expect(objects.va.status?.attachError).toEqual({ time: '2025-03-01T12:00:00Z', message: expect.stringContaining('AttachmentLimitExceeded') });
+    // errorCode 8: gRPC ResourceExhausted, as external-attacher writes it (the kubelet refreshes the node's attach limit).
+    expect(objects.va.status?.attachError).toEqual({ time: '2025-03-01T12:00:00Z', message: expect.stringContaining('AttachmentLimitExceeded'), errorCode: 8 });
   });
 });
