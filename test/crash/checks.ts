@@ -16,7 +16,7 @@ import type { KubeObject } from '../../lib/local/kube/index.js';
 import type { Snapshot as Ec2Snapshot, Volume } from '../../lib/local/ec2/index.js';
 import { notAdopted, type Oracle } from './oracle.js';
 import type { StaticDisk } from './scenario.js';
-import type { ClassSpec, World } from './world.js';
+import type { ClassSpec, JudgedWorld } from './world.js';
 
 export interface TrackedClaim {
   name: string;
@@ -144,7 +144,7 @@ export interface Snapshot {
   events: Event[];
 }
 
-export function snapshot(world: World): Snapshot {
+export function snapshot(world: JudgedWorld): Snapshot {
   const owner = `kubernetes.io/cluster/${world.clusterId}`;
   return {
     claims: world.store.list('persistentvolumeclaims').items as Claim[],
@@ -168,7 +168,7 @@ function warned(s: Snapshot, kind: string, name: string, reason: string, text: s
  * The disk a PV names, when EC2 has it and it is not, now, the cluster's adopted disk (another
  * cluster's, or not adopted); `ownOnly`: only when it is the cluster's, not adopted.
  */
-function unadoptedDiskOf(world: World, pv: Pv | undefined, ownOnly = false): { id: string; why: string } | undefined {
+function unadoptedDiskOf(world: JudgedWorld, pv: Pv | undefined, ownOnly = false): { id: string; why: string } | undefined {
   const id = pv && diskIdOf(pv);
   const volume = id ? world.sim.volume(id) : undefined;
   const why = volume && notAdopted(volume, world.clusterId);
@@ -178,7 +178,7 @@ function unadoptedDiskOf(world: World, pv: Pv | undefined, ownOnly = false): { i
 }
 
 /** A clone whose source claim is bound to a PV naming a disk that is not the cluster's adopted one: it must be refused. */
-function refusedCloneSource(world: World, s: Snapshot, pvc: Claim): { id: string; why: string } | undefined {
+function refusedCloneSource(world: JudgedWorld, s: Snapshot, pvc: Claim): { id: string; why: string } | undefined {
   const source = pvc.spec.dataSource;
   if (source?.kind !== 'PersistentVolumeClaim') return undefined;
   const claim = s.claims.find((c) => c.metadata.namespace === pvc.metadata.namespace && c.metadata.name === source.name);
@@ -223,12 +223,12 @@ export function volumeLabel(tracked: readonly TrackedClaim[], v: Volume): string
   return `${v.id}${claim ? ` (${claim.name}, ${claim.class.name})` : ''}`;
 }
 
-function nodeOf(world: World, instanceId: string): string {
+function nodeOf(world: JudgedWorld, instanceId: string): string {
   return world.nodes.find((n) => n.instanceId === instanceId)?.name ?? instanceId;
 }
 
 /** What is not as it should be, now. `final`: everything has been deleted. */
-export function convergenceProblems(world: World, tracked: readonly TrackedClaim[], final: boolean, snapshots: readonly TrackedSnapshot[] = []): string[] {
+export function convergenceProblems(world: JudgedWorld, tracked: readonly TrackedClaim[], final: boolean, snapshots: readonly TrackedSnapshot[] = []): string[] {
   const s = snapshot(world);
   const problems: string[] = snapshotProblems(s, snapshots);
   const livePodsUsing = (claim: string) => s.pods.filter((p) => claimsOf(p).includes(claim));
@@ -368,12 +368,12 @@ function dayTwoProblems(c: TrackedClaim, pvc: Claim, s: Snapshot, pods: Pod[]): 
 }
 
 /** Convergence problems plus attachments no VolumeAttachment names: empty once all is settled. */
-export function unsettled(world: World, tracked: readonly TrackedClaim[], final: boolean, snapshots: readonly TrackedSnapshot[] = []): string[] {
+export function unsettled(world: JudgedWorld, tracked: readonly TrackedClaim[], final: boolean, snapshots: readonly TrackedSnapshot[] = []): string[] {
   return [...convergenceProblems(world, tracked, final, snapshots), ...attachedWithoutVa(world, snapshot(world), tracked)];
 }
 
 /** Attachments in EC2 (attaching, attached, detaching…) that no VolumeAttachment names. */
-export function attachedWithoutVa(world: World, s: Snapshot, tracked: readonly TrackedClaim[]): string[] {
+export function attachedWithoutVa(world: JudgedWorld, s: Snapshot, tracked: readonly TrackedClaim[]): string[] {
   const out: string[] = [];
   for (const v of s.volumes) {
     for (const a of v.attachments) {
@@ -394,7 +394,7 @@ export interface FinalVerdict {
   findings: string[];
 }
 
-export function finalVerdict(world: World, tracked: readonly TrackedClaim[], oracle: Oracle, notConverged: string[]): FinalVerdict {
+export function finalVerdict(world: JudgedWorld, tracked: readonly TrackedClaim[], oracle: Oracle, notConverged: string[]): FinalVerdict {
   const s = snapshot(world);
   const findings: string[] = [];
   const counts = zeroCounts();

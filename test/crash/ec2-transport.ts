@@ -26,7 +26,7 @@ export function changesVolumes(action: string): boolean {
 }
 
 /** The existing volumes a call names: `VolumeId`, a copy's `SourceVolumeId`, a tag call's `ResourceId.N` that are volume IDs. */
-function namedVolumeIds(params: URLSearchParams): string[] {
+export function namedVolumeIds(params: URLSearchParams): string[] {
   const ids = [params.get('VolumeId'), params.get('SourceVolumeId')];
   for (const [key, value] of params) if (/^ResourceId\.\d+$/.test(key)) ids.push(value);
   return [...new Set(ids.filter((id): id is string => id?.startsWith('vol-') === true))];

@@ -22,7 +22,7 @@ import type { Volume } from '../../lib/local/ec2/index.js';
 import { changesVolumes, createdSnapshotId, createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
 import { contentOf, diskIdOf, type Content, type Pv } from './checks.js';
 import type { CrashController } from './crashes.js';
-import type { World } from './world.js';
+import type { JudgedWorld } from './world.js';
 
 interface Va extends KubeObject {
   spec: { nodeName?: string; source?: { persistentVolumeName?: string; inlineVolumeSpec?: { csi?: { volumeHandle?: string } } } };
@@ -51,10 +51,10 @@ export class Oracle {
   readonly touchedNotAdopted: string[] = [];
   /** Other clusters' disks the run put into EC2, as they were put there: so they must be at the end. */
   readonly foreign = new Map<string, Volume>();
-  world?: World;
+  world?: JudgedWorld;
 
   constructor(
-    private readonly crashes: CrashController,
+    private readonly crashes: Pick<CrashController, 'afterMutation'>,
     private readonly trace: (line: string) => void,
     /** A readable name for a volume: its claim's, when known. */
     private readonly describe: (volumeId: string, csiName?: string) => string,
@@ -139,7 +139,7 @@ export class Oracle {
   }
 
   /** Judged for every call that changes volumes, answered or refused: asking is the fault. */
-  private judgeOwnership(world: World, call: Ec2Call): void {
+  private judgeOwnership(world: JudgedWorld, call: Ec2Call): void {
     for (const volume of call.volumesBefore ?? []) {
       const why = notAdopted(volume, world.clusterId);
       if (!why) continue;
@@ -149,7 +149,7 @@ export class Oracle {
     }
   }
 
-  private judgeDelete(world: World, call: Ec2Call, volumeId: string): string | undefined {
+  private judgeDelete(world: JudgedWorld, call: Ec2Call, volumeId: string): string | undefined {
     if (this.takenOver.has(volumeId)) return 'the user took it over: its last PV had reclaim policy Retain and was deleted';
     if (this.inlineDisks.has(volumeId)) return `it is the disk of pod ${this.inlineDisks.get(volumeId)}'s inline volume, the user's`;
     const pv = pvNaming(world, volumeId);
@@ -174,7 +174,7 @@ export class Oracle {
    * content is there and not being deleted — unless it is a younger duplicate its content never
    * recorded (the name tag names the content, the handle another snapshot).
    */
-  private judgeSnapshotDelete(world: World, snapshotId: string): string | undefined {
+  private judgeSnapshotDelete(world: JudgedWorld, snapshotId: string): string | undefined {
     const snapshot = world.sim.snapshot(snapshotId);
     if (!snapshot) return undefined;
     if (snapshot.tags.find((t) => t.key === `kubernetes.io/cluster/${world.clusterId}`)?.value !== 'owned') return 'it is not owned by this cluster';
@@ -194,7 +194,7 @@ export class Oracle {
     return oldest?.id === snapshotId ? `it is the snapshot of content ${content.metadata.name}, which is not being deleted` : undefined;
   }
 
-  private judgeDetach(world: World, volumeId: string, node: string): string | undefined {
+  private judgeDetach(world: JudgedWorld, volumeId: string, node: string): string | undefined {
     const inline = (world.store.list('volumeattachments').items as Va[]).find(
       (a) => a.spec.source?.inlineVolumeSpec?.csi?.volumeHandle === volumeId && a.spec.nodeName === node && !a.metadata.deletionTimestamp,
     );
@@ -225,6 +225,6 @@ export function notAdopted(volume: Pick<Volume, 'tags'>, clusterId: string): str
   return tag('volhook.io/cluster') === clusterId ? undefined : `cluster "${clusterId}"'s disk, not adopted (no volhook.io/cluster=${clusterId})`;
 }
 
-export function pvNaming(world: World, volumeId: string): Pv | undefined {
+export function pvNaming(world: JudgedWorld, volumeId: string): Pv | undefined {
   return (world.store.list('persistentvolumes').items as Pv[]).find((pv) => diskIdOf(pv) === volumeId);
 }
