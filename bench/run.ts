@@ -7,7 +7,8 @@
  *       token-bucket floor, EC2 calls per action, throttling, per-PVC percentiles
  *   (c) the forwarder's RSS with N PVCs and N PVs cached, against idle
  *   (d) a fleet (lib/fleet-faults.ts): clusters × WaitForFirstConsumer claims with pods against
- *       backend processes sharing DynamoDB; everything deleted, then judged
+ *       backend processes sharing DynamoDB, with EC2 faults, lost answers and stuck attachments,
+ *       and without; everything deleted, then judged
  *   report: one cluster's volume report of --pvs PVs, sent plain and gzip'd: requests and bytes
  *       (lib/report-sizes.ts); only with --only report
  *
@@ -49,7 +50,7 @@ async function main(args: BenchArgs): Promise<void> {
     (args.only.includes('b') ? args.timeoutSeconds * 1000 + 180_000 : 0) +
     (args.only.includes('c') ? MEMORY_TIMEOUT_MS : 0) +
     (args.only.includes('report') ? REPORT_TIMEOUT_MS : 0) +
-    (args.only.includes('d') ? 2 * args.timeoutSeconds * 1000 + 300_000 : 0);
+    (args.only.includes('d') ? (args.fleet.faults === 'both' ? 2 : 1) * (2 * args.timeoutSeconds * 1000 + 300_000) : 0);
   setTimeout(() => {
     say(`bench: gave up after ${(budgetMs / 60_000).toFixed(0)} min (global bound); exiting`);
     process.exit(3);
@@ -107,11 +108,13 @@ async function main(args: BenchArgs): Promise<void> {
   }
 
   if (args.only.includes('d')) {
-    const { clusters, claims, backends } = args.fleet;
-    say(`\n(d) a fleet: ${clusters} clusters × ${claims} claims with pods, ${backends} backend processes, time scale ${args.timeScale} (bound ${args.timeoutSeconds} s a phase) …`);
-    const fleet = await runFleet({ clusters, perCluster: claims, backends, timeScale: args.timeScale, seed: args.seed, timeoutMs: args.timeoutSeconds * 1000 });
-    printFleet(fleet);
-    fleets.push(fleet);
+    const { clusters, claims, backends, faults } = args.fleet;
+    for (const withFaults of faults === 'both' ? [true, false] : [faults === 'on']) {
+      say(`\n(d) a fleet: ${clusters} clusters × ${claims} claims with pods, ${backends} backend processes, time scale ${args.timeScale}, ${withFaults ? 'with faults' : 'without faults'} (bound ${args.timeoutSeconds} s a phase) …`);
+      const fleet = await runFleet({ clusters, perCluster: claims, backends, timeScale: args.timeScale, seed: args.seed, faults: withFaults, timeoutMs: args.timeoutSeconds * 1000 });
+      printFleet(fleet);
+      fleets.push(fleet);
+    }
   }
 
   printSummary(args, single, burst, memory, reportRuns, fleets);

@@ -7,6 +7,7 @@ export const SCENARIOS: readonly Scenario[] = ['a', 'b', 'c', 'd', 'report'];
 const DEFAULT_SCENARIOS: readonly Scenario[] = ['a', 'b', 'c'];
 /** (d) runs the simulator this much faster unless --time-scale says otherwise: two runs of 3 × 300 claims in 10 minutes. */
 export const FLEET_TIME_SCALE = 2;
+export type FaultRuns = 'both' | 'on' | 'off';
 
 export interface BenchArgs {
   /** PVCs (each with one pod) in the burst of (b). */
@@ -27,8 +28,8 @@ export interface BenchArgs {
   clusters: number;
   /** PVs (each bound and attached) of the cluster whose volume report `report` sends. */
   pvs: number;
-  /** (d): clusters, claims (with a pod each) per cluster, backend processes. */
-  fleet: { clusters: number; claims: number; backends: number };
+  /** (d): clusters, claims (with a pod each) per cluster, backend processes; run with faults, without, or both. */
+  fleet: { clusters: number; claims: number; backends: number; faults: FaultRuns };
   /** The command to print for reproducing this run. */
   command: string;
 }
@@ -37,6 +38,7 @@ export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--onl
                             [--seed 1] [--objects 10000] [--timeout 1200]
                             [--backends 1] [--clusters 1] [--pvs 20000]
                             [--fleet-clusters 3] [--fleet-claims 300] [--fleet-backends 3]
+                            [--faults both|on|off]
   --n           PVCs + pods in the burst (b); default 1000 (100 with --quick)
   --time-scale  simulator latencies and bucket refill ÷/× this; default 1 (${FLEET_TIME_SCALE} with d in
                 --only, 10 with --quick). volhook's own delays (backoff, requeues, resync) are
@@ -57,7 +59,9 @@ export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--onl
   --fleet-clusters, --fleet-claims, --fleet-backends
                 (d): clusters, WaitForFirstConsumer claims with a pod per cluster, backend
                 processes sharing the rate budget and replay store in DynamoDB (moto_server);
-                default 3, 300, 3 (2, 30, 2 with --quick)`;
+                default 3, 300, 3 (2, 30, 2 with --quick)
+  --faults      (d) with faults (on: EC2 refusing calls, losing answers, leaving attachments
+                stuck attaching), without (off), or each in turn (both); default both`;
 
 /** Thrown for a bad flag; run.ts prints it with the usage. */
 export class UsageError extends Error {
@@ -85,6 +89,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
         'fleet-clusters': { type: 'string' },
         'fleet-claims': { type: 'string' },
         'fleet-backends': { type: 'string' },
+        faults: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -107,6 +112,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
     clusters: integer('--fleet-clusters', v['fleet-clusters'], quick ? 2 : 3, 2, 8),
     claims: integer('--fleet-claims', v['fleet-claims'], quick ? 30 : 300, 1, 5000),
     backends: integer('--fleet-backends', v['fleet-backends'], quick ? 2 : 3, 1, 16),
+    faults: faultRuns(v.faults),
   };
 
   const command = ['npx tsx bench/run.ts', `--n ${n}`, `--time-scale ${timeScale}`, `--only ${only.join(',')}`, `--seed ${seed}`];
@@ -115,7 +121,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
   if (backends !== 1) command.push(`--backends ${backends}`);
   if (clusters !== 1) command.push(`--clusters ${clusters}`);
   if (only.includes('report')) command.push(`--pvs ${pvs}`);
-  if (only.includes('d')) command.push(`--fleet-clusters ${fleet.clusters} --fleet-claims ${fleet.claims} --fleet-backends ${fleet.backends}`);
+  if (only.includes('d')) command.push(`--fleet-clusters ${fleet.clusters} --fleet-claims ${fleet.claims} --fleet-backends ${fleet.backends} --faults ${fleet.faults}`);
   return { n, timeScale, only, quick, seed, objects, timeoutSeconds, backends, clusters, pvs, fleet, command: command.join(' ') };
 }
 
@@ -132,6 +138,12 @@ function integer(flag: string, raw: string | undefined, fallback: number, min: n
   const value = number(flag, raw, fallback, min, max);
   if (!Number.isInteger(value)) throw new UsageError(`${flag} must be a whole number, got "${raw}"`);
   return value;
+}
+
+function faultRuns(raw: string | undefined): FaultRuns {
+  if (raw === undefined) return 'both';
+  if (raw === 'both' || raw === 'on' || raw === 'off') return raw;
+  throw new UsageError(`--faults takes both, on or off; got "${raw}"`);
 }
 
 function scenarios(raw: string | undefined): Scenario[] {

@@ -2,13 +2,16 @@
  * The fleet's EC2 as the backends reach it: a proxy in front of the simulator that shows every
  * call, once EC2 has carried it out, to the crash explorer's judges (test/crash/oracle.ts) —
  * one per cluster (the one whose kubernetes.io/cluster tag the volume bears), against that
- * cluster's store as it is then.
+ * cluster's store as it is then — and loses the answers of a
+ * seeded share of the mutations EC2 carried out: the connection is cut before the answer is
+ * written, as a network cut or a crashed function would lose it.
  */
 import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Ec2Response, RunningEc2Simulator } from '../../lib/local/ec2/index.js';
 import { changesVolumes, createVolumeTags, isMutation, namedVolumeIds, type Ec2Call } from '../../test/crash/ec2-transport.js';
 import { Oracle } from '../../test/crash/oracle.js';
+import { Rng } from '../../test/crash/rng.js';
 import type { JudgedWorld } from '../../test/crash/world.js';
 
 const CLUSTER_TAG = /^kubernetes\.io\/cluster\/(.+)$/;
@@ -17,17 +20,31 @@ export interface Ec2Judge {
   url: string;
   /** Each cluster's judge: what it found wrong, and what EC2 created for each name. */
   oracles: ReadonlyMap<string, Oracle>;
+  /** Answers lost after EC2 carried the mutation out, by action. */
+  lost: Record<string, number>;
+  /** AttachVolume calls EC2 carried out whose attachment will never leave `attaching`. */
+  stuck: number;
+  /** From now on, lose answers at this rate (0: none). */
+  setLossRate(rate: number): void;
   stop(): Promise<void>;
 }
 
-export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly JudgedWorld[]): Promise<Ec2Judge> {
+export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly JudgedWorld[], options: { seed: number; lossRate: number }): Promise<Ec2Judge> {
+  const rng = new Rng(options.seed ^ 0x5eed);
+  let lossRate = options.lossRate;
+  const lost: Record<string, number> = {};
   const oracles = new Map<string, Oracle>();
-  const afterMutation = (): boolean => false;
+  const afterMutation = (action: string): boolean => {
+    if (!rng.chance(lossRate)) return false;
+    lost[action] = (lost[action] ?? 0) + 1;
+    return true;
+  };
   for (const world of worlds) {
     const oracle = new Oracle({ afterMutation }, () => {}, (id) => id);
     oracle.world = world;
     oracles.set(world.clusterId, oracle);
   }
+  const judge = { stuck: 0 };
   const target = new URL(sim.url);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -51,7 +68,10 @@ export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly J
       const clusterId = tags.map((key) => CLUSTER_TAG.exec(key)?.[1]).find((id) => id !== undefined);
       const oracle = clusterId ? oracles.get(clusterId) : undefined;
       const call: Ec2Call = { action, params, response, ...(volumeBefore && { volumeBefore }), ...(volumesBefore && { volumesBefore }) };
-      oracle?.observe(call);
+      if (action === 'AttachVolume' && response.status === 200 && volumeId) {
+        if (sim.sim.volume(volumeId)?.attachments.some((a) => a.stuck)) judge.stuck++;
+      }
+      if (oracle?.observe(call)) return void res.destroy();
       res.writeHead(answer.status, answer.headers);
       res.end(answer.body);
     })().catch(() => res.destroy());
@@ -61,6 +81,13 @@ export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly J
   return {
     url: `http://127.0.0.1:${port}`,
     oracles,
+    lost,
+    get stuck() {
+      return judge.stuck;
+    },
+    setLossRate(rate) {
+      lossRate = rate;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         agent.destroy();

@@ -1,10 +1,13 @@
 /**
- * Scenario (d): a fleet. `clusters` local Kubernetes clusters (API, controllers, forwarders),
- * each `perCluster` WaitForFirstConsumer claims with a pod, all created at once against
- * `backends` backend processes behind one URL that share the rate budget and the replay store in
- * DynamoDB (moto_server), one simulated EC2 account at AWS's token buckets and latencies (÷ and ×
- * the time scale). The first cluster runs two forwarder processes with leader election; the
- * second's forwarder reaches its API through a proxy (watch-expiry.ts, for the faults to come).
+ * Scenario (d): a fleet under load and faults at once. `clusters` local Kubernetes clusters
+ * (API, controllers, forwarders), each `perCluster` WaitForFirstConsumer claims with a pod, all
+ * created at once against `backends` backend processes behind one URL that share the rate
+ * budget and the replay store in DynamoDB (moto_server), one simulated EC2 account at AWS's
+ * token buckets and latencies (÷ and × the time scale). With `faults`, seeded and counted:
+ *
+ * - EC2 answers a share of the calls InternalError or Unavailable (nothing done), loses the
+ *   answer of a share of the mutations it carried out (the connection cut), and leaves a share
+ *   of the attachments stuck `attaching`.
  *
  * Then every claim and pod is deleted. The crash explorer's judges (test/crash) watch every EC2
  * call (bench/lib/ec2-judge.ts) and read each cluster at the end: leaked, duplicated, wrongly
@@ -36,6 +39,9 @@ export interface FleetOptions {
   backends: number;
   timeScale: number;
   seed: number;
+  faults: boolean;
+  /** Other shares than {@link FAULT_RATES}. */
+  rates?: Partial<FaultRates>;
   /** Bound on the burst, and again on the deletion. */
   timeoutMs: number;
   progressEveryMs?: number;
@@ -43,11 +49,28 @@ export interface FleetOptions {
   log?: (line: string) => void;
 }
 
+/** The share of calls each injected fault hits, with `faults`. */
+export interface FaultRates {
+  refused: number;
+  lostAnswer: number;
+  stuckAttach: number;
+}
+
+export const FAULT_RATES: FaultRates = {
+  /** InternalError (500) or Unavailable (503): refused, nothing done. */
+  refused: 0.02,
+  /** The answer of a mutation EC2 carried out, lost. */
+  lostAnswer: 0.02,
+  /** An attachment that never leaves `attaching`. */
+  stuckAttach: 0.005,
+};
+
 /** The class every bench claim gets (the stack's default): gp3, WaitForFirstConsumer, Delete. */
 const DEFAULT_CLASS: ClassSpec = { name: 'gp3 (default)', binding: 'WaitForFirstConsumer', policy: 'Delete' };
 
 export interface FleetResult {
-  options: Omit<FleetOptions, 'log'>;
+  options: Omit<FleetOptions, 'log' | 'rates'>;
+  rates: FaultRates | undefined;
   n: number;
   floorSeconds: number;
   /** First create to the last claim Bound and attached; undefined if not all were. */
@@ -62,6 +85,8 @@ export interface FleetResult {
   backendStats: BackendStats;
   /** Reconcile (and check) requests the backends were sent. */
   backendRequests: number;
+  /** The faults injected, by kind: EC2's refusals by code, lost answers by action, attachments left stuck. */
+  faults: { refused: Record<string, number>; lostAnswers: Record<string, number>; stuckAttachments: number };
   counts: Counts;
   findings: string[];
 }
@@ -69,7 +94,22 @@ export interface FleetResult {
 const REGION = 'us-east-1';
 const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
 const TABLES = { budget: 'volhook-bench-budget', replay: 'volhook-bench-replay', reports: 'volhook-bench-reports' };
-const LEASE = { namespace: 'volhook-system', name: 'volhook-forwarder' };
+
+const INJECTED_CODES = ['InternalError', 'Unavailable'] as const;
+
+/** EC2's refusals, as configured: each action a share of its calls, InternalError or Unavailable. */
+function refusals(rate: number): FaultConfig {
+  const internal = { rate, code: INJECTED_CODES[0] };
+  const unavailable = { rate, code: INJECTED_CODES[1], status: 503 };
+  return {
+    CreateVolume: internal,
+    AttachVolume: [internal],
+    DetachVolume: unavailable,
+    DeleteVolume: internal,
+    DescribeVolumes: unavailable,
+    DescribeInstances: internal,
+  };
+}
 
 export async function runFleet(options: FleetOptions): Promise<FleetResult> {
   const log = options.log ?? say;
@@ -112,7 +152,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
       stacks.push(stack);
     }
     const worlds: JudgedWorld[] = stacks.map((s) => ({ clusterId: s.clusterId, sim: sim.sim, store: s.store, nodes: s.nodes, clock: systemClock }));
-    const judge = await startEc2Judge(sim, worlds);
+    const judge = await startEc2Judge(sim, worlds, { seed: options.seed, lossRate: 0 });
     cleanups.push(() => judge.stop());
 
     const env: NodeJS.ProcessEnv = {
@@ -143,6 +183,12 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
     }
     await until(() => stacks.every((s) => s.nodes.every((n) => sim.sim.instance(n.instanceId)?.state === 'running')), 120_000, 'node instances running');
     await until(() => forwarders.every((f) => f.ready()), 60_000, 'forwarders synced');
+
+    const rates = { ...FAULT_RATES, ...options.rates };
+    if (options.faults) {
+      sim.sim.configure({ faults: refusals(rates.refused), attachFaults: [{ rate: rates.stuckAttach, outcome: 'stuck' }] });
+      judge.setLossRate(rates.lostAnswer);
+    }
     sim.sim.resetStats();
     const statsBefore = sumStats(await Promise.all(backends.map((b) => b.stats())));
     const requestsBefore = front.requests;
@@ -225,7 +271,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
     const all: ClaimTimes[] = trackers.flatMap((t) => [...t.claims.values()]);
     const backendStats = subtractStats(sumStats(await Promise.all(backends.map((b) => b.stats()))), statsBefore);
     return {
-      options: { clusters: options.clusters, perCluster: options.perCluster, backends: options.backends, timeScale: options.timeScale, seed: options.seed, timeoutMs: options.timeoutMs },
+      options: { clusters: options.clusters, perCluster: options.perCluster, backends: options.backends, timeScale: options.timeScale, seed: options.seed, faults: options.faults, timeoutMs: options.timeoutMs },
+      rates: options.faults ? rates : undefined,
       n,
       floorSeconds: tokenBucketFloorSeconds(n, options.timeScale),
       readyMs,
@@ -238,6 +285,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
       ec2,
       backendStats,
       backendRequests: front.requests - requestsBefore,
+      faults: { refused: refusedByCode(ec2), lostAnswers: { ...judge.lost }, stuckAttachments: judge.stuck },
       counts: total,
       findings: verdicts.flatMap((v, c) => v.findings.map((f) => `${clusterIds[c]}: ${f}`)),
     };
@@ -254,6 +302,15 @@ async function everySettled(worlds: readonly JudgedWorld[], tracked: readonly Tr
     const problems = unsettled(world, tracked[c]!, final);
     if (problems.length > 0) out.push([c, problems]);
     await sleep(0); // the stores' watchers run between clusters
+  }
+  return out;
+}
+
+/** EC2's answers with an injected code (InternalError, Unavailable), by code: not its other errors (throttling, IncorrectState…). */
+function refusedByCode(ec2: Ec2SimStats): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const stats of Object.values(ec2.actions)) {
+    for (const [code, count] of Object.entries(stats.errors)) if ((INJECTED_CODES as readonly string[]).includes(code)) out[code] = (out[code] ?? 0) + count;
   }
   return out;
 }

@@ -1,4 +1,4 @@
-/** The figures of scenario (d), a fleet (fleet-faults.ts), as text. */
+/** The figures of scenario (d), a fleet under load and faults (fleet-faults.ts), as text. */
 import { COUNT_NAMES, type Counts } from '../../test/crash/checks.js';
 import type { FleetResult } from './fleet-faults.js';
 import { percent, ratio, say, seconds, table } from './format.js';
@@ -8,7 +8,7 @@ import { percentile } from './stats.js';
 export const FLEET_JUDGES: readonly (keyof Counts)[] = ['leaked', 'duplicate', 'wronglyDeleted', 'wronglyDetached', 'attachedWithoutVa', 'notConverged', 'unauthorized', 'copiedForeign', 'touchedNotAdopted'];
 
 export function fleetRows(r: FleetResult): string[][] {
-  const label = `(d) ${r.options.clusters}×${r.options.perCluster} claims, ${r.options.backends} backends, seed ${r.options.seed}`;
+  const label = `(d) ${r.options.clusters}×${r.options.perCluster} claims, ${r.options.backends} backends, ${r.options.faults ? 'faults' : 'no faults'}, seed ${r.options.seed}`;
   const ec2 = r.ec2.total;
   const describes = r.ec2.actions.DescribeVolumes?.calls ?? 0;
   const times = (pick: (c: FleetResult['claims'][number]) => number | undefined) => r.claims.map(pick).filter((t): t is number => t !== undefined);
@@ -25,6 +25,13 @@ export function fleetRows(r: FleetResult): string[][] {
     ['', 'DescribeVolumes per volume', (describes / r.n).toFixed(2)],
     ['', 'backend requests per volume', (r.backendRequests / r.n).toFixed(2)],
   ];
+  if (r.options.faults) {
+    const refused = Object.entries(r.faults.refused).map(([code, n]) => `${code} ${n}`).join(', ') || 'none';
+    const lost = Object.entries(r.faults.lostAnswers).map(([action, n]) => `${action} ${n}`).join(', ') || 'none';
+    rows.push(['', 'faults: EC2 refused', refused]);
+    rows.push(['', 'faults: answers lost after EC2 acted', lost]);
+    rows.push(['', 'faults: attachments stuck attaching', String(r.faults.stuckAttachments)]);
+  }
   rows.push(['', 'judges', FLEET_JUDGES.map((k) => `${COUNT_NAMES[k]} ${r.counts[k]}`).join(', ')]);
   return rows;
 }
