@@ -7,8 +7,8 @@
  *       token-bucket floor, EC2 calls per action, throttling, per-PVC percentiles
  *   (c) the forwarder's RSS with N PVCs and N PVs cached, against idle
  *   (d) a fleet (lib/fleet-faults.ts): clusters × WaitForFirstConsumer claims with pods against
- *       backend processes sharing DynamoDB, with EC2 faults, lost answers and stuck attachments,
- *       and without; everything deleted, then judged
+ *       backend processes sharing DynamoDB, with EC2 faults, lost answers, stuck attachments,
+ *       killed processes and an expired watch, and without; everything deleted, then judged
  *   report: one cluster's volume report of --pvs PVs, sent plain and gzip'd: requests and bytes
  *       (lib/report-sizes.ts); only with --only report
  *

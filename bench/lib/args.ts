@@ -61,7 +61,8 @@ export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--onl
                 processes sharing the rate budget and replay store in DynamoDB (moto_server);
                 default 3, 300, 3 (2, 30, 2 with --quick)
   --faults      (d) with faults (on: EC2 refusing calls, losing answers, leaving attachments
-                stuck attaching), without (off), or each in turn (both); default both`;
+                stuck attaching; a forwarder leader and a backend SIGKILLed, a watch ended
+                with 410, mid-burst), without (off), or each in turn (both); default both`;
 
 /** Thrown for a bad flag; run.ts prints it with the usage. */
 export class UsageError extends Error {

@@ -3,11 +3,17 @@
  * (API, controllers, forwarders), each `perCluster` WaitForFirstConsumer claims with a pod, all
  * created at once against `backends` backend processes behind one URL that share the rate
  * budget and the replay store in DynamoDB (moto_server), one simulated EC2 account at AWS's
- * token buckets and latencies (÷ and × the time scale). With `faults`, seeded and counted:
+ * token buckets and latencies (÷ and × the time scale). The first cluster runs two forwarder
+ * processes with leader election, the second's forwarder reaches its API through a proxy that
+ * can expire its watches: the same with faults or without. With `faults`, seeded and counted:
  *
  * - EC2 answers a share of the calls InternalError or Unavailable (nothing done), loses the
  *   answer of a share of the mutations it carried out (the connection cut), and leaves a share
- *   of the attachments stuck `attaching`.
+ *   of the attachments stuck `attaching`;
+ * - the first cluster's forwarder leader is SIGKILLed a fifth of the way in (and a replica
+ *   started again, as its Deployment would);
+ * - a backend process is SIGKILLed a third of the way in, and a fresh one takes its place;
+ * - half way, the second cluster's forwarder has its claims watch ended with 410 (Expired).
  *
  * Then every claim and pod is deleted. The crash explorer's judges (test/crash) watch every EC2
  * call (bench/lib/ec2-judge.ts) and read each cluster at the end: leaked, duplicated, wrongly
@@ -32,6 +38,7 @@ import { say } from './format.js';
 import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
 import { tokenBucketFloorSeconds } from './stats.js';
 import { BurstTracker, type ClaimTimes } from './tracker.js';
+import { startWatchExpiry, type WatchExpiry } from './watch-expiry.js';
 
 export interface FleetOptions {
   clusters: number;
@@ -65,8 +72,17 @@ export const FAULT_RATES: FaultRates = {
   stuckAttach: 0.005,
 };
 
+/** When each disruption happens: at this share of the claims Bound and attached. */
+const DISRUPT_AT = { forwarderLeader: 0.2, backend: 0.35, watch: 0.5 } as const;
+
 /** The class every bench claim gets (the stack's default): gp3, WaitForFirstConsumer, Delete. */
 const DEFAULT_CLASS: ClassSpec = { name: 'gp3 (default)', binding: 'WaitForFirstConsumer', policy: 'Delete' };
+
+export interface Disruption {
+  what: string;
+  /** Seconds after the first claim was created. */
+  atSeconds: number;
+}
 
 export interface FleetResult {
   options: Omit<FleetOptions, 'log' | 'rates'>;
@@ -85,8 +101,9 @@ export interface FleetResult {
   backendStats: BackendStats;
   /** Reconcile (and check) requests the backends were sent. */
   backendRequests: number;
-  /** The faults injected, by kind: EC2's refusals by code, lost answers by action, attachments left stuck. */
-  faults: { refused: Record<string, number>; lostAnswers: Record<string, number>; stuckAttachments: number };
+  /** The faults injected, by kind: EC2's refusals by code, lost answers by action, attachments left stuck, watch requests answered 410. */
+  faults: { refused: Record<string, number>; lostAnswers: Record<string, number>; stuckAttachments: number; watchesExpired: number };
+  disruptions: Disruption[];
   counts: Counts;
   findings: string[];
 }
@@ -94,6 +111,7 @@ export interface FleetResult {
 const REGION = 'us-east-1';
 const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
 const TABLES = { budget: 'volhook-bench-budget', replay: 'volhook-bench-replay', reports: 'volhook-bench-reports' };
+const LEASE = { namespace: 'volhook-system', name: 'volhook-forwarder' };
 
 const INJECTED_CODES = ['InternalError', 'Unavailable'] as const;
 
@@ -174,15 +192,33 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
     const front = await startRoundRobin(backends.map((b) => b.url));
     cleanups.push(() => front.stop());
 
-    // One forwarder per cluster, in this process.
-    const forwarders: Forwarder[] = [];
-    cleanups.push(() => Promise.all(forwarders.map((f) => f.stop())).then(() => undefined));
-    for (const stack of stacks) {
-      const config = { apiUrl: front.url, clusterId: stack.clusterId, secret: stack.secret, kubeServer: stack.urls.kube, port: 0, listenHost: '127.0.0.1' };
-      forwarders.push(await startForwarder(config, { kubeConfig: kubeConfigFor({ server: stack.urls.kube }), logger: diagnostics.logger }));
+    // Forwarders, the same with faults or without: the first cluster two processes on one Lease,
+    // the second in-process behind a proxy that can expire its watches, the others in-process.
+    const forwarderConfig = (stack: LocalStack, kubeServer: string) => ({ apiUrl: front.url, clusterId: stack.clusterId, secret: stack.secret, kubeServer, port: 0, listenHost: '127.0.0.1' });
+    const replicas: ForwarderProcess[] = [];
+    const inProcess: Forwarder[] = [];
+    let watchExpiry: WatchExpiry | undefined;
+    cleanups.push(() => Promise.all([...replicas.map((r) => {
+            r.stopping = true;
+            return stopChild(r.child);
+          }), ...inProcess.map((f) => f.stop())]).then(() => undefined));
+    for (const [c, stack] of stacks.entries()) {
+      if (c === 0) {
+        stack.store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: LEASE.namespace } });
+        for (const identity of ['replica-1', 'replica-2']) replicas.push(startForwarderProcess(front.url, stack, identity, log));
+        continue;
+      }
+      let kubeServer = stack.urls.kube;
+      if (c === 1) {
+        watchExpiry = await startWatchExpiry(stack.urls.kube);
+        cleanups.push(() => watchExpiry?.stop());
+        kubeServer = watchExpiry.url;
+      }
+      inProcess.push(await startForwarder(forwarderConfig(stack, kubeServer), { kubeConfig: kubeConfigFor({ server: kubeServer }), logger: diagnostics.logger }));
     }
     await until(() => stacks.every((s) => s.nodes.every((n) => sim.sim.instance(n.instanceId)?.state === 'running')), 120_000, 'node instances running');
-    await until(() => forwarders.every((f) => f.ready()), 60_000, 'forwarders synced');
+    await until(() => inProcess.every((f) => f.ready()), 60_000, 'forwarders synced');
+    if (replicas.length > 0) await until(() => leaderOf(stacks[0]!) !== undefined, 60_000, 'a forwarder leader');
 
     const rates = { ...FAULT_RATES, ...options.rates };
     if (options.faults) {
@@ -210,6 +246,40 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
       }
     }
 
+    const disruptions: Disruption[] = [];
+    const retiredStats: BackendStats[] = [];
+    const pendingDisruptions: Array<{ share: number; run: () => Promise<string> }> = options.faults
+      ? [
+          {
+            share: DISRUPT_AT.forwarderLeader,
+            run: async () => {
+              const holder = leaderOf(stacks[0]!);
+              const leader = replicas.find((r) => r.identity === holder);
+              if (!leader) return `no forwarder leader of ${stacks[0]!.clusterId} to kill (holder ${holder ?? 'none'})`;
+              await killChild(leader.child);
+              replicas.push(startForwarderProcess(front.url, stacks[0]!, `${leader.identity}-restarted`, log));
+              return `SIGKILL forwarder leader ${leader.identity} of ${stacks[0]!.clusterId}; a new replica started`;
+            },
+          },
+          {
+            share: DISRUPT_AT.backend,
+            run: async () => {
+              const victim = backends[0]!;
+              retiredStats.push(await victim.stats().catch(() => ({})));
+              await victim.kill();
+              const fresh = await startBackendProcess(env);
+              backends[0] = fresh;
+              front.replace(0, fresh.url);
+              return `SIGKILL backend process 1 of ${options.backends}; a fresh one took its place`;
+            },
+          },
+          {
+            share: DISRUPT_AT.watch,
+            run: async () => `expired ${watchExpiry?.expire('persistentvolumeclaims') ?? 0} claims watch stream(s) of ${stacks[1]?.clusterId ?? '?'}'s forwarder (410)`,
+          },
+        ]
+      : [];
+
     const counts = () => trackers.reduce((sum, t) => sum + t.counts().ready, 0);
     const every = options.progressEveryMs ?? 10_000;
     let next = every;
@@ -225,6 +295,13 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
     for (;;) {
       const ready = counts();
       if (readyMs === undefined && ready === n) readyMs = performance.now() - t0;
+      while (pendingDisruptions.length > 0 && ready >= pendingDisruptions[0]!.share * n) {
+        const { run } = pendingDisruptions.shift()!;
+        const atSeconds = at();
+        const what = await run();
+        disruptions.push({ what, atSeconds });
+        log(`[d] ${atSeconds.toFixed(0).padStart(4)} s  ${what}`);
+      }
       if (ready === n && (await everySettled(worlds, tracked, false)).length === 0) {
         settledMs = performance.now() - t0;
         break;
@@ -269,7 +346,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
     for (const v of verdicts) for (const key of Object.keys(total) as (keyof Counts)[]) total[key] += v.counts[key];
     const ec2 = sim.sim.getStats();
     const all: ClaimTimes[] = trackers.flatMap((t) => [...t.claims.values()]);
-    const backendStats = subtractStats(sumStats(await Promise.all(backends.map((b) => b.stats()))), statsBefore);
+    const backendStats = subtractStats(sumStats([...retiredStats, ...(await Promise.all(backends.map((b) => b.stats())))]), statsBefore);
     return {
       options: { clusters: options.clusters, perCluster: options.perCluster, backends: options.backends, timeScale: options.timeScale, seed: options.seed, faults: options.faults, timeoutMs: options.timeoutMs },
       rates: options.faults ? rates : undefined,
@@ -285,7 +362,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
       ec2,
       backendStats,
       backendRequests: front.requests - requestsBefore,
-      faults: { refused: refusedByCode(ec2), lostAnswers: { ...judge.lost }, stuckAttachments: judge.stuck },
+      faults: { refused: refusedByCode(ec2), lostAnswers: { ...judge.lost }, stuckAttachments: judge.stuck, watchesExpired: watchExpiry?.expired ?? 0 },
+      disruptions,
       counts: total,
       findings: verdicts.flatMap((v, c) => v.findings.map((f) => `${clusterIds[c]}: ${f}`)),
     };
@@ -332,6 +410,48 @@ function subtractStats(after: BackendStats, before: BackendStats): BackendStats 
     };
   }
   return out;
+}
+
+function leaderOf(stack: LocalStack): string | undefined {
+  const lease = stack.store.get('leases', LEASE.name, LEASE.namespace) as { spec?: { holderIdentity?: string } } | undefined;
+  return lease?.spec?.holderIdentity || undefined;
+}
+
+interface ForwarderProcess {
+  identity: string;
+  child: ChildProcess;
+  /** The tail of its stderr. */
+  errors: string;
+  /** Asked to stop (the end of the run): its exit is no news. */
+  stopping: boolean;
+}
+
+/** A forwarder replica as its pod runs it (bin/forwarder.ts), with leader election on one Lease. */
+function startForwarderProcess(apiUrl: string, stack: LocalStack, identity: string, log: (line: string) => void): ForwarderProcess {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    VOLHOOK_API_URL: apiUrl,
+    VOLHOOK_CLUSTER_ID: stack.clusterId,
+    VOLHOOK_SECRET: stack.secret,
+    VOLHOOK_KUBE_SERVER: stack.urls.kube,
+    VOLHOOK_PORT: '0',
+    VOLHOOK_LISTEN_HOST: '127.0.0.1',
+    VOLHOOK_LEADER_ELECT: 'true',
+    VOLHOOK_LEASE_NAMESPACE: LEASE.namespace,
+    VOLHOOK_LEADER_IDENTITY: identity,
+    VOLHOOK_LOG_LEVEL: 'warn',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  delete env.NODE_OPTIONS;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/forwarder.ts'], { cwd: repoRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const replica: ForwarderProcess = { identity, child, errors: '', stopping: false };
+  child.stderr?.on('data', (chunk: Buffer) => {
+    replica.errors = (replica.errors + chunk.toString()).slice(-4_000);
+  });
+  child.once('exit', (code, signal) => {
+    if (!replica.stopping && signal !== 'SIGKILL') log(`[d] forwarder ${identity} exited (${code ?? signal}): ${replica.errors}`);
+  });
+  return replica;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

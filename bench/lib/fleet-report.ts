@@ -31,6 +31,8 @@ export function fleetRows(r: FleetResult): string[][] {
     rows.push(['', 'faults: EC2 refused', refused]);
     rows.push(['', 'faults: answers lost after EC2 acted', lost]);
     rows.push(['', 'faults: attachments stuck attaching', String(r.faults.stuckAttachments)]);
+    rows.push(['', 'faults: watch streams expired (410)', String(r.faults.watchesExpired)]);
+    for (const d of r.disruptions) rows.push(['', `at ${d.atSeconds.toFixed(0)} s`, d.what]);
   }
   rows.push(['', 'judges', FLEET_JUDGES.map((k) => `${COUNT_NAMES[k]} ${r.counts[k]}`).join(', ')]);
   return rows;

@@ -2,8 +2,9 @@
  * The seeded, small version of the bench's scenario (d), a fleet under faults
  * (bench/lib/fleet-faults.ts; `npm run bench -- --only d` runs 3 × 300 claims): two clusters,
  * 30 claims with a pod each, two backend processes sharing the budget and replay tables in
- * moto's DynamoDB, EC2 refusing calls (InternalError, Unavailable) and losing answers after it
- * acted; then everything deleted. The crash explorer's judges watch every EC2 call and read each
+ * moto's DynamoDB; EC2 refusing calls (InternalError, Unavailable) and losing answers after it
+ * acted, a forwarder leader and a backend SIGKILLed and a claims watch expired (410) mid-burst;
+ * then everything deleted. The crash explorer's judges watch every EC2 call and read each
  * cluster at the end. Judged by them alone: no bound on the time taken but the scenario's own
  * (a timeout is counted not converged).
  *
@@ -31,9 +32,10 @@ describe('a fleet under load and faults (seeded, small)', () => {
     });
     const context = [...result.findings, ...lines].join('\n');
     for (const judge of FLEET_JUDGES) expect(result.counts[judge], `${judge}\n${context}`).toBe(0);
-    // Each kind of fault happened: a run without them would prove nothing.
+    // Each fault and disruption happened: a run without them would prove nothing.
     expect(Object.keys(result.faults.refused).sort(), context).toEqual(['InternalError', 'Unavailable']);
     expect(Object.values(result.faults.lostAnswers).reduce((a, b) => a + b, 0), context).toBeGreaterThan(0);
-    expect(result.ec2.actions.DeleteVolume?.calls, context).toBeGreaterThanOrEqual(60);
+    expect(result.faults.watchesExpired, context).toBeGreaterThan(0);
+    expect(result.disruptions.map((d) => d.what).join('\n'), context).toMatch(/SIGKILL forwarder leader[\s\S]*SIGKILL backend[\s\S]*expired [1-9]/);
   }, 600_000);
 });
