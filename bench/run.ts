@@ -14,10 +14,14 @@
  *
  *   npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c,report] [--quick] [--seed 1]
  *                    [--objects 10000] [--timeout 1200] [--pvs 20000]
+ *   npm run bench -- --peer ebs-csi [--n 1000] [--seed 1] [--time-scale 1] [--timeout 1200]
+ *       the same workload against volhook and the reference EBS CSI controller stack on the
+ *       real control plane, side by side (lib/peer.ts)
  *
  * Everything runs in this process except the forwarder of (c), a child process. See
  * lib/args.ts for the flags.
  */
+import { availableParallelism, loadavg } from 'node:os';
 import { parseBenchArgs, UsageError, USAGE, type BenchArgs } from './lib/args.js';
 import { latencyRow, printBurst, SCALE_NOTE } from './lib/burst-report.js';
 import { callsOf } from './lib/ec2-summary.js';
@@ -29,6 +33,7 @@ import { clusterReport, measureReport, reportLine, type ReportSizes } from './li
 import { printBackendStats, runScaleOut } from './lib/scale-out.js';
 import { runFleet, type FleetResult } from './lib/fleet-faults.js';
 import { FLEET_JUDGES, fleetRows, printFleet } from './lib/fleet-report.js';
+import { runPeerBench } from './lib/peer.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -44,6 +49,16 @@ const REPORT_TIMEOUT_MS = 10 * 60_000;
 
 async function main(args: BenchArgs): Promise<void> {
   const started = Date.now();
+  if (args.peer) {
+    say(`volhook bench (peer ${args.peer}) — node ${process.version}, ${new Date().toISOString()}`);
+    say(`reproduce: ${args.command}`);
+    say(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')} on ${availableParallelism()} cores`);
+    await runPeerBench(args);
+    say(`\nload average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    say(`finished in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    say(`reproduce: ${args.command}`);
+    return;
+  }
   // A bound on the whole run, whatever hangs: the scenarios have their own, this is the backstop.
   const budgetMs =
     (args.only.includes('a') ? SINGLE_TIMEOUT_MS + 120_000 : 0) +

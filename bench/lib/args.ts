@@ -30,13 +30,18 @@ export interface BenchArgs {
   pvs: number;
   /** (d): clusters, claims (with a pod each) per cluster, backend processes; run with faults, without, or both. */
   fleet: { clusters: number; claims: number; backends: number; faults: FaultRuns };
+  /** `ebs-csi`: instead of (a)–(c), the same workload against volhook and the reference EBS CSI stack, side by side (peer.ts). */
+  peer?: PeerName;
   /** The command to print for reproducing this run. */
   command: string;
 }
 
+export const PEERS = ['ebs-csi'] as const;
+export type PeerName = (typeof PEERS)[number];
+
 export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c,d,report] [--quick]
                             [--seed 1] [--objects 10000] [--timeout 1200]
-                            [--backends 1] [--clusters 1] [--pvs 20000]
+                            [--backends 1] [--clusters 1] [--pvs 20000] [--peer ebs-csi]
                             [--fleet-clusters 3] [--fleet-claims 300] [--fleet-backends 3]
                             [--faults both|on|off]
   --n           PVCs + pods in the burst (b); default 1000 (100 with --quick)
@@ -62,7 +67,11 @@ export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--onl
                 default 3, 300, 3 (2, 30, 2 with --quick)
   --faults      (d) with faults (on: EC2 refusing calls, losing answers, leaving attachments
                 stuck attaching; a forwarder leader and a backend SIGKILLed, a watch ended
-                with 410, mid-burst), without (off), or each in turn (both); default both`;
+                with 410, mid-burst), without (off), or each in turn (both); default both
+  --peer        ebs-csi: instead of a–c, one workload (n claims with pods, 100 expansions,
+                100 snapshots and restores, then delete all) against volhook and then the
+                reference EBS CSI controller stack, each on a fresh real control plane and
+                simulator (same seed and rates); needs Go (tools/kube, tools/ebs-csi)`;
 
 /** Thrown for a bad flag; run.ts prints it with the usage. */
 export class UsageError extends Error {
@@ -91,6 +100,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
         'fleet-claims': { type: 'string' },
         'fleet-backends': { type: 'string' },
         faults: { type: 'string' },
+        peer: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -115,6 +125,17 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
     backends: integer('--fleet-backends', v['fleet-backends'], quick ? 2 : 3, 1, 16),
     faults: faultRuns(v.faults),
   };
+  let peer: PeerName | undefined;
+  if (v.peer !== undefined) {
+    if (!(PEERS as readonly string[]).includes(v.peer)) throw new UsageError(`--peer takes ${PEERS.join(', ')}; got "${v.peer}"`);
+    for (const flag of ['only', 'backends', 'clusters', 'objects', 'pvs', 'fleet-clusters', 'fleet-claims', 'fleet-backends', 'faults'] as const) {
+      if (v[flag] !== undefined) throw new UsageError(`--${flag} is not implemented with --peer (the peer run is its own scenario)`);
+    }
+    peer = v.peer as PeerName;
+    const command = ['npx tsx bench/run.ts', `--peer ${peer}`, `--n ${n}`, `--time-scale ${timeScale}`, `--seed ${seed}`];
+    if (v.timeout !== undefined) command.push(`--timeout ${timeoutSeconds}`);
+    return { n, timeScale, only, quick, seed, objects, timeoutSeconds, backends, clusters, pvs, fleet, peer, command: command.join(' ') };
+  }
 
   const command = ['npx tsx bench/run.ts', `--n ${n}`, `--time-scale ${timeScale}`, `--only ${only.join(',')}`, `--seed ${seed}`];
   if (only.includes('c')) command.push(`--objects ${objects}`);

@@ -126,7 +126,15 @@ export function valuesSchema(): JsonSchema {
             labels: map("labels of the ServiceMonitor (the operator's serviceMonitorSelector)"),
           }),
         }),
-        csiDriver: object({ create: flag('create the CSIDriver; false when the aws-ebs-csi-driver chart (node part) creates it') }),
+        csiDriver: object({
+          create: flag('create the CSIDriver; false when the aws-ebs-csi-driver chart (node part) creates it'),
+          nodeAllocatableUpdatePeriodSeconds: {
+            type: 'integer',
+            description: "seconds between the kubelet's refreshes of the node's attach limit (Kubernetes 1.33+); 0 leaves it unset",
+            anyOf: [{ const: 0 }, { minimum: 10 }],
+          },
+          seLinuxMount: flag('the node plugin mounts with SELinux contexts (the driver chart\'s node.selinux)'),
+        }),
       },
       ['backendUrl', 'clusterId'],
     ),

@@ -80,11 +80,6 @@ export interface AppDependencies {
    */
   onError?(clusterId: string, itemKey: string, error: unknown, stage: ErrorStage, correlation: Correlation): void;
   maxBodyBytes?: number;
-  /**
-   * EC2's minimum time between two modifications of one volume (default 6 hours). The local
-   * stack passes its simulator's figure, which its time scale shortens.
-   */
-  modifyCooldownMs?: () => number;
 }
 
 /** A reconcile request's versions, as `onContract` is told them. */
@@ -234,7 +229,6 @@ export function createApp(deps: AppDependencies): Hono {
         signedAt: new Date(message.timestamp * 1000),
         reports,
         reportError: (itemKey, error) => onError(clusterId, itemKey, error, 'reconcile', correlation),
-        ...(deps.modifyCooldownMs !== undefined && { modifyCooldownMs: deps.modifyCooldownMs() }),
       };
       let results: Result[];
       try {

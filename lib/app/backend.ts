@@ -57,8 +57,6 @@ export interface BackendOptions {
   onError?: AppDependencies['onError'];
   onEc2Calls?: AppDependencies['onEc2Calls'];
   now?: AppDependencies['now'];
-  /** EC2's minimum time between two modifications of a volume, read per request (default 6 hours). */
-  modifyCooldownMs?: () => number;
   /**
    * The shared EC2 rate budget every call takes its token from: DynamoDB when deployed
    * (`budgetFromEnvironment`); default one in this process's memory.
@@ -128,6 +126,5 @@ export function createBackendApp(options: BackendOptions) {
     onError: options.onError,
     onEc2Calls: options.onEc2Calls,
     now: options.now,
-    modifyCooldownMs: options.modifyCooldownMs,
   });
 }

@@ -23,12 +23,15 @@
  * Either settles once the forwarder runs again: volhook writes the PV or deletes the disk, and
  * drops the finalizer itself.
  */
-import { Finalizers, pvNameForClaim, type ObjectRef, type Write } from '../contract/index.js';
+import { CLAIM_TAG_ANNOTATION_PREFIX, Finalizers, pvNameForClaim, type ObjectRef, type Write } from '../contract/index.js';
 import type { ClusterView } from './release-view.js';
 
-/** A key in volhook's own domain: `volhook.io/…` or `<sub>.volhook.io/…`. */
+/**
+ * A key in volhook's own domain: `volhook.io/…` or `<sub>.volhook.io/…`. Not a claim's
+ * `tag.volhook.io/…`: the claim's owner writes those to ask for volume tags, and they stay.
+ */
 export function isVolhookKey(key: string): boolean {
-  return /^(?:[a-z0-9-]+\.)*volhook\.io\//.test(key);
+  return /^(?:[a-z0-9-]+\.)*volhook\.io\//.test(key) && !key.startsWith(CLAIM_TAG_ANNOTATION_PREFIX);
 }
 
 export interface Mark {

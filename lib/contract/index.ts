@@ -5,6 +5,7 @@ export * from './results.js';
 export * from './signing.js';
 export * from './wellknown.js';
 export * from './claims.js';
+export * from './claim-tags.js';
 export * from './volumes.js';
 export * from './nodes.js';
 export * from './tags.js';

@@ -219,7 +219,8 @@ export const NewInTreePersistentVolumeSchema = deferred(() => z.object({
 }));
 export type NewInTreePersistentVolume = z.infer<typeof NewInTreePersistentVolumeSchema>;
 
-export const VolumeErrorSchema = deferred(() => z.object({ time: z.string(), message: z.string() }));
+/** `errorCode`: the numeric gRPC code of the failure (Kubernetes 1.34+, MutableCSINodeAllocatableCount). */
+export const VolumeErrorSchema = deferred(() => z.object({ time: z.string(), message: z.string(), errorCode: z.optional(z.int32()) }));
 
 export const VolumeAttachmentStatusSchema = deferred(() => z.object({
   attached: z.boolean(),

@@ -126,6 +126,10 @@ export const RESERVED_TAG_KEYS = {
   prefixes: ['kubernetes.io', 'ebs.csi.aws.com/', 'volhook.io/', 'aws:'],
 } as const;
 
+/** EC2's limits on a tag, in Unicode characters. */
+export const MAX_TAG_KEY_LENGTH = 128;
+export const MAX_TAG_VALUE_LENGTH = 256;
+
 /** The reserved keys as a message names them: `CSIVolumeName, …, aws:*`. */
 export const RESERVED_TAG_KEYS_TEXT = [...RESERVED_TAG_KEYS.exact, ...RESERVED_TAG_KEYS.prefixes.map((p) => `${p}*`)].join(', ');
 

@@ -39,6 +39,8 @@ export const Annotations = {
 export const VolhookAnnotations = {
   /** On a PV whose IOPS are not what its class asked (capped to the type's limits): what was asked, what was given, why. */
   iopsAdjusted: 'volhook.io/iops-adjusted',
+  /** On a claim: the `tag.volhook.io/*` request the backend last handled (lib/contract/claim-tags.ts). */
+  claimTags: 'volhook.io/claim-tags',
 } as const;
 
 export const Finalizers = {

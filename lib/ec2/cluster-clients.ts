@@ -134,6 +134,7 @@ export function refusingGateway(error: Ec2Error): Ec2Gateway {
     copyDisk: refuse,
     modifyDisk: refuse,
     getModification: refuse,
+    getInitialization: refuse,
     tagDisk: refuse,
     untagDisk: refuse,
   };

@@ -117,9 +117,25 @@ export function classifyEc2Error(err: unknown, action?: string): Ec2Error {
     kind === 'unauthorized'
       ? `${prefix}: the backend's role is not allowed to call ec2:${action ?? '?'} (${facts.code}): ${facts.message}`
       : `${prefix}: ${facts.code}: ${facts.message}`;
-  const error = new Ec2Error(kind, facts.code, message, action);
+  const retryAt = kind === 'modificationRate' ? timeNamedIn(facts.message) : undefined;
+  const error = new Ec2Error(kind, facts.code, message, action, undefined, retryAt);
   error.cause = err;
   return error;
+}
+
+/** An ISO 8601 instant, or `YYYY-MM-DD HH:MM[:SS] UTC`, with its zone. */
+const NAMED_TIME = /(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(Z|UTC|[+-]\d{2}:?\d{2})/;
+
+/**
+ * The first instant an EC2 message names, with its zone: VolumeModificationRateExceeded's
+ * message says when the volume may be modified again. Nothing without a zone is guessed.
+ */
+export function timeNamedIn(message: string): Date | undefined {
+  const match = NAMED_TIME.exec(message);
+  if (!match) return undefined;
+  const [, day, time, zone] = match as unknown as [string, string, string, string];
+  const at = new Date(`${day}T${time}${zone === 'UTC' ? 'Z' : zone}`);
+  return Number.isNaN(at.getTime()) ? undefined : at;
 }
 
 /** The error a gateway call ends with when the request's deadline passes first. */

@@ -22,13 +22,14 @@ import {
   describeModificationsByVolumeIds,
   describeVolumesByIds,
   describeVolumesByNames,
+  describeVolumeStatusByIds,
   FILTER_VALUES_PER_CALL,
   INSTANCE_IDS_PER_CALL,
   VOLUME_IDS_PER_CALL,
   type Ec2Context,
 } from './describe.js';
 import { isThrottlingCode } from './errors.js';
-import { tagList, toDisk, toInstance, toModification, toSnapshot } from './mapping.js';
+import { tagList, toDisk, toInitialization, toInstance, toModification, toSnapshot } from './mapping.js';
 import { Pacer, type Ec2Observer, type PacingOptions } from './pacing.js';
 import { describeClusterSnapshots, describeSnapshotById, describeSnapshotsByName, malformedSnapshotName } from './snapshots.js';
 import { clientTokenFor } from './token.js';
@@ -39,6 +40,7 @@ import {
   type CreateDiskRequest,
   type Disk,
   type DiskChange,
+  type DiskInitialization,
   type DiskModification,
   type Ec2Gateway,
   type Instance,
@@ -139,6 +141,14 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
       return ids.map((id) => mapDefined(found.get(id), toModification));
     },
     { cache: false, maxBatchSize: FILTER_VALUES_PER_CALL, batchScheduleFn },
+  );
+
+  const initializationsById = new DataLoader<string, DiskInitialization | undefined>(
+    async (ids) => {
+      const found = await describeVolumeStatusByIds(ctx, ids);
+      return ids.map((id) => mapDefined(found.get(id), toInitialization));
+    },
+    { cache: false, maxBatchSize: VOLUME_IDS_PER_CALL, batchScheduleFn },
   );
 
   const findDiskByName = (name: string) => disksByName.load(name);
@@ -320,6 +330,7 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
     },
 
     getModification: (volumeId) => modificationsById.load(volumeId),
+    getInitialization: (volumeId) => initializationsById.load(volumeId),
 
     async modifyDisk(volumeId: string, change: DiskChange): Promise<DiskModification> {
       try {

@@ -1,5 +1,5 @@
-import type { Instance as Ec2Instance, Snapshot as Ec2Snapshot, Tag, Volume, VolumeModification } from '@aws-sdk/client-ec2';
-import type { AttachmentState, Disk, DiskModification, DiskState, Instance, ModificationState, Snapshot, SnapshotState } from './types.js';
+import type { Instance as Ec2Instance, Snapshot as Ec2Snapshot, Tag, Volume, VolumeModification, VolumeStatusItem } from '@aws-sdk/client-ec2';
+import type { AttachmentState, Disk, DiskInitialization, DiskModification, DiskState, Instance, ModificationState, Snapshot, SnapshotState } from './types.js';
 
 /** EC2 tags as a plain record; tags without a key are dropped. */
 export function tagRecord(tags: Tag[] | undefined): Record<string, string> {
@@ -65,6 +65,21 @@ export function toSnapshot(snapshot: Ec2Snapshot): Snapshot {
     ...(snapshot.StateMessage ? { stateMessage: snapshot.StateMessage } : {}),
     encrypted: snapshot.Encrypted ?? false,
     tags: tagRecord(snapshot.Tags),
+  };
+}
+
+/**
+ * An SDK VolumeStatusItem as the volume's initialization, undefined when it reports none (an
+ * empty volume): the `initialization-state` detail, as the EBS CSI driver reads it.
+ */
+export function toInitialization(s: VolumeStatusItem): DiskInitialization | undefined {
+  const detail = s.VolumeStatus?.Details?.find((d) => d.Name === 'initialization-state');
+  if (!detail?.Status) return undefined;
+  const secondsLeft = s.InitializationStatusDetails?.EstimatedTimeToCompleteInSeconds;
+  return {
+    volumeId: s.VolumeId ?? '',
+    state: detail.Status === 'initializing' ? 'initializing' : 'completed',
+    ...(secondsLeft !== undefined ? { secondsLeft } : {}),
   };
 }
 

@@ -128,8 +128,15 @@ export interface CopyDiskRequest {
   tags: Record<string, string>;
 }
 
-/** EC2 allows one modification of a volume per 6 hours, counted from the start of the last. */
-export const MODIFY_COOLDOWN_MS = 6 * 60 * 60 * 1000;
+/**
+ * EC2's rule for modifying a volume again (since January 2026; before, one per 6 hours): a new
+ * modification may start once the previous one is `completed` (or `failed`) — `optimizing` is
+ * still under way — and at most four start in a rolling 24-hour period. Only EC2 knows the
+ * starts of that period (DescribeVolumesModifications returns the latest alone): a fifth is
+ * refused with VolumeModificationRateExceeded, whose message says when the next may start.
+ * Whether a modification in this state still holds the volume: no other may start.
+ */
+export const isModificationUnderWay = (state: ModificationState): boolean => state === 'modifying' || state === 'optimizing';
 
 export type ModificationState = 'modifying' | 'optimizing' | 'completed' | 'failed';
 
@@ -141,6 +148,14 @@ export interface DiskChange {
   throughput?: number;
 }
 
+/** A volume's initialization (DescribeVolumeStatus): blocks still fetched from S3 on first read while `initializing`. */
+export interface DiskInitialization {
+  volumeId: string;
+  state: 'initializing' | 'completed';
+  /** EC2's estimate of the time left, given for a volume created with a VolumeInitializationRate. */
+  secondsLeft?: number;
+}
+
 /** The latest modification of a volume (DescribeVolumesModifications). */
 export interface DiskModification {
   volumeId: string;
@@ -149,7 +164,7 @@ export interface DiskModification {
    * reports the new ones (the size is usable); `failed`: it kept the old ones.
    */
   state: ModificationState;
-  /** ISO 8601: the next modification of the volume may start 6 hours after this. */
+  /** ISO 8601: when EC2 accepted it. */
   startTime: string;
   target: { sizeGiB?: number; type?: string; iops?: number; throughput?: number };
   statusMessage?: string;
@@ -234,6 +249,12 @@ export interface Ec2Gateway {
   modifyDisk(volumeId: string, change: DiskChange): Promise<DiskModification>;
   /** The volume's latest modification, undefined if it was never modified. Batched. */
   getModification(volumeId: string): Promise<DiskModification | undefined>;
+  /**
+   * The initialization of a volume made from a snapshot or copied (DescribeVolumeStatus, its
+   * `initialization-state` detail): undefined for an empty volume, which has none, or one EC2
+   * does not know. Batched.
+   */
+  getInitialization(volumeId: string): Promise<DiskInitialization | undefined>;
   /** CreateTags on the volume (adds or overwrites). */
   tagDisk(volumeId: string, tags: Record<string, string>): Promise<void>;
   /** DeleteTags of these keys on the volume (whatever their values). */
@@ -275,7 +296,10 @@ export type Ec2ErrorKind =
    * is made; it needs a person.
    */
   | 'sessionDenied'
-  /** VolumeModificationRateExceeded: the volume was modified less than 6 hours ago. */
+  /**
+   * VolumeModificationRateExceeded: four modifications of the volume began in the last 24
+   * hours; `retryAt` of the error, when its message names it, is when the next may start.
+   */
   | 'modificationRate'
   /** Anything else EC2 says. */
   | 'other';
@@ -293,6 +317,8 @@ export class Ec2Error extends Error {
      * refusal: when this call's token will be there), seconds from now.
      */
     readonly retryAfterSeconds?: number,
+    /** For `modificationRate`: when EC2 says the volume may be modified again. */
+    readonly retryAt?: Date,
   ) {
     super(message);
   }

@@ -24,7 +24,7 @@
 import { createHash } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import { SnapshotAnnotations } from '../contract/index.js';
-import { Annotations, Finalizers, type Ownership } from '../contract/index.js';
+import { Annotations, Finalizers, VolhookAnnotations, type Ownership } from '../contract/index.js';
 
 /** An informer event, as the table of watched resources sees it. */
 export type EventType = 'add' | 'update' | 'delete';
@@ -35,7 +35,7 @@ export function volhookFinalizers(driver: string): ReadonlySet<string> {
 }
 
 /** Annotations volhook sets; the selected-node annotation it may remove is the scheduler's, and news. */
-const VOLHOOK_ANNOTATIONS: ReadonlySet<string> = new Set([Annotations.attachedNodeId]);
+const VOLHOOK_ANNOTATIONS: ReadonlySet<string> = new Set([Annotations.attachedNodeId, VolhookAnnotations.claimTags]);
 
 /** The parts of an object whose change is news: all but what volhook writes. */
 export function withoutVolhookWrites(object: k8s.KubernetesObject, ownership: Pick<Ownership, 'driver'>, options: { status?: 'drop' } = {}): unknown {

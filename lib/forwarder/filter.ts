@@ -3,7 +3,7 @@
  * in the cluster (other provisioners' claims, in-tree volumes) is left alone.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
-import { claimWantsVolumeChange, Finalizers, isClaimFor, isProtectedClaim, reclaimPolicy, type Ownership } from '../contract/index.js';
+import { claimTagsUnrecorded, claimWantsVolumeChange, Finalizers, isClaimFor, isProtectedClaim, reclaimPolicy, type Ownership } from '../contract/index.js';
 
 export type { Ownership };
 
@@ -17,9 +17,10 @@ export function isOurClaim(pvc: V1PersistentVolumeClaim, ownership: Ownership, p
   if (!isClaimFor(pvc, ownership.provisioner)) return false;
   const volumeName = pvc.spec?.volumeName;
   if (!volumeName || isProtectedClaim(pvc)) return true;
-  // Bound: only when it asks something of its volume (a resize, another VolumeAttributesClass).
+  // Bound: only when it asks something of its volume (a resize, another VolumeAttributesClass,
+  // tags its annotations ask for that the backend has not handled).
   const capacity = pvOf?.(volumeName)?.spec?.capacity?.storage;
-  return claimWantsVolumeChange(pvc, capacity === undefined ? undefined : String(capacity));
+  return claimWantsVolumeChange(pvc, capacity === undefined ? undefined : String(capacity)) || claimTagsUnrecorded(pvc);
 }
 
 /** A volume we provisioned, or one naming our driver (statically provisioned): the contract's rule. */

@@ -11,16 +11,18 @@
  * device path once EC2 says so.
  */
 import { Annotations, Finalizers, type PersistentVolume, type VolumeAttachment, type VolumeAttachmentItem, type Write } from '../contract/index.js';
-import type { Disk, Ec2Error, Instance } from '../ec2/types.js';
+import type { Disk, DiskInitialization, Ec2Error, Instance } from '../ec2/types.js';
+import { BLOCK_ATTACH_UNTIL_INITIALIZED_ATTRIBUTE } from '../storageclass/index.js';
 import { attachmentOn, inlineVolumeHandleOf, inlineVolumeProblem, instanceIdOf, ownershipProblem, volumeHandleOf, volumeHandleProblem, volumeNameOf } from './attachment.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import { withAttachment } from './disk-state.js';
 import { EventReasons, pvEvent } from './events.js';
 import { staleRequest } from './freshness.js';
+import { attachErrorCode } from './grpc-codes.js';
 import { Requeue } from './outcomes.js';
 import { notAdoptedProblem } from './tags.js';
-import { attachingWait, creatingWait } from './timing.js';
+import { attachingWait, creatingWait, initializingWait } from './timing.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
 import { ensureAnnotation, ensureFinalizer, kubeTime, pvRef, vaRef, vaStatusWrites } from './writes.js';
 
@@ -42,6 +44,8 @@ export interface AttachObserved {
   now: Date;
   /** Every device name on the instance is taken (by EC2 or by other attaches of this request). */
   noFreeDevice?: boolean;
+  /** Read only when the volume asks to be attached once initialized and is not attached yet. */
+  initialization?: DiskInitialization | undefined;
 }
 
 type AttachContext = { clusterId: string; driverName: string };
@@ -52,14 +56,16 @@ export const MAX_DEVICE_ATTEMPTS = 4;
 export const STUCK_ATTACHING_MS = 90_000;
 
 /**
- * Pure: `failed`, recorded in the VolumeAttachment's `attachError`. While the message stays
+ * Pure: `failed`, recorded in the VolumeAttachment's `attachError` with the gRPC code the
+ * driver would have failed with (grpc-codes.ts). While the message stays
  * the same, so does its time (when the failure began): a retry refused for the same reason
  * writes nothing, so there is no update for anyone to take for news.
  */
 export function attachFailed(va: VolumeAttachment, now: Date, reason: string, message: string, requeueAfterSeconds: number = Requeue.failed, extra: Write[] = []): Settled {
   const previous = va.status?.attachError;
   const time = previous?.message === message && previous.time ? previous.time : kubeTime(now);
-  return failed(reason, message, requeueAfterSeconds, [...vaStatusWrites(va, { attachError: { time, message } }), ...extra]);
+  const attachError = { time, message, errorCode: attachErrorCode(reason) };
+  return failed(reason, message, requeueAfterSeconds, [...vaStatusWrites(va, { attachError }), ...extra]);
 }
 
 /** Pure: the PV and node of a VolumeAttachment, or why it cannot be attached. */
@@ -145,7 +151,20 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
     return refuse('VolumeNotAvailable', `volume ${volumeId} is ${disk.state}`);
   }
   if (observed.noFreeDevice) return refuse('NoDeviceName', `instance ${instanceId} has no free device name left`);
+  // The driver's blockAttachUntilInitialized: no attach while EC2 still fetches the snapshot's blocks.
+  if (waitsForInitialization(target) && observed.initialization?.state === 'initializing') {
+    return requeue(
+      initializingWait(observed.initialization),
+      `volume ${volumeId} is still initializing (${BLOCK_ATTACH_UNTIL_INITIALIZED_ATTRIBUTE}: "true"): attached once EC2 reports it initialized`,
+    );
+  }
   return mutate({ verb: 'attachDisk', volumeId, instanceId, attempt: 0 });
+}
+
+/** Pure: whether the volume's attributes ask for the attach to wait for its initialization, as the driver's volume context does. */
+export function waitsForInitialization(target: AttachTarget): boolean {
+  const attributes = target.pv?.spec.csi?.volumeAttributes ?? target.va.spec.source.inlineVolumeSpec?.csi?.volumeAttributes;
+  return attributes?.[BLOCK_ATTACH_UNTIL_INITIALIZED_ATTRIBUTE] === 'true';
 }
 
 /**
@@ -188,8 +207,13 @@ export async function reconcileAttach(item: VolumeAttachmentItem, scope: Scope):
   const { volumeId, instanceId } = target;
   return converge<AttachObserved, AttachAction>({
     observe: async () => {
-      const [disk, instance] = await Promise.all([scope.ec2.getDisk(volumeId, volumeNameOf(target.pv, scope.provisionerName)), scope.ec2.getInstance(instanceId)]);
-      return { disk, instance, now };
+      const initialization = waitsForInitialization(target) && target.va.status?.attached !== true;
+      const [disk, instance, init] = await Promise.all([
+        scope.ec2.getDisk(volumeId, volumeNameOf(target.pv, scope.provisionerName)),
+        scope.ec2.getInstance(instanceId),
+        initialization ? scope.ec2.getInitialization(volumeId) : undefined,
+      ]);
+      return { disk, instance, now, ...(initialization && { initialization: init }) };
     },
     decide: (observed) => decideAttach(target, observed, scope),
     perform: (action, observed) => performAttach(scope, action, observed),

@@ -15,11 +15,6 @@ export interface ReconcileContext {
   now(): Date;
   /** When the forwarder signed the request (its `webhook-timestamp`): how stale its items may be. */
   signedAt: Date;
-  /**
-   * EC2's minimum time between two modifications of one volume (6 hours); the local stack
-   * passes its simulator's scaled figure.
-   */
-  modifyCooldownMs?: number;
   /** Where the cluster's volume reports are kept for the audit; without one, reports are refused. */
   reports?: ReportStore;
   /** Told of each error of an item that is not an EC2 error (a bug): the app logs and counts it. */

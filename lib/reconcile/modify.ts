@@ -8,9 +8,11 @@
  * has or is making is never asked for again — a replayed request, or one whose ModifyVolume
  * answer was lost, converges with exactly one modification. Everything the claim wants in
  * size, type, IOPS and throughput goes in one ModifyVolume; tags go with CreateTags /
- * DeleteTags. EC2 allows one modification per volume per 6 hours: a change that comes within
- * that wait is recorded on the claim (status and Event) and reconciled when it ends, with
- * one call for the whole desired state.
+ * DeleteTags. EC2 starts a modification only once the last is `completed` (or `failed`), and
+ * at most four in a rolling 24 hours: a change that comes while one is under way waits for it;
+ * a fifth is refused by EC2, whose message (it names when the next may start) is recorded on
+ * the claim (status and Event), and the claim is looked at again then, with one call for the
+ * whole desired state.
  *
  * One reconcile per volume at a time in a process (in-flight.ts): EC2 refuses a second
  * ModifyVolume while one is under way, but not a second CreateTags, and two copies of a
@@ -18,7 +20,7 @@
  * Across processes such a second CreateTags writes the same tags again: nothing is made twice.
  */
 import type { PersistentVolumeClaimItem, Write } from '../contract/index.js';
-import { isGone, MODIFY_COOLDOWN_MS, type Disk, type DiskChange, type DiskModification, type Ec2Error } from '../ec2/types.js';
+import { isGone, isModificationUnderWay, type Disk, type DiskChange, type DiskModification, type Ec2Error } from '../ec2/types.js';
 import { capIops, DRIVER_TAG_KEYS, infeasibility, isVolumeType, VOLUME_TYPE_LIMITS } from '../storageclass/index.js';
 import { volumeNameOf } from './attachment.js';
 import { claimStatusWrites, type ModifyPhase, type ResizePhase } from './claim-status.js';
@@ -30,7 +32,6 @@ import { gibOf, prepareModify, type ModifyJob } from './modify-job.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
 import { isOwnedDisk, notAdoptedProblem, notOwnedWhy } from './tags.js';
-import { kubeTime } from './writes.js';
 
 type ModifyAction = Extract<Ec2Action, { verb: 'modifyDisk' | 'tagDisk' | 'untagDisk' }>;
 
@@ -44,7 +45,6 @@ export interface ModifyObserved {
 export interface ModifyContext {
   clusterId: string;
   now: Date;
-  cooldownMs: number;
 }
 
 /** Pure: the next step for a bound claim's volume. */
@@ -106,8 +106,14 @@ export function decideModify(job: ModifyJob, observed: ModifyObserved, ctx: Modi
   }
 
   if (Object.keys(change).length > 0) {
-    const endsAt = modification ? Date.parse(modification.startTime) + ctx.cooldownMs : 0;
-    if (ctx.now.getTime() < endsAt) return coolingDown(job, change, modification as DiskModification, endsAt, ctx);
+    // `optimizing`: the last change is usable, but EC2 starts no other until it is completed.
+    if (modification && isModificationUnderWay(modification.state)) {
+      return requeue(
+        Requeue.optimizing,
+        `volume ${job.volumeId} is still optimizing its last modification; ${describeChange(change)} waits until it is completed`,
+        inProgress(),
+      );
+    }
     const started: Write[] = [
       ...inProgress(),
       ...(job.resize ? [pvcEvent(pvc, 'Normal', EventReasons.resizing, `External resizer is resizing volume ${job.pv.metadata.name}`)] : []),
@@ -163,14 +169,15 @@ function describeChange(change: DiskChange): string {
   return parts.join(', ');
 }
 
-/** EC2's 6-hour wait between two modifications: recorded, and looked at again when it ends. */
-function coolingDown(job: ModifyJob, change: DiskChange, last: DiskModification, endsAt: number, ctx: ModifyContext): Settled {
+/**
+ * EC2 refused a fifth modification in its rolling 24 hours: its words on the claim (status and
+ * a Warning; they name when the next may start and stay the same until then, so repeated
+ * Events aggregate), and the claim looked at again at that time.
+ */
+function rateLimited(job: ModifyJob, change: DiskChange, error: Ec2Error, ctx: ModifyContext): Settled {
   const { pvc } = job;
-  const seconds = Math.max(1, Math.ceil((endsAt - ctx.now.getTime()) / 1000));
-  // The same words every time it is looked at again (no countdown), so repeated Events aggregate.
-  const message =
-    `EC2 allows one modification of volume ${job.volumeId} every ${formatDuration(ctx.cooldownMs)} (VolumeModificationRateExceeded); ` +
-    `the last began at ${kubeTime(new Date(Date.parse(last.startTime)))}, so ${describeChange(change)} waits until ${kubeTime(new Date(endsAt))}`;
+  const seconds = error.retryAt ? Math.max(1, Math.ceil((error.retryAt.getTime() - ctx.now.getTime()) / 1000)) : Requeue.failedSlow;
+  const message = `ModifyVolume of ${job.volumeId} to ${describeChange(change)} refused: ${error.message}`;
   return requeue(seconds, message, [
     ...claimStatusWrites(
       pvc,
@@ -226,11 +233,7 @@ function completed(job: ModifyJob, disk: Disk, ctx: ModifyContext): Settled {
 
 /** Pure: what EC2 refusing ModifyVolume, CreateTags or DeleteTags means for the claim. */
 export function refusedModify(job: ModifyJob, action: ModifyAction, error: Ec2Error, verdict: Verdict, observed: ModifyObserved, ctx: ModifyContext): Settled {
-  if (error.kind === 'modificationRate' && action.verb === 'modifyDisk') {
-    // A modification we did not see (it started after our read): wait out its cool-down.
-    const last = observed.modification;
-    if (last) return coolingDown(job, action.change, last, Date.parse(last.startTime) + ctx.cooldownMs, ctx);
-  }
+  if (error.kind === 'modificationRate' && action.verb === 'modifyDisk') return rateLimited(job, action.change, error, ctx);
   if (verdict.outcome !== 'failed') return { writes: [], verdict };
   const { pvc } = job;
   const message = `${action.verb === 'modifyDisk' ? 'ModifyVolume' : action.verb === 'tagDisk' ? 'CreateTags' : 'DeleteTags'} of ${job.volumeId} refused: ${verdict.message}`;
@@ -255,7 +258,7 @@ export async function reconcileModify(item: PersistentVolumeClaimItem, scope: Sc
   const prepared = prepareModify(item, scope);
   if (!('job' in prepared)) return { writes: [...writes, ...prepared.writes], verdict: prepared.verdict };
   const { job } = prepared;
-  const ctx = (): ModifyContext => ({ clusterId: scope.clusterId, now: scope.now(), cooldownMs: scope.modifyCooldownMs ?? MODIFY_COOLDOWN_MS });
+  const ctx = (): ModifyContext => ({ clusterId: scope.clusterId, now: scope.now() });
   const busy = () => requeue(Requeue.inTransition, `volume ${job.volumeId} is being reconciled by another request; looking again shortly`, writes);
   return exclusively(`${scope.clusterId}/modify/${job.volumeId}`, () => converge<ModifyObserved, ModifyAction>(
     {
@@ -284,9 +287,4 @@ export async function reconcileModify(item: PersistentVolumeClaimItem, scope: Sc
     },
     writes,
   ), busy);
-}
-
-function formatDuration(ms: number): string {
-  const hours = ms / 3_600_000;
-  return Number.isInteger(hours) ? `${hours} hours` : `${Math.round(ms / 1000)} s`;
 }

@@ -22,6 +22,10 @@ export const Requeue = {
   snapshotPending: 15,
   /** A modification's `modifying` phase takes seconds to minutes. */
   modifying: 5,
+  /** Its `optimizing` phase takes minutes to hours; another change waits for its end. */
+  optimizing: 30,
+  /** A restored volume initializes for minutes to hours (EC2 updates the figure within 5 min). */
+  initializing: 30,
   /** Waiting on Kubernetes (a StorageClass, a VolumeAttachment to go away). */
   waitForCluster: 10,
   /** Anything unexpected: a bug or an outage, not the object's fault. */
@@ -49,6 +53,7 @@ const EC2_ACTION: Record<Ec2Verb, string> = {
   getSnapshot: 'DescribeSnapshots',
   modifyDisk: 'ModifyVolume',
   getModification: 'DescribeVolumesModifications',
+  getInitialization: 'DescribeVolumeStatus',
   tagDisk: 'CreateTags',
   untagDisk: 'DeleteTags',
 };
@@ -108,7 +113,7 @@ export function verdictForEc2Error(error: Ec2Error, verb?: Ec2Verb): Verdict {
     case 'volumeLimit':
       return fail('VolumeLimitExceeded');
     case 'modificationRate':
-      // The reconciler that modifies knows when the cool-down ends and requeues for then.
+      // The reconciler that modifies requeues for the time EC2's message names.
       return fail('VolumeModificationRateExceeded');
     case 'other':
       return fail(error.code || 'Ec2Error');

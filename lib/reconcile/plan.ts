@@ -34,7 +34,8 @@ export type Ec2Verb =
   | 'getInstance'
   | 'findSnapshotsByName'
   | 'getSnapshot'
-  | 'getModification';
+  | 'getModification'
+  | 'getInitialization';
 
 /** A reconcile's end: its verdict and every write decided on the way. */
 export interface Settled {

@@ -22,6 +22,7 @@ import { done, failed, requeue, type Settled } from './plan.js';
 import { volumeTags } from './tags.js';
 import { removePvcAnnotation } from './writes.js';
 import { chooseZone, readPlacement } from './zone.js';
+import { claimTagsForNewVolume } from './claim-tags.js';
 
 /** A claim to provision: everything the volume and its PV need but the cloud's answer. */
 export interface ProvisionJob {
@@ -205,6 +206,7 @@ export function prepareProvision(
       classTags: spec.tags,
       driverTags: spec.driverTags,
       extraTags: registration.extraTags,
+      claimTags: claimTagsForNewVolume(pvc, registration.claimTagKeys, { ...registration.extraTags, ...spec.tags }),
     }),
   };
   const copy: CopyDiskRequest | undefined =

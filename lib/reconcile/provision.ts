@@ -8,6 +8,7 @@
 import {
   Annotations,
   claimReleasesDisk,
+  claimTagsUnrecorded,
   claimWantsVolumeChange,
   Finalizers,
   isClaimFor,
@@ -23,6 +24,7 @@ import type { Scope } from './context.js';
 import { converge } from './converge.js';
 import type { VolumeSource } from './data-source.js';
 import { deleting } from './disk-state.js';
+import { reconcileClaimTags } from './claim-tags.js';
 import { reconcileModify } from './modify.js';
 import { EventReasons, pvcEvent } from './events.js';
 import { staleRequest } from './freshness.js';
@@ -221,10 +223,12 @@ export async function reconcileProvision(item: PersistentVolumeClaimItem, scope:
     // resize are guarded by the claim's resourceVersion, which this write changes.
     if (isProtected) {
       const drop = [removeFinalizer(pvcRef(pvc), Finalizers.claimProtection)];
-      return claimWantsVolumeChange(pvc, item.pv?.spec.capacity.storage)
+      return claimWantsVolumeChange(pvc, item.pv?.spec.capacity.storage) || claimTagsUnrecorded(pvc)
         ? requeue(Requeue.recorded, 'claim is bound: dropping its provisioning protection before changing its volume', drop)
         : done(drop);
     }
+    // Tags asked for by annotations go once the volume is as the claim wants it (./claim-tags.ts).
+    if (claimTagsUnrecorded(pvc) && !claimWantsVolumeChange(pvc, item.pv?.spec.capacity.storage)) return reconcileClaimTags(item, scope);
     return reconcileModify(item, scope);
   }
   if (item.pvExists) {

@@ -15,6 +15,8 @@ export interface VolumeTagsInput {
   classTags: Record<string, string>;
   /** The cluster registration's `extraTags`. */
   extraTags: Record<string, string>;
+  /** The claim's allowed `tag.volhook.io/` annotations (./claim-tags.ts), already without configured or reserved keys. */
+  claimTags?: Record<string, string>;
   /**
    * Tags the EBS CSI driver derives from StorageClass parameters (`ebs.csi.aws.com/IOPSPerGb`,
    * `ebs.csi.aws.com/AllowAutoIOPSIncreaseOnModify`): reserved keys, so volhook's to write.
@@ -30,7 +32,7 @@ export interface VolumeTagsInput {
  */
 export function volumeTags(input: VolumeTagsInput): Record<string, string> {
   const configured = { ...input.extraTags, ...input.classTags };
-  const tags = Object.fromEntries(Object.entries(configured).filter(([key]) => !isReservedTagKey(key)));
+  const tags = Object.fromEntries(Object.entries({ ...input.claimTags, ...configured }).filter(([key]) => !isReservedTagKey(key)));
   return {
     ...tags,
     ...input.driverTags,

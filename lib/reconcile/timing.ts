@@ -3,7 +3,7 @@
  * "Observed latencies") and the time EC2 says the transition began: a volume created a
  * moment ago is not polled at once, one that is due is polled soon.
  */
-import type { Disk, DiskAttachment } from '../ec2/types.js';
+import type { Disk, DiskAttachment, DiskInitialization } from '../ec2/types.js';
 import { Requeue } from './outcomes.js';
 
 export const Ec2Timing = {
@@ -35,4 +35,15 @@ export function creatingWait(disk: Disk, now: Date | undefined): number {
 /** An attachment `attaching`: look when EC2 may have it `attached`. */
 export function attachingWait(attachment: DiskAttachment, now: Date): number {
   return untilDue(attachment.attachTime, Ec2Timing.attachFirstLookMs, now, Requeue.attaching);
+}
+
+/**
+ * A volume still initializing: look again when EC2's estimate says it ends (given for a
+ * volume created with a VolumeInitializationRate), at least every 5 minutes; without an
+ * estimate, every {@link Requeue.initializing} seconds. The EBS CSI driver waits out the
+ * estimate too, and polls a volume without one in a slow batch.
+ */
+export function initializingWait(initialization: DiskInitialization): number {
+  if (initialization.secondsLeft === undefined) return Requeue.initializing;
+  return Math.min(Math.max(initialization.secondsLeft, 1), 300);
 }

@@ -5,6 +5,7 @@
 import * as z from 'zod/mini';
 import { ClusterIdSchema } from '../contract/cluster-id.js';
 import { deferred } from '../contract/deferred.js';
+import { isReservedTagKey, MAX_TAG_KEY_LENGTH, RESERVED_TAG_KEYS_TEXT } from '../contract/tags.js';
 import { WebhookSecretSchema } from '../contract/signing.js';
 import { VOLUME_TYPES } from '../storageclass/volume-types.js';
 import { AwsSettingsSchema } from './aws.js';
@@ -24,6 +25,20 @@ export const ClusterRegistrationSchema = deferred(() => z.object({
   maxSizeGiB: z._default(z.int().check(z.positive()), 16_384),
   /** Tags added to every volume of this cluster. */
   extraTags: z._default(z.record(z.string(), z.string()), {}),
+  /**
+   * Tag keys a claim may set on its volume with an annotation `tag.volhook.io/<key>`; any other
+   * such annotation is not applied (an Event says so). A reserved key is refused here.
+   */
+  claimTagKeys: z._default(
+    z.array(
+      z.string().check(
+        z.minLength(1),
+        z.maxLength(MAX_TAG_KEY_LENGTH),
+        z.refine((key) => !isReservedTagKey(key), { message: `is a reserved tag key (${RESERVED_TAG_KEYS_TEXT})` }),
+      ),
+    ),
+    [],
+  ),
   /** `forwarder` (default): the forwarder applies the writes; `direct`: the backend does. */
   writeBack: z._default(z.enum(['forwarder', 'direct']), 'forwarder'),
   /**

@@ -1,14 +1,10 @@
-import { isReservedTagKey, RESERVED_TAG_KEYS_TEXT } from '../contract/tags.js';
+import { isReservedTagKey, MAX_TAG_KEY_LENGTH, MAX_TAG_VALUE_LENGTH, RESERVED_TAG_KEYS_TEXT } from '../contract/tags.js';
 import { ParameterError } from './errors.js';
 import type { ParameterEntry } from './parameters.js';
 import { evaluateTemplate, TemplateError, type TemplateData } from './template/index.js';
 
 /** The values a tag template may use: the driver's `{{ .PVCName }}` and friends. */
 export type TagTemplateValues = TemplateData;
-
-/** EC2's limits on a tag, in Unicode characters. */
-const MAX_TAG_KEY_LENGTH = 128;
-const MAX_TAG_VALUE_LENGTH = 256;
 
 /**
  * The tags a class's `tagSpecification*` entries ask for, as the driver makes them

@@ -62,8 +62,8 @@ export interface ClassSpec {
   inTree?: boolean;
 }
 
-/** EC2's wait between two modifications of a volume, shortened so that a run sees it end. */
-export const MODIFY_COOLDOWN_MS = 30_000;
+/** EC2's rolling window for four modifications of a volume, shortened so that a run sees it end. */
+export const MODIFICATION_WINDOW_MS = 60_000;
 
 /** The VolumeAttributesClass claims move to: gp3 at its baseline IOPS and 200 MiB/s (fits any size). */
 export const FAST_CLASS = 'fast';
@@ -121,7 +121,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
       zones: ZONES,
       throttling: false,
       latency: { snapshot: { kind: 'lognormal', medianMs: 8_000, p99Ms: 30_000, maxMs: 45_000 } },
-      modifyCooldownMs: MODIFY_COOLDOWN_MS,
+      modificationWindowMs: MODIFICATION_WINDOW_MS,
       // As deployed: the backend's key is the Lambda role's, which may only assume the EC2 role;
       // every EC2 call is made in the cluster's session of it, fenced by IAM to the cluster.
       iam: { principals: DEPLOYMENT.principals, roles: DEPLOYMENT.roles },
@@ -222,7 +222,6 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
         pacing: { budget, account: 'crash', region: registration.region },
         observer,
       }),
-    modifyCooldownMs: () => MODIFY_COOLDOWN_MS,
   });
 
   async function settle(): Promise<void> {

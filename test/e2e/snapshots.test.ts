@@ -4,13 +4,13 @@
  * driven with kubectl and YAML as a user would. The data is notional (the local kubelet writes
  * nothing), so what is checked is the EC2 side: the snapshot, the volume made from it, the copy.
  */
-import { CreateVolumeCommand, DescribeSnapshotsCommand, type Snapshot } from '@aws-sdk/client-ec2';
+import { CreateVolumeCommand, DescribeSnapshotsCommand, DescribeVolumeStatusCommand, type Snapshot } from '@aws-sdk/client-ec2';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tagsOf, TagKeys, volumeById } from './support/ec2.js';
 import { eventsFor, readClaim, readVolume } from './support/kube.js';
-import { kubectlFor, type Kubectl } from './support/kubectl.js';
-import { waitClaimBound, type ScenarioContext } from './support/scenarios.js';
+import { kubectlFor, podYaml, type Kubectl } from './support/kubectl.js';
+import { waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
@@ -225,5 +225,66 @@ ${claimYaml(ns, name, '4Gi', `  volumeName: ${ns}-${name}\n`)}`);
     await sleep(2_000);
     expect((await readClaim(stack.kube, ns, 'seeded')).status?.phase).toBe('Pending');
     expect({ create: calls('CreateVolume'), copy: calls('CopyVolumes') }).toEqual(before);
+  }, 120_000);
+
+  it('blockAttachUntilInitialized: "true" on a restore -> its VolumeAttachment unattached, no AttachVolume, while EC2 says initializing; attached after; the same class without it (the control) attached while initializing', async () => {
+    const ns = 'init-wait';
+    await kubectl('create', 'namespace', ns);
+    await kubectl.create(claimYaml(ns, 'seed', '4Gi'));
+    await waitClaimBound(ctx, ns, 'seed');
+    await kubectl.create(classYaml('ebs-init', 'Delete'));
+    await kubectl.create(snapshotYaml(ns, 'golden', 'ebs-init', 'seed'));
+    await snapshotReady(ns, 'golden');
+    // 200 GiB at 100 MiB/s: 2,048 s of EC2's clock, 5.1 s here (400× fast); EC2 gives its estimate.
+    const storageClass = (name: string, block: boolean) => `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: { name: ${name} }
+provisioner: ebs.csi.aws.com
+volumeBindingMode: Immediate
+parameters:
+  type: gp3
+  volumeInitializationRate: "100"
+${block ? '  blockAttachUntilInitialized: "true"\n' : ''}`;
+    await kubectl.create(storageClass('restore-blocking', true));
+    await kubectl.create(storageClass('restore-plain', false));
+
+    const restore = async (claim: string, className: string) => {
+      await kubectl.create(
+        claimYaml(ns, claim, '200Gi', `  dataSource: { apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: golden }\n`).replace(`storageClassName: ${IMMEDIATE_CLASS}`, `storageClassName: ${className}`),
+      );
+      const bound = await waitClaimBound(ctx, ns, claim);
+      const volumeId = (await readVolume(stack.kube, bound.spec!.volumeName!)).spec!.csi!.volumeHandle;
+      await kubectl.create(podYaml(ns, `${claim}-app`, claim));
+      return { volumeId, pv: bound.spec!.volumeName! };
+    };
+    const initializing = async (volumeId: string) => {
+      const { VolumeStatuses } = await stack.ec2.send(new DescribeVolumeStatusCommand({ VolumeIds: [volumeId] }));
+      return VolumeStatuses?.[0]?.VolumeStatus?.Details?.find((d) => d.Name === 'initialization-state')?.Status === 'initializing';
+    };
+    const attachment = async (pv: string) => {
+      const list = await getJson<{ items: { spec: { source: { persistentVolumeName?: string } }; status?: { attached?: boolean } }[] }>('volumeattachments');
+      return list.items.find((va) => va.spec.source.persistentVolumeName === pv);
+    };
+
+    const blocking = await restore('blocking', 'restore-blocking');
+    // Seen while initializing: the VolumeAttachment exists and is not attached, and EC2 has no attachment.
+    const seen = await waitFor(
+      async () => ({ va: await attachment(blocking.pv), init: await initializing(blocking.volumeId), volume: await volumeById(stack.ec2, blocking.volumeId) }),
+      (s) => s.va !== undefined && s.init,
+      { what: 'the blocking restore\'s VolumeAttachment while the volume initializes', timeoutMs: 30_000 },
+    );
+    expect(seen.va?.status?.attached).not.toBe(true);
+    expect(seen.volume?.Attachments ?? []).toEqual([]);
+    await waitPodRunning(ctx, ns, 'blocking-app');
+    const attached = await volumeById(stack.ec2, blocking.volumeId);
+    const initializedAt = attached!.CreateTime!.getTime() + (200 * 1024 * 1000) / 100 / 400;
+    expect(attached!.Attachments?.[0]?.AttachTime!.getTime()).toBeGreaterThanOrEqual(initializedAt - 1_000);
+    expect(await initializing(blocking.volumeId)).toBe(false);
+
+    const plain = await restore('plain', 'restore-plain');
+    await waitPodRunning(ctx, ns, 'plain-app');
+    const control = await volumeById(stack.ec2, plain.volumeId);
+    const controlInitializedAt = control!.CreateTime!.getTime() + (200 * 1024 * 1000) / 100 / 400;
+    expect(control!.Attachments?.[0]?.AttachTime!.getTime()).toBeLessThan(controlInitializedAt);
   }, 120_000);
 });

@@ -1,7 +1,7 @@
 /**
  * The SDK gateway's modification verbs against the EC2 simulator over HTTP: EC2's own answers
  * to a second ModifyVolume (IncorrectModificationState while one is under way,
- * VolumeModificationRateExceeded within the 6 hours) and the modification's progress.
+ * VolumeModificationRateExceeded for a fifth within 24 hours) and the modification's progress.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ let gw: () => Ec2Gateway;
 let stats: () => Record<string, { ok: number; errors: Record<string, number> }>;
 
 beforeAll(async () => {
-  // 200× fast: a modification is modifying for 10–25 ms and optimizing for 25–150 ms; 6 h is 108 s.
+  // 200× fast: a modification is modifying for 10–25 ms and optimizing for 25–150 ms; 24 h is 432 s.
   const sim = await startEc2Simulator({ port: 0, timeScale: 200, seed: 3, throttling: false });
   const client = createEc2Client({ region: 'us-east-1', endpoint: sim.url, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
   gw = () => createEc2Gateway({ client, clusterId: 'c1', batchWindowMs: 1 });
@@ -58,16 +58,19 @@ describe('modifications against the simulator', () => {
     expect((stats().ModifyVolume?.ok ?? 0) - before).toBe(1);
   });
 
-  it('another change while one is under way -> incorrectState; after it, within the 6 hours -> modificationRate with EC2\'s message', async () => {
+  it('another change while one is under way -> incorrectState; once completed -> accepted; the fifth within 24 hours -> modificationRate, retryAt 24 hours after the first', async () => {
     const volumeId = await newVolume();
-    await gw().modifyDisk(volumeId, { sizeGiB: 6 });
+    const first = await gw().modifyDisk(volumeId, { sizeGiB: 6 });
     await expect(gw().modifyDisk(volumeId, { throughput: 200 })).rejects.toMatchObject({ kind: 'incorrectState', code: 'IncorrectModificationState' });
+    for (const throughput of [200, 210, 220]) {
+      await until(async () => (await gw().getModification(volumeId))?.state === 'completed', 'completed');
+      await gw().modifyDisk(volumeId, { throughput });
+    }
     await until(async () => (await gw().getModification(volumeId))?.state === 'completed', 'completed');
-    await expect(gw().modifyDisk(volumeId, { throughput: 200 })).rejects.toMatchObject({
-      kind: 'modificationRate',
-      code: 'VolumeModificationRateExceeded',
-      message: expect.stringContaining('Wait at least 6 hours between modifications per EBS volume.'),
-    });
+    const refused = await gw().modifyDisk(volumeId, { throughput: 230 }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ kind: 'modificationRate', code: 'VolumeModificationRateExceeded', message: expect.stringContaining('rolling 24-hour period') });
+    const scaledDay = (24 * 60 * 60 * 1000) / 200;
+    expect((refused as { retryAt?: Date }).retryAt?.getTime()).toBe(Date.parse(first.startTime) + scaledDay);
   });
 
   it('a size over the type maximum -> invalidParameter, nothing modified', async () => {

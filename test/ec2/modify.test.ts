@@ -36,12 +36,26 @@ describe('modifyDisk', () => {
     expect(ec2.commandCalls(ModifyVolumeCommand)).toHaveLength(1);
   });
 
-  it('VolumeModificationRateExceeded for another change -> a modificationRate error naming the code', async () => {
-    ec2.on(ModifyVolumeCommand).rejects(ec2Error('VolumeModificationRateExceeded', "You've reached the maximum modification rate per volume limit. Wait at least 6 hours between modifications per EBS volume."));
+  it('VolumeModificationRateExceeded for another change -> a modificationRate error naming the code, retryAt the time its message names', async () => {
+    ec2.on(ModifyVolumeCommand).rejects(
+      ec2Error('VolumeModificationRateExceeded', `Volume '${VOL}' has reached the limit of four modifications in a rolling 24-hour period. You can modify it again after 2026-01-02T03:04:05.000Z.`),
+    );
     ec2.on(DescribeVolumesModificationsCommand).resolves({ VolumesModifications: [{ VolumeId: VOL, ModificationState: 'completed', StartTime: START, TargetSize: 8 }] });
     const error = await gw().modifyDisk(VOL, { iops: 6000 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Ec2Error);
-    expect(error).toMatchObject({ kind: 'modificationRate', code: 'VolumeModificationRateExceeded' });
+    expect(error).toMatchObject({ kind: 'modificationRate', code: 'VolumeModificationRateExceeded', retryAt: new Date('2026-01-02T03:04:05.000Z') });
+  });
+
+  it.each([
+    ['an ISO instant with an offset', 'again after 2026-01-02T05:04+02:00.', '2026-01-02T03:04:00.000Z'],
+    ['a UTC time with a space', 'next modification at 2026-01-02 03:04:05 UTC', '2026-01-02T03:04:05.000Z'],
+    ['no zone', 'next modification at 2026-01-02 03:04:05', undefined],
+    ['no time (the old 6-hour words)', 'Wait at least 6 hours between modifications per EBS volume.', undefined],
+  ])('VolumeModificationRateExceeded naming %s -> retryAt %s', async (_name, message, at) => {
+    ec2.on(ModifyVolumeCommand).rejects(ec2Error('VolumeModificationRateExceeded', message));
+    ec2.on(DescribeVolumesModificationsCommand).resolves({ VolumesModifications: [] });
+    const error = (await gw().modifyDisk(VOL, { iops: 6000 }).catch((e: unknown) => e)) as Ec2Error;
+    expect(error.retryAt?.toISOString()).toBe(at);
   });
 
   it('InvalidParameterValue -> invalidParameter', async () => {

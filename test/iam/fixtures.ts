@@ -53,6 +53,6 @@ export function emptyWorld(): World {
     attachFaults: [],
     snapshotFaults: [],
     attachmentSlots: 28,
-    modifyCooldownMs: 0,
+    modificationWindowMs: 0,
   });
 }

@@ -18,7 +18,7 @@ describe('docs/deploy.md IAM section', () => {
     expect(sidsOf(ec2RoleTable())).toEqual(ec2RolePolicy().Statement.map((s) => s.Sid));
     for (const row of [...lambdaRoleTable(), ...ec2RoleTable()].join('').split('\n').slice(2)) expect(row, row).not.toMatch(/\|\s*\|$/);
     const describe = ec2RoleTable().split('\n').find((r) => r.startsWith('| DescribeEverywhere '));
-    expect(describe).toMatch(/\| Reads of volumes, instances, zones, modifications and snapshots: EC2's Describe calls support no resource-level permissions\. \|$/);
+    expect(describe).toMatch(/\| Reads of volumes, instances, zones, modifications, volume statuses \(a restored volume's initialization\) and snapshots: EC2's Describe calls support no resource-level permissions\. \|$/);
   });
 
   it('shows the node tag key as the parameter it is, and the session tag as the policy variable', () => {

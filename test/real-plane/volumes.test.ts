@@ -7,7 +7,7 @@
  * a verb taken from the forwarder's ClusterRole fails the flow with the API server's 403
  * surfaced, the chart's role lets it through.
  */
-import type { V1ClusterRole, V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1ClusterRole, V1Node, V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,9 +106,16 @@ describe.skipIf(withoutGo !== undefined)('the real control plane', () => {
     expect(await Promise.all(volumeIds.map(diskState))).toEqual(['in-use', 'in-use', 'in-use']);
     // On the Nodes: in use (the node agents' report) and attached (the attach/detach controller's).
     const unique = volumeIds.map((id) => `kubernetes.io/csi/ebs.csi.aws.com^${id}`).sort();
-    const nodes = (await h.core.listNode()).items;
-    expect(nodes.flatMap((n) => n.status?.volumesInUse ?? []).sort()).toEqual(unique);
-    expect(nodes.flatMap((n) => (n.status?.volumesAttached ?? []).map((v) => v.name)).sort()).toEqual(unique);
+    // Each writes the Node's status on its own period (the attach/detach controller's node status updater), so awaited.
+    const inUse = (nodes: V1Node[]) => nodes.flatMap((n) => n.status?.volumesInUse ?? []).sort();
+    const attached = (nodes: V1Node[]) => nodes.flatMap((n) => (n.status?.volumesAttached ?? []).map((v) => v.name)).sort();
+    const nodes = await waitFor(
+      async () => (await h.core.listNode()).items,
+      (list) => inUse(list).length === unique.length && attached(list).length === unique.length,
+      { what: "the 3 volumes in the Nodes' volumesInUse and volumesAttached", timeoutMs: 30_000, report: (list) => list && [inUse(list), attached(list)] },
+    );
+    expect(inUse(nodes)).toEqual(unique);
+    expect(attached(nodes)).toEqual(unique);
 
     // Scale to 1: pods 1 and 2 go; their volumes leave the nodes' volumesInUse and are detached.
     await h.apps.patchNamespacedStatefulSet({ name: 'web', namespace: NS, body: [{ op: 'replace', path: '/spec/replicas', value: 1 }] });

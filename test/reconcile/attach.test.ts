@@ -178,16 +178,31 @@ describe('attach', () => {
     expect(result.outcome).toBe('requeue');
   });
 
-  it('AttachmentLimitExceeded -> failed, attachError says the node has no free slot', async () => {
+  it('AttachmentLimitExceeded -> failed, attachError says the node has no free slot, errorCode 8 (ResourceExhausted: Kubernetes refreshes the node\'s attach limit)', async () => {
     const { ec2, ctx } = setup();
     cloud(ec2);
     ec2.fail('attachDisk', ec2Error('attachmentLimit', 'AttachmentLimitExceeded'));
     const result = await reconcileOne(ctx, vaItem());
     expect(result).toMatchObject({ outcome: 'failed', reason: 'AttachmentLimitExceeded' });
-    expect(attachError(result)).toMatchObject({
+    expect(attachError(result)).toEqual({
       time: TIME,
       message: expect.stringContaining('node "ip-10-0-1-23.ec2.internal" has no free attachment slot (AttachmentLimitExceeded)'),
+      errorCode: 8,
     });
+  });
+
+  it.each([
+    ['VolumeInUse (attached to another instance, by EC2)', ec2Error('inUse', 'VolumeInUse'), 'VolumeInUse', 9],
+    ['InvalidVolume.NotFound', ec2Error('notFound', 'InvalidVolume.NotFound'), 'NotFound', 5],
+    ['UnauthorizedOperation', ec2Error('unauthorized', 'UnauthorizedOperation'), 'UnauthorizedOperation', 13],
+    ['an error volhook has no name for', ec2Error('other', 'SomethingNew'), 'SomethingNew', 13],
+  ])('AttachVolume refused with %s -> attachError errorCode %s as the driver would answer', async (_name, error, reason, errorCode) => {
+    const { ec2, ctx } = setup();
+    cloud(ec2);
+    ec2.fail('attachDisk', error);
+    const result = await reconcileOne(ctx, vaItem());
+    expect(result).toMatchObject({ outcome: 'failed', reason });
+    expect(attachError(result)?.errorCode).toBe(errorCode);
   });
 
   it('volume attached to another instance -> failed with attachError naming it, no AttachVolume', async () => {
@@ -196,7 +211,7 @@ describe('attach', () => {
     ec2.volumes.get(VOL)!.attachments.push({ instanceId: 'i-0ccccccccccccccc3', device: '/dev/xvdaa', state: 'attached' });
     const result = await reconcileOne(ctx, vaItem());
     expect(result).toMatchObject({ outcome: 'failed', reason: 'AttachedElsewhere' });
-    expect(attachError(result)?.message).toBe(`volume ${VOL} is attached to instance i-0ccccccccccccccc3`);
+    expect(attachError(result)).toMatchObject({ message: `volume ${VOL} is attached to instance i-0ccccccccccccccc3`, errorCode: 9 });
     expect(ec2.mutations).toEqual([]);
   });
 
@@ -255,15 +270,15 @@ describe('attach', () => {
   });
 
   it.each([
-    ['PV gone', { pv: null }, `PersistentVolume "${PV_NAME}" not found`],
-    ['PV being deleted', { pv: persistentVolume({ metadata: { deletionTimestamp: '2025-03-01T11:00:00Z' } }) }, 'is being deleted'],
-    ['node gone', { node: null }, 'node "ip-10-0-1-23.ec2.internal" not found'],
-    ['node without instance ID', { node: { csiNode: undefined, providerID: undefined } }, 'no EC2 instance ID'],
-  ])('%s -> failed with attachError, zero gateway calls', async (_name, override, message) => {
+    ['PV gone', { pv: null }, `PersistentVolume "${PV_NAME}" not found`, 5],
+    ['PV being deleted', { pv: persistentVolume({ metadata: { deletionTimestamp: '2025-03-01T11:00:00Z' } }) }, 'is being deleted', 9],
+    ['node gone', { node: null }, 'node "ip-10-0-1-23.ec2.internal" not found', 5],
+    ['node without instance ID', { node: { csiNode: undefined, providerID: undefined } }, 'no EC2 instance ID', 3],
+  ])('%s -> failed with attachError and its gRPC errorCode, zero gateway calls', async (_name, override, message, errorCode) => {
     const { ec2, ctx } = setup();
     const result = await reconcileOne(ctx, vaItem(override));
     expect(result.outcome).toBe('failed');
-    expect(attachError(result)).toEqual({ time: TIME, message: expect.stringContaining(message) });
+    expect(attachError(result)).toEqual({ time: TIME, message: expect.stringContaining(message), errorCode });
     expect(ec2.calls).toEqual([]);
   });
 

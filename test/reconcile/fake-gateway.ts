@@ -17,6 +17,7 @@ import {
   type CreateSnapshotRequest,
   type Disk,
   type DiskChange,
+  type DiskInitialization,
   type DiskModification,
   type DiskState,
   type Ec2ErrorKind,
@@ -47,8 +48,8 @@ const MUTATIONS: readonly Verb[] = [
   'untagDisk',
 ];
 
-/** EC2's minimum time between two modifications of one volume. */
-export const FAKE_MODIFY_COOLDOWN_MS = 6 * 60 * 60 * 1000;
+/** EC2's rolling window in which a volume may be modified four times. */
+export const FAKE_MODIFICATION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The fake Region's zones. Names map to IDs out of order, as in a real account (where `a` is
@@ -67,6 +68,8 @@ interface FakeEc2 {
   instances: Map<string, Instance>;
   snapshots: Map<string, Snapshot>;
   modifications: Map<string, DiskModification>;
+  /** When each volume's modifications began (epoch ms), for EC2's four per rolling 24 hours. */
+  modificationStarts?: Map<string, number[]>;
   nextId: number;
   zones: Zone[];
 }
@@ -86,6 +89,8 @@ export class FakeGateway implements Ec2Gateway {
   attachState: AttachmentState = 'attaching';
   /** The latest modification of each volume. */
   readonly modifications: Map<string, DiskModification>;
+  /** What DescribeVolumeStatus says of each volume's initialization (none: an empty volume). */
+  readonly initializations = new Map<string, DiskInitialization>();
   /** The clock modifications start on and their cool-down is measured on (epoch ms). */
   now: () => number = () => Date.now();
   readonly #ec2: FakeEc2;
@@ -392,12 +397,12 @@ export class FakeGateway implements Ec2Gateway {
     if (last && (last.state === 'modifying' || last.state === 'optimizing')) {
       throw ec2Error('incorrectState', 'IncorrectModificationState', `Volume '${volumeId}' is already being modified.`);
     }
-    if (last && this.now() - Date.parse(last.startTime) < FAKE_MODIFY_COOLDOWN_MS) {
-      throw ec2Error(
-        'modificationRate',
-        'VolumeModificationRateExceeded',
-        "You've reached the maximum modification rate per volume limit. Wait at least 6 hours between modifications per EBS volume.",
-      );
+    const starts = (this.#ec2.modificationStarts ??= new Map<string, number[]>());
+    const recent = (starts.get(volumeId) ?? []).filter((start) => this.now() - start < FAKE_MODIFICATION_WINDOW_MS);
+    if (recent.length >= 4) {
+      const nextAt = new Date(Math.min(...recent) + FAKE_MODIFICATION_WINDOW_MS);
+      const message = `Volume '${volumeId}' has reached the limit of four modifications in a rolling 24-hour period. You can modify it again after ${nextAt.toISOString()}.`;
+      throw new Ec2Error('modificationRate', 'VolumeModificationRateExceeded', `EC2 ModifyVolume: VolumeModificationRateExceeded: ${message}`, 'ModifyVolume', undefined, nextAt);
     }
     if (change.sizeGiB !== undefined && change.sizeGiB < disk.sizeGiB) {
       throw ec2Error('invalidParameter', 'InvalidParameterValue', 'New size cannot be smaller than existing size.');
@@ -405,7 +410,14 @@ export class FakeGateway implements Ec2Gateway {
     const target = { sizeGiB: change.sizeGiB ?? disk.sizeGiB, type: change.type ?? disk.type, ...(change.iops !== undefined ? { iops: change.iops } : disk.iops !== undefined ? { iops: disk.iops } : {}), ...(change.throughput !== undefined ? { throughput: change.throughput } : disk.throughput !== undefined ? { throughput: disk.throughput } : {}) };
     const modification: DiskModification = { volumeId, state: 'modifying', startTime: new Date(this.now()).toISOString(), target };
     this.modifications.set(volumeId, modification);
+    starts.set(volumeId, [...recent, this.now()]);
     return structuredClone(modification);
+  }
+
+  async getInitialization(volumeId: string): Promise<DiskInitialization | undefined> {
+    this.#enter('getInitialization', volumeId);
+    const i = this.initializations.get(volumeId);
+    return i && structuredClone(i);
   }
 
   async getModification(volumeId: string): Promise<DiskModification | undefined> {

@@ -358,6 +358,7 @@ describe('attaching and detaching in-tree PVs', () => {
           attachError: {
             time: NOW.toISOString().replace(/\.\d+Z$/, 'Z'),
             message: `PersistentVolume "${PV_NAME}": failed to translate in tree pv to CSI: failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://vol-0123)`,
+            errorCode: 3,
           },
         },
       },

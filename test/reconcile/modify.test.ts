@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ItemInput, Result, Write } from '../../lib/contract/index.js';
 import { TagKeys } from '../../lib/contract/tags.js';
+import { Ec2Error } from '../../lib/ec2/types.js';
 import { CLAIM_UID, CLUSTER, DRIVER, merge, NOW, PV_NAME, reconcileOne, setup, storageClass } from './fixtures.js';
-import { ec2Error, FAKE_MODIFY_COOLDOWN_MS } from './fake-gateway.js';
+import { ec2Error, FAKE_MODIFICATION_WINDOW_MS } from './fake-gateway.js';
 
 const VOLUME = 'vol-0000000000000000a';
 
@@ -52,6 +53,11 @@ const fast = { metadata: { name: 'fast' }, driverName: DRIVER, parameters: { typ
 function events(result: Result): { type: string; reason: string; message: string }[] {
   return result.writes.flatMap((w) => (w.op === 'createEvent' ? [{ type: w.type, reason: w.reason, message: w.message }] : []));
 }
+const warnings = (result: Result) => events(result).filter((e) => e.type === 'Warning');
+/** The claim's status as the last of its status writes leaves it (writes apply in order). */
+const lastStatusWrite = (result: Result) => result.writes.findLast(
+  (w): w is Extract<Write, { op: 'patchPersistentVolumeClaimStatus' }> => w.op === 'patchPersistentVolumeClaimStatus',
+);
 const statusWrite = (result: Result) => result.writes.find((w): w is Extract<Write, { op: 'patchPersistentVolumeClaimStatus' }> => w.op === 'patchPersistentVolumeClaimStatus');
 
 function withVolume(ec2: ReturnType<typeof setup>['ec2'], override: Record<string, unknown> = {}) {
@@ -208,37 +214,91 @@ describe('VolumeAttributesClass change of a bound claim', () => {
     expect(ec2.mutations).toHaveLength(2);
   });
 
-  it('modified less than 6 hours ago -> no ModifyVolume: InProgress with ModifyVolumeError VolumeModificationRateExceeded, Warning Event, requeue at the end of the wait', async () => {
+  it('modified an hour ago, that modification completed -> one ModifyVolume at once (no 6-hour wait since 2026)', async () => {
     const { ec2, ctx } = setup();
     withVolume(ec2, { sizeGiB: 20 });
-    const startedAt = NOW.getTime() - 60 * 60 * 1000;
-    ec2.modifications.set(VOLUME, { volumeId: VOLUME, state: 'completed', startTime: new Date(startedAt).toISOString(), target: { sizeGiB: 20 } });
+    ec2.modifications.set(VOLUME, { volumeId: VOLUME, state: 'completed', startTime: new Date(NOW.getTime() - 60 * 60 * 1000).toISOString(), target: { sizeGiB: 20 } });
     const result = await reconcileOne(ctx, boundClaim(toFast));
-    expect(ec2.mutations).toEqual([]);
-    expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: (startedAt + FAKE_MODIFY_COOLDOWN_MS - NOW.getTime()) / 1000 });
-    expect(statusWrite(result)?.status.conditions).toContainEqual(expect.objectContaining({ type: 'ModifyVolumeError', reason: 'VolumeModificationRateExceeded' }));
-    expect(events(result)).toEqual([{ type: 'Warning', reason: 'VolumeModifyFailed', message: expect.stringMatching(/every 6 hours .* waits until 2025-03-01T17:00:00Z/) }]);
+    expect(ec2.mutations).toEqual([{ verb: 'modifyDisk', args: [VOLUME, { iops: 6000, throughput: 250 }] }]);
+    expect(result).toMatchObject({ outcome: 'requeue' });
+    expect(statusWrite(result)?.status.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: 'fast', status: 'InProgress' });
   });
 
-  it('the same cool-down looked at again later -> the same Event message (no countdown: repeats aggregate), a shorter requeue', async () => {
+  it('the last modification failed -> a new one starts at once', async () => {
     const { ec2, ctx } = setup();
     withVolume(ec2, { sizeGiB: 20 });
-    const startedAt = NOW.getTime() - 60 * 60 * 1000;
-    ec2.modifications.set(VOLUME, { volumeId: VOLUME, state: 'completed', startTime: new Date(startedAt).toISOString(), target: { sizeGiB: 20 } });
-    const first = await reconcileOne(ctx, boundClaim(toFast));
-    const later = await reconcileOne({ ...ctx, now: () => new Date(NOW.getTime() + 10 * 60 * 1000) }, boundClaim(toFast));
-    expect(events(later)).toEqual(events(first));
-    expect(first).toMatchObject({ outcome: 'requeue' });
-    expect(later).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: (first as { requeueAfterSeconds: number }).requeueAfterSeconds - 600 });
+    ec2.modifications.set(VOLUME, { volumeId: VOLUME, state: 'failed', startTime: new Date(NOW.getTime() - 60 * 1000).toISOString(), target: { sizeGiB: 30 } });
+    await reconcileOne(ctx, boundClaim(toFast));
+    expect(ec2.callsOf('modifyDisk')).toHaveLength(1);
   });
 
-  it('EC2 refuses with VolumeModificationRateExceeded (a modification started after our read) -> waits for the end of its cool-down, no error loop', async () => {
+  it('the last modification still optimizing -> no ModifyVolume (EC2 starts the next once it is completed): InProgress, requeue, no Event; completed -> one ModifyVolume', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { sizeGiB: 20 });
+    ec2.modifications.set(VOLUME, { volumeId: VOLUME, state: 'optimizing', startTime: new Date(NOW.getTime() - 60 * 1000).toISOString(), target: { sizeGiB: 20 } });
+    const waiting = await reconcileOne(ctx, boundClaim(toFast));
+    expect(ec2.mutations).toEqual([]);
+    expect(waiting).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 30, message: expect.stringContaining('still optimizing') });
+    expect(statusWrite(waiting)?.status.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: 'fast', status: 'InProgress' });
+    expect(events(waiting)).toEqual([]);
+    ec2.settle();
+    await reconcileOne(ctx, boundClaim(toFast));
+    expect(ec2.callsOf('modifyDisk')).toHaveLength(1);
+  });
+
+  it('four modifications in the last 24 hours -> EC2 refuses the fifth: its message (naming when) as a Warning and ModifyVolumeError, requeue for that time; the same words when looked at again', async () => {
+    const { ec2, ctx } = setup();
+    ec2.now = () => NOW.getTime();
+    withVolume(ec2, { sizeGiB: 4 });
+    const claim = (gib: number) => boundClaim({ pvc: { spec: { resources: { requests: { storage: `${gib}Gi` } } } } });
+    // Four expansions ten minutes apart, each once the last is completed.
+    for (const [n, gib] of [5, 6, 7, 8].entries()) {
+      ec2.now = () => NOW.getTime() + n * 10 * 60 * 1000;
+      await reconcileOne({ ...ctx, now: () => new Date(ec2.now()) }, claim(gib));
+      ec2.settle().settle();
+    }
+    expect(ec2.callsOf('modifyDisk')).toHaveLength(4);
+    ec2.now = () => NOW.getTime() + 40 * 60 * 1000;
+    const at = () => new Date(ec2.now());
+    const fifth = await reconcileOne({ ...ctx, now: at }, claim(9));
+    const nextAt = NOW.getTime() + FAKE_MODIFICATION_WINDOW_MS;
+    expect(fifth).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: (nextAt - ec2.now()) / 1000 });
+    // As external-resizer: the Resizing Event as the call is made, then the refusal's Warning.
+    expect(events(fifth).map((e) => e.reason)).toEqual(['Resizing', 'VolumeResizeFailed']);
+    expect(warnings(fifth)).toEqual([
+      { type: 'Warning', reason: 'VolumeResizeFailed', message: expect.stringMatching(new RegExp(`rolling 24-hour period.*again after ${new Date(nextAt).toISOString()}`)) },
+    ]);
+    expect(lastStatusWrite(fifth)?.status.allocatedResourceStatuses).toEqual({ storage: 'ControllerResizeInProgress' });
+    ec2.now = () => NOW.getTime() + 50 * 60 * 1000;
+    const again = await reconcileOne({ ...ctx, now: at }, claim(9));
+    expect(warnings(again)).toEqual(warnings(fifth));
+    expect((again as { requeueAfterSeconds: number }).requeueAfterSeconds).toBe((fifth as { requeueAfterSeconds: number }).requeueAfterSeconds - 600);
+    // Once the first of the four is 24 hours old, the fifth goes through.
+    ec2.now = () => nextAt;
+    await reconcileOne({ ...ctx, now: at }, claim(9));
+    // Four accepted, two refused, the fifth accepted.
+    expect(ec2.callsOf('modifyDisk')).toHaveLength(7);
+    expect(ec2.modifications.get(VOLUME)).toMatchObject({ state: 'modifying', target: { sizeGiB: 9 }, startTime: new Date(nextAt).toISOString() });
+  });
+
+  it('VolumeModificationRateExceeded on a VolumeAttributesClass change -> ModifyVolumeError VolumeModificationRateExceeded, InProgress, Warning VolumeModifyFailed', async () => {
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { sizeGiB: 20 });
+    const message = "EC2 ModifyVolume: VolumeModificationRateExceeded: You've reached the limit. You can modify it again after 2025-03-01T18:00:00Z.";
+    ec2.fail('modifyDisk', new Ec2Error('modificationRate', 'VolumeModificationRateExceeded', message, 'ModifyVolume', undefined, new Date('2025-03-01T18:00:00Z')));
+    const result = await reconcileOne(ctx, boundClaim(toFast));
+    expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: (Date.parse('2025-03-01T18:00:00Z') - NOW.getTime()) / 1000 });
+    expect(lastStatusWrite(result)?.status.conditions).toContainEqual(expect.objectContaining({ type: 'ModifyVolumeError', reason: 'VolumeModificationRateExceeded', message: expect.stringContaining('again after 2025-03-01T18:00:00Z') }));
+    expect(lastStatusWrite(result)?.status.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: 'fast', status: 'InProgress' });
+    expect(warnings(result)).toEqual([{ type: 'Warning', reason: 'VolumeModifyFailed', message: expect.stringContaining('again after 2025-03-01T18:00:00Z') }]);
+  });
+
+  it('VolumeModificationRateExceeded whose message names no time -> requeue slowly (300 s), not a tight loop', async () => {
     const { ec2, ctx } = setup();
     withVolume(ec2, { sizeGiB: 20 });
     ec2.fail('modifyDisk', ec2Error('modificationRate', 'VolumeModificationRateExceeded'));
     const result = await reconcileOne(ctx, boundClaim(toFast));
-    expect(result.outcome).toBe('failed');
-    expect(result).toMatchObject({ reason: 'VolumeModificationRateExceeded' });
+    expect(result).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 300 });
   });
 
   it.each([

@@ -135,7 +135,7 @@ export interface Ec2SimulatorOptions {
    * token buckets and counters; the credentials of a call pick its account (iam.ts).
    */
   accounts?: readonly string[];
-  /** 10 = latencies and cool-downs ÷ 10, bucket refill × 10. Default 1. */
+  /** 10 = latencies and modification windows ÷ 10, bucket refill × 10. Default 1. */
   timeScale?: number;
   /** `false` turns throttling off; on by default with EC2's buckets. */
   throttling?: boolean | ThrottlingConfig;
@@ -153,8 +153,8 @@ export interface Ec2SimulatorOptions {
   latency?: Partial<LatencyTable>;
   /** Attachment slots of a new instance, shared by volumes (root included) and ENIs. Default 28. */
   attachmentSlots?: number;
-  /** Minimum simulated time between two modifications of one volume. Default 6 h. */
-  modifyCooldownMs?: number;
+  /** The rolling window (simulated time) in which a volume may be modified four times. Default 24 h. */
+  modificationWindowMs?: number;
   /** IAM: the principal each access key signs for, evaluated on every call it makes (iam.ts). */
   iam?: Ec2IamConfig;
 }
@@ -169,7 +169,7 @@ export interface Ec2RuntimeConfig {
   snapshotFaults?: SnapshotFaultRule[];
   latency?: Partial<LatencyTable>;
   seed?: number;
-  modifyCooldownMs?: number;
+  modificationWindowMs?: number;
 }
 
 const ZONE_IDS: Record<string, string> = { 'us-east-1': 'use1', 'us-west-2': 'usw2', 'eu-west-1': 'euw1' };

@@ -55,6 +55,8 @@ export interface Volume {
   fastRestored?: boolean;
   /** CreateVolume's VolumeInitializationRate, MiB/s. */
   volumeInitializationRate?: number;
+  /** When its modifications within the current rolling window began: EC2 allows four. */
+  modificationStarts?: number[];
 }
 
 export type SnapshotState = 'pending' | 'completed' | 'error';

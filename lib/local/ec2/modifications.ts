@@ -5,10 +5,14 @@ import type { QueryFilter } from './query.js';
 import { resolveModifySpec, type VolumeSpecRequest } from './volume-rules.js';
 import type { World } from './world.js';
 
+/** EC2's limit of modifications of one volume per rolling window (24 h by default). */
+export const MODIFICATIONS_PER_WINDOW = 4;
+
 /**
  * ModifyVolume: `modifying`, then `optimizing` (the volume reports its new size and
- * performance from here), then `completed`. One change at a time, and the next only after
- * the cool-down (6 h by default) from the start of the last.
+ * performance from here), then `completed`. One change at a time — the next once the last is
+ * `completed` or `failed` — and at most four starts in a rolling window (24 h by default); the
+ * fifth is refused with a message naming when the next may start, as EC2 does since 2026.
  */
 export function modifyVolume(world: World, volumeId: string, req: VolumeSpecRequest): VolumeModification {
   const volume = world.getVolume(volumeId);
@@ -22,10 +26,14 @@ export function modifyVolume(world: World, volumeId: string, req: VolumeSpecRequ
       `Volume '${volume.id}' is already being modified (state '${last.state}').`,
     );
   }
-  if (last && world.now() - last.startTime < world.wall(world.env.modifyCooldownMs)) {
+  const window = world.wall(world.env.modificationWindowMs);
+  const recent = (volume.modificationStarts ?? []).filter((start) => world.now() - start < window);
+  if (recent.length >= MODIFICATIONS_PER_WINDOW) {
+    const nextAt = new Date(Math.min(...recent) + window).toISOString();
     throw new Ec2Error(
       'VolumeModificationRateExceeded',
-      "You've reached the maximum modification rate per volume limit. Wait at least 6 hours between modifications per EBS volume.",
+      `Volume '${volume.id}' has reached the limit of four modifications in a rolling 24-hour period. ` +
+        `You can modify it again after ${nextAt}.`,
     );
   }
   const original = {
@@ -42,6 +50,7 @@ export function modifyVolume(world: World, volumeId: string, req: VolumeSpecRequ
   const startTime = world.now();
   const modification: VolumeModification = { volumeId: volume.id, state: 'modifying', startTime, progress: 0, original, target };
   world.modifications.set(volume.id, modification);
+  volume.modificationStarts = [...recent, startTime];
   const modifying = world.latency('modify');
   world.schedule({ kind: 'modification-optimizing', volumeId: volume.id, startTime }, modifying);
   world.schedule({ kind: 'modification-completed', volumeId: volume.id, startTime }, modifying + world.latency('optimize'));

@@ -31,10 +31,11 @@ export interface Ec2EffectiveConfig {
   snapshotFaults: Ec2SimulatorOptions['snapshotFaults'];
   latency: typeof DEFAULT_LATENCY;
   seed: number;
-  modifyCooldownMs: number;
+  modificationWindowMs: number;
 }
 
-const SIX_HOURS = 6 * 60 * 60 * 1000;
+/** EC2's rolling window for the four modifications of a volume. */
+const MODIFICATION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** The simulated account, unless the options name another. */
 export const DEFAULT_ACCOUNT_ID = '123456789012';
@@ -72,7 +73,7 @@ export class Ec2Simulator extends Ec2Account {
         attachFaults: options.attachFaults ?? [],
         snapshotFaults: options.snapshotFaults ?? [],
         attachmentSlots: options.attachmentSlots ?? 28,
-        modifyCooldownMs: options.modifyCooldownMs ?? SIX_HOURS,
+        modificationWindowMs: options.modificationWindowMs ?? MODIFICATION_WINDOW_MS,
       },
       throttling: { enabled: throttling.enabled ?? true, buckets: throttling.buckets ?? {}, timeScale },
     };
@@ -146,7 +147,7 @@ export class Ec2Simulator extends Ec2Account {
       if (cfg.attachFaults !== undefined) env.attachFaults = structuredClone(cfg.attachFaults);
       if (cfg.snapshotFaults !== undefined) env.snapshotFaults = structuredClone(cfg.snapshotFaults);
       if (cfg.latency !== undefined) env.latency = { ...env.latency, ...cfg.latency };
-      if (cfg.modifyCooldownMs !== undefined) env.modifyCooldownMs = cfg.modifyCooldownMs;
+      if (cfg.modificationWindowMs !== undefined) env.modificationWindowMs = cfg.modificationWindowMs;
       if (rng) env.rng = rng;
     }
     if (cfg.faults !== undefined) this.setFaults(cfg.faults);
@@ -167,7 +168,7 @@ export class Ec2Simulator extends Ec2Account {
       snapshotFaults: env.snapshotFaults,
       latency: env.latency,
       seed: this.seed,
-      modifyCooldownMs: env.modifyCooldownMs,
+      modificationWindowMs: env.modificationWindowMs,
     });
   }
 

@@ -28,7 +28,8 @@ export interface WorldEnv {
   attachFaults: AttachFaultRule[];
   snapshotFaults: SnapshotFaultRule[];
   attachmentSlots: number;
-  modifyCooldownMs: number;
+  /** The rolling window (simulated ms) in which a volume may be modified four times. */
+  modificationWindowMs: number;
 }
 
 /** Simulated time kept for things EC2 forgets slowly. */

@@ -254,8 +254,6 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
       // One process, so seen webhook ids are kept in memory (they outlive backend restarts).
       const replay = createMemoryReplayStore();
       const budget = options.budget ?? createMemoryBudget({ timeScale: options.ec2?.timeScale ?? 1 });
-      // EC2's 6-hour wait between modifications of a volume, as the simulator's time scale has it.
-      const modifyCooldownMs = simulator ? () => (simulator as Ec2Simulator).config().modifyCooldownMs / (simulator as Ec2Simulator).config().timeScale : undefined;
       const app = createBackendApp({
         registry,
         replay,
@@ -270,7 +268,6 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
         onEc2Calls: options.onEc2Calls,
         onContract: options.onContract,
         budget,
-        ...(modifyCooldownMs && { modifyCooldownMs }),
       });
       const server = await listeningAs('backend', host, ports.backend, () => startBackendServer(app, host, ports.backend));
       cleanups.push(() => server.stop());

@@ -109,15 +109,37 @@ describe('ModifyVolume / DescribeVolumesModifications', () => {
     expect(done.EndTime).toBeInstanceOf(Date);
   });
 
-  it('second change during the modification -> IncorrectModificationState; within 6 h -> VolumeModificationRateExceeded; after -> accepted', async () => {
+  it('second change while modifying or optimizing -> IncorrectModificationState; once completed -> accepted at once (no 6-hour wait)', async () => {
     const id = await availableVolume(10);
     await t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: 20 }));
     await expectEc2Error(t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: 30 })), 'IncorrectModificationState');
-    t.clock.advance(HOUR);
-    await expectEc2Error(t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: 30 })), 'VolumeModificationRateExceeded');
-    t.clock.advance(5 * HOUR);
+    t.clock.advance(5_000);
+    expect((await modification(id)).ModificationState).toBe('optimizing');
+    await expectEc2Error(t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: 30 })), 'IncorrectModificationState');
+    t.clock.advance(30_000);
+    expect((await modification(id)).ModificationState).toBe('completed');
     const out = await t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: 30 }));
     expect(out.VolumeModification?.OriginalSize).toBe(20);
+  });
+
+  it('four modifications within 24 h -> the fifth VolumeModificationRateExceeded naming when the next may start; at that time -> accepted', async () => {
+    const id = await availableVolume(10);
+    const firstAt = t.clock.now();
+    for (const size of [11, 12, 13, 14]) {
+      await t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: size }));
+      t.clock.advance(10 * 60_000);
+      expect((await modification(id)).ModificationState).toBe('completed');
+    }
+    const refused = await t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: 15 })).catch((e: unknown) => e as { name: string; message: string });
+    expect(refused).toMatchObject({
+      name: 'VolumeModificationRateExceeded',
+      message: `Volume '${id}' has reached the limit of four modifications in a rolling 24-hour period. You can modify it again after ${new Date(firstAt + 24 * HOUR).toISOString()}.`,
+    });
+    t.clock.advance(firstAt + 24 * HOUR - 1 - t.clock.now());
+    await expectEc2Error(t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: 15 })), 'VolumeModificationRateExceeded');
+    t.clock.advance(1);
+    const out = await t.ec2.send(new ModifyVolumeCommand({ VolumeId: id, Size: 15 }));
+    expect(out.VolumeModification?.OriginalSize).toBe(14);
   });
 
   it.each([
