@@ -6,6 +6,9 @@
  *   (b) a burst of N PVCs with one pod each: time to all Bound + attached against the EC2
  *       token-bucket floor, EC2 calls per action, throttling, per-PVC percentiles
  *   (c) the forwarder's RSS with N PVCs and N PVs cached, against idle
+ *   (d) a fleet (lib/fleet-faults.ts): clusters × WaitForFirstConsumer claims with pods against
+ *       backend processes sharing DynamoDB, with EC2 faults, lost answers, stuck attachments,
+ *       killed processes and an expired watch, and without; everything deleted, then judged
  *   report: one cluster's volume report of --pvs PVs, sent plain and gzip'd: requests and bytes
  *       (lib/report-sizes.ts); only with --only report
  *
@@ -28,6 +31,8 @@ import { printMemory } from './lib/memory-report.js';
 import { runBurst, type BurstResult } from './lib/provision.js';
 import { clusterReport, measureReport, reportLine, type ReportSizes } from './lib/report-sizes.js';
 import { printBackendStats, runScaleOut } from './lib/scale-out.js';
+import { runFleet, type FleetResult } from './lib/fleet-faults.js';
+import { FLEET_JUDGES, fleetRows, printFleet } from './lib/fleet-report.js';
 import { runPeerBench } from './lib/peer.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -59,7 +64,8 @@ async function main(args: BenchArgs): Promise<void> {
     (args.only.includes('a') ? SINGLE_TIMEOUT_MS + 120_000 : 0) +
     (args.only.includes('b') ? args.timeoutSeconds * 1000 + 180_000 : 0) +
     (args.only.includes('c') ? MEMORY_TIMEOUT_MS : 0) +
-    (args.only.includes('report') ? REPORT_TIMEOUT_MS : 0);
+    (args.only.includes('report') ? REPORT_TIMEOUT_MS : 0) +
+    (args.only.includes('d') ? (args.fleet.faults === 'both' ? 2 : 1) * (2 * args.timeoutSeconds * 1000 + 300_000) : 0);
   setTimeout(() => {
     say(`bench: gave up after ${(budgetMs / 60_000).toFixed(0)} min (global bound); exiting`);
     process.exit(3);
@@ -72,6 +78,7 @@ async function main(args: BenchArgs): Promise<void> {
   let single: BurstResult | undefined;
   let burst: BurstResult | undefined;
   let memory: MemoryResult[] | undefined;
+  const fleets: FleetResult[] = [];
 
   if (args.only.includes('a')) {
     say(`\n(a) one PVC + pod, EC2 at AWS's medians (create ${AWS_MEDIANS.create.ms / 1000} s, attach ${AWS_MEDIANS.attach.ms / 1000} s) …`);
@@ -115,12 +122,27 @@ async function main(args: BenchArgs): Promise<void> {
     }
   }
 
-  printSummary(args, single, burst, memory, reportRuns);
+  if (args.only.includes('d')) {
+    const { clusters, claims, backends, faults } = args.fleet;
+    for (const withFaults of faults === 'both' ? [true, false] : [faults === 'on']) {
+      say(`\n(d) a fleet: ${clusters} clusters × ${claims} claims with pods, ${backends} backend processes, time scale ${args.timeScale}, ${withFaults ? 'with faults' : 'without faults'} (bound ${args.timeoutSeconds} s a phase) …`);
+      const fleet = await runFleet({ clusters, perCluster: claims, backends, timeScale: args.timeScale, seed: args.seed, faults: withFaults, timeoutMs: args.timeoutSeconds * 1000 });
+      printFleet(fleet);
+      fleets.push(fleet);
+    }
+  }
+
+  printSummary(args, single, burst, memory, reportRuns, fleets);
+  const failed = fleets.filter((f) => FLEET_JUDGES.some((k) => f.counts[k] > 0));
+  if (failed.length > 0) {
+    say(`\n(d) FAILED: ${failed.length} fleet run(s) ended with a judge above 0 (findings above)`);
+    process.exitCode = 4;
+  }
   say(`\nfinished in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   say(`reproduce: ${args.command}`);
 }
 
-function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult, memory?: MemoryResult[], reportRuns: ReportSizes[] = []): void {
+function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult, memory?: MemoryResult[], reportRuns: ReportSizes[] = [], fleets: FleetResult[] = []): void {
   const rows: string[][] = [];
   if (single) {
     const [, bound] = latencyRow(single, '', (c) => c.boundMs);
@@ -160,6 +182,7 @@ function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult
         : `${mib(r.rssSettled)} (at ready ${mib(r.rssAtReady)}, idle ${mib(r.rssIdle)}, peak ${mib(r.peakRss)}, heap ${mib(r.heapUsed)})`,
     ]);
   }
+  for (const fleet of fleets) rows.push(...fleetRows(fleet));
   say('\nsummary');
   for (const run of reportRuns) say(reportLine(run));
   if (rows.length > 0) say(table(['scenario', 'figure', 'value'], rows, { alignNumbers: false }));
@@ -178,7 +201,7 @@ if (args === 'help') {
   say(USAGE);
 } else {
   main(args).then(
-    () => process.exit(0),
+    () => process.exit(process.exitCode ?? 0),
     (err: unknown) => {
       process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       process.exit(1);

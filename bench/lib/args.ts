@@ -1,10 +1,13 @@
 /** The command line of `npm run bench`, parsed and checked once. */
 import { parseArgs } from 'node:util';
 
-export type Scenario = 'a' | 'b' | 'c' | 'report';
-export const SCENARIOS: readonly Scenario[] = ['a', 'b', 'c', 'report'];
+export type Scenario = 'a' | 'b' | 'c' | 'd' | 'report';
+export const SCENARIOS: readonly Scenario[] = ['a', 'b', 'c', 'd', 'report'];
 /** What runs without --only. */
 const DEFAULT_SCENARIOS: readonly Scenario[] = ['a', 'b', 'c'];
+/** (d) runs the simulator this much faster unless --time-scale says otherwise: two runs of 3 × 300 claims in 10 minutes. */
+export const FLEET_TIME_SCALE = 2;
+export type FaultRuns = 'both' | 'on' | 'off';
 
 export interface BenchArgs {
   /** PVCs (each with one pod) in the burst of (b). */
@@ -25,6 +28,8 @@ export interface BenchArgs {
   clusters: number;
   /** PVs (each bound and attached) of the cluster whose volume report `report` sends. */
   pvs: number;
+  /** (d): clusters, claims (with a pod each) per cluster, backend processes; run with faults, without, or both. */
+  fleet: { clusters: number; claims: number; backends: number; faults: FaultRuns };
   /** `ebs-csi`: instead of (a)–(c), the same workload against volhook and the reference EBS CSI stack, side by side (peer.ts). */
   peer?: PeerName;
   /** The command to print for reproducing this run. */
@@ -34,24 +39,35 @@ export interface BenchArgs {
 export const PEERS = ['ebs-csi'] as const;
 export type PeerName = (typeof PEERS)[number];
 
-export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c,report] [--quick]
+export const USAGE = `usage: npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c,d,report] [--quick]
                             [--seed 1] [--objects 10000] [--timeout 1200]
                             [--backends 1] [--clusters 1] [--pvs 20000] [--peer ebs-csi]
+                            [--fleet-clusters 3] [--fleet-claims 300] [--fleet-backends 3]
+                            [--faults both|on|off]
   --n           PVCs + pods in the burst (b); default 1000 (100 with --quick)
-  --time-scale  simulator latencies and bucket refill ÷/× this; default 1 (10 with --quick).
-                volhook's own delays (backoff, requeues, resync) are never scaled
-  --only        scenarios to run: a (one PVC), b (burst), c (forwarder memory), report (one
+  --time-scale  simulator latencies and bucket refill ÷/× this; default 1 (${FLEET_TIME_SCALE} with d in
+                --only, 10 with --quick). volhook's own delays (backoff, requeues, resync) are
+                never scaled
+  --only        scenarios to run: a (one PVC), b (burst), c (forwarder memory), d (a fleet:
+                clusters × claims against backend processes, judged at the end), report (one
                 cluster's volume report sent plain and gzip'd: requests and bytes); default a,b,c
   --quick       smoke run: n=100 at time scale 10, 2,000 objects in (c)
   --seed        simulator PRNG seed (latencies); default 1
   --objects     PVCs and PVs (each) cached by the forwarder in (c); default 10000
-  --timeout     give up on (b) after this many seconds; default 1200
+  --timeout     give up on (b), or on each phase of (d), after this many seconds; default 1200
   --backends    (b) with this many backend processes, each its own EC2 client, behind one
                 URL; more than 1 keeps the rate budget in DynamoDB (moto_server); default 1
                 (the backend in the bench process)
   --clusters    (b) with this many clusters (Kubernetes API, controllers, forwarder each)
                 against one EC2 account, the n claims dealt out over them; default 1
   --pvs         PVs of the cluster whose volume report (report) sends; default 20000
+  --fleet-clusters, --fleet-claims, --fleet-backends
+                (d): clusters, WaitForFirstConsumer claims with a pod per cluster, backend
+                processes sharing the rate budget and replay store in DynamoDB (moto_server);
+                default 3, 300, 3 (2, 30, 2 with --quick)
+  --faults      (d) with faults (on: EC2 refusing calls, losing answers, leaving attachments
+                stuck attaching; a forwarder leader and a backend SIGKILLed, a watch ended
+                with 410, mid-burst), without (off), or each in turn (both); default both
   --peer        ebs-csi: instead of a–c, one workload (n claims with pods, 100 expansions,
                 100 snapshots and restores, then delete all) against volhook and then the
                 reference EBS CSI controller stack, each on a fresh real control plane and
@@ -80,6 +96,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
         backends: { type: 'string' },
         clusters: { type: 'string' },
         pvs: { type: 'string' },
+        'fleet-clusters': { type: 'string' },
+        'fleet-claims': { type: 'string' },
+        'fleet-backends': { type: 'string' },
+        faults: { type: 'string' },
         peer: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -91,24 +111,30 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
   if (v.help) return 'help';
   const quick = v.quick === true;
   const n = integer('--n', v.n, quick ? 100 : 1000, 1, 100_000);
-  const timeScale = number('--time-scale', v['time-scale'], quick ? 10 : 1, 0.01, 1000);
   const only = scenarios(v.only);
+  const timeScale = number('--time-scale', v['time-scale'], quick ? 10 : only.includes('d') ? FLEET_TIME_SCALE : 1, 0.01, 1000);
   const seed = integer('--seed', v.seed, 1, 0, 2 ** 32 - 1);
   const objects = integer('--objects', v.objects, quick ? 2000 : 10_000, 0, 1_000_000);
   const timeoutSeconds = number('--timeout', v.timeout, 1200, 1, 24 * 3600);
   const backends = integer('--backends', v.backends, 1, 1, 32);
   const clusters = integer('--clusters', v.clusters, 1, 1, 8);
   const pvs = integer('--pvs', v.pvs, 20_000, 1, 200_000);
+  const fleet = {
+    clusters: integer('--fleet-clusters', v['fleet-clusters'], quick ? 2 : 3, 2, 8),
+    claims: integer('--fleet-claims', v['fleet-claims'], quick ? 30 : 300, 1, 5000),
+    backends: integer('--fleet-backends', v['fleet-backends'], quick ? 2 : 3, 1, 16),
+    faults: faultRuns(v.faults),
+  };
   let peer: PeerName | undefined;
   if (v.peer !== undefined) {
     if (!(PEERS as readonly string[]).includes(v.peer)) throw new UsageError(`--peer takes ${PEERS.join(', ')}; got "${v.peer}"`);
-    for (const flag of ['only', 'backends', 'clusters', 'objects', 'pvs'] as const) {
+    for (const flag of ['only', 'backends', 'clusters', 'objects', 'pvs', 'fleet-clusters', 'fleet-claims', 'fleet-backends', 'faults'] as const) {
       if (v[flag] !== undefined) throw new UsageError(`--${flag} is not implemented with --peer (the peer run is its own scenario)`);
     }
     peer = v.peer as PeerName;
     const command = ['npx tsx bench/run.ts', `--peer ${peer}`, `--n ${n}`, `--time-scale ${timeScale}`, `--seed ${seed}`];
     if (v.timeout !== undefined) command.push(`--timeout ${timeoutSeconds}`);
-    return { n, timeScale, only, quick, seed, objects, timeoutSeconds, backends, clusters, pvs, peer, command: command.join(' ') };
+    return { n, timeScale, only, quick, seed, objects, timeoutSeconds, backends, clusters, pvs, fleet, peer, command: command.join(' ') };
   }
 
   const command = ['npx tsx bench/run.ts', `--n ${n}`, `--time-scale ${timeScale}`, `--only ${only.join(',')}`, `--seed ${seed}`];
@@ -117,7 +143,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | 'help' {
   if (backends !== 1) command.push(`--backends ${backends}`);
   if (clusters !== 1) command.push(`--clusters ${clusters}`);
   if (only.includes('report')) command.push(`--pvs ${pvs}`);
-  return { n, timeScale, only, quick, seed, objects, timeoutSeconds, backends, clusters, pvs, command: command.join(' ') };
+  if (only.includes('d')) command.push(`--fleet-clusters ${fleet.clusters} --fleet-claims ${fleet.claims} --fleet-backends ${fleet.backends} --faults ${fleet.faults}`);
+  return { n, timeScale, only, quick, seed, objects, timeoutSeconds, backends, clusters, pvs, fleet, command: command.join(' ') };
 }
 
 function number(flag: string, raw: string | undefined, fallback: number, min: number, max: number): number {
@@ -135,12 +162,18 @@ function integer(flag: string, raw: string | undefined, fallback: number, min: n
   return value;
 }
 
+function faultRuns(raw: string | undefined): FaultRuns {
+  if (raw === undefined) return 'both';
+  if (raw === 'both' || raw === 'on' || raw === 'off') return raw;
+  throw new UsageError(`--faults takes both, on or off; got "${raw}"`);
+}
+
 function scenarios(raw: string | undefined): Scenario[] {
   if (raw === undefined) return [...DEFAULT_SCENARIOS];
   const picked = raw.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   const unknown = picked.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
   if (picked.length === 0 || unknown.length > 0) {
-    throw new UsageError(`--only takes a comma-separated list of a, b, c, report; got "${raw}"`);
+    throw new UsageError(`--only takes a comma-separated list of a, b, c, d, report; got "${raw}"`);
   }
   return SCENARIOS.filter((s) => picked.includes(s));
 }

@@ -1,7 +1,8 @@
 /**
  * One backend process of the scale-out bench, as one Lambda instance runs it: its own EC2
- * client, the clusters of a registry file, and the rate budget the environment names
- * (`VOLHOOK_BUDGET_TABLE`: DynamoDB, shared by every process; else in this process's memory).
+ * client, the clusters of a registry file, and the stores the environment names, as deployed
+ * (`VOLHOOK_BUDGET_TABLE`, `VOLHOOK_REPLAY_TABLE`, `VOLHOOK_REPORTS_TABLE`: DynamoDB, shared by
+ * every process; each unset: in this process's memory).
  *
  *   VOLHOOK_REGISTRY_FILE=… VOLHOOK_BENCH_EC2_ENDPOINT=http://127.0.0.1:… node --import tsx bench/lib/backend-process.ts
  *
@@ -14,6 +15,8 @@ import { budgetFromEnvironment } from '../../lib/budget/index.js';
 import { Ec2CallStats } from '../../lib/ec2/index.js';
 import { startBackendServer } from '../../lib/local/stack/backend-server.js';
 import { registryFromEnvironment } from '../../lib/registry/index.js';
+import { replayStoreFromEnvironment } from '../../lib/replay/from-environment.js';
+import { reportStoreFromEnvironment } from '../../lib/reports/from-environment.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -27,6 +30,8 @@ const totals = new Ec2CallStats();
 const backend = createBackendApp({
   registry: registryFromEnvironment(process.env),
   budget: budgetFromEnvironment(process.env),
+  replay: replayStoreFromEnvironment(process.env),
+  reports: reportStoreFromEnvironment(process.env),
   account: process.env.VOLHOOK_AWS_ACCOUNT,
   ec2Endpoint: endpoint,
   ec2Credentials: { accessKeyId: 'local', secretAccessKey: 'local' },

@@ -8,16 +8,10 @@
  *
  * The n claims are dealt out over the clusters, so the token-bucket floor is that of n.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import * as z from 'zod';
+import { join } from 'node:path';
 import { startEc2Simulator } from '../../lib/local/ec2/index.js';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack/index.js';
 import { until, VOLUMES_PER_NODE } from './bench-stack.js';
@@ -27,6 +21,9 @@ import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
 import type { BurstResult } from './provision.js';
 import { tokenBucketFloorSeconds } from './stats.js';
 import { BurstTracker, type ClaimTimes } from './tracker.js';
+import { createTables, startBackendProcess, startMotoServer, startRoundRobin, sumStats, type BackendStats } from './fleet-processes.js';
+
+export type { BackendStats } from './fleet-processes.js';
 
 export interface ScaleOutOptions {
   n: number;
@@ -38,20 +35,6 @@ export interface ScaleOutOptions {
   progressEveryMs?: number;
 }
 
-/** EC2 calls and tokens per action, summed over the backend processes (their `/_bench/stats`). */
-const BackendStatsSchema = z.record(
-  z.string(),
-  z.object({
-    calls: z.number(),
-    throttles: z.number(),
-    errors: z.number(),
-    errorCodes: z.record(z.string(), z.number()),
-    tokensGranted: z.number(),
-    tokensWaited: z.number(),
-    takes: z.number(),
-  }),
-);
-export type BackendStats = z.infer<typeof BackendStatsSchema>;
 
 export interface ScaleOutResult extends BurstResult {
   backends: number;
@@ -63,7 +46,6 @@ export interface ScaleOutResult extends BurstResult {
 const REGION = 'us-east-1';
 const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
 const TABLE = 'volhook-bench-budget';
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutResult> {
   const cleanups: Array<() => Promise<void> | void> = [];
@@ -97,7 +79,7 @@ export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutRes
     if (options.backends > 1) {
       const moto = await startMotoServer();
       cleanups.push(() => moto.stop());
-      await createBudgetTable(moto.url);
+      await createTables(moto.url, REGION, [TABLE]);
       Object.assign(env, { VOLHOOK_BUDGET_TABLE: TABLE, AWS_ENDPOINT_URL_DYNAMODB: moto.url });
       budgetStore = 'dynamodb';
     }
@@ -208,143 +190,6 @@ export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutRes
     diagnostics.stop();
     await cleanup();
   }
-}
-
-interface BackendProcess {
-  url: string;
-  stats(): Promise<BackendStats>;
-  stop(): Promise<void>;
-}
-
-async function startBackendProcess(env: NodeJS.ProcessEnv): Promise<BackendProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/lib/backend-process.ts')], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let errors = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    errors = (errors + chunk.toString()).slice(-10_000);
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`backend process not ready in 60 s: ${errors}`)), 60_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /READY (\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`backend process exited (${code}): ${errors}`));
-    });
-  });
-  return {
-    url,
-    async stats() {
-      const res = await fetch(`${url}/_bench/stats`);
-      return BackendStatsSchema.parse(await res.json());
-    },
-    stop: () => stopChild(child),
-  };
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
-/** One URL in front of the backends: each request goes to the next one, in turn. */
-async function startRoundRobin(targets: string[]): Promise<{ url: string; stop(): Promise<void> }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  let turn = 0;
-  const server: Server = createServer((req, res) => {
-    const target = new URL(req.url ?? '/', targets[turn++ % targets.length]);
-    const upstream = request(target, { method: req.method, headers: req.headers, agent }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    upstream.on('error', (err) => {
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { code: 'bad_gateway', message: err.message } }));
-    });
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        agent.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-async function startMotoServer(): Promise<{ url: string; stop(): Promise<void> }> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'ignore'] });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      const res = await fetch(`${url}/moto-api/`);
-      if (res.ok) break;
-    } catch {
-      // not up yet
-    }
-    if (child.exitCode !== null) throw new Error('moto_server exited; is it installed (pip install "moto[server]")?');
-    if (Date.now() > deadline) {
-      await stopChild(child);
-      throw new Error(`moto_server did not answer on ${url} within 60 s`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return { url, stop: () => stopChild(child) };
-}
-
-async function createBudgetTable(endpoint: string): Promise<void> {
-  const client = new DynamoDBClient({ region: REGION, endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  try {
-    await client.send(
-      new CreateTableCommand({
-        TableName: TABLE,
-        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-        BillingMode: 'PAY_PER_REQUEST',
-      }),
-    );
-  } finally {
-    client.destroy();
-  }
-}
-
-function sumStats(all: BackendStats[]): BackendStats {
-  const out: BackendStats = {};
-  for (const stats of all) {
-    for (const [action, s] of Object.entries(stats)) {
-      const into = (out[action] ??= { calls: 0, throttles: 0, errors: 0, errorCodes: {}, tokensGranted: 0, tokensWaited: 0, takes: 0 });
-      into.calls += s.calls;
-      into.throttles += s.throttles;
-      into.errors += s.errors;
-      for (const [code, n] of Object.entries(s.errorCodes)) into.errorCodes[code] = (into.errorCodes[code] ?? 0) + n;
-      into.tokensGranted += s.tokensGranted;
-      into.tokensWaited += s.tokensWaited;
-      into.takes += s.takes;
-    }
-  }
-  return out;
 }
 
 /** The backends' own count per action: calls made, throttled, other errors, tokens granted and waited. */

@@ -9,6 +9,7 @@ import { simulatorTransport, type Ec2Call } from './ec2-transport.js';
 import { notAdopted, Oracle } from './oracle.js';
 import { clusterSession } from '../iam/fixtures.js';
 import { CLASSES, createWorld, DRIVER, type World } from './world.js';
+import { STUCK_ATTACHING_MS } from '../../lib/reconcile/attach.js';
 
 const retain = CLASSES.find((c) => c.name === 'wffc-retain')!;
 const del = CLASSES.find((c) => c.name === 'wffc-delete')!;
@@ -110,6 +111,23 @@ describe('crash explorer judges', () => {
     oracle.observe(call('DetachVolume', { VolumeId: live, InstanceId: node.instanceId }));
     oracle.observe(call('DetachVolume', { VolumeId: going, InstanceId: node.instanceId }));
     expect(oracle.wronglyDetached).toEqual([expect.stringMatching(new RegExp(`${live}.*not being deleted`))]);
+  });
+
+  it('wrongly detached: not the DetachVolume of an attachment stuck attaching past the backend’s bound; still one that is attaching but young', async () => {
+    const node = world.nodes[0]!;
+    const stuck = await volume('pvc-stuck');
+    const young = await volume('pvc-young');
+    for (const [name, id] of [['pvc-stuck', stuck], ['pvc-young', young]] as const) {
+      pv(name, id, 'Delete', 'Bound');
+      va(name, node.name);
+    }
+    const attaching = (id: string, sinceMs: number) => {
+      const v = world.sim.volume(id)!;
+      return { ...v, attachments: [{ instanceId: node.instanceId, device: '/dev/xvdba', state: 'attaching' as const, attachTime: world.clock.now() - sinceMs, deleteOnTermination: false, epoch: 1, stuck: true }] };
+    };
+    oracle.observe({ ...call('DetachVolume', { VolumeId: stuck, InstanceId: node.instanceId }), volumeBefore: attaching(stuck, STUCK_ATTACHING_MS + 1_000) });
+    oracle.observe({ ...call('DetachVolume', { VolumeId: young, InstanceId: node.instanceId }), volumeBefore: attaching(young, STUCK_ATTACHING_MS / 2) });
+    expect(oracle.wronglyDetached).toEqual([expect.stringMatching(new RegExp(`${young}.*not being deleted`))]);
   });
 
   it("an inline volume's disk (no PV): detached while its VolumeAttachment is not being deleted, or deleted -> wrong; attached under it -> not without a VolumeAttachment, kept -> not leaked", async () => {

@@ -19,6 +19,7 @@
  */
 import type { KubeObject } from '../../lib/local/kube/index.js';
 import type { Volume } from '../../lib/local/ec2/index.js';
+import { STUCK_ATTACHING_MS } from '../../lib/reconcile/attach.js';
 import { changesVolumes, createdSnapshotId, createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
 import { contentOf, diskIdOf, type Content, type Pv } from './checks.js';
 import type { CrashController } from './crashes.js';
@@ -111,7 +112,7 @@ export class Oracle {
         const instanceId = params.get('InstanceId') ?? '';
         const node = world.nodes.find((n) => n.instanceId === instanceId)?.name ?? instanceId;
         subject = `${this.describe(volumeId ?? '?')} from ${node}`;
-        const wrong = this.judgeDetach(world, volumeId ?? '', node);
+        const wrong = this.judgeDetach(world, call, volumeId ?? '', node);
         if (wrong) this.wronglyDetached.push(`DetachVolume ${subject}: ${wrong}`);
         break;
       }
@@ -194,7 +195,15 @@ export class Oracle {
     return oldest?.id === snapshotId ? `it is the snapshot of content ${content.metadata.name}, which is not being deleted` : undefined;
   }
 
-  private judgeDetach(world: JudgedWorld, volumeId: string, node: string): string | undefined {
+  /**
+   * Wrong while a VolumeAttachment that is not being deleted names the disk on that node — unless
+   * the attachment was stuck: `attaching` for longer than the backend gives one (never attached,
+   * so nothing was written through it), which is detached to attach it afresh.
+   */
+  private judgeDetach(world: JudgedWorld, call: Ec2Call, volumeId: string, node: string): string | undefined {
+    const instanceId = call.params.get('InstanceId');
+    const before = call.volumeBefore?.attachments.find((a) => a.instanceId === instanceId);
+    if (before?.state === 'attaching' && world.clock.now() - before.attachTime > STUCK_ATTACHING_MS) return undefined;
     const inline = (world.store.list('volumeattachments').items as Va[]).find(
       (a) => a.spec.source?.inlineVolumeSpec?.csi?.volumeHandle === volumeId && a.spec.nodeName === node && !a.metadata.deletionTimestamp,
     );

@@ -18,7 +18,7 @@ import { DEFAULT_NODE_TAG_KEY } from '../../lib/contract/tags.js';
 import { EventCorrelator, kubeClientsFromConfig, kubeConfigFor, type KubeClients } from '../../lib/kube/index.js';
 import { startControllers } from '../../lib/local/controllers/index.js';
 import { deploymentIam } from '../../lib/iam/role-policy.js';
-import { Ec2Simulator, ManualClock } from '../../lib/local/ec2/index.js';
+import { Ec2Simulator, ManualClock, type Clock } from '../../lib/local/ec2/index.js';
 import { createObjectStore, startKubeApiServer, type KubeApiServer, type LocalObjectStore, type ResourceName } from '../../lib/local/kube/index.js';
 import { csiDriverObject, csiNodeObject, nodeObject, type LocalNode } from '../../lib/local/stack/cluster-objects.js';
 import { createStaticRegistry } from '../../lib/registry/index.js';
@@ -84,6 +84,9 @@ export const SNAPSHOT_POLICIES = ['Delete', 'Retain'] as const;
 export type SnapshotPolicy = (typeof SNAPSHOT_POLICIES)[number];
 export const snapshotClassName = (policy: SnapshotPolicy) => `snap-${policy.toLowerCase()}`;
 
+/** What the judges (checks.ts, oracle.ts) read of a world: one cluster's store and nodes, EC2 and its clock. */
+export type JudgedWorld = Pick<World, 'clusterId' | 'sim' | 'store' | 'nodes'> & { clock: Pick<Clock, 'now'> };
+
 export interface World {
   clusterId: string;
   clock: ManualClock;
@@ -104,9 +107,6 @@ export interface World {
   settle(): Promise<void>;
   close(): Promise<void>;
 }
-
-/** What the judges (checks.ts, oracle.ts) read of a world: any run of the project's parts over the simulator and the local store has it. */
-export type JudgedWorld = Pick<World, 'clusterId' | 'sim' | 'store' | 'nodes'>;
 
 export async function createWorld(options: { seed: number; clusterId: string; observe: Ec2CallObserver }): Promise<World> {
   const { clusterId } = options;

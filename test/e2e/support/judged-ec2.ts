@@ -73,7 +73,7 @@ export async function startJudgedEc2(options: Omit<Ec2SimulatorOptions, 'region'
     oracle,
     unjudged,
     judge(stack) {
-      const world: JudgedWorld = { clusterId: stack.clusterId, sim, store: stack.store, nodes: stack.nodes };
+      const world: JudgedWorld = { clusterId: stack.clusterId, sim, store: stack.store, nodes: stack.nodes, clock: sim.clock };
       oracle.world = world;
       return world;
     },

@@ -1,0 +1,204 @@
+/**
+ * The processes of a scaled-out bench, as deployed: backend processes (each its own process and
+ * EC2 client, as Lambda instances are), one URL in front of them that deals requests out in turn
+ * (as API Gateway does), and moto_server for the DynamoDB tables they share.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent, createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import * as z from 'zod';
+
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** EC2 calls and tokens per action, summed over the backend processes (their `/_bench/stats`). */
+export const BackendStatsSchema = z.record(
+  z.string(),
+  z.object({
+    calls: z.number(),
+    throttles: z.number(),
+    errors: z.number(),
+    errorCodes: z.record(z.string(), z.number()),
+    tokensGranted: z.number(),
+    tokensWaited: z.number(),
+    takes: z.number(),
+  }),
+);
+export type BackendStats = z.infer<typeof BackendStatsSchema>;
+
+export interface BackendProcess {
+  url: string;
+  stats(): Promise<BackendStats>;
+  /** SIGTERM, then SIGKILL after 5 s. */
+  stop(): Promise<void>;
+  /** SIGKILL at once: requests in flight get no answer. */
+  kill(): Promise<void>;
+}
+
+/** One bench/lib/backend-process.ts, ready once it prints its URL. */
+export async function startBackendProcess(env: NodeJS.ProcessEnv): Promise<BackendProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/lib/backend-process.ts')], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let errors = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    errors = (errors + chunk.toString()).slice(-10_000);
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`backend process not ready in 60 s: ${errors}`)), 60_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /READY (\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`backend process exited (${code}): ${errors}`));
+    });
+  });
+  return {
+    url,
+    async stats() {
+      const res = await fetch(`${url}/_bench/stats`);
+      return BackendStatsSchema.parse(await res.json());
+    },
+    stop: () => stopChild(child),
+    kill: () => killChild(child),
+  };
+}
+
+export function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export function killChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+export interface RoundRobin {
+  url: string;
+  /** Requests it was sent so far. */
+  readonly requests: number;
+  /** Sends the `index`th share of requests to `target` from now on (a backend replaced). */
+  replace(index: number, target: string): void;
+  stop(): Promise<void>;
+}
+
+/** One URL in front of the backends: each request goes to the next one, in turn. */
+export async function startRoundRobin(initial: readonly string[]): Promise<RoundRobin> {
+  const targets = [...initial];
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  let turn = 0;
+  let requests = 0;
+  const server: Server = createServer((req, res) => {
+    requests++;
+    const target = new URL(req.url ?? '/', targets[turn++ % targets.length]);
+    const upstream = request(target, { method: req.method, headers: req.headers, agent }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+      // A backend killed mid-answer: the client sees the connection cut, as from a gateway.
+      answer.on('aborted', () => res.destroy());
+    });
+    upstream.on('error', (err) => {
+      if (res.headersSent) return void res.destroy();
+      res.writeHead(502, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'bad_gateway', message: err.message } }));
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get requests() {
+      return requests;
+    },
+    replace(index, target) {
+      targets[index] = target;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        agent.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** moto_server on a free loopback port, up once it answers. */
+export async function startMotoServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'ignore'] });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const res = await fetch(`${url}/moto-api/`);
+      if (res.ok) break;
+    } catch {
+      // not up yet
+    }
+    if (child.exitCode !== null) throw new Error('moto_server exited; is it installed (pip install "moto[server]")?');
+    if (Date.now() > deadline) {
+      await stopChild(child);
+      throw new Error(`moto_server did not answer on ${url} within 60 s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return { url, stop: () => stopChild(child) };
+}
+
+/** Tables keyed by `pk`, as serverless.yml declares the budget, replay and report tables. */
+export async function createTables(endpoint: string, region: string, names: readonly string[]): Promise<void> {
+  const client = new DynamoDBClient({ region, endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    for (const TableName of names) {
+      await client.send(
+        new CreateTableCommand({
+          TableName,
+          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+          BillingMode: 'PAY_PER_REQUEST',
+        }),
+      );
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+export function sumStats(all: BackendStats[]): BackendStats {
+  const out: BackendStats = {};
+  for (const stats of all) {
+    for (const [action, s] of Object.entries(stats)) {
+      const into = (out[action] ??= { calls: 0, throttles: 0, errors: 0, errorCodes: {}, tokensGranted: 0, tokensWaited: 0, takes: 0 });
+      into.calls += s.calls;
+      into.throttles += s.throttles;
+      into.errors += s.errors;
+      for (const [code, n] of Object.entries(s.errorCodes)) into.errorCodes[code] = (into.errorCodes[code] ?? 0) + n;
+      into.tokensGranted += s.tokensGranted;
+      into.tokensWaited += s.tokensWaited;
+      into.takes += s.takes;
+    }
+  }
+  return out;
+}
