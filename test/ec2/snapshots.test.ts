@@ -42,6 +42,7 @@ describe('createSnapshot', () => {
             { Key: 'ebs.csi.aws.com/cluster', Value: 'true' },
             { Key: 'kubernetes.io/cluster/c1', Value: 'owned' },
             { Key: 'volhook.io/cluster', Value: 'c1' },
+            { Key: 'ebs.csi.aws.com/cluster-name', Value: 'c1' },
           ],
         },
       ],
