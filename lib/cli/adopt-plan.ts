@@ -16,6 +16,9 @@
  * - `CSIVolumeName=<PV name>` and `kubernetes.io/created-for/pv/name`, `…/pvc/name`,
  *   `…/pvc/namespace` from the PV and its claimRef — what volhook's look-up by name and its
  *   cleanup of a deleted claim's disk read, so an adopted disk looks like one volhook made.
+ * - `ebs.csi.aws.com/cluster-name=<id>` — what AWS's cluster-scoped policy for the EBS CSI
+ *   driver fences by, so a cluster handed back to the driver can act on the disk; volhook writes
+ *   it on what it creates but never requires it.
  * volhook refuses a disk or snapshot short of the first three (`tagOwnership` `needs-adopt`,
  * reason `NotAdopted`) before calling EC2, naming this command.
  *
@@ -24,11 +27,11 @@
  * that needs adopting — one of volhook's own made before `volhook.io/cluster`, whose claim is
  * still being provisioned, say — gets the cluster tags only. Snapshots come from EC2's listing
  * of the cluster; those that need adopting get the cluster tags they lack.
- * The EBS CSI driver's `Name`, `KubernetesCluster` and `ebs.csi.aws.com/cluster-name` are not
- * added: volhook neither writes nor reads them.
+ * The EBS CSI driver's `Name` and `KubernetesCluster` are not added: volhook neither writes nor
+ * reads them.
  */
 // The very rule every reconciler applies: adopted means exactly what they accept.
-import { clusterTags, TagKeys, tagOwnership } from '../contract/index.js';
+import { clusterTags, handBackTags, TagKeys, tagOwnership } from '../contract/index.js';
 import type { Disk, Snapshot } from '../ec2/index.js';
 import type { PvDisk } from './adopt-pvs.js';
 
@@ -76,7 +79,7 @@ export const UNADOPTED: readonly AdoptionStatus[] = ['other-cluster', 'conflict'
 
 /** Legacy cluster tags, as the EBS CSI driver (with --k8s-tag-cluster-id) and the AWS cloud provider write them. */
 const KUBERNETES_CLUSTER = 'KubernetesCluster';
-const EBS_CLUSTER_NAME = 'ebs.csi.aws.com/cluster-name';
+const EBS_CLUSTER_NAME = TagKeys.ebsClusterName;
 const CLUSTER_TAG_PREFIX = TagKeys.cluster('');
 
 /**
@@ -96,9 +99,14 @@ export function otherClusterTag(tags: Record<string, string>, clusterId: string)
   return undefined;
 }
 
+/** The tags every adopted disk and snapshot carries: the cluster's, and the hand-back tag. */
+function adoptedTags(clusterId: string): Record<string, string> {
+  return { ...clusterTags(clusterId), ...handBackTags(clusterId) };
+}
+
 /** The full tag set an adopted disk carries, per the file comment. One PV: its names too. */
 export function wantedTags(clusterId: string, pvs: readonly PvDisk[]): Record<string, string> {
-  const tags = clusterTags(clusterId);
+  const tags = adoptedTags(clusterId);
   // Several PVs on one disk (static PVs) name it differently, none (a disk found by the
   // cluster's tag) names it at all: only the cluster's tags then.
   if (pvs.length !== 1) return tags;
@@ -136,7 +144,9 @@ interface TagPlan {
 function planTags(clusterId: string, tags: Record<string, string>, wanted: Record<string, string>): TagPlan {
   const claim = otherClusterTag(tags, clusterId);
   if (claim) return { status: 'other-cluster', tags: {}, detail: `tagged ${claim}` };
-  if (tagOwnership(tags, clusterId).kind === 'owned') return { status: 'adopted', tags: {} };
+  const handBack = handBackTags(clusterId);
+  const lacksHandBack = Object.keys(handBack).some((key) => !(key in tags));
+  if (tagOwnership(tags, clusterId).kind === 'owned' && !lacksHandBack) return { status: 'adopted', tags: {} };
   const changed = [TagKeys.cluster(clusterId), TagKeys.ebsCluster].find((key) => key in tags && tags[key] !== wanted[key]);
   if (changed) return { status: 'conflict', tags: {}, detail: `tagged ${changed}=${tags[changed]}; adopt changes no tag that is set` };
   return { status: 'tag', tags: Object.fromEntries(Object.entries(wanted).filter(([key]) => !(key in tags))) };
@@ -158,7 +168,7 @@ export function planUnnamedDisks(clusterId: string, listed: readonly Disk[], nam
 export function planSnapshots(clusterId: string, listed: readonly Snapshot[]): SnapshotAdoption[] {
   const rows: SnapshotAdoption[] = [];
   for (const snapshot of listed) {
-    const plan = planTags(clusterId, snapshot.tags, clusterTags(clusterId));
+    const plan = planTags(clusterId, snapshot.tags, adoptedTags(clusterId));
     if (plan.status === 'adopted') continue;
     rows.push({ snapshotId: snapshot.snapshotId, volumeId: snapshot.volumeId, ...plan, status: plan.status });
   }

@@ -11,6 +11,13 @@ export const TagKeys = {
   csiVolumeSnapshotName: 'CSIVolumeSnapshotName',
   /** What the IAM policy scopes CreateVolume and every mutating call to. */
   ebsCluster: 'ebs.csi.aws.com/cluster',
+  /**
+   * The cluster's name as the EBS CSI driver (v1.58 on) writes it from `--k8s-tag-cluster-id`:
+   * what AWS's cluster-scoped managed policy for the driver fences every call by. volhook writes
+   * the cluster id, so a cluster handed back to the driver (`cluster release`) under that policy
+   * can still act on the disks and snapshots volhook made.
+   */
+  ebsClusterName: 'ebs.csi.aws.com/cluster-name',
   /** `owned` on volumes this cluster created; `owned` or `shared` on its instances. */
   cluster: (clusterId: string) => `kubernetes.io/cluster/${clusterId}`,
   pvcName: 'kubernetes.io/created-for/pvc/name',
@@ -51,6 +58,7 @@ export function identityTags(clusterId: string, volumeName: string): Record<stri
   return {
     [TagKeys.csiVolumeName]: volumeName,
     ...clusterTags(clusterId),
+    ...handBackTags(clusterId),
   };
 }
 
@@ -63,7 +71,18 @@ export function snapshotIdentityTags(clusterId: string, snapshotName: string): R
   return {
     [TagKeys.csiVolumeSnapshotName]: snapshotName,
     ...clusterTags(clusterId),
+    ...handBackTags(clusterId),
   };
+}
+
+/**
+ * The tags the EBS CSI driver needs to act on a disk or snapshot once the cluster is handed back
+ * to it under AWS's cluster-scoped policy: `ebs.csi.aws.com/cluster-name=<cluster id>`. On every
+ * disk and snapshot volhook creates, and added by `cluster adopt`; volhook itself never requires
+ * it ({@link tagOwnership} does not read it), so disks made before it was written are not refused.
+ */
+export function handBackTags(clusterId: string): Record<string, string> {
+  return { [TagKeys.ebsClusterName]: clusterId };
 }
 
 /**
@@ -114,7 +133,9 @@ export function tagOwnership(tags: Readonly<Record<string, string>>, clusterId: 
  * - `CSIVolumeName` finds a volume again after a retry; `CSIVolumeSnapshotName` does the same
  *   for snapshots (the reference driver reserves both).
  * - `ebs.csi.aws.com/…` holds `ebs.csi.aws.com/cluster=true`, the tag the IAM policy scopes
- *   every mutating call to; letting a class set it would let it widen or break that scope.
+ *   every mutating call to, and `ebs.csi.aws.com/cluster-name`, the one AWS's cluster-scoped
+ *   policy for the driver fences by; letting a class set either would let it widen or break
+ *   that scope.
  * - `kubernetes.io…` carries cluster ownership and the created-for PVC/PV names.
  * - `volhook.io/…` holds `volhook.io/cluster=<id>`, what IAM fences each cluster's session by.
  * - `aws:` is refused by EC2 itself.

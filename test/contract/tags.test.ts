@@ -9,6 +9,8 @@ describe('isReservedTagKey', () => {
     { key: 'kubernetes.io/cluster/x', reserved: true },
     { key: 'kubernetes.iox', reserved: true },
     { key: 'ebs.csi.aws.com/cluster', reserved: true },
+    { key: 'ebs.csi.aws.com/cluster-name', reserved: true },
+    { key: 'EBS.CSI.AWS.COM/Cluster-Name', reserved: true },
     { key: 'ebs.csi.aws.com/anything', reserved: true },
     { key: 'AWS:foo', reserved: true },
     { key: 'CSIVolumeNameX', reserved: false },
@@ -33,8 +35,9 @@ describe('tag vocabulary', () => {
       [TagKeys.ebsCluster]: 'true',
       [TagKeys.cluster('prod')]: 'owned',
       [TagKeys.volhookCluster]: 'prod',
+      [TagKeys.ebsClusterName]: 'prod',
     });
-    expect(identityTags('prod', 'pvc-1')).toEqual({ CSIVolumeName: 'pvc-1', 'ebs.csi.aws.com/cluster': 'true', 'kubernetes.io/cluster/prod': 'owned', 'volhook.io/cluster': 'prod' });
+    expect(identityTags('prod', 'pvc-1')).toEqual({ CSIVolumeName: 'pvc-1', 'ebs.csi.aws.com/cluster': 'true', 'kubernetes.io/cluster/prod': 'owned', 'volhook.io/cluster': 'prod', 'ebs.csi.aws.com/cluster-name': 'prod' });
   });
 
   it('snapshotIdentityTags -> the same, with the snapshot name', () => {
@@ -43,11 +46,18 @@ describe('tag vocabulary', () => {
       'ebs.csi.aws.com/cluster': 'true',
       'kubernetes.io/cluster/prod': 'owned',
       'volhook.io/cluster': 'prod',
+      'ebs.csi.aws.com/cluster-name': 'prod',
     });
   });
 
+  it('ebs.csi.aws.com/cluster-name -> written on what volhook creates, never required: a disk without it is still owned', () => {
+    const { [TagKeys.ebsClusterName]: _name, ...without } = identityTags('prod', 'pvc-1');
+    expect(tagOwnership(without, 'prod')).toEqual({ kind: 'owned' });
+    expect(tagOwnership(identityTags('prod', 'pvc-1'), 'prod')).toEqual({ kind: 'owned' });
+  });
+
   it('every key volhook writes -> reserved, so no configuration can set or forge one', () => {
-    const written = [TagKeys.csiVolumeName, TagKeys.ebsCluster, TagKeys.cluster('prod'), TagKeys.volhookCluster, TagKeys.pvcName, TagKeys.pvcNamespace, TagKeys.pvName];
+    const written = [TagKeys.csiVolumeName, TagKeys.ebsCluster, TagKeys.ebsClusterName, TagKeys.cluster('prod'), TagKeys.volhookCluster, TagKeys.pvcName, TagKeys.pvcNamespace, TagKeys.pvName];
     expect(written.filter((key) => !isReservedTagKey(key))).toEqual([]);
   });
 

@@ -20,18 +20,21 @@ const csi = { CSIVolumeName: 'pvc-1', 'ebs.csi.aws.com/cluster': 'true' };
 const createdFor = { 'kubernetes.io/created-for/pv/name': 'pvc-1', 'kubernetes.io/created-for/pvc/name': 'data', 'kubernetes.io/created-for/pvc/namespace': 'shop' };
 const owned = { 'kubernetes.io/cluster/c1': 'owned' };
 const clusterId = { 'volhook.io/cluster': 'c1' };
+/** The tag AWS's cluster-scoped policy for the EBS CSI driver fences by: what a cluster handed back needs. */
+const clusterName = { 'ebs.csi.aws.com/cluster-name': 'c1' };
 
 describe('planDisk: disk tags -> what adoption does', () => {
   it.each<[string, Record<string, string>, AdoptionStatus, Record<string, string>, string?]>([
-    ['CSI, chart default', { ...csi, ...createdFor }, 'tag', { ...owned, ...clusterId }],
-    ['CSI without --extra-create-metadata', csi, 'tag', { ...owned, ...clusterId, ...createdFor }],
-    ['in-tree made (no CSI tags)', { ...createdFor, Name: 'kubernetes-dynamic-pvc-1' }, 'tag', { ...owned, ...clusterId, 'ebs.csi.aws.com/cluster': 'true', CSIVolumeName: 'pvc-1' }],
-    ['owned, but outside the IAM scope (no ebs.csi.aws.com/cluster)', { ...owned, ...createdFor }, 'tag', { ...clusterId, 'ebs.csi.aws.com/cluster': 'true', CSIVolumeName: 'pvc-1' }],
-    ['owned by this cluster with every tag', { ...csi, ...owned, ...clusterId }, 'adopted', {}],
-    ['made by volhook before volumes carried volhook.io/cluster', { ...csi, ...createdFor, ...owned }, 'tag', clusterId],
+    ['CSI, chart default', { ...csi, ...createdFor }, 'tag', { ...owned, ...clusterId, ...clusterName }],
+    ['CSI without --extra-create-metadata', csi, 'tag', { ...owned, ...clusterId, ...clusterName, ...createdFor }],
+    ['in-tree made (no CSI tags)', { ...createdFor, Name: 'kubernetes-dynamic-pvc-1' }, 'tag', { ...owned, ...clusterId, ...clusterName, 'ebs.csi.aws.com/cluster': 'true', CSIVolumeName: 'pvc-1' }],
+    ['owned, but outside the IAM scope (no ebs.csi.aws.com/cluster)', { ...owned, ...createdFor }, 'tag', { ...clusterId, ...clusterName, 'ebs.csi.aws.com/cluster': 'true', CSIVolumeName: 'pvc-1' }],
+    ['owned by this cluster with every tag', { ...csi, ...owned, ...clusterId, ...clusterName }, 'adopted', {}],
+    ['made by volhook before it wrote ebs.csi.aws.com/cluster-name', { ...csi, ...createdFor, ...owned, ...clusterId }, 'tag', clusterName],
+    ['made by volhook before volumes carried volhook.io/cluster', { ...csi, ...createdFor, ...owned }, 'tag', { ...clusterId, ...clusterName }],
     ['--k8s-tag-cluster-id=c1', { ...csi, ...createdFor, ...owned, KubernetesCluster: 'c1', 'ebs.csi.aws.com/cluster-name': 'c1' }, 'tag', clusterId],
     ['--k8s-tag-cluster-id=c1, adopted', { ...csi, ...createdFor, ...owned, ...clusterId, KubernetesCluster: 'c1', 'ebs.csi.aws.com/cluster-name': 'c1' }, 'adopted', {}],
-    ['only a case variant of volhook.io/cluster naming c1', { ...csi, ...createdFor, ...owned, 'Volhook.IO/Cluster': 'c1' }, 'tag', clusterId],
+    ['only a case variant of volhook.io/cluster naming c1', { ...csi, ...createdFor, ...owned, 'Volhook.IO/Cluster': 'c1' }, 'tag', { ...clusterId, ...clusterName }],
     ['kubernetes.io/cluster/other=owned', { ...csi, 'kubernetes.io/cluster/other': 'owned' }, 'other-cluster', {}, 'tagged kubernetes.io/cluster/other=owned'],
     ['kubernetes.io/cluster/other=shared', { ...csi, 'kubernetes.io/cluster/other': 'shared' }, 'other-cluster', {}, 'tagged kubernetes.io/cluster/other=shared'],
     ['volhook.io/cluster=other', { ...csi, ...owned, 'volhook.io/cluster': 'other' }, 'other-cluster', {}, 'tagged volhook.io/cluster=other'],
@@ -40,7 +43,7 @@ describe('planDisk: disk tags -> what adoption does', () => {
     ['legacy KubernetesCluster=other', { ...createdFor, KubernetesCluster: 'other' }, 'other-cluster', {}, 'tagged KubernetesCluster=other'],
     ['kubernetes.io/cluster/c1=shared', { ...csi, 'kubernetes.io/cluster/c1': 'shared' }, 'conflict', {}],
     ['ebs.csi.aws.com/cluster=false', { 'ebs.csi.aws.com/cluster': 'false' }, 'conflict', {}],
-    ['CSIVolumeName of another PV (static PV)', { ...csi, CSIVolumeName: 'pvc-9', ...createdFor }, 'tag', { ...owned, ...clusterId }, 'CSIVolumeName is pvc-9 (kept)'],
+    ['CSIVolumeName of another PV (static PV)', { ...csi, CSIVolumeName: 'pvc-9', ...createdFor }, 'tag', { ...owned, ...clusterId, ...clusterName }, 'CSIVolumeName is pvc-9 (kept)'],
   ])('%s -> %s', (_name, tags, status, added, detail) => {
     const plan = planDisk('c1', VOL, [pv], disk(tags));
     expect(plan).toMatchObject({ volumeId: VOL, pvs: ['pvc-1'], status });
@@ -59,15 +62,16 @@ describe('planDisk: disk tags -> what adoption does', () => {
   it('two PVs on one disk -> one row, cluster tags only', () => {
     const rows = planAdoption('c1', [pv, { ...pv, pv: 'static-copy' }], new Map([[VOL, disk({})]]));
     expect(rows).toEqual([
-      { volumeId: VOL, pvs: ['pvc-1', 'static-copy'], status: 'tag', tags: { ...owned, ...clusterId, 'ebs.csi.aws.com/cluster': 'true' }, detail: 'named by several PVs: cluster tags only' },
+      { volumeId: VOL, pvs: ['pvc-1', 'static-copy'], status: 'tag', tags: { ...owned, ...clusterId, ...clusterName, 'ebs.csi.aws.com/cluster': 'true' }, detail: 'named by several PVs: cluster tags only' },
     ]);
   });
 });
 
 describe('the cluster\'s own disks and snapshots no PV names: adopt adds what volhook.io/cluster needs', () => {
   const listed = (id: string, tags: Record<string, string>): Disk => ({ ...disk(tags), volumeId: id });
-  const current = { ...owned, ...clusterId, 'ebs.csi.aws.com/cluster': 'true' };
-  const { 'volhook.io/cluster': _tag, ...preChange } = current;
+  const current = { ...owned, ...clusterId, ...clusterName, 'ebs.csi.aws.com/cluster': 'true' };
+  const { 'volhook.io/cluster': _tag, 'ebs.csi.aws.com/cluster-name': _name, ...preChange } = current;
+  const { 'ebs.csi.aws.com/cluster-name': _unnamed, ...beforeClusterName } = current;
 
   it('planUnnamedDisks -> a row for each listed disk that needs adopting and no PV names, in volume ID order; none for one adopted, named, gone or another cluster\'s disk left out', () => {
     const rows = planUnnamedDisks(
@@ -79,13 +83,15 @@ describe('the cluster\'s own disks and snapshots no PV names: adopt adds what vo
         listed('vol-0000000000000000d', { ...preChange, CSIVolumeName: 'pvc-d' }),
         { ...listed('vol-0000000000000000e', preChange), state: 'deleting' },
         listed('vol-0000000000000000f', { ...current, 'volhook.io/cluster': 'c2' }),
+        listed('vol-0000000000000000g', { ...current, 'ebs.csi.aws.com/cluster-name': 'c2' }),
       ],
       new Set(['vol-0000000000000000d']),
     );
     expect(rows).toEqual([
-      { volumeId: 'vol-0000000000000000a', pvs: [], status: 'tag', tags: { ...clusterId, 'ebs.csi.aws.com/cluster': 'true' }, detail: 'no PersistentVolume names it: cluster tags only' },
-      { volumeId: 'vol-0000000000000000b', pvs: [], status: 'tag', tags: clusterId, detail: 'no PersistentVolume names it: cluster tags only' },
+      { volumeId: 'vol-0000000000000000a', pvs: [], status: 'tag', tags: { ...clusterId, ...clusterName, 'ebs.csi.aws.com/cluster': 'true' }, detail: 'no PersistentVolume names it: cluster tags only' },
+      { volumeId: 'vol-0000000000000000b', pvs: [], status: 'tag', tags: { ...clusterId, ...clusterName }, detail: 'no PersistentVolume names it: cluster tags only' },
       { volumeId: 'vol-0000000000000000f', pvs: [], status: 'other-cluster', tags: {}, detail: 'tagged volhook.io/cluster=c2' },
+      { volumeId: 'vol-0000000000000000g', pvs: [], status: 'other-cluster', tags: {}, detail: 'tagged ebs.csi.aws.com/cluster-name=c2' },
     ]);
   });
 
@@ -98,12 +104,14 @@ describe('the cluster\'s own disks and snapshots no PV names: adopt adds what vo
         snapshot('snap-00000000000000002', current),
         snapshot('snap-00000000000000004', { ...owned }),
         snapshot('snap-00000000000000005', { ...owned, 'ebs.csi.aws.com/cluster': 'false' }),
+        snapshot('snap-00000000000000006', beforeClusterName),
       ]),
     ).toEqual([
-      { snapshotId: 'snap-00000000000000001', volumeId: VOL, status: 'tag', tags: clusterId },
+      { snapshotId: 'snap-00000000000000001', volumeId: VOL, status: 'tag', tags: { ...clusterId, ...clusterName } },
       { snapshotId: 'snap-00000000000000003', volumeId: VOL, status: 'other-cluster', tags: {}, detail: 'tagged volhook.io/cluster=c2' },
-      { snapshotId: 'snap-00000000000000004', volumeId: VOL, status: 'tag', tags: { 'ebs.csi.aws.com/cluster': 'true', ...clusterId } },
+      { snapshotId: 'snap-00000000000000004', volumeId: VOL, status: 'tag', tags: { 'ebs.csi.aws.com/cluster': 'true', ...clusterId, ...clusterName } },
       { snapshotId: 'snap-00000000000000005', volumeId: VOL, status: 'conflict', tags: {}, detail: 'tagged ebs.csi.aws.com/cluster=false; adopt changes no tag that is set' },
+      { snapshotId: 'snap-00000000000000006', volumeId: VOL, status: 'tag', tags: clusterName },
     ]);
   });
 });

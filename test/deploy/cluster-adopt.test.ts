@@ -104,7 +104,8 @@ const volhookPreChange = (n: number) => ({
   ...csiChartDefault(n),
   [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
 });
-const adopted = (n: number) => ({ ...volhookPreChange(n), 'volhook.io/cluster': CLUSTER });
+/** As volhook tags a disk it makes now (or one adopted now). */
+const adopted = (n: number) => ({ ...volhookPreChange(n), 'volhook.io/cluster': CLUSTER, 'ebs.csi.aws.com/cluster-name': CLUSTER });
 const inTreeMade = (n: number) => ({
   'kubernetes.io/created-for/pvc/name': `data-${n}`,
   'kubernetes.io/created-for/pvc/namespace': 'shop',
@@ -175,7 +176,7 @@ async function seedWorld() {
   return { vol, missing, pvs, file: pvFile(pvs) };
 }
 
-const owned = { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'volhook.io/cluster': CLUSTER };
+const owned = { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'volhook.io/cluster': CLUSTER, 'ebs.csi.aws.com/cluster-name': CLUSTER };
 
 /** Exactly the tags adopt adds to each of the seeded cluster's disks (and why, in adopt-plan.ts). */
 function expectedAdditions(vol: Awaited<ReturnType<typeof seedWorld>>['vol']) {
@@ -213,7 +214,7 @@ describe('cluster adopt against the EC2 simulator', () => {
     // Another cluster's disk is among the PVs' disks: the run says so with exit 1.
     expect(table.code).toBe(1);
     expect(json.code).toBe(1);
-    expect(table.stdout).toMatch(new RegExp(`^${vol.chartDefault} +${pvName(1)} +would tag +kubernetes.io/cluster/${CLUSTER}=owned volhook.io/cluster=${CLUSTER}$`, 'm'));
+    expect(table.stdout).toMatch(new RegExp(`^${vol.chartDefault} +${pvName(1)} +would tag +kubernetes.io/cluster/${CLUSTER}=owned volhook.io/cluster=${CLUSTER} ebs.csi.aws.com/cluster-name=${CLUSTER}$`, 'm'));
     expect(table.stdout).toMatch(new RegExp(`^${vol.otherCluster} +${pvName(5)} +LEFT ALONE: another cluster +tagged kubernetes.io/cluster/beta=owned$`, 'm'));
     expect(table.stdout).toMatch(new RegExp(`^${vol.owned} +${pvName(6)} +would tag +volhook.io/cluster=${CLUSTER}$`, 'm'));
     expect(table.stdout).toMatch(new RegExp(`^${vol.current} +${pvName(10)} +already adopted`, 'm'));
@@ -389,9 +390,10 @@ describe('cluster adopt: disks and snapshots volhook made before volhook.io/clus
     const before = await allTags();
     const dry = await cli('adopt', CLUSTER, '--pvs', file, '--file', registry);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toMatch(new RegExp(`^${released} +${pvName(1)} +would tag +volhook.io/cluster=${CLUSTER}$`, 'm'));
-    expect(dry.stdout).toMatch(new RegExp(`^${provisioning} +\\(none\\) +would tag +volhook.io/cluster=${CLUSTER} no PersistentVolume names it: cluster tags only$`, 'm'));
-    expect(dry.stdout).toMatch(new RegExp(`^${snapshot} +${released} +would tag +volhook.io/cluster=${CLUSTER}$`, 'm'));
+    const lacked = `volhook.io/cluster=${CLUSTER} ebs.csi.aws.com/cluster-name=${CLUSTER}`;
+    expect(dry.stdout).toMatch(new RegExp(`^${released} +${pvName(1)} +would tag +${lacked}$`, 'm'));
+    expect(dry.stdout).toMatch(new RegExp(`^${provisioning} +\\(none\\) +would tag +${lacked} no PersistentVolume names it: cluster tags only$`, 'm'));
+    expect(dry.stdout).toMatch(new RegExp(`^${snapshot} +${released} +would tag +${lacked}$`, 'm'));
     expect(dry.stderr).toMatch(/2 to tag, 0 already adopted; 1 snapshot\(s\) not adopted: 1 to tag\.\ndry run: nothing was tagged/);
     expect(await allTags()).toEqual(before);
     expect(sim.sim.getStats().actions.CreateTags).toBeUndefined();
@@ -405,8 +407,9 @@ describe('cluster adopt: disks and snapshots volhook made before volhook.io/clus
     expect(report.snapshotCounts).toEqual({ tagged: 1 });
     expect(sim.sim.getStats().actions.CreateTags).toMatchObject({ calls: 1, ok: 1 });
     const after = await allTags();
-    for (const id of [released, provisioning]) expect(after[id]).toEqual({ ...before[id], 'volhook.io/cluster': CLUSTER });
+    for (const id of [released, provisioning]) expect(after[id]).toEqual({ ...before[id], 'volhook.io/cluster': CLUSTER, 'ebs.csi.aws.com/cluster-name': CLUSTER });
     expect(sim.sim.snapshot(snapshot)?.tags).toContainEqual({ key: 'volhook.io/cluster', value: CLUSTER });
+    expect(sim.sim.snapshot(snapshot)?.tags).toContainEqual({ key: 'ebs.csi.aws.com/cluster-name', value: CLUSTER });
 
     // A second run: nothing left to tag.
     sim.sim.resetStats();

@@ -89,8 +89,9 @@ describe('createDisk', () => {
     });
     expect(input.ClientToken).toMatch(/^[0-9a-f]{64}$/);
     const tags = input.TagSpecifications?.[0]?.Tags ?? [];
-    expect(Object.fromEntries(tags.map((t) => [t.Key, t.Value]))).toEqual(request.tags);
-    expect(tags).toHaveLength(Object.keys(request.tags).length);
+    // The request's tags, and the one the EBS CSI driver's cluster-scoped policy fences by.
+    expect(Object.fromEntries(tags.map((t) => [t.Key, t.Value]))).toEqual({ ...request.tags, 'ebs.csi.aws.com/cluster-name': 'c1' });
+    expect(tags).toHaveLength(Object.keys(request.tags).length + 1);
   });
 
   it('caller forgot the identity tags -> CreateVolume carries them anyway', async () => {

@@ -42,6 +42,7 @@ describe('createSnapshot', () => {
             { Key: 'ebs.csi.aws.com/cluster', Value: 'true' },
             { Key: 'kubernetes.io/cluster/c1', Value: 'owned' },
             { Key: 'volhook.io/cluster', Value: 'c1' },
+            { Key: 'ebs.csi.aws.com/cluster-name', Value: 'c1' },
           ],
         },
       ],
@@ -121,6 +122,8 @@ describe('restore and clone', () => {
     const disk = await gw().createDisk({ name: 'pvc-1', zone: 'us-east-1a', sizeGiB: 10, type: 'gp3', snapshotId: SNAP, initializationRate: 200, tags: {} });
     expect(disk.snapshotId).toBe(SNAP);
     expect(ec2).toHaveReceivedCommandWith(CreateVolumeCommand, { SnapshotId: SNAP, VolumeInitializationRate: 200, Size: 10 });
+    // A restore carries the tag the EBS CSI driver's cluster-scoped policy fences by, as every new disk does.
+    expect(ec2).toHaveReceivedCommandWith(CreateVolumeCommand, { TagSpecifications: [{ ResourceType: 'volume', Tags: expect.arrayContaining([{ Key: 'ebs.csi.aws.com/cluster-name', Value: 'c1' }]) }] });
   });
 
   it('copyDisk -> the name tag first, then CopyVolumes under the ClientToken of the name, tagged like a volume', async () => {
@@ -133,7 +136,7 @@ describe('restore and clone', () => {
       Size: 20,
       VolumeType: 'gp3',
       ClientToken: clientTokenFor('c1', 'pvc-2'),
-      TagSpecifications: [{ ResourceType: 'volume', Tags: expect.arrayContaining([{ Key: 'CSIVolumeName', Value: 'pvc-2' }, { Key: 'kubernetes.io/cluster/c1', Value: 'owned' }, { Key: 'ebs.csi.aws.com/cluster', Value: 'true' }, { Key: 'volhook.io/cluster', Value: 'c1' }]) }],
+      TagSpecifications: [{ ResourceType: 'volume', Tags: expect.arrayContaining([{ Key: 'CSIVolumeName', Value: 'pvc-2' }, { Key: 'kubernetes.io/cluster/c1', Value: 'owned' }, { Key: 'ebs.csi.aws.com/cluster', Value: 'true' }, { Key: 'volhook.io/cluster', Value: 'c1' }, { Key: 'ebs.csi.aws.com/cluster-name', Value: 'c1' }]) }],
     });
   });
 

@@ -10,6 +10,7 @@
  * (lib/iam/evaluate.ts) under the session principal the simulator's STS would make.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { identityTags, snapshotIdentityTags, TagKeys } from '../../lib/contract/tags.js';
 import { authorizer, type IamDecision, type IamPrincipal } from '../../lib/iam/evaluate.js';
 import { authorizationRequests } from '../../lib/local/ec2/authorization.js';
 import { runInstances } from '../../lib/local/ec2/instances.js';
@@ -72,9 +73,9 @@ function tags(prefix: string, given: Record<string, string>): Record<string, str
   return out;
 }
 const spec = (type: 'volume' | 'snapshot', given: Record<string, string>) => ({ 'TagSpecification.1.ResourceType': type, ...tags('TagSpecification.1.', given) });
-/** What volhook tags a new disk or snapshot of cluster `c` with. */
-const NEW_VOLUME = (c: string) => spec('volume', { ...OWNED_BY(c), CSIVolumeName: 'pvc-new' });
-const NEW_SNAPSHOT = (c: string) => spec('snapshot', { ...OWNED_BY(c), CSIVolumeSnapshotName: 'snapshot-new' });
+/** What volhook tags a new disk or snapshot of cluster `c` with (the hand-back tag included). */
+const NEW_VOLUME = (c: string) => spec('volume', identityTags(c, 'pvc-new'));
+const NEW_SNAPSHOT = (c: string) => spec('snapshot', snapshotIdentityTags(c, 'snapshot-new'));
 
 const volumeArn = (id: string) => `arn:aws:ec2:${REGION}:${ACCOUNT_ID}:volume/${id}`;
 const snapshotArn = (id: string) => `arn:aws:ec2:${REGION}::snapshot/${id}`;
@@ -259,5 +260,23 @@ describe('the instance fence (a registration naming its nodes’ tag: session ta
       await expectAllowed('c1', 'AttachVolume', attach(instance));
       await expectAllowed('c1', 'DetachVolume', detach(instance));
     }
+  });
+});
+
+describe('the hand-back tag ebs.csi.aws.com/cluster-name: written at creation, never by the role afterwards', () => {
+  it('what volhook creates carries it, and creating with it is allowed (the controls above create with exactly these tags)', async () => {
+    expect(NEW_VOLUME('c1')).toMatchObject({ 'TagSpecification.1.ResourceType': 'volume' });
+    expect(Object.values(NEW_VOLUME('c1'))).toContain(TagKeys.ebsClusterName);
+    expect(Object.values(NEW_SNAPSHOT('c1'))).toContain(TagKeys.ebsClusterName);
+    await expectAllowed('c1', 'CreateVolume', { AvailabilityZone: ZONE, Size: '4', VolumeType: 'gp3', ClientToken: 'hand-back', ...NEW_VOLUME('c1') });
+    await expectAllowed('c1', 'CreateSnapshot', { VolumeId: volumes.c1, ...NEW_SNAPSHOT('c1') });
+  });
+
+  // cluster adopt adds it to older disks with the operator's credentials: the function's role
+  // could otherwise pull a disk into the scope the driver's cluster-scoped policy fences by.
+  it.each(['c1', 'csi-only', 'c2'] as const)("CreateTags ebs.csi.aws.com/cluster-name=c1 on the %s disk, outside creation: denied; a class tag on c1's own: allowed", async (owner) => {
+    await expectDenied('c1', 'CreateTags', { 'ResourceId.1': volumes[owner], 'Tag.1.Key': TagKeys.ebsClusterName, 'Tag.1.Value': 'c1' });
+    await expectDenied('c1', 'CreateTags', { 'ResourceId.1': snapshots[owner], 'Tag.1.Key': TagKeys.ebsClusterName, 'Tag.1.Value': 'c1' });
+    await expectAllowed('c1', 'CreateTags', { 'ResourceId.1': volumes.c1, 'Tag.1.Key': 'team', 'Tag.1.Value': 'blue' });
   });
 });

@@ -185,6 +185,8 @@ describe('provision: waiting and idempotency', () => {
     const [request] = ec2.callsOf('createDisk')[0]!.args as [{ tags: Record<string, string> }];
     expect(request.tags).toEqual({
       ...ownedTags(),
+      // The EBS CSI driver's cluster-scoped policy fences by it: a cluster handed back keeps the disk.
+      'ebs.csi.aws.com/cluster-name': 'alpha',
       team: 'shop',
       costcenter: '42',
     });

@@ -45,6 +45,7 @@ describe('snapshot content: dynamic', () => {
       'ebs.csi.aws.com/cluster': 'true',
       [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
       'volhook.io/cluster': CLUSTER,
+      'ebs.csi.aws.com/cluster-name': CLUSTER,
       origin: 'shop/nightly',
       costcenter: '42',
     });
