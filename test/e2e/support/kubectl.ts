@@ -60,6 +60,7 @@ metadata:
   name: ${name}
   namespace: ${ns}
 spec:
+  terminationGracePeriodSeconds: 1
   containers:
     - name: app
       image: nginx:1.27
