@@ -10,6 +10,9 @@ import { defineConfig } from 'vitest/config';
 export const REAL_PLANE_E2E_FILES = [
   'test/e2e/provisioning.test.ts',
   'test/e2e/topology-and-sources.test.ts',
+  'test/e2e/migration.test.ts',
+  'test/e2e/resize.test.ts',
+  'test/e2e/snapshots.test.ts',
 ];
 
 export default defineConfig({

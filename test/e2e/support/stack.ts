@@ -6,7 +6,7 @@
 import type { LocalObjectStore } from '../../../lib/local/kube/index.js';
 import type { RealKube } from '../../../lib/local/plane/real-kube.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../../lib/local/stack/index.js';
-import { realPlaneInputs } from '../../../tools/kube/inputs.js';
+import { e2eRealPlaneInputs } from './real-plane.js';
 import { createStorageClass, DRIVER, kubeClientsOf, operatorKubeconfig, type E2eKube } from './kube.js';
 import { kubeConfigOf, PLANE, type PlaneName } from './plane.js';
 import { resultLog, type ScenarioContext } from './scenarios.js';
@@ -41,7 +41,7 @@ export async function startE2eStack(options: LocalStackOptions = {}, plane: Plan
   };
   if (plane === 'real') {
     if (controllers) throw new Error(`controllers (${Object.keys(controllers).join(', ')}): options of the simulated API's controllers; the real plane runs kube-controller-manager's own`);
-    const inputs = await realPlaneInputs((line) => console.log(line));
+    const inputs = await e2eRealPlaneInputs();
     const stack = await startLocalStack({ ...common, kube: inputs });
     const kube = kubeClientsOf(kubeConfigOf(stack, 'real'), { podsWaitForServiceAccount: true });
     return Object.assign(stack, { plane, kube, operatorKubeconfig: stack.kubeconfig });
