@@ -13,6 +13,9 @@ export const REAL_PLANE_E2E_FILES = [
   'test/e2e/migration.test.ts',
   'test/e2e/resize.test.ts',
   'test/e2e/snapshots.test.ts',
+  'test/e2e/chart.test.ts',
+  'test/e2e/release.test.ts',
+  'test/e2e/audit.test.ts',
 ];
 
 export default defineConfig({
