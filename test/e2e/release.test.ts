@@ -122,6 +122,19 @@ async function replicasReady(namespace: string, name: string): Promise<number> {
   return expected;
 }
 
+/**
+ * Once the chart is uninstalled, its forwarder pods finish their grace (the real plane: the
+ * node agents end them; the simulated API made none), and release refuses while one is still
+ * Running, terminating or not: it may still write.
+ */
+async function forwarderPodsGone(namespace: string): Promise<void> {
+  await waitFor(
+    async () => (await stack.kube.core.listNamespacedPod({ namespace, labelSelector: 'app.kubernetes.io/name=volhook-forwarder' })).items,
+    (pods) => pods.length === 0,
+    { what: `no forwarder pod left in ${namespace}`, report: (pods) => pods.map((p) => [p.metadata?.name, p.status?.phase, p.metadata?.deletionTimestamp]) },
+  );
+}
+
 async function patchClaim(namespace: string, name: string, ops: object[]): Promise<void> {
   await stack.kube.core.patchNamespacedPersistentVolumeClaim({ namespace, name, body: ops });
 }
@@ -203,6 +216,7 @@ describe('cluster release over the local stack', () => {
 
       // The way out the refusal names.
       expect((await tools.helm('uninstall', 'volhook-forwarder', '-n', LEASE.namespace)).code).toBe(0);
+      await forwarderPodsGone(LEASE.namespace);
       const after = await release('--json');
       expect(json(after).refusals).toEqual([]);
       expect(json(after).forwarder.seen).toContain('Deployment volhook-system/volhook-forwarder: none');
@@ -232,6 +246,7 @@ describe('cluster release over the local stack', () => {
       expect(await registered()).toBe(true);
 
       expect((await tools.helm('uninstall', 'vh', '-n', 'storage')).code).toBe(0);
+      await forwarderPodsGone('storage');
       const after = await release('--json');
       expect(json(after).refusals).toEqual([]);
       expect(json(after).forwarder.seen.some((line) => line.startsWith('Deployment storage/vh'))).toBe(false);
