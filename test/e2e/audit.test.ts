@@ -13,11 +13,11 @@ import { AttachVolumeCommand, DeleteSnapshotCommand, DeleteVolumeCommand, Descri
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Finalizers, SNAPSHOT_API_GROUP, TagKeys as Tags } from '../../lib/contract/index.js';
-import { kubeConfigFor } from '../../lib/kube/index.js';
 import { auditCli, clusterCli, freshReport as reportAfter, type ClusterCli } from './support/audit.js';
 import { provisionedVolumes, volumeById } from './support/ec2.js';
 import { createClaim, createNamespace, eventsFor, readClaim, readVolume } from './support/kube.js';
 import { waitClaimBound, type ScenarioContext } from './support/scenarios.js';
+import { kubeConfigOf, STACK_START_MS } from './support/plane.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
@@ -33,7 +33,7 @@ beforeAll(async () => {
   ({ stack, ctx } = await startScenarioStack({ immediateClass: true, localDir }));
   cluster = clusterCli(localDir);
   audit = auditCli(cluster);
-}, 60_000);
+}, STACK_START_MS);
 afterAll(async () => {
   await stack?.stop();
   if (localDir) await rm(localDir, { recursive: true, force: true });
@@ -162,7 +162,7 @@ function snapshotTags(content: string, clusterId = stack.clusterId): Record<stri
 describe('cluster audit: snapshots', () => {
   it('an orphaned snapshot, one a pre-provisioned Retain content names, one a content names that EC2 lost -> exactly 1 orphaned snapshot and 1 lost; --delete deletes exactly the orphan; again -> none', async () => {
     const sim = stack.simulator!;
-    const custom = kubeConfigFor({ server: stack.urls.kube }).makeApiClient(CustomObjectsApi);
+    const custom = kubeConfigOf(stack).makeApiClient(CustomObjectsApi);
     const old = new Date(Date.now() - 2 * HOUR).toISOString();
     const volumeId = 'vol-0123456789abcdef0';
     const [orphan] = sim.seedSnapshots({ volumeId, sizeGiB: 40, tags: snapshotTags(`snapcontent-${randomUUID()}`), startedAt: old });

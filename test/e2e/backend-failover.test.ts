@@ -21,7 +21,7 @@ import { finalVerdict, unsettled, zeroCounts, type TrackedClaim } from '../crash
 import type { JudgedWorld } from '../crash/world.js';
 import { DEPLOYMENT, REGION, startJudgedEc2, type JudgedEc2 } from './support/judged-ec2.js';
 import { createClaim, createNamespace, createPod, createStorageClass, DRIVER } from './support/kube.js';
-import { startE2eStack, type E2eStack } from './support/stack.js';
+import { simulatedStore, startE2eStack, type E2eStack } from './support/stack.js';
 import { show, waitFor } from './support/wait.js';
 
 const CLUSTER = 'failover';
@@ -61,7 +61,7 @@ beforeAll(async () => {
     backendUrl: backends.primary.server!.url,
     forwarder: { standbyApiUrls: [backends.standby.server!.url], failbackSeconds: 1, requestTimeoutMs: 10_000, concurrency: 4, batchSize: 4 },
   });
-  world = ec2.judge(stack);
+  world = ec2.judge({ ...stack, store: simulatedStore(stack, 'the failover scenario') });
   await createStorageClass(stack.kube, { metadata: { name: IMMEDIATE.name }, provisioner: DRIVER, parameters: { type: 'gp3' }, volumeBindingMode: 'Immediate', reclaimPolicy: 'Delete' });
 }, 90_000);
 

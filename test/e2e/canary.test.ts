@@ -13,10 +13,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Item, Result } from '../../lib/contract/index.js';
-import type { KubeObject } from '../../lib/local/kube/index.js';
+import type { KubeObject, LocalObjectStore } from '../../lib/local/kube/index.js';
 import { tagsOf, TagKeys, provisionedVolumes } from './support/ec2.js';
 import { createClaim, createNamespace, createPod, createStorageClass, DRIVER, listClaims, readPod } from './support/kube.js';
-import { startE2eStack, type E2eStack } from './support/stack.js';
+import { simulatedStore, startE2eStack, type E2eStack } from './support/stack.js';
 import { show, waitFor } from './support/wait.js';
 
 const CANARY = 'canary.volhook.io';
@@ -34,7 +34,7 @@ const peer = { provisioned: new Set<string>(), attached: new Set<string>(), deta
 type Obj = KubeObject & { spec?: any; status?: any };
 
 /** One pass of the stand-in EBS CSI controller over the store (idempotent, as a resync is). */
-function peerStep(store: E2eStack['store']): void {
+function peerStep(store: LocalObjectStore): void {
   let n = peer.provisioned.size;
   for (const pvc of store.list('persistentvolumeclaims').items as Obj[]) {
     const annotations = pvc.metadata.annotations ?? {};
@@ -88,7 +88,7 @@ beforeAll(async () => {
   });
   const timer = setInterval(() => {
     try {
-      peerStep(stack.store);
+      peerStep(simulatedStore(stack, 'the canary scenario'));
     } catch (err) {
       // A conflict with a controller's write is retried on the next pass, as a controller would.
       if (!/conflict|modified/i.test(String(err))) peer.errors.push(String(err));

@@ -8,9 +8,10 @@ import { CreateVolumeCommand } from '@aws-sdk/client-ec2';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tagsOf, TagKeys, volumeById } from './support/ec2.js';
-import { attachmentsOf, DRIVER, eventsFor, listAttachments, orMissing, readClaim, readVolume } from './support/kube.js';
+import { attachmentsOf, createNamespace, DRIVER, eventsFor, listAttachments, orMissing, readClaim, readVolume } from './support/kube.js';
 import { kubectlFor, podYaml, type Kubectl } from './support/kubectl.js';
 import { waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
+import { STACK_START_MS } from './support/plane.js';
 import { startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
@@ -20,8 +21,8 @@ let kubectl: Kubectl;
 
 beforeAll(async () => {
   ({ stack, ctx } = await startScenarioStack());
-  kubectl = await kubectlFor(stack.urls.kube);
-}, 60_000);
+  kubectl = await kubectlFor(stack);
+}, STACK_START_MS);
 afterAll(async () => {
   await stack?.stop();
   await kubectl?.close();
@@ -43,13 +44,9 @@ describe('CSI migration of in-tree kubernetes.io/aws-ebs over the local stack', 
     });
 
     const ns = 'in-tree';
+    await createNamespace(stack.kube, ns);
     const created = await kubectl.create(
       `apiVersion: v1
-kind: Namespace
-metadata:
-  name: ${ns}
----
-apiVersion: v1
 kind: PersistentVolumeClaim
 metadata:
   name: data
@@ -157,13 +154,9 @@ ${podYaml(ns, 'app', 'data')}`,
     const volumeId = disk.VolumeId ?? '';
     await waitFor(() => volumeById(stack.ec2, volumeId), (v) => v?.State === 'available', { what: `${volumeId} available` });
 
+    await createNamespace(stack.kube, ns);
     await kubectl.create(
       `apiVersion: v1
-kind: Namespace
-metadata:
-  name: ${ns}
----
-apiVersion: v1
 kind: PersistentVolume
 metadata:
   name: pvc-legacy
@@ -242,19 +235,16 @@ ${podYaml(ns, 'app', 'legacy')}`,
     const volumeId = disk.VolumeId ?? '';
     await waitFor(() => volumeById(stack.ec2, volumeId), (v) => v?.State === 'available', { what: `${volumeId} available` });
 
+    await createNamespace(stack.kube, ns);
     await kubectl.create(
       `apiVersion: v1
-kind: Namespace
-metadata:
-  name: ${ns}
----
-apiVersion: v1
 kind: Pod
 metadata:
   name: app
   namespace: ${ns}
 spec:
   nodeName: ${node.name}
+  terminationGracePeriodSeconds: 1
   containers:
     - name: app
       image: nginx:1.27
@@ -271,7 +261,8 @@ spec:
     expect(va?.spec).toEqual({
       attacher: DRIVER,
       nodeName: node.name,
-      source: { inlineVolumeSpec: { csi: { driver: DRIVER, volumeHandle: volumeId, fsType: 'ext4', volumeAttributes: { partition: '0' } }, accessModes: ['ReadWriteOnce'] } },
+      // volumeMode: the API server's default of every PersistentVolumeSpec.
+      source: { inlineVolumeSpec: { csi: { driver: DRIVER, volumeHandle: volumeId, fsType: 'ext4', volumeAttributes: { partition: '0' } }, accessModes: ['ReadWriteOnce'], volumeMode: 'Filesystem' } },
     });
     expect(va?.status?.attached).toBe(true);
     expect(va?.metadata?.finalizers).toEqual(['external-attacher/ebs-csi-aws-com']);

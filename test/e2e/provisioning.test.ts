@@ -19,7 +19,6 @@ import {
   createStorageClass,
   DRIVER,
   eventsFor,
-  operatorKubeconfig,
   orMissing,
   readClaim,
   readPod,
@@ -28,6 +27,7 @@ import {
   ZONE_KEY,
 } from './support/kube.js';
 import { provisionForPod, reclaimPolicies, waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
+import { STACK_START_MS } from './support/plane.js';
 import { startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
@@ -43,10 +43,7 @@ async function adopt(): Promise<{ code: number; stdout: string; stderr: string }
   try {
     const registry = join(dir, 'clusters.json');
     const kubeconfig = join(dir, 'kubeconfig');
-    await writeFile(
-      kubeconfig,
-      operatorKubeconfig(stack.urls.kube),
-    );
+    await writeFile(kubeconfig, stack.operatorKubeconfig);
     let stdout = '';
     let stderr = '';
     const io = {
@@ -66,7 +63,7 @@ async function adopt(): Promise<{ code: number; stdout: string; stderr: string }
 
 beforeAll(async () => {
   ({ stack, ctx } = await startScenarioStack());
-}, 60_000);
+}, STACK_START_MS);
 afterAll(async () => stack?.stop());
 
 describe('provisioning over the local stack', () => {

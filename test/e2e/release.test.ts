@@ -12,15 +12,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EC2Client } from '@aws-sdk/client-ec2';
-import { CoordinationV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHART_DIR } from '../../infra/tools/chart.js';
 import { runClusterCli, type ReleaseReport } from '../../lib/cli/index.js';
-import { kubeConfigFor } from '../../lib/kube/index.js';
 import { localPaths } from '../../lib/local/stack/index.js';
-import { kubectl134 } from '../local/kube/kubectl134.js';
 import { describeVolumes } from './support/ec2.js';
-import { createClaim, createNamespace, DRIVER, listAttachments, operatorKubeconfig, readClaim, readVolume } from './support/kube.js';
+import { kubeToolsFor } from './support/helm.js';
+import { createClaim, createNamespace, DRIVER, listAttachments, readClaim, readVolume } from './support/kube.js';
+import { kubeConfigOf, onPlane, STACK_START_MS } from './support/plane.js';
 import { provisionForPod, waitClaimBound, type ProvisionedForPod, type ScenarioContext } from './support/scenarios.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
@@ -50,21 +50,19 @@ beforeAll(async () => {
   }));
   registry = localPaths(join(dir, 'local')).registryFile;
   kubeconfig = join(dir, 'kubeconfig');
-  await writeFile(
-    kubeconfig,
-    operatorKubeconfig(stack.urls.kube),
-  );
-  // The Lease lives in the forwarder's namespace; the forwarder takes it once that exists.
-  await createNamespace(stack.kube, LEASE.namespace);
+  await writeFile(kubeconfig, stack.operatorKubeconfig);
+  // The Lease lives in the forwarder's namespace; the forwarder takes it once that exists. The
+  // real plane made it already, with the forwarder's ServiceAccount and roles (the chart's).
+  await onPlane({ simulated: () => createNamespace(stack.kube, LEASE.namespace), real: async () => undefined })();
   await waitFor(() => leaseHolder(), (holder) => holder !== '', { what: 'the forwarder holding its Lease' });
-}, 90_000);
+}, Math.max(90_000, STACK_START_MS));
 afterAll(async () => {
   await stack?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 async function leaseHolder(): Promise<string> {
-  const lease = await kubeConfigFor({ server: stack.urls.kube }).makeApiClient(CoordinationV1Api).readNamespacedLease(LEASE);
+  const lease = await kubeConfigOf(stack).makeApiClient(CoordinationV1Api).readNamespacedLease(LEASE);
   return lease.spec?.holderIdentity ?? '';
 }
 
@@ -109,6 +107,35 @@ const ec2Calls = () => stack.simulator!.getStats().total.calls;
 async function registered(): Promise<boolean> {
   const file = JSON.parse(await readFile(registry, 'utf8')) as { clusters: Record<string, unknown> };
   return Object.hasOwn(file.clusters, stack.clusterId);
+}
+
+/**
+ * The Deployment's ready replicas once settled: none on the simulated API (no deployment
+ * controller, nothing runs), both on the real plane (its controllers make the pods, the node
+ * agents report them Running and Ready).
+ */
+async function replicasReady(namespace: string, name: string): Promise<number> {
+  const expected = onPlane({ simulated: 0, real: 2 });
+  const apps = kubeConfigOf(stack).makeApiClient(AppsV1Api);
+  await sleep(2_500);
+  await waitFor(() => apps.readNamespacedDeployment({ namespace, name }), (d) => (d.status?.readyReplicas ?? 0) === expected, {
+    what: `Deployment ${namespace}/${name} with ${expected} ready replica(s)`,
+    report: (d) => d?.status,
+  });
+  return expected;
+}
+
+/**
+ * Once the chart is uninstalled, its forwarder pods finish their grace (the real plane: the
+ * node agents end them; the simulated API made none), and release refuses while one is still
+ * Running, terminating or not: it may still write.
+ */
+async function forwarderPodsGone(namespace: string): Promise<void> {
+  await waitFor(
+    async () => (await stack.kube.core.listNamespacedPod({ namespace, labelSelector: 'app.kubernetes.io/name=volhook-forwarder' })).items,
+    (pods) => pods.length === 0,
+    { what: `no forwarder pod left in ${namespace}`, report: (pods) => pods.map((p) => [p.metadata?.name, p.status?.phase, p.metadata?.deletionTimestamp]) },
+  );
 }
 
 async function patchClaim(namespace: string, name: string, ops: object[]): Promise<void> {
@@ -170,18 +197,20 @@ describe('cluster release over the local stack', () => {
   }, 180_000);
 
   it("the forwarder's chart installed (its Deployment wants replicas) -> --apply refused naming it and its helm uninstall; after helm uninstall -> not refused for it", async () => {
-    const tools = await kubectl134(stack.urls.kube);
+    const tools = await kubeToolsFor(stack);
     try {
-      const installed = await tools.helm('upgrade', '--install', 'volhook-forwarder', CHART_DIR, '-n', LEASE.namespace, '--create-namespace',
+      // --take-ownership: on the real plane the stack made the forwarder's ServiceAccount and roles
+      // from this chart's render already (lib/local/plane/cluster.ts); on the simulated API none exist.
+      const installed = await tools.helm('upgrade', '--install', 'volhook-forwarder', CHART_DIR, '-n', LEASE.namespace, '--create-namespace', '--take-ownership',
         '--set', `backendUrl=${stack.urls.backend}`, '--set', `clusterId=${stack.clusterId}`, '--set', `secret.value=${stack.secret}`, '--set', 'csiDriver.create=false');
       expect(installed.stderr).toBe('');
-      await sleep(2_500);
+      const ready = await replicasReady(LEASE.namespace, 'volhook-forwarder');
       const before = await marksOfCluster();
 
       const dry = await release('--json');
       expect(dry.code).toBe(1);
       expect(json(dry).refusals).toContain('Deployment volhook-system/volhook-forwarder wants 2 replica(s): uninstall the forwarder first');
-      expect(json(dry).forwarder.seen).toContain('Deployment volhook-system/volhook-forwarder: 2 replica(s) wanted, 0 ready (Helm release volhook-forwarder)');
+      expect(json(dry).forwarder.seen).toContain(`Deployment volhook-system/volhook-forwarder: 2 replica(s) wanted, ${ready} ready (Helm release volhook-forwarder)`);
       expect(json(dry).forwarder.uninstall).toContain('helm uninstall volhook-forwarder -n volhook-system');
       const refused = await release('--apply');
       expect(refused.code).toBe(1);
@@ -190,6 +219,7 @@ describe('cluster release over the local stack', () => {
 
       // The way out the refusal names.
       expect((await tools.helm('uninstall', 'volhook-forwarder', '-n', LEASE.namespace)).code).toBe(0);
+      await forwarderPodsGone(LEASE.namespace);
       const after = await release('--json');
       expect(json(after).refusals).toEqual([]);
       expect(json(after).forwarder.seen).toContain('Deployment volhook-system/volhook-forwarder: none');
@@ -199,18 +229,18 @@ describe('cluster release over the local stack', () => {
   }, 120_000);
 
   it("the chart installed as release vh in namespace storage (its objects storage/vh) -> --apply refused naming them and helm uninstall vh -n storage; after it -> not refused", async () => {
-    const tools = await kubectl134(stack.urls.kube);
+    const tools = await kubeToolsFor(stack);
     try {
       const installed = await tools.helm('upgrade', '--install', 'vh', CHART_DIR, '-n', 'storage', '--create-namespace',
         '--set', `backendUrl=${stack.urls.backend}`, '--set', `clusterId=${stack.clusterId}`, '--set', `secret.value=${stack.secret}`, '--set', 'csiDriver.create=false');
       expect(installed.stderr).toBe('');
-      await sleep(2_500);
+      const ready = await replicasReady('storage', 'vh');
       const before = await marksOfCluster();
 
       const dry = await release('--json');
       expect(dry.code).toBe(1);
       expect(json(dry).refusals).toContain('Deployment storage/vh wants 2 replica(s): uninstall the forwarder first');
-      expect(json(dry).forwarder.seen).toContain('Deployment storage/vh: 2 replica(s) wanted, 0 ready (Helm release vh)');
+      expect(json(dry).forwarder.seen).toContain(`Deployment storage/vh: 2 replica(s) wanted, ${ready} ready (Helm release vh)`);
       expect(json(dry).forwarder.seen).toContain(`ConfigMap storage/vh: VOLHOOK_CLUSTER_ID=${stack.clusterId}`);
       expect(json(dry).forwarder.uninstall).toContain('helm uninstall vh -n storage');
       const refused = await release('--apply');
@@ -219,6 +249,7 @@ describe('cluster release over the local stack', () => {
       expect(await registered()).toBe(true);
 
       expect((await tools.helm('uninstall', 'vh', '-n', 'storage')).code).toBe(0);
+      await forwarderPodsGone('storage');
       const after = await release('--json');
       expect(json(after).refusals).toEqual([]);
       expect(json(after).forwarder.seen.some((line) => line.startsWith('Deployment storage/vh'))).toBe(false);

@@ -4,13 +4,15 @@
  * user would. The simulator runs 1,000× fast, so EC2's rolling 24 hours for four modifications
  * of a volume last 86.4 s here (one test shortens them further).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Ec2SimStats } from '../../lib/local/ec2/index.js';
 import { tagsOf, volumeById } from './support/ec2.js';
-import { readVolume } from './support/kube.js';
+import { createNamespace, readClaim, readVolume } from './support/kube.js';
 import { kubectlFor, podYaml, type Kubectl } from './support/kubectl.js';
 import { claimEvents, claimYaml, classYaml, reasons, vacYaml, waitClaim, waitEvent } from './support/resize.js';
 import { waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
+import { STACK_START_MS } from './support/plane.js';
 import { startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
@@ -24,7 +26,7 @@ let kubectl: Kubectl;
 
 beforeAll(async () => {
   ({ stack, ctx } = await startScenarioStack({ ec2: { timeScale: TIME_SCALE } }));
-  kubectl = await kubectlFor(stack.urls.kube);
+  kubectl = await kubectlFor(stack);
   await kubectl.create(classYaml('expand-wffc', { binding: 'WaitForFirstConsumer', expand: true }));
   await kubectl.create(classYaml('expand', { expand: true }));
   await kubectl.create(classYaml('fixed', {}));
@@ -34,7 +36,7 @@ beforeAll(async () => {
   await kubectl.create(vacYaml('team-tag', { tagSpecification_1: 'team=storage' }));
   await kubectl.create(vacYaml('io2-too-many', { type: 'io2', iops: '50000' }));
   await kubectl.create(vacYaml('gp2-throughput', { type: 'gp2', throughput: '200' }));
-}, 60_000);
+}, STACK_START_MS);
 afterAll(async () => {
   await stack?.stop();
   await kubectl?.close();
@@ -62,7 +64,7 @@ async function volumeOf(ns: string, claim: string) {
 describe('volume expansion over the local stack', () => {
   it('Filesystem claim with a pod, 4Gi -> 8Gi: one ModifyVolume, EC2 8 GiB, PV 8Gi, claim capacity 8Gi after the node grew the filesystem, Events in order', async () => {
     const ns = 'fs';
-    await kubectl('create', 'namespace', ns);
+    await createNamespace(stack.kube, ns);
     await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'expand-wffc', size: '4Gi' }));
     await kubectl.create(podYaml(ns, 'app', 'data'));
     await waitPodRunning(ctx, ns, 'app');
@@ -85,7 +87,7 @@ describe('volume expansion over the local stack', () => {
 
   it('Block claim, 4Gi -> 6Gi: capacity set by the controller side, no node expansion', async () => {
     const ns = 'block';
-    await kubectl('create', 'namespace', ns);
+    await createNamespace(stack.kube, ns);
     await kubectl.create(claimYaml(ns, 'raw', { storageClassName: 'expand', size: '4Gi', volumeMode: 'Block' }));
     const { volumeId } = await volumeOf(ns, 'raw');
 
@@ -102,7 +104,7 @@ describe('volume expansion over the local stack', () => {
 describe('VolumeAttributesClass over the local stack', () => {
   it('claim created with gp3-3000, changed to gp3-6000 -> one ModifyVolume with IOPS and throughput, EC2 6000/250, claim reports the new class', async () => {
     const ns = 'vac';
-    await kubectl('create', 'namespace', ns);
+    await createNamespace(stack.kube, ns);
     await kubectl.create(claimYaml(ns, 'db', { storageClassName: 'expand', size: '20Gi', vac: 'gp3-3000' }));
     const { pvc, pv, volumeId } = await volumeOf(ns, 'db');
     expect(pv.spec?.volumeAttributesClassName).toBe('gp3-3000');
@@ -124,7 +126,7 @@ describe('VolumeAttributesClass over the local stack', () => {
 
   it('a class that only adds a tag -> CreateTags, no ModifyVolume, the tag on the disk and the class on the claim', async () => {
     const ns = 'vac-tag';
-    await kubectl('create', 'namespace', ns);
+    await createNamespace(stack.kube, ns);
     await kubectl.create(claimYaml(ns, 'logs', { storageClassName: 'expand', size: '4Gi' }));
     const { volumeId } = await volumeOf(ns, 'logs');
     const before = stats();
@@ -140,7 +142,7 @@ describe('VolumeAttributesClass over the local stack', () => {
 
   it('two expansions of one claim 10 minutes apart -> both ModifyVolume accepted once the first is completed, no refusal, no 6-hour wait', async () => {
     const ns = 'twice';
-    await kubectl('create', 'namespace', ns);
+    await createNamespace(stack.kube, ns);
     await kubectl.create(claimYaml(ns, 'db', { storageClassName: 'expand', size: '4Gi', volumeMode: 'Block' }));
     const { volumeId } = await volumeOf(ns, 'db');
     const before = stats();
@@ -167,7 +169,7 @@ describe('VolumeAttributesClass over the local stack', () => {
     stack.simulator!.configure({ modificationWindowMs: windowMs * TIME_SCALE });
     try {
       const ns = 'fifth';
-      await kubectl('create', 'namespace', ns);
+      await createNamespace(stack.kube, ns);
       await kubectl.create(claimYaml(ns, 'db', { storageClassName: 'expand', size: '4Gi', volumeMode: 'Block' }));
       const { volumeId } = await volumeOf(ns, 'db');
       const before = stats();
@@ -205,10 +207,25 @@ describe('VolumeAttributesClass over the local stack', () => {
   }, 200_000);
 });
 
-describe('refusals: a Warning Event naming the reason, no EC2 call', () => {
+describe('refusals: a Warning Event naming the reason (or the API server\'s own refusal), no EC2 call', () => {
+  /**
+   * The stats once EC2 has seen no call for a second: what earlier scenarios set going (a
+   * claim just bound, a resync) is over, so the calls counted next are the change's own.
+   */
+  async function quietStats(): Promise<Ec2SimStats> {
+    let last = stats();
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+      await sleep(1_000);
+      const now = stats();
+      if (now.total.calls === last.total.calls) return now;
+      last = now;
+    }
+    throw new Error(`EC2 still called every second after 30 s: ${JSON.stringify(last.actions)}`);
+  }
+
   /** Runs `change` and waits for `reason` on the claim; the EC2 calls made meanwhile. */
   async function refused(ns: string, claim: string, change: () => Promise<unknown>, reason: string, message: RegExp) {
-    const before = stats();
+    const before = await quietStats();
     await change();
     const event = await waitEvent(stack.kube, ns, claim, reason);
     expect(event.type).toBe('Warning');
@@ -217,25 +234,36 @@ describe('refusals: a Warning Event naming the reason, no EC2 call', () => {
     for (const action of ['ModifyVolume', 'DescribeVolumesModifications', 'CreateTags', 'DeleteTags', 'DescribeVolumes']) expect(calls[action] ?? 0, action).toBe(0);
   }
 
-  it('shrinking 4Gi -> 2Gi -> VolumeResizeFailed "shrinking … not supported"', async () => {
+  /** The API server refuses `change` with `message`: the claim keeps its size, no Event of a resize, no EC2 call. */
+  async function refusedByApiServer(ns: string, claim: string, change: () => Promise<unknown>, message: RegExp) {
+    const before = await quietStats();
+    await expect(change()).rejects.toThrow(message);
+    await sleep(2_000);
+    const pvc = await readClaim(stack.kube, ns, claim);
+    expect(pvc.spec?.resources?.requests?.storage).toBe('4Gi');
+    expect(reasons(await claimEvents(stack.kube, ns, claim)).filter((r) => /Resiz/.test(r))).toEqual([]);
+    expect(callsBetween(before, stats())).toEqual({});
+  }
+
+  it('shrinking 4Gi -> 2Gi -> refused by the API server (422: not below status.capacity), no Event, no EC2 call', async () => {
     const ns = 'shrink';
-    await kubectl('create', 'namespace', ns);
+    await createNamespace(stack.kube, ns);
     await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'expand', size: '4Gi' }));
     await volumeOf(ns, 'data');
-    await refused(ns, 'data', () => kubectl.patch('pvc', ns, 'data', { spec: { resources: { requests: { storage: '2Gi' } } } }), 'VolumeResizeFailed', /shrinking volume pvc-\S+ from 4Gi to 2Gi is not supported/);
+    await refusedByApiServer(ns, 'data', () => kubectl.patch('pvc', ns, 'data', { spec: { resources: { requests: { storage: '2Gi' } } } }), /spec\.resources\.requests\.storage: Forbidden: field can not be less than status\.capacity/);
   }, 90_000);
 
-  it('a class without allowVolumeExpansion -> VolumeResizeFailed naming allowVolumeExpansion', async () => {
+  it('a class without allowVolumeExpansion -> refused by the API server (403: the resize admission), no Event, no EC2 call', async () => {
     const ns = 'fixed';
-    await kubectl('create', 'namespace', ns);
+    await createNamespace(stack.kube, ns);
     await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'fixed', size: '4Gi' }));
     await volumeOf(ns, 'data');
-    await refused(ns, 'data', () => kubectl.patch('pvc', ns, 'data', { spec: { resources: { requests: { storage: '8Gi' } } } }), 'VolumeResizeFailed', /StorageClass "fixed" does not set allowVolumeExpansion: true/);
+    await refusedByApiServer(ns, 'data', () => kubectl.patch('pvc', ns, 'data', { spec: { resources: { requests: { storage: '8Gi' } } } }), /persistentvolumeclaims "data" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize/);
   }, 90_000);
 
   it('a size over the type maximum (standard, 2000Gi) -> VolumeResizeFailed, claim ControllerResizeInfeasible', async () => {
     const ns = 'too-big';
-    await kubectl('create', 'namespace', ns);
+    await createNamespace(stack.kube, ns);
     await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'magnetic', size: '4Gi' }));
     await volumeOf(ns, 'data');
     await refused(ns, 'data', () => kubectl.patch('pvc', ns, 'data', { spec: { resources: { requests: { storage: '2000Gi' } } } }), 'VolumeResizeFailed', /a standard volume is at most 1024 GiB/);
@@ -245,7 +273,7 @@ describe('refusals: a Warning Event naming the reason, no EC2 call', () => {
 
   it('a claim bound to another driver\'s PV -> VolumeResizeFailed "not an EBS volume of ebs.csi.aws.com"', async () => {
     const ns = 'foreign';
-    await kubectl('create', 'namespace', ns);
+    await createNamespace(stack.kube, ns);
     await kubectl.create(`apiVersion: v1
 kind: PersistentVolume
 metadata:
@@ -268,7 +296,7 @@ spec:
     ['gp2-throughput', /volume type gp2 has no throughput setting/],
   ])('VolumeAttributesClass %s -> Infeasible with the reason, VolumeModifyFailed', async (vac, message) => {
     const ns = `bad-${vac}`;
-    await kubectl('create', 'namespace', ns);
+    await createNamespace(stack.kube, ns);
     await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'expand', size: '4Gi' }));
     await volumeOf(ns, 'data');
     await refused(ns, 'data', () => kubectl.patch('pvc', ns, 'data', { spec: { volumeAttributesClassName: vac } }), 'VolumeModifyFailed', message);

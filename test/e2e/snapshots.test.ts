@@ -1,6 +1,7 @@
 /**
  * Snapshots, restore and clone end to end over the local stack (real HTTP: Kubernetes API with
- * the snapshot CRDs, the local common snapshot controller, forwarder, backend, EC2 simulator),
+ * the snapshot CRDs, the common snapshot controller — the simulator's, or external-snapshotter's
+ * own on the real plane — forwarder, backend, EC2 simulator),
  * driven with kubectl and YAML as a user would. The data is notional (the local kubelet writes
  * nothing), so what is checked is the EC2 side: the snapshot, the volume made from it, the copy.
  */
@@ -11,6 +12,7 @@ import { tagsOf, TagKeys, volumeById } from './support/ec2.js';
 import { eventsFor, readClaim, readVolume } from './support/kube.js';
 import { kubectlFor, podYaml, type Kubectl } from './support/kubectl.js';
 import { waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
+import { STACK_START_MS } from './support/plane.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
@@ -20,8 +22,8 @@ let kubectl: Kubectl;
 
 beforeAll(async () => {
   ({ stack, ctx } = await startScenarioStack({ immediateClass: true, ec2: { timeScale: 400 } }));
-  kubectl = await kubectlFor(stack.urls.kube);
-}, 60_000);
+  kubectl = await kubectlFor(stack);
+}, STACK_START_MS);
 afterAll(async () => {
   await stack?.stop();
   await kubectl?.close();

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { provisionedVolumes, tagsOf, TagKeys, volumeById } from './support/ec2.js';
 import { claim, createNamespace, createPod, createStorageClass, DRIVER, eventsFor, readClaim, readVolume, ZONE_KEY } from './support/kube.js';
 import { waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
+import { STACK_START_MS } from './support/plane.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
 import { waitFor } from './support/wait.js';
 
@@ -21,7 +22,7 @@ let ctx: ScenarioContext;
 
 beforeAll(async () => {
   ({ stack, ctx } = await startScenarioStack({ immediateClass: true }));
-}, 60_000);
+}, STACK_START_MS);
 afterAll(async () => stack?.stop());
 
 const creates = () => stack.simulator!.getStats().actions.CreateVolume?.calls ?? 0;

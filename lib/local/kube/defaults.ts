@@ -60,6 +60,13 @@ export function applyDefaults(resource: ResourceName, object: KubeObject): void 
       setDefault(ensureObject(object, 'status'), 'phase', 'Pending');
       break;
     }
+    case 'volumeattachments': {
+      // SetDefaults_PersistentVolumeSpec reaches the PersistentVolumeSpec a migrated inline
+      // volume carries (seen on v1.36: docs/divergences.md).
+      const source = ensureObject(ensureObject(object, 'spec'), 'source');
+      if (isObject(source.inlineVolumeSpec)) setDefault(source.inlineVolumeSpec, 'volumeMode', 'Filesystem');
+      break;
+    }
     case 'storageclasses':
       setDefault(object, 'reclaimPolicy', 'Delete');
       setDefault(object, 'volumeBindingMode', 'Immediate');

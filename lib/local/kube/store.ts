@@ -5,6 +5,7 @@
  * made here, so both paths behave the same.
  */
 import { randomUUID } from 'node:crypto';
+import { resizeRefusal } from './claim-resize.js';
 import { applyDefaults, defaultEventTimes, defaultStorageClassName, statusOnCreate } from './defaults.js';
 import { KubeApiError, alreadyExists, badRequest, conflict, forbidden, invalid, notFound } from './errors.js';
 import { clone, deepEqual, isObject, kubeTimestamp, withoutNulls } from './json.js';
@@ -393,6 +394,11 @@ class MemoryStore implements LocalObjectStore {
     if (info.resource === 'persistentvolumes') this.stampPhaseTransition(existing, next);
     const errors = validateUpdate(info, next, existing);
     if (errors.length > 0) throw invalid(info.kind, info.group, meta.name, errors);
+    if (info.resource === 'persistentvolumeclaims' && mode === 'main') {
+      // The PersistentVolumeClaimResize admission plugin, after validation as in kube-apiserver.
+      const refusal = resizeRefusal(next, existing, (name) => this.table('storageclasses').get(name));
+      if (refusal) throw forbidden(`persistentvolumeclaims "${meta.name}" is forbidden: ${refusal}`, { name: meta.name, kind: 'persistentvolumeclaims' });
+    }
     this.setManagedFields(next, managed !== undefined ? managed : managedFieldsAfterUpdate(this.scope(info, mode), existing, next, options.fieldManager ?? 'unknown'));
     keepTimestampsOfNoop(next, existing);
     if (deepEqual(next, existing)) return clone(existing);

@@ -3,6 +3,7 @@
  * make: missing required fields of the storage kinds, and changes to immutable fields.
  * An object this store refuses would be refused by a real cluster too (422 Invalid).
  */
+import { requestBelowCapacity } from './claim-resize.js';
 import type { FieldError } from './errors.js';
 import { deepEqual, isObject, type JsonObject } from './json.js';
 import type { ResourceInfo } from './resources.js';
@@ -267,7 +268,7 @@ function immutableErrors(info: ResourceInfo, next: KubeObject, previous: KubeObj
       if (!text(old.volumeName)) mutable.volumeName = old.volumeName;
       if (old.storageClassName === undefined || old.storageClassName === null) mutable.storageClassName = old.storageClassName;
       return deepEqual(mutable, old)
-        ? []
+        ? requestBelowCapacity(next, previous)
         : [{ field: 'spec', type: 'Forbidden', detail: 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims' }];
     }
     case 'persistentvolumes': {

@@ -3,8 +3,7 @@
  * node-expansion.ts, reused as they are) does not: when a deleted pod's grace has ended, and
  * which volumes the node reports in use. Pure.
  */
-import { podAttachableVolumes, type VolumeLookup } from '../controllers/attachments.js';
-import { attachableHandle } from '../controllers/migration.js';
+import { podAttachables, type VolumeLookup } from '../controllers/attachments.js';
 import { isTerminated, type Pod } from '../controllers/objects.js';
 
 /** The name kubelet and the attach/detach controller give a CSI volume in a Node's status. */
@@ -23,7 +22,8 @@ export function graceEnded(pod: Pod, now: Date): boolean {
 }
 
 /**
- * `status.volumesInUse`: the driver's volumes of every pod on the node that still holds them —
+ * `status.volumesInUse`: the driver's volumes of every pod on the node that still holds them
+ * (its claims' PVs and its inline, migrated in-tree volumes) —
  * not finished, and not deleted past its grace (those are unmounted). Sorted, each once. The
  * attach/detach controller detaches none of these.
  */
@@ -31,7 +31,7 @@ export function volumesInUse(pods: readonly Pod[], lookup: VolumeLookup, driver:
   const names = new Set<string>();
   for (const pod of pods) {
     if (isTerminated(pod) || graceEnded(pod, now)) continue;
-    for (const volume of podAttachableVolumes(pod, lookup, driver)) names.add(uniqueVolumeName(driver, attachableHandle(volume, driver)!));
+    for (const { handle } of podAttachables(pod, lookup, driver)) names.add(uniqueVolumeName(driver, handle));
   }
   return [...names].sort();
 }

@@ -26,8 +26,7 @@ import { watchResource, type WatchedResource } from '../../forwarder/informers.j
 import type { KubeRest } from '../../forwarder/kube/rest.js';
 import { MediaTypes } from '../../forwarder/kube/rest.js';
 import { silentLogger, type Logger } from '../../forwarder/logger.js';
-import { attachmentName } from '../controllers/attachments.js';
-import { attachableHandle } from '../controllers/migration.js';
+import { attachmentName, podAttachables } from '../controllers/attachments.js';
 import { awaitsNodeExpansion, nodeExpansion } from '../controllers/node-expansion.js';
 import { kubeTime, podClaimNames, type PersistentVolume, type PersistentVolumeClaim, type Pod, type VolumeAttachment } from '../controllers/objects.js';
 import { awaitsStart, podStartup } from '../controllers/pod-startup.js';
@@ -175,11 +174,16 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
         if (!claim) continue;
         claims.set(key, claim);
         const volume = claim.spec.volumeName ? await getIfThere<PersistentVolume>(rest, `/api/v1/persistentvolumes/${claim.spec.volumeName}`) : undefined;
-        if (!volume) continue;
-        volumes.set(volume.metadata.name, volume);
-        const handle = attachableHandle(volume, driver);
-        if (!handle) continue;
-        const attachment = await getIfThere<VolumeAttachment>(rest, `/apis/storage.k8s.io/v1/volumeattachments/${attachmentName(handle, driver, name)}`);
+        if (volume) volumes.set(volume.metadata.name, volume);
+      }
+    }
+    // The VolumeAttachment of each volume to attach: the claims' PVs and the inline
+    // (in-tree awsElasticBlockStore, migrated) volumes alike.
+    for (const pod of list) {
+      for (const { handle } of podAttachables(pod, { claims, volumes }, driver)) {
+        const attachmentKey = attachmentName(handle, driver, name);
+        if (attachments.has(attachmentKey)) continue;
+        const attachment = await getIfThere<VolumeAttachment>(rest, `/apis/storage.k8s.io/v1/volumeattachments/${attachmentKey}`);
         if (attachment) attachments.set(attachment.metadata.name, attachment);
       }
     }

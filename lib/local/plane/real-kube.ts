@@ -12,6 +12,8 @@ import type { LocalNode } from '../stack/cluster-objects.js';
 import { createForwarderIdentity, createStorageObjects, installSnapshotCrds, untaintReadyNode, type ForwarderIdentity, type KubeManifest } from './cluster.js';
 import { startControlPlane, type ControlPlane, type ControlPlaneBinaries } from './control-plane.js';
 import { startNodeAgent, type NodeAgent } from './node-agent.js';
+import type { PlaneProcess } from './processes.js';
+import { snapshotControllerUser, startSnapshotController, type SnapshotControllerOptions } from './snapshot-controller.js';
 import { startTokenVolume, type TokenVolume } from './token-volume.js';
 
 export interface RealKubeOptions {
@@ -26,6 +28,8 @@ export interface RealKubeOptions {
   port?: number;
   /** The node agents' and the token volume's warnings. */
   logger?: Logger;
+  /** Also run external-snapshotter's snapshot-controller (snapshot-controller.ts); not run by default. */
+  snapshotController?: SnapshotControllerOptions;
 }
 
 export interface RealKube {
@@ -35,6 +39,8 @@ export interface RealKube {
   /** The forwarder's ServiceAccount, and the volume kubelet would mount in its pod (token, ca.crt, namespace). */
   forwarder: ForwarderIdentity & { volume: TokenVolume };
   agents: readonly NodeAgent[];
+  /** The snapshot-controller's process, when it was asked for. */
+  snapshotController?: PlaneProcess;
   stop(): Promise<void>;
 }
 
@@ -46,11 +52,13 @@ export async function startRealKube(options: RealKubeOptions & { host: string; n
     dir: options.dir,
     host: options.host,
     ...(options.port ? { apiserverPort: options.port } : {}),
-    users: options.nodes.map((n) => nodeUser(n.name)),
+    users: [...options.nodes.map((n) => nodeUser(n.name)), ...(options.snapshotController ? [snapshotControllerUser] : [])],
   });
   const agents: NodeAgent[] = [];
   let volume: TokenVolume | undefined;
+  let snapshotController: PlaneProcess | undefined;
   const stop = async () => {
+    await snapshotController?.stop();
     volume?.stop();
     await Promise.all(agents.splice(0).map((a) => a.stop()));
     await plane.stop();
@@ -59,6 +67,17 @@ export async function startRealKube(options: RealKubeOptions & { host: string; n
     const admin = plane.rest();
     await createStorageObjects(admin);
     await installSnapshotCrds(admin, options.snapshotCrdDir);
+    if (options.snapshotController) {
+      snapshotController = await startSnapshotController({
+        ...options.snapshotController,
+        admin,
+        url: plane.url,
+        caData: plane.caData,
+        token: plane.tokens.get(snapshotControllerUser.name)!,
+        dir: options.dir,
+        host: options.host,
+      });
+    }
     const identity = await createForwarderIdentity(admin, options.forwarderChart);
     volume = await startTokenVolume({
       rest: admin,
@@ -73,7 +92,7 @@ export async function startRealKube(options: RealKubeOptions & { host: string; n
       agents.push(await startNodeAgent({ rest: plane.rest(token), node, region: options.region, ...(options.logger ? { logger: options.logger } : {}) }));
     }
     await Promise.all(options.nodes.map((node) => untaintReadyNode(admin, node.name)));
-    return { url: plane.url, caData: plane.caData, plane, forwarder: { ...identity, volume }, agents, stop };
+    return { url: plane.url, caData: plane.caData, plane, forwarder: { ...identity, volume }, agents, ...(snapshotController && { snapshotController }), stop };
   } catch (err) {
     await stop();
     throw err;

@@ -12,6 +12,8 @@ import {
   type V1StorageClass,
   type V1VolumeAttachment,
 } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { kubeConfigFor } from '../../../lib/kube/index.js';
 
 export const DRIVER = 'ebs.csi.aws.com';
@@ -20,11 +22,20 @@ export const ZONE_KEY = 'topology.kubernetes.io/zone';
 export interface E2eKube {
   core: CoreV1Api;
   storage: StorageV1Api;
+  /**
+   * A namespace's pods are admitted only once its `default` ServiceAccount exists (the real
+   * plane: the ServiceAccount admission plugin, the serviceaccount controller makes it). The
+   * simulated API admits them at once.
+   */
+  podsWaitForServiceAccount?: boolean;
 }
 
 export function kubeClients(server: string): E2eKube {
-  const kc = kubeConfigFor({ server });
-  return { core: kc.makeApiClient(CoreV1Api), storage: kc.makeApiClient(StorageV1Api) };
+  return kubeClientsOf(kubeConfigFor({ server }));
+}
+
+export function kubeClientsOf(kc: KubeConfig, options: { podsWaitForServiceAccount?: boolean } = {}): E2eKube {
+  return { core: kc.makeApiClient(CoreV1Api), storage: kc.makeApiClient(StorageV1Api), ...options };
 }
 
 /** Status code of a client-node `ApiException` (or undefined). */
@@ -43,8 +54,17 @@ export async function orMissing<T>(read: Promise<T>): Promise<T | undefined> {
   }
 }
 
-export async function createNamespace(kube: E2eKube, name: string): Promise<void> {
+/** Creates the namespace; returns once pods can be created in it. */
+export async function createNamespace(kube: E2eKube, name: string, timeoutMs = 30_000): Promise<void> {
   await kube.core.createNamespace({ body: { metadata: { name } } });
+  if (!kube.podsWaitForServiceAccount) return;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const account = await orMissing(kube.core.readNamespacedServiceAccount({ namespace: name, name: 'default' }));
+    if (account) return;
+    if (Date.now() > deadline) throw new Error(`namespace ${name}: no default ServiceAccount after ${timeoutMs / 1000} s (the serviceaccount controller's)`);
+    await sleep(100);
+  }
 }
 
 export interface ClaimSpec {
@@ -81,6 +101,8 @@ export function pod(namespace: string, name: string, claims: string[], options: 
     kind: 'Pod',
     metadata: { name, namespace },
     spec: {
+      // A short grace: the real plane's node agent finishes a deletion once it has ended, as kubelet would.
+      terminationGracePeriodSeconds: 1,
       containers: [
         {
           name: 'app',

@@ -19,13 +19,24 @@ export interface Kubectl {
   close(): Promise<void>;
 }
 
-/** kubectl against `server`, with its own HOME (its discovery cache) removed by `close`. */
-export async function kubectlFor(server: string): Promise<Kubectl> {
+/**
+ * kubectl against `target` — an API server URL, or a stack's kubeconfig (the administrator's
+ * token and CA on the real plane) — with its own HOME (its discovery cache) removed by `close`.
+ */
+export async function kubectlFor(target: string | { kubeconfig: string }): Promise<Kubectl> {
   const home = await mkdtemp(join(tmpdir(), 'volhook-kubectl-'));
+  let connection: string[];
+  if (typeof target === 'string') {
+    connection = ['--server', target];
+  } else {
+    const file = join(home, 'kubeconfig');
+    await writeFile(file, target.kubeconfig, { mode: 0o600 });
+    connection = ['--kubeconfig', file];
+  }
   let files = 0;
   const kubectl = (async (...args: string[]) => {
     try {
-      const { stdout } = await run('kubectl', ['--server', server, ...args], { env: { PATH: process.env.PATH ?? '', HOME: home }, timeout: 30_000 });
+      const { stdout } = await run('kubectl', [...connection, ...args], { env: { PATH: process.env.PATH ?? '', HOME: home }, timeout: 30_000 });
       return stdout;
     } catch (err) {
       const e = err as { stderr?: string };
@@ -49,6 +60,7 @@ metadata:
   name: ${name}
   namespace: ${ns}
 spec:
+  terminationGracePeriodSeconds: 1
   containers:
     - name: app
       image: nginx:1.27

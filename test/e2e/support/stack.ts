@@ -1,26 +1,59 @@
 /**
  * The local stack as the end-to-end tests run it: free ports on 127.0.0.1, a fast simulator,
- * a forwarder that retries and resyncs quickly, controllers that resync often.
+ * a forwarder that retries and resyncs quickly, and Kubernetes as the plane fixture says
+ * (plane.ts): the simulated API with controllers that resync often, or the real control plane.
  */
+import type { LocalObjectStore } from '../../../lib/local/kube/index.js';
+import type { RealKube } from '../../../lib/local/plane/real-kube.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../../lib/local/stack/index.js';
-import { createStorageClass, DRIVER, kubeClients, type E2eKube } from './kube.js';
+import { e2eRealPlaneInputs } from './real-plane.js';
+import { createStorageClass, DRIVER, kubeClientsOf, operatorKubeconfig, type E2eKube } from './kube.js';
+import { kubeConfigOf, PLANE, type PlaneName } from './plane.js';
 import { resultLog, type ScenarioContext } from './scenarios.js';
 
-export interface E2eStack extends LocalStack {
+export interface E2eStack extends Omit<LocalStack, 'store'> {
+  /** Which Kubernetes this is (plane.ts). */
+  plane: PlaneName;
   kube: E2eKube;
+  /** The simulated API's object store; none on the real plane. */
+  store?: LocalObjectStore;
+  /** The real control plane's processes and node agents; none on the simulated plane. */
+  real?: RealKube;
+  /** A kubeconfig an operator's CLI (adopt, release) is given: a token on the simulated API, the administrator's on the real plane. */
+  operatorKubeconfig: string;
 }
 
-/** Defaults for speed; `options` win, field by field for `ec2`, `forwarder` and `controllers`. */
-export async function startE2eStack(options: LocalStackOptions = {}): Promise<E2eStack> {
+/** The simulated API's store, for a scenario that reads or drives it directly: refused, saying so, on the real plane. */
+export function simulatedStore(stack: E2eStack, scenario: string): LocalObjectStore {
+  if (!stack.store) throw new Error(`${scenario} runs on the simulated API only (it reads its object store); this stack is the ${stack.plane} plane`);
+  return stack.store;
+}
+
+/**
+ * Defaults for speed; `options` win, field by field for `ec2`, `forwarder` and `controllers`.
+ * On the real plane `controllers` (the simulated API's) is refused, named, as are the
+ * options the real plane does not implement (lib/local/stack refuses `writeBack: 'direct'`).
+ */
+export async function startE2eStack(options: LocalStackOptions = {}, plane: PlaneName = PLANE): Promise<E2eStack> {
   const { ec2, forwarder, controllers, ...rest } = options;
-  const stack = await startLocalStack({
+  const common = {
     ports: { backend: 0, ec2: 0, kube: 0 },
     ...rest,
     ...(options.ec2Endpoint ? {} : { ec2: { timeScale: 40, seed: 42, ...ec2 } }),
     forwarder:
       forwarder === false
-        ? false
+        ? (false as const)
         : { backoffInitialMs: 100, backoffMaxMs: 2_000, resyncSeconds: 2, informerRestartMs: 200, ...forwarder },
+  };
+  if (plane === 'real') {
+    if (controllers) throw new Error(`controllers (${Object.keys(controllers).join(', ')}): options of the simulated API's controllers; the real plane runs kube-controller-manager's own`);
+    const inputs = await e2eRealPlaneInputs();
+    const stack = await startLocalStack({ ...common, kube: inputs });
+    const kube = kubeClientsOf(kubeConfigOf(stack, 'real'), { podsWaitForServiceAccount: true });
+    return Object.assign(stack, { plane, kube, operatorKubeconfig: stack.kubeconfig });
+  }
+  const stack = await startLocalStack({
+    ...common,
     controllers: {
       resyncIntervalMs: 200,
       // Optimistic-concurrency conflicts are normal; anything else is worth seeing in the log.
@@ -31,7 +64,7 @@ export async function startE2eStack(options: LocalStackOptions = {}): Promise<E2
       ...controllers,
     },
   });
-  return Object.assign(stack, { kube: kubeClients(stack.urls.kube) });
+  return Object.assign(stack, { plane, kube: kubeClientsOf(kubeConfigOf(stack, 'simulated')), operatorKubeconfig: operatorKubeconfig(stack.urls.kube) });
 }
 
 /** The class `immediateClass` adds: gp3, bound at once, for claims that need no pod. */

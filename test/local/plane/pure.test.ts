@@ -57,6 +57,14 @@ describe("the node agent's decisions", () => {
     expect(volumesInUse([pod('p4', ['a'], { phase: 'Succeeded' })], lookup, DRIVER, NOW)).toEqual([]);
   });
 
+  it("a pod's inline awsElasticBlockStore volume (migrated) -> in use under its translated handle, with its claims'; gone with the pod's grace", () => {
+    const inline = pod('p1', ['a']);
+    inline.spec!.volumes!.push({ name: 'disk', awsElasticBlockStore: { volumeID: 'aws://us-east-1b/vol-inline', fsType: 'ext4' } } as never);
+    expect(volumesInUse([inline], lookup, DRIVER, NOW)).toEqual(['kubernetes.io/csi/ebs.csi.aws.com^vol-a', 'kubernetes.io/csi/ebs.csi.aws.com^vol-inline']);
+    const past = { ...inline, metadata: { ...inline.metadata, deletionTimestamp: '2026-12-06T11:59:59Z' } };
+    expect(volumesInUse([past], lookup, DRIVER, NOW)).toEqual([]);
+  });
+
   it('a claim not bound to its volume (another claim uid) -> not in use by this pod', () => {
     const stale = { ...lookup, volumes: new Map([['pv-a', volume('pv-a', 'vol-a', 'someone-else')]]) };
     expect(volumesInUse([pod('p1', ['a'])], stale, DRIVER, NOW)).toEqual([]);
