@@ -5,7 +5,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Against the real control plane, built with Go: `npm run test:real-plane` (vitest.real-plane.config.ts).
-    exclude: [...configDefaults.exclude, 'test/real-plane/**'],
+    exclude: [...configDefaults.exclude, 'test/real-plane/**', 'test/peer/**'],
     setupFiles: ['test/setup.ts'],
     pool: 'forks',
     // At least two files at once, also on 2 cores (vitest's default there is one): most of the
