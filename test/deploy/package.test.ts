@@ -317,6 +317,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
         'ec2:DescribeAvailabilityZones',
         'ec2:DescribeInstances',
         'ec2:DescribeSnapshots',
+        'ec2:DescribeVolumeStatus',
         'ec2:DescribeVolumes',
         'ec2:EnableFastSnapshotRestores',
         'ec2:DescribeVolumesModifications',
