@@ -37,16 +37,11 @@ export interface BackendProcess {
   kill(): Promise<void>;
 }
 
-/** One bench/lib/backend-process.ts, ready once it prints its URL. */
-export async function startBackendProcess(env: NodeJS.ProcessEnv): Promise<BackendProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/lib/backend-process.ts')], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let errors = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    errors = (errors + chunk.toString()).slice(-10_000);
-  });
-  const url = await new Promise<string>((resolve, reject) => {
+/** The URL a backend-process.ts child prints (`READY <url>`) once it listens; refused if it exits first or takes 60 s. */
+export function readyUrl(child: ChildProcess, errors: () => string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`backend process not ready in 60 s: ${errors}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`backend process not ready in 60 s: ${errors()}`)), 60_000);
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const m = /READY (\S+)/.exec(out);
@@ -57,9 +52,19 @@ export async function startBackendProcess(env: NodeJS.ProcessEnv): Promise<Backe
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`backend process exited (${code}): ${errors}`));
+      reject(new Error(`backend process exited (${code}): ${errors()}`));
     });
   });
+}
+
+/** One bench/lib/backend-process.ts, ready once it prints its URL. */
+export async function startBackendProcess(env: NodeJS.ProcessEnv): Promise<BackendProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/lib/backend-process.ts')], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let errors = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    errors = (errors + chunk.toString()).slice(-10_000);
+  });
+  const url = await readyUrl(child, () => errors);
   return {
     url,
     async stats() {

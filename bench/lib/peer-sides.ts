@@ -18,6 +18,7 @@ import { freePort, type PlaneProcess } from '../../lib/local/plane/processes.js'
 import { localPaths, startLocalStack, type RealLocalStack } from '../../lib/local/stack/index.js';
 import type { RealPlaneInputs } from '../../tools/kube/inputs.js';
 import { VOLUMES_PER_NODE } from './bench-stack.js';
+import { readyUrl } from './fleet-processes.js';
 import { repoRoot } from './forwarder-memory.js';
 import { httpGet } from './proc.js';
 
@@ -152,22 +153,7 @@ async function startBackendChild(env: Record<string, string>, log: string): Prom
     errors = (errors + chunk.toString()).slice(-20_000);
   });
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`backend process not ready in 60 s: ${errors}`)), 60_000);
-      child.stdout?.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const m = /READY (\S+)/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`backend process exited (${code}): ${errors}`));
-      });
-    });
+    const url = await readyUrl(child, () => errors);
     return {
       ...handle,
       url,
