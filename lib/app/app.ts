@@ -35,7 +35,7 @@ import { Ec2CallStats, type Ec2Gateway, type Ec2Observer } from '../ec2/index.js
 import type { ReconcileContext } from '../reconcile/index.js';
 import { ClusterIdSchema, RegistrationError, RegistryMissingError, servedProvisioner, type ClusterRegistration, type ClusterRegistry } from '../registry/index.js';
 import { createMemoryReplayStore, replayExpiry, replayKey, type ReplayStore } from '../replay/index.js';
-import { createMemoryReportStore, noteRefusal, type ReportStore } from '../reports/index.js';
+import { createMemoryReportStore, noteRefusal, noteVerified, type ReportStore } from '../reports/index.js';
 import { correlationOf, REQUEST_ID_HEADER, type Correlation } from './correlation.js';
 import { ApiError, ContractRefusedError, invalidRequest } from './errors.js';
 
@@ -181,6 +181,8 @@ export function createApp(deps: AppDependencies): Hono {
       throw new ApiError(409, 'replayed', `webhook-id "${message.id}" was already accepted for cluster "${clusterId}"; a replayed request is not acted on`);
     }
     deps.onContract?.(clusterId, seenOf(versions, true));
+    // Which secret the cluster still signs with, for rotate-secret --finish (lib/reports/verified-by.ts).
+    await noteVerified(reports, clusterId, message.fingerprint, now());
 
     let json: unknown;
     try {

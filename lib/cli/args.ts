@@ -41,7 +41,8 @@ export type RegistrationSettings = Omit<ClusterRegistrationInput, 'clusterId' | 
 export type ClusterCommand =
   /** `apiUrl`: the backend's URL, only for the install line printed after. */
   | { command: 'add'; clusterId: string; target: RegistryTarget; targetGiven: boolean; settings: RegistrationSettings; apiUrl?: string }
-  | { command: 'rotate-secret'; clusterId: string; target: RegistryTarget; targetGiven: boolean; finish: boolean }
+  /** `reports`: where the backend records which secrets verified the cluster's requests (--finish reads it). */
+  | { command: 'rotate-secret'; clusterId: string; target: RegistryTarget; targetGiven: boolean; finish: boolean; reports?: ReportsTarget }
   | SetCommand
   | RemoveCommand
   | AuditCommand
@@ -207,10 +208,14 @@ export function parseClusterArgs(argv: readonly string[], env: NodeJS.ProcessEnv
     }
     case 'set':
       return { command, clusterId, target, targetGiven: targetGiven(options), change: readChange(options), dryRun: options.flags.has('--dry-run') };
-    case 'rotate-secret':
-      return { command, clusterId, target, targetGiven: targetGiven(options), finish: options.flags.has('--finish') };
+    case 'rotate-secret': {
+      const finish = options.flags.has('--finish');
+      const stray = ['--reports-table', '--reports-dir'].find((o) => options.values.has(o));
+      if (!finish && stray) throw new UsageError(`${stray} only applies with --finish`);
+      return { command, clusterId, target, targetGiven: targetGiven(options), finish, ...withReports(readReports(options)) };
+    }
     case 'remove-old-secrets':
-      return { command: 'rotate-secret', clusterId, target, targetGiven: targetGiven(options), finish: true };
+      return { command: 'rotate-secret', clusterId, target, targetGiven: targetGiven(options), finish: true, ...withReports(readReports(options)) };
     case 'remove': {
       const deleteVolumes = options.flags.has('--delete-volumes');
       const stray = ['--yes', '--region', '--reports-table', '--reports-dir'].find((o) => options.flags.has(o) || options.values.has(o));

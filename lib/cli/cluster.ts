@@ -25,6 +25,7 @@ import { loadKubeConfig } from './adopt-pvs.js';
 import { runRelease } from './release.js';
 import { reportsFromEnv, reportStoreFor, runAuditCommand, runRemoveWithVolumes } from './audit.js';
 import { readBackendHeard } from './release-backend.js';
+import { finishRefusal } from './rotation-finish.js';
 import type { BackendHeardReader } from './release.js';
 import { createFileReportStore } from '../reports/index.js';
 import { NoCommandError, parseClusterArgs, UsageError, type ClusterCommand, type RegistrationSettings, type ReleaseCommand, type SetCommand } from './args.js';
@@ -176,6 +177,11 @@ async function execute(
       return EXIT.ok;
     }
     const kept = keepNewestSecret(stored);
+    const refusal = await finishRefusalOf(command, local, io.env ?? {}, stored, kept);
+    if (refusal) {
+      io.stderr(`error: refusing to remove the older secrets of cluster "${clusterId}": ${refusal}\n`);
+      return EXIT.failed;
+    }
     await store.replace(clusterId, kept);
     io.stderr(
       `cluster "${clusterId}" now accepts only its newest secret (${redactSecret(kept.secrets[0]!)}); ` +
@@ -258,6 +264,28 @@ async function runSet(command: SetCommand, stored: StoredRegistration, raw: unkn
 }
 
 /** Where release reads what the backend last heard: the store given, the environment's, or the running local stack's. */
+/**
+ * Why --finish must not remove the older secrets now (lib/cli/rotation-finish.ts), read from the
+ * backend's report store: --reports-table/--reports-dir, VOLHOOK_REPORTS_TABLE, or the running
+ * local stack's. No store to read: refused, the evidence is not known.
+ */
+async function finishRefusalOf(
+  command: Extract<ClusterCommand, { command: 'rotate-secret' }>,
+  local: LocalStackDescriptor | undefined,
+  env: NodeJS.ProcessEnv,
+  stored: StoredRegistration,
+  kept: StoredRegistration,
+): Promise<string | undefined> {
+  const target = command.reports ?? reportsFromEnv(env) ?? (local ? { kind: 'dir' as const, path: local.reportsDir } : undefined);
+  if (!target) {
+    return 'cannot tell whether a forwarder still signs with one of them: give --reports-table <volhook-<stage>-reports> (or --reports-dir for a local backend), or set VOLHOOK_REPORTS_TABLE';
+  }
+  const where = target.kind === 'table' ? `table ${target.name}` : `directory ${target.path}`;
+  const verifiedBy = await (target.kind === 'dir' ? createFileReportStore(target.path) : reportStoreFor(target)).verifiedBy(command.clusterId);
+  const removed = stored.secrets.filter((s) => !kept.secrets.includes(s)).map(secretFingerprint);
+  return finishRefusal(removed, verifiedBy, Date.now(), where, secretFingerprint(kept.secrets[0]!));
+}
+
 function backendHeardReader(command: ReleaseCommand, local: LocalStackDescriptor | undefined, env: NodeJS.ProcessEnv): BackendHeardReader | undefined {
   const target = command.reports ?? reportsFromEnv(env) ?? (local ? { kind: 'dir' as const, path: local.reportsDir } : undefined);
   if (!target) return undefined;

@@ -80,11 +80,16 @@ export const COMMANDS = {
       ['rotate-secret <id>', 'add a new secret (old and new both accepted); prints the Secret'],
       ['rotate-secret <id> --finish', 'keep only the newest secret'],
     ],
-    options: { '--finish': { kind: 'flag', help: 'keep only the newest secret (after the forwarder uses it)' } },
+    note: '--finish refuses while the backend verified a request of the cluster with a secret it\nwould remove in the last 600 s (--reports-table).',
+    options: {
+      '--finish': { kind: 'flag', help: 'keep only the newest secret (after the forwarder uses it)' },
+      '--reports-table': REPORTS_TABLE,
+      '--reports-dir': REPORTS_DIR,
+    },
   },
   'remove-old-secrets': {
     synopsis: [['remove-old-secrets <id>', 'keep only the newest secret (rotate-secret <id> --finish)']],
-    options: {},
+    options: { '--reports-table': REPORTS_TABLE, '--reports-dir': REPORTS_DIR },
   },
   remove: {
     synopsis: [

@@ -119,10 +119,12 @@ export class SignatureError extends Error {
   override readonly name = 'SignatureError';
 }
 
-/** What `verify` vouches for: the message id and its signed timestamp (Unix seconds). */
+/** What `verify` vouches for: the message id, its signed timestamp (Unix seconds), and which secret signed it. */
 export interface VerifiedMessage {
   id: string;
   timestamp: number;
+  /** `secretFingerprint` of the secret whose signature matched. */
+  fingerprint: string;
 }
 
 /**
@@ -169,13 +171,13 @@ export function verify(
   }
   const keys = secrets.flatMap((secret) => {
     const checked = checkWebhookSecret(secret);
-    return 'key' in checked ? [checked.key] : [];
+    return 'key' in checked ? [{ key: checked.key, secret }] : [];
   });
   if (keys.length === 0) throw new SignatureError('this cluster has no usable secret to verify with');
-  for (const key of keys) {
+  for (const { key, secret } of keys) {
     const expected = hmac(key, id, timestamp, body, versions);
     // Every candidate is compared in constant time; lengths differ only for garbage input.
-    if (offered.some((sig) => sig.length === expected.length && timingSafeEqual(sig, expected))) return { id, timestamp: Number(timestamp) };
+    if (offered.some((sig) => sig.length === expected.length && timingSafeEqual(sig, expected))) return { id, timestamp: Number(timestamp), fingerprint: secretFingerprint(secret) };
   }
   throw new SignatureError(
     versions

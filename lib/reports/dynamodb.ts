@@ -32,6 +32,13 @@
  * answers the item), so a flood of refused requests costs one write per cluster a minute, and
  * at most one UpdateItem tried per cluster and Lambda container a minute.
  *
+ * When a request of the cluster was last verified with each secret is the map attribute
+ * `verifiedBy` of the cluster's item (fingerprint → epoch ms), one entry set by one conditional
+ * UpdateItem (`SET verifiedBy.#f = :t`) only while the held time is older by
+ * VERIFIED_RECORD_INTERVAL_MS; the store skips the UpdateItem within the interval of a time it
+ * wrote or was told is held, as for refusals. The first entry of an item makes the map (a second
+ * UpdateItem, conditional on there being none).
+ *
  * The DynamoDB client is loaded on first use, not at import (lib/dynamodb).
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -39,6 +46,7 @@ import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { dynamoDb } from '../dynamodb/index.js';
 import { assembleReport, VolumeReportSchema, WriteSchema, type VolumeReport } from '../contract/index.js';
 import { REFUSAL_RECORD_INTERVAL_MS, type Refusal } from './refusals.js';
+import { checkFingerprint, VERIFIED_RECORD_INTERVAL_MS, VerifiedBySchema } from './verified-by.js';
 import { checkResourceIds, partsMissing, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
 
 /** What one item may hold of report, leaving room for the rest of the item under DynamoDB's 400 KB. */
@@ -76,6 +84,13 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
   const remember = (clusterId: string, at: number) => {
     if (refusalsWritten.size >= REMEMBERED_REFUSALS) refusalsWritten.clear();
     refusalsWritten.set(clusterId, Math.max(at, refusalsWritten.get(clusterId) ?? -Infinity));
+  };
+
+  /** Per cluster and fingerprint, the latest verification time this store wrote or found held. */
+  const verifiedWritten = new Map<string, number>();
+  const rememberVerified = (memo: string, at: number) => {
+    if (verifiedWritten.size >= REMEMBERED_REFUSALS) verifiedWritten.clear();
+    verifiedWritten.set(memo, Math.max(at, verifiedWritten.get(memo) ?? -Infinity));
   };
 
   async function read(clusterId: string): Promise<Record<string, AttributeValue> | undefined> {
@@ -457,6 +472,70 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
       );
       if (!Item?.refusedAt?.N) return undefined;
       return { at: Number(Item.refusedAt.N), status: Number(Item.refusedStatus?.N ?? 0), code: Item.refusedCode?.S ?? '' } satisfies Refusal;
+    },
+    async verifiedWith(clusterId, fingerprint, at) {
+      checkFingerprint(fingerprint);
+      const memo = `${clusterId} ${fingerprint}`;
+      const written = verifiedWritten.get(memo);
+      if (written !== undefined && written > at - VERIFIED_RECORD_INTERVAL_MS) return;
+      const {
+        sdk: { UpdateItemCommand },
+        client,
+      } = await sdk();
+      const setEntry = () =>
+        client.send(
+          new UpdateItemCommand({
+            TableName,
+            Key: key(clusterId),
+            UpdateExpression: 'SET verifiedBy.#f = :t',
+            ConditionExpression: 'attribute_exists(verifiedBy) AND (attribute_not_exists(verifiedBy.#f) OR verifiedBy.#f <= :cutoff)',
+            ExpressionAttributeNames: { '#f': fingerprint },
+            ExpressionAttributeValues: { ':t': { N: String(at) }, ':cutoff': { N: String(at - VERIFIED_RECORD_INTERVAL_MS) } },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+      const makeMap = () =>
+        client.send(
+          new UpdateItemCommand({
+            TableName,
+            Key: key(clusterId),
+            UpdateExpression: 'SET verifiedBy = :m',
+            ConditionExpression: 'attribute_not_exists(verifiedBy)',
+            ExpressionAttributeValues: { ':m': { M: { [fingerprint]: { N: String(at) } } } },
+          }),
+        );
+      // The entry, or the map when the item has none; a map made meanwhile by another container: the entry again.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          await setEntry();
+          rememberVerified(memo, at);
+          return;
+        } catch (err) {
+          if (!isConditionFailed(err)) throw err;
+          const map = (err as { Item?: Record<string, AttributeValue> }).Item?.verifiedBy?.M;
+          if (map !== undefined) {
+            const held = map[fingerprint]?.N;
+            if (held !== undefined) rememberVerified(memo, Number(held));
+            return;
+          }
+        }
+        try {
+          await makeMap();
+          rememberVerified(memo, at);
+          return;
+        } catch (err) {
+          if (!isConditionFailed(err)) throw err;
+        }
+      }
+    },
+    async verifiedBy(clusterId) {
+      const {
+        sdk: { GetItemCommand },
+        client,
+      } = await sdk();
+      const { Item } = await client.send(new GetItemCommand({ TableName, Key: key(clusterId), ConsistentRead: true, ProjectionExpression: 'verifiedBy' }));
+      const map = Item?.verifiedBy?.M ?? {};
+      return VerifiedBySchema.parse(Object.fromEntries(Object.entries(map).flatMap(([f, v]) => (v.N === undefined ? [] : [[f, Number(v.N)]]))));
     },
   };
 

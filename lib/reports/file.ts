@@ -3,7 +3,8 @@
  * while a report sent in parts is coming in `<clusterId>.part.<digest>.<index>.json`, and the
  * audit's marks and the retained resources as one file per resource ID in the directories
  * `<clusterId>.marks/` (holding the mark's time) and `<clusterId>.retained/`, and the latest refused
- * request in `<clusterId>.refused.json` — so that the local stack's backend writes them and `npm run cluster -- audit` in another
+ * request in `<clusterId>.refused.json`, and when a request was last verified with each secret in
+ * `<clusterId>.verified.json` (fingerprint → time) — so that the local stack's backend writes them and `npm run cluster -- audit` in another
  * process reads them. Each file is replaced whole by rename, so a reader never sees half of
  * one; the report and the Events live apart, so the two writers (the backend, the CLI) never
  * overwrite each other's file, and a mark or a retained resource is a file of its own, made or
@@ -27,12 +28,14 @@ import {
   type StoredReportPart,
 } from './store.js';
 import { recordsRefusal, RefusalSchema, type Refusal } from './refusals.js';
+import { checkFingerprint, recordsVerification, VerifiedBySchema, type VerifiedBy } from './verified-by.js';
 
 const REPORT = '.report.json';
 const EVENTS = '.events.json';
 const MARKS = '.marks';
 const RETAINED = '.retained';
 const REFUSED = '.refused.json';
+const VERIFIED = '.verified.json';
 const DIGEST = /^[0-9a-f]{64}$/;
 /** A file in a directory of marks or retained resources: a resource ID (never a temporary file, which starts with a dot). */
 const RESOURCE_FILE = RESOURCE_ID;
@@ -110,6 +113,10 @@ export function createFileReportStore(dir: string): ReportStore {
   const lastRefusal = async (clusterId: string): Promise<Refusal | undefined> => {
     const raw = await readJson(path(clusterId, REFUSED));
     return raw === undefined ? undefined : RefusalSchema.parse(raw);
+  };
+  const verifiedBy = async (clusterId: string): Promise<VerifiedBy> => {
+    const raw = await readJson(path(clusterId, VERIFIED));
+    return raw === undefined ? {} : VerifiedBySchema.parse(raw);
   };
   const get = async (clusterId: string): Promise<StoredReport | undefined> => {
     const raw = await readJson(path(clusterId, REPORT));
@@ -207,5 +214,12 @@ export function createFileReportStore(dir: string): ReportStore {
         if (recordsRefusal(await lastRefusal(clusterId), refusal.at)) await writeJson(path(clusterId, REFUSED), refusal);
       }),
     lastRefusal,
+    verifiedWith: (clusterId, fingerprint, at) =>
+      serial(async () => {
+        checkFingerprint(fingerprint);
+        const held = await verifiedBy(clusterId);
+        if (recordsVerification(held[fingerprint], at)) await writeJson(path(clusterId, VERIFIED), { ...held, [fingerprint]: at });
+      }),
+    verifiedBy,
   };
 }

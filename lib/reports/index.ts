@@ -5,3 +5,4 @@ export { createMemoryReportStore } from './memory.js';
 export { keepsResource, retainedChange } from './retained.js';
 export { PendingEventsSchema, reportTime, RESOURCE_ID, StoredReportPartSchema, StoredReportSchema, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
 export { noteRefusal, recordsRefusal, REFUSAL_RECORD_INTERVAL_MS, refusalOf, RefusalSchema, type Refusal } from './refusals.js';
+export { checkFingerprint, FINGERPRINT, noteVerified, recordsVerification, VERIFIED_RECORD_INTERVAL_MS, VerifiedBySchema, type VerifiedBy } from './verified-by.js';

@@ -1,6 +1,7 @@
 /** Reports in one process's memory: tests, and the crash explorer. */
 import { assembleReport, type Write } from '../contract/index.js';
 import { recordsRefusal, type Refusal } from './refusals.js';
+import { checkFingerprint, recordsVerification, type VerifiedBy } from './verified-by.js';
 import { checkResourceIds, partsMissing, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
 
 /** Reports in parts kept per cluster at once; an older unfinished one is let go for a newer (its forwarder sends it again). */
@@ -14,6 +15,7 @@ export function createMemoryReportStore(): ReportStore {
   const marks = new Map<string, Map<string, number>>();
   const retained = new Map<string, Set<string>>();
   const refusals = new Map<string, Refusal>();
+  const verified = new Map<string, VerifiedBy>();
   const partsOf = (clusterId: string, digest: string) => inParts.get(clusterId)?.get(digest);
   return {
     async get(clusterId) {
@@ -107,6 +109,15 @@ export function createMemoryReportStore(): ReportStore {
     async lastRefusal(clusterId) {
       const held = refusals.get(clusterId);
       return held && { ...held };
+    },
+    async verifiedWith(clusterId, fingerprint, at) {
+      checkFingerprint(fingerprint);
+      const held = verified.get(clusterId) ?? {};
+      verified.set(clusterId, held);
+      if (recordsVerification(held[fingerprint], at)) held[fingerprint] = at;
+    },
+    async verifiedBy(clusterId) {
+      return { ...verified.get(clusterId) };
     },
   };
 }

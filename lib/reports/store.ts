@@ -6,12 +6,14 @@
  * handed to the forwarder with the answer to its next report; the audit's marks (the deletion
  * candidates it found, and since when); and the disks and snapshots whose last known PV or
  * content had the Retain policy after no report names them any more; and when the backend last
- * refused a request of the cluster (lib/reports/refusals.ts).
+ * refused a request of the cluster (lib/reports/refusals.ts); and when it last verified a request
+ * of the cluster with each of its secrets (lib/reports/verified-by.ts).
  */
 import * as z from 'zod/mini';
 import { deferred } from '../contract/deferred.js';
 import { VolumeReportSchema, WriteSchema, type Write } from '../contract/index.js';
 import type { Refusal } from './refusals.js';
+import type { VerifiedBy } from './verified-by.js';
 
 export const StoredReportSchema = deferred(() => z.object({
   clusterId: z.string().check(z.minLength(1)),
@@ -120,6 +122,14 @@ export interface ReportStore {
   refused(clusterId: string, refusal: Refusal): Promise<void>;
   /** The latest refusal recorded for the cluster. */
   lastRefusal(clusterId: string): Promise<Refusal | undefined>;
+  /**
+   * A request of the cluster was verified with the secret `fingerprint` at `at` (the backend's
+   * clock): recorded only when the time held for that fingerprint is older by
+   * VERIFIED_RECORD_INTERVAL_MS (`recordsVerification`). A key not a fingerprint is refused.
+   */
+  verifiedWith(clusterId: string, fingerprint: string, at: number): Promise<void>;
+  /** Per secret fingerprint, when a request of the cluster was last verified with it (as recorded). */
+  verifiedBy(clusterId: string): Promise<VerifiedBy>;
 }
 
 /** What `mark` and `retain` throw for an ID that is not a volume's or a snapshot's. */

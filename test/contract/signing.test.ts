@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { checkWebhookSecret, sign, SignatureError, verify, WebhookSecretSchema, webhookSecretKey } from '../../lib/contract/index.js';
+import { checkWebhookSecret, secretFingerprint, sign, SignatureError, verify, WebhookSecretSchema, webhookSecretKey } from '../../lib/contract/index.js';
 
 const secret = 'whsec_' + Buffer.from('0123456789abcdef0123456789abcdef').toString('base64');
 const now = 1_800_000_000;
@@ -9,7 +9,7 @@ const headersOf = (h: Record<string, string>) => new Headers(h);
 describe('Standard Webhooks signing', () => {
   it('signed body -> verifies, returning the id and the signed timestamp', () => {
     const headers = sign('{"items":[]}', secret, { id: 'msg_1', now });
-    expect(verify(headersOf(headers), '{"items":[]}', [secret], now)).toEqual({ id: 'msg_1', timestamp: now });
+    expect(verify(headersOf(headers), '{"items":[]}', [secret], now)).toEqual({ id: 'msg_1', timestamp: now, fingerprint: secretFingerprint(secret) });
   });
 
   it('known vector from the Standard Webhooks spec -> same signature', () => {

@@ -9,6 +9,7 @@ import {
   contractVerdict,
   parseSemver,
   readRequestVersions,
+  secretFingerprint,
   SignatureError,
   sign,
   SUPPORTED_CONTRACTS,
@@ -112,12 +113,12 @@ describe('v1h: the signature over the version headers', () => {
     const headers = sign('{"items":[]}', secret, { id: 'msg_1', now, versions });
     expect(headers).toMatchObject({ [VersionHeaders.contract]: '2', [VersionHeaders.forwarder]: '0.2.0' });
     expect(headers['webhook-signature']).toMatch(/^v1,\S+ v1h,\S+$/);
-    expect(verify(new Headers(headers), '{"items":[]}', [secret], now, { versions })).toEqual({ id: 'msg_1', timestamp: now });
+    expect(verify(new Headers(headers), '{"items":[]}', [secret], now, { versions })).toEqual({ id: 'msg_1', timestamp: now, fingerprint: secretFingerprint(secret) });
   });
 
   it("the same request checked as contract 1 (v1 only, what a 0.1.0 backend does) -> also accepted: the v1 signature is still there", () => {
     const headers = sign('{"items":[]}', secret, { id: 'msg_1', now, versions });
-    expect(verify(new Headers(headers), '{"items":[]}', [secret], now)).toEqual({ id: 'msg_1', timestamp: now });
+    expect(verify(new Headers(headers), '{"items":[]}', [secret], now)).toEqual({ id: 'msg_1', timestamp: now, fingerprint: secretFingerprint(secret) });
   });
 
   it('a version header changed after signing -> refused; the control, unchanged -> accepted', () => {

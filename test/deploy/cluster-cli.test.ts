@@ -15,6 +15,8 @@ import { createApp } from '../../lib/app/index.js';
 import { runClusterCli, SHORT_USAGE, usageHint } from '../../lib/cli/index.js';
 import type { Ec2Gateway } from '../../lib/ec2/index.js';
 import { createFileRegistry, createSsmRegistry } from '../../lib/registry/index.js';
+import { secretFingerprint } from '../../lib/contract/index.js';
+import { createFileReportStore } from '../../lib/reports/index.js';
 import { NOW_MS, SECRET_C1, signedRequest } from '../app/harness.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -22,6 +24,9 @@ let file: string;
 beforeEach(() => {
   file = join(mkdtempSync(join(tmpdir(), 'volhook-cli-')), 'registry', 'clusters.json');
 });
+
+/** A fresh, empty directory of the backend's reports. */
+const reportsDir = () => mkdtempSync(join(tmpdir(), 'volhook-reports-'));
 
 async function cli(...argv: string[]) {
   return cliWith({}, ...argv);
@@ -72,7 +77,7 @@ describe('cluster CLI with the local registry file', () => {
     expect(await statusWith(first)).toBe(200);
     expect(await statusWith(second)).toBe(200);
 
-    const finished = await cli('rotate-secret', 'c1', '--finish', '--file', file);
+    const finished = await cli('rotate-secret', 'c1', '--finish', '--file', file, '--reports-dir', reportsDir());
     expect(finished.code).toBe(0);
     expect(await statusWith(first)).toBe(401);
     expect(await statusWith(second)).toBe(200);
@@ -94,8 +99,61 @@ describe('cluster CLI with the local registry file', () => {
   it('remove-old-secrets -> same as rotate-secret --finish', async () => {
     await cli('add', 'c1', '--region', 'us-east-1', '--file', file);
     const second = secretIn((await cli('rotate-secret', 'c1', '--file', file)).stdout);
-    expect((await cli('remove-old-secrets', 'c1', '--file', file)).code).toBe(0);
+    expect((await cli('remove-old-secrets', 'c1', '--file', file, '--reports-dir', reportsDir())).code).toBe(0);
     expect(JSON.parse(readFileSync(file, 'utf8')).clusters.c1.secrets).toEqual([second]);
+  });
+
+  it('the backend verifies a request -> it records the time under the fingerprint of the secret that signed it', async () => {
+    const first = secretIn((await cli('add', 'c1', '--region', 'us-east-1', '--file', file)).stdout);
+    await cli('rotate-secret', 'c1', '--file', file);
+    const dir = reportsDir();
+    const reports = createFileReportStore(dir);
+    const app = createApp({ registry: createFileRegistry(file), gatewayFor: () => noEc2, now: () => NOW_MS, reports });
+    const { path, ...init } = signedRequest('/v1/clusters/c1/reconcile', body, first);
+    expect((await app.request(path, init)).status).toBe(200);
+    expect(await reports.verifiedBy('c1')).toEqual({ [secretFingerprint(first)]: NOW_MS });
+  });
+
+  it('rotate-secret --finish while the backend verified a request with the old secret 30 s ago -> refused naming its fingerprint, nothing written; the control: last used 700 s ago -> finishes', async () => {
+    const first = secretIn((await cli('add', 'c1', '--region', 'us-east-1', '--file', file)).stdout);
+    const second = secretIn((await cli('rotate-secret', 'c1', '--file', file)).stdout);
+    const dir = reportsDir();
+    const reports = createFileReportStore(dir);
+    await reports.verifiedWith('c1', secretFingerprint(second), Date.now() - 1000);
+    await reports.verifiedWith('c1', secretFingerprint(first), Date.now() - 30_000);
+    const before = readFileSync(file, 'utf8');
+
+    const refused = await cli('rotate-secret', 'c1', '--finish', '--file', file, '--reports-dir', dir);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`refusing to remove the older secrets of cluster "c1"`);
+    expect(refused.stderr).toContain(`${secretFingerprint(first)} at `);
+    expect(refused.stderr).toMatch(/\(3\d s ago\)/);
+    expect(refused.stderr).toContain(`volhook_forwarder_signing_secret_info{fingerprint="${secretFingerprint(second)}"}`);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    // remove-old-secrets is the same command.
+    expect((await cli('remove-old-secrets', 'c1', '--file', file, '--reports-dir', dir)).code).toBe(1);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+
+    // No report store to read: refused too (the evidence is not known).
+    const unknown = await cli('rotate-secret', 'c1', '--finish', '--file', file);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('--reports-table');
+    expect(readFileSync(file, 'utf8')).toBe(before);
+
+    const quiet = reportsDir();
+    const quietStore = createFileReportStore(quiet);
+    await quietStore.verifiedWith('c1', secretFingerprint(first), Date.now() - 700_000);
+    await quietStore.verifiedWith('c1', secretFingerprint(second), Date.now() - 1000);
+    const finished = await cli('rotate-secret', 'c1', '--finish', '--file', file, '--reports-dir', quiet);
+    expect(finished.code).toBe(0);
+    expect(JSON.parse(readFileSync(file, 'utf8')).clusters.c1.secrets).toEqual([second]);
+  });
+
+  it('rotate-secret --reports-dir without --finish -> a usage error', async () => {
+    await cli('add', 'c1', '--region', 'us-east-1', '--file', file);
+    const out = await cli('rotate-secret', 'c1', '--file', file, '--reports-dir', reportsDir());
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain('--reports-dir only applies with --finish');
   });
 
   it('add of a registered cluster -> exit 1, the registration is unchanged', async () => {

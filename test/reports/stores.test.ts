@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { CreateTableCommand, DeleteItemCommand, DynamoDBClient, GetItemCommand, ScanCommand, UpdateItemCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalReport, reportDigest, splitReport, type VolumeReport, type Write } from '../../lib/contract/index.js';
-import { createDynamoDbReportStore, createFileReportStore, createMemoryReportStore, REFUSAL_RECORD_INTERVAL_MS, type ReportStore, type StoredReport } from '../../lib/reports/index.js';
+import { createDynamoDbReportStore, createFileReportStore, createMemoryReportStore, REFUSAL_RECORD_INTERVAL_MS, VERIFIED_RECORD_INTERVAL_MS, type ReportStore, type StoredReport } from '../../lib/reports/index.js';
 import { PART_TTL_SECONDS } from '../../lib/reports/dynamodb.js';
 import { bigReport } from '../contract/big-report.js';
 import { startMoto, type Moto } from '../e2e/support/moto.js';
@@ -176,6 +176,33 @@ describe.each(stores)('report store: %s', (_name, make) => {
     await store.put(report('made-up', 'a'.repeat(64), 1000));
     await store.refused('made-up', { at: 5000, status: 401, code: 'bad_signature' });
     expect(await store.lastRefusal('made-up')).toEqual({ at: 5000, status: 401, code: 'bad_signature' });
+  });
+
+  it('verifiedWith -> per cluster and fingerprint, replaced only by one over the recording interval later (never by an earlier one); a report written since keeps it; a key not a fingerprint -> refused', async () => {
+    const store = await make();
+    const T = Date.UTC(2026, 11, 1, 12);
+    const A = 'sha256:aaaaaaaaaaaa';
+    const B = 'sha256:bbbbbbbbbbbb';
+    expect(await store.verifiedBy('c1')).toEqual({});
+    await store.verifiedWith('c1', A, T);
+    await store.verifiedWith('c1', B, T + 5);
+    await store.verifiedWith('c2', A, T + 7);
+    expect(await store.verifiedBy('c1')).toEqual({ [A]: T, [B]: T + 5 });
+    expect(await store.verifiedBy('c2')).toEqual({ [A]: T + 7 });
+    // Within the interval: not written.
+    await store.verifiedWith('c1', A, T + VERIFIED_RECORD_INTERVAL_MS - 1);
+    // An earlier one arriving late: not written.
+    await store.verifiedWith('c1', A, T - 10 * VERIFIED_RECORD_INTERVAL_MS);
+    expect(await store.verifiedBy('c1')).toEqual({ [A]: T, [B]: T + 5 });
+    // The interval after the held one: written, the other fingerprint kept.
+    await store.verifiedWith('c1', A, T + VERIFIED_RECORD_INTERVAL_MS);
+    expect(await store.verifiedBy('c1')).toEqual({ [A]: T + VERIFIED_RECORD_INTERVAL_MS, [B]: T + 5 });
+    // A report written and confirmed since: the times stay; the cluster is listed only for its report.
+    await store.put(report('c1', 'a'.repeat(64), T));
+    await store.confirm('c1', 'a'.repeat(64), T + 1, T + 1);
+    expect(await store.verifiedBy('c1')).toEqual({ [A]: T + VERIFIED_RECORD_INTERVAL_MS, [B]: T + 5 });
+    expect(await store.clusters()).toEqual(['c1']);
+    await expect(store.verifiedWith('c1', 'verifiedBy', T)).rejects.toThrow(/not a secret fingerprint/);
   });
 
   /** A report of `n` PVs in parts, as the forwarder splits it, with what the store needs to keep each. */
