@@ -118,7 +118,7 @@ describe('npm start', () => {
     // The banner follows the backend's /healthz by a moment.
     await waitFor(async () => output, (text) => /^\s*kubeconfig\s+\S+$/m.test(text), { what: 'the kubeconfig line of npm start', timeoutMs: 30_000 });
     const file = /^\s*kubeconfig\s+(\S+)$/m.exec(output)?.[1];
-    expect(file).toBe(join(ROOT, '.volhook/local/kubeconfig'));
+    expect(file).toBe(join(home, 'local', 'kubeconfig')); // in VOLHOOK_LOCAL_DIR, as the stack's other files
     const classes = ok(await cli('kubectl', ['get', 'storageclasses', '-o', 'name'], { KUBECONFIG: file! }), 'KUBECONFIG=… kubectl get storageclasses');
     expect(classes).toContain('storageclass.storage.k8s.io/gp3');
     // The control: with no kubeconfig, kubectl does not find this API.
