@@ -60,6 +60,7 @@ export const SYSTEM_FAILURE_REASONS: ReadonlySet<string> = new Set([
   'NoDeviceName',
   'NoVolumeHandle',
   'NoVolumeSource',
+  'OtherProvisioner',
   'PersistentVolumeNotFound',
   'PersistentVolumeDeleting',
   'SourceSizeUnknown',

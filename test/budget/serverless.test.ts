@@ -24,6 +24,9 @@ describe('serverless.yml: the rate budget', () => {
         BillingMode: 'PAY_PER_REQUEST',
         AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
         KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        // The security defaults every table has (test/deploy/package.test.ts checks them packaged).
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: '${file(./infra/serverless/table-encryption.yml):sse}',
       },
     });
     expect(config.provider.environment.VOLHOOK_BUDGET_TABLE).toBe('${param:budgetTable}');
