@@ -45,7 +45,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { dynamoDb } from '../dynamodb/index.js';
 import { assembleReport, VolumeReportSchema, WriteSchema, type VolumeReport } from '../contract/index.js';
-import { REFUSAL_RECORD_INTERVAL_MS, type Refusal } from './refusals.js';
+import { recordsRefusalAt, REFUSAL_RECORD_INTERVAL_MS, type Refusal } from './refusals.js';
 import { checkFingerprint, VERIFIED_RECORD_INTERVAL_MS, VerifiedBySchema } from './verified-by.js';
 import { checkResourceIds, partsMissing, type ReportStore, type StoredReport, type StoredReportPart } from './store.js';
 
@@ -430,8 +430,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
       await changeRetained(clusterId, 'DELETE', ids);
     },
     async refused(clusterId, refusal) {
-      const written = refusalsWritten.get(clusterId);
-      if (written !== undefined && written > refusal.at - REFUSAL_RECORD_INTERVAL_MS) return;
+      if (!recordsRefusalAt(refusalsWritten.get(clusterId), refusal.at)) return;
       const {
         sdk: { UpdateItemCommand },
         client,

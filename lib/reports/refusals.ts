@@ -41,7 +41,12 @@ export const REFUSAL_RECORD_INTERVAL_MS = 60_000;
 
 /** Whether a store holding `held` records a refusal at `at`: only one older by the interval is replaced. */
 export function recordsRefusal(held: Refusal | undefined, at: number): boolean {
-  return held === undefined || held.at <= at - REFUSAL_RECORD_INTERVAL_MS;
+  return recordsRefusalAt(held?.at, at);
+}
+
+/** The same rule on the held refusal's time alone (a store that remembers only when it wrote one). */
+export function recordsRefusalAt(heldAt: number | undefined, at: number): boolean {
+  return heldAt === undefined || heldAt <= at - REFUSAL_RECORD_INTERVAL_MS;
 }
 
 /** The status no refusal counts with: a replayed webhook id was accepted once already. */
