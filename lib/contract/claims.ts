@@ -19,6 +19,7 @@ export interface ClaimLike {
     resources?: { requests?: { storage?: unknown } | null } | null;
   };
   status?: {
+    phase?: string | null;
     capacity?: { storage?: unknown } | null;
     conditions?: readonly { type?: string }[] | null;
     currentVolumeAttributesClassName?: string | null;
@@ -66,13 +67,25 @@ export function claimReleasesDisk(pvc: ClaimLike): boolean {
 }
 
 /**
+ * The PV controller has finished binding the claim: its phase is Bound. It binds in two writes —
+ * `spec.volumeName` first, then the status (phase, capacity, and the PV's VolumeAttributesClass
+ * as `currentVolumeAttributesClassName`) — so a claim that names its volume but is not Bound yet
+ * says nothing about what its volume has. external-resizer's resize and modify controllers act
+ * only on Bound claims for the same reason.
+ */
+export function isBoundClaim(pvc: ClaimLike): boolean {
+  return pvc.status?.phase === 'Bound';
+}
+
+/**
  * A bound claim asks something of its volume: another VolumeAttributesClass than it has (or
  * a change of class is under way), a resize is under way, or its request and its PV's
  * capacity (`pvCapacity`, when known) differ in whole GiB — bigger to grow, smaller to be
  * refused with an Event. Bound claims for which this is false are not sent: a volume that is
- * as its claim wants costs nothing.
+ * as its claim wants costs nothing. A claim not Bound yet (`isBoundClaim`) asks nothing yet.
  */
 export function claimWantsVolumeChange(pvc: ClaimLike, pvCapacity: string | undefined): boolean {
+  if (!isBoundClaim(pvc)) return false;
   const status = pvc.status ?? {};
   if ((pvc.spec?.volumeAttributesClassName ?? '') !== (status.currentVolumeAttributesClassName ?? '')) return true;
   if (status.modifyVolumeStatus) return true;

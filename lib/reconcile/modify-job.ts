@@ -8,6 +8,7 @@
 import {
   claimClassName,
   claimResizeUnrecorded,
+  isBoundClaim,
   isDynamicallyOurs,
   isOurVolume,
   type PersistentVolume,
@@ -74,6 +75,9 @@ export function prepareModify(item: PersistentVolumeClaimItem, ctx: JobContext):
   const resizeWanted = requested !== undefined && pvBytes !== undefined && (requested > pvBytes || resizeUnrecorded);
   const resizeUnfinished = resizeStatus === ResizeStatus.controllerInProgress || resizeStatus === ResizeStatus.controllerInfeasible;
   if (!resizeWanted && !resizeUnfinished && !modifyWanted && !isShrink(pvc, pv, requested, pvBytes, ownership)) return done();
+  if (!isBoundClaim(pvc)) {
+    return requeue(Requeue.waitForCluster, `claim names PersistentVolume "${pvc.spec.volumeName}" but is not Bound yet (phase ${pvc.status?.phase ?? 'unset'}): its volume is changed once the PV controller has written the claim's status`);
+  }
 
   if (!pv) return requeue(Requeue.waitForCluster, `PersistentVolume "${pvc.spec.volumeName}" of the claim is not known (yet)`);
   if (!pvc.metadata.resourceVersion) return failed('InvalidItem', 'the claim has no resourceVersion: its status cannot be written safely', Requeue.failedSlow);

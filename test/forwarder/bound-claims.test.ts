@@ -24,6 +24,8 @@ describe('claimWantsVolumeChange / isOurClaim for bound claims', () => {
     ['smaller than its PV (refused with an Event)', bound('10Gi'), true],
     ['another VolumeAttributesClass', bound('20Gi', { vac: 'fast' }), true],
     ['the class it has', bound('20Gi', { vac: 'fast', current: 'fast' }), false],
+    // The PV controller's bind in two writes: volumeName first, then the status with the class.
+    ['named its volume but not Bound yet (another class, bigger)', bound('40Gi', { vac: 'fast', status: { phase: 'Pending' } }), false],
     ['a resize under way', bound('20Gi', { status: { allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } } }), true],
     ['waiting on the node only', bound('20Gi', { status: { allocatedResourceStatuses: { storage: 'NodeResizePending' } } }), false],
     // Its PV grown to 20Gi while the claim still says 10Gi:

@@ -24,6 +24,7 @@ describe('which objects a canary takes', () => {
   it('its claim bound and asking to grow -> not ours (the external-resizer serves every PV of the driver); ours without canary', () => {
     const grown = claim('a', { provisioner: CANARY, volumeName: 'pvc-a' });
     grown.spec!.resources = { requests: { storage: '40Gi' } };
+    grown.status = { phase: 'Bound' };
     const pvOf = () => volume('pvc-a', { provisionedBy: CANARY });
     expect(isOurClaim(grown, whole, pvOf)).toBe(true);
     expect(isOurClaim(grown, canary, pvOf)).toBe(false);

@@ -161,10 +161,11 @@ beforeAll(async () => {
   expect(kube.store.get('persistentvolumeclaims', 'rbac', 'default')!.status).toMatchObject({ allocatedResources: { storage: '40Gi' } });
   // A bound claim of ours asking for a VolumeAttributesClass the cache does not hold: the
   // forwarder confirms it is missing with a live read before sending it.
-  kube.store.create('persistentvolumeclaims', {
+  const boundClaim = kube.store.create('persistentvolumeclaims', {
     ...pvcObject('rbac-bound', 'default', { [Annotations.storageProvisioner]: 'ebs.csi.aws.com' }),
     spec: { ...pvcObject('rbac-bound').spec, volumeName: 'pvc-elsewhere', volumeAttributesClassName: 'missing' },
   });
+  kube.store.updateStatus('persistentvolumeclaims', { ...boundClaim, status: { phase: 'Bound' } });
   await eventually(() => fake.items.some((i) => i.kind === 'PersistentVolumeClaim' && i.pvc.metadata.name === 'rbac-bound'), 5_000, 'bound claim sent');
   // The sidecar's writes on a snapshot content.
   const content = kube.store.create('volumesnapshotcontents' as never, snapshotContentObject('snapcontent-rbac', 'rbac') as never) as { metadata: { uid: string } };

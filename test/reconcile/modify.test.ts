@@ -323,6 +323,22 @@ describe('VolumeAttributesClass change of a bound claim', () => {
     expect(ec2.calls).toEqual([]);
   });
 
+  it('the PV controller\'s bind half written (volumeName set, status not yet Bound) -> requeued with no writes and no gateway call; Bound with the PV\'s class -> done; Bound without it -> modified (the path the gate holds back)', async () => {
+    // The real PV controller writes spec.volumeName, then the status with the PV's class as
+    // currentVolumeAttributesClassName: in between the claim seems to ask for a class it has.
+    const onFast = { pvc: { spec: { resources: { requests: { storage: '20Gi' } }, volumeAttributesClassName: 'fast' }, status: { capacity: { storage: '20Gi' } } }, pv: { spec: { capacity: { storage: '20Gi' }, volumeAttributesClassName: 'fast' } }, volumeAttributesClass: fast };
+    const { ec2, ctx } = setup();
+    withVolume(ec2, { sizeGiB: 20, iops: 6000, throughput: 250 });
+    const halfBound = await reconcileOne(ctx, boundClaim(merge(onFast, { pvc: { status: { phase: 'Pending' } } })));
+    expect(halfBound).toMatchObject({ outcome: 'requeue', writes: [] });
+    expect(halfBound.message).toMatch(/not Bound yet \(phase Pending\)/);
+    expect(ec2.calls).toEqual([]);
+    const bound = await reconcileOne(ctx, boundClaim(merge(onFast, { pvc: { status: { currentVolumeAttributesClassName: 'fast' } } })));
+    expect(bound).toEqual({ key: 'PersistentVolumeClaim/shop/data', outcome: 'done', writes: [] });
+    const asking = await reconcileOne(ctx, boundClaim(onFast));
+    expect(events(asking).map((e) => e.reason)).toEqual(['VolumeModifySuccessful']);
+  });
+
   it('a converged bound claim -> done, no writes, zero gateway calls', async () => {
     const { ec2, ctx } = setup();
     const result = await reconcileOne(ctx, boundClaim({ pvc: { spec: { resources: { requests: { storage: '4Gi' } } } } }));
