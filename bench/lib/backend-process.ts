@@ -2,7 +2,8 @@
  * One backend process of the scale-out bench, as one Lambda instance runs it: its own EC2
  * client, the clusters of a registry file, and the stores the environment names, as deployed
  * (`VOLHOOK_BUDGET_TABLE`, `VOLHOOK_REPLAY_TABLE`, `VOLHOOK_REPORTS_TABLE`: DynamoDB, shared by
- * every process; each unset: in this process's memory).
+ * every process; each unset: in this process's memory). `VOLHOOK_BENCH_EC2_TIME_SCALE`: the
+ * simulator's time scale, by which the backend's waits on EC2's own durations shrink.
  *
  *   VOLHOOK_REGISTRY_FILE=… VOLHOOK_BENCH_EC2_ENDPOINT=http://127.0.0.1:… node --import tsx bench/lib/backend-process.ts
  *
@@ -35,6 +36,7 @@ const backend = createBackendApp({
   account: process.env.VOLHOOK_AWS_ACCOUNT,
   ec2Endpoint: endpoint,
   ec2Credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  ...(process.env.VOLHOOK_BENCH_EC2_TIME_SCALE && { ec2TimeScale: Number(process.env.VOLHOOK_BENCH_EC2_TIME_SCALE) }),
   onEc2Calls: (_clusterId, stats) => totals.merge(stats),
   onError: (clusterId, itemKey, error, stage) =>
     process.stderr.write(`${JSON.stringify({ level: 'ERROR', stage, clusterId, itemKey, error: error instanceof Error ? error.message : String(error) })}\n`),

@@ -178,6 +178,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
       VOLHOOK_REGISTRY_FILE: registryFile,
       VOLHOOK_BENCH_EC2_ENDPOINT: judge.url,
       VOLHOOK_BUDGET_TIME_SCALE: String(options.timeScale),
+      VOLHOOK_BENCH_EC2_TIME_SCALE: String(options.timeScale),
       VOLHOOK_BUDGET_TABLE: TABLES.budget,
       VOLHOOK_REPLAY_TABLE: TABLES.replay,
       VOLHOOK_REPORTS_TABLE: TABLES.reports,

@@ -70,6 +70,7 @@ export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutRes
       VOLHOOK_REGISTRY_FILE: registryFile,
       VOLHOOK_BENCH_EC2_ENDPOINT: sim.url,
       VOLHOOK_BUDGET_TIME_SCALE: String(options.timeScale),
+      VOLHOOK_BENCH_EC2_TIME_SCALE: String(options.timeScale),
       AWS_REGION: REGION,
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',

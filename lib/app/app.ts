@@ -62,6 +62,8 @@ export interface AppDependencies {
   driverName?: string;
   /** Epoch ms; tests move it to check signature timestamps. */
   now?(): number;
+  /** A simulator's time scale: ReconcileContext's `ec2TimeScale`. Never set against AWS. */
+  ec2TimeScale?: number;
   /** Called once per item after reconciling: logs and metrics hang here. */
   onResult?(clusterId: string, item: Item, result: Result): void;
   /**
@@ -101,6 +103,9 @@ export const ERROR_MESSAGES: Readonly<Record<ErrorStage, string>> = {
 
 export function createApp(deps: AppDependencies): Hono {
   const now = deps.now ?? Date.now;
+  if (deps.ec2TimeScale !== undefined && !(deps.ec2TimeScale > 0 && Number.isFinite(deps.ec2TimeScale))) {
+    throw new Error(`ec2TimeScale must be a positive number, got ${deps.ec2TimeScale}`);
+  }
   const onError = deps.onError ?? logError;
   const maxBodyBytes = deps.maxBodyBytes ?? MAX_BODY_BYTES;
   const replay = deps.replay ?? createMemoryReplayStore();
@@ -239,6 +244,7 @@ export function createApp(deps: AppDependencies): Hono {
         // The cluster's registration names it (the chart's `provisioner`, registered the same).
         provisionerName: servedProvisioner(registration),
         now: () => new Date(now()),
+        ...(deps.ec2TimeScale !== undefined && { ec2TimeScale: deps.ec2TimeScale }),
         signedAt: new Date(message.timestamp * 1000),
         reports,
         reportError: (itemKey, error) => onError(clusterId, itemKey, error, 'reconcile', correlation),

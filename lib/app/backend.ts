@@ -68,6 +68,12 @@ export interface BackendOptions {
    * role ARN. Default `default`.
    */
   account?: string;
+  /**
+   * How much faster than AWS the EC2 at `ec2Endpoint` runs (the local simulator's time scale):
+   * the waits the backend measures against EC2's own durations shrink by it. Not read from the
+   * environment: the deployed backend talks to AWS, at 1.
+   */
+  ec2TimeScale?: number;
 }
 
 export function createBackendApp(options: BackendOptions) {
@@ -126,5 +132,6 @@ export function createBackendApp(options: BackendOptions) {
     onError: options.onError,
     onEc2Calls: options.onEc2Calls,
     now: options.now,
+    ...(options.ec2TimeScale !== undefined && { ec2TimeScale: options.ec2TimeScale }),
   });
 }

@@ -48,7 +48,7 @@ export interface AttachObserved {
   initialization?: DiskInitialization | undefined;
 }
 
-type AttachContext = { clusterId: string; driverName: string };
+type AttachContext = { clusterId: string; driverName: string; ec2TimeScale?: number };
 
 /** EC2 refusing a device name as in use is answered with the next name, this many times. */
 export const MAX_DEVICE_ATTEMPTS = 4;
@@ -131,7 +131,7 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
       return done(vaStatusWrites(va, { attached: true, attachmentMetadata: { devicePath: mine.device }, attachError: null }));
     case 'attaching': {
       const since = mine.attachTime ? Date.parse(mine.attachTime) : NaN;
-      if (now.getTime() - since > STUCK_ATTACHING_MS) return mutate({ verb: 'detachDisk', volumeId, instanceId });
+      if (now.getTime() - since > STUCK_ATTACHING_MS / (ctx.ec2TimeScale ?? 1)) return mutate({ verb: 'detachDisk', volumeId, instanceId });
       return requeue(attachingWait(mine, now), `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`);
     }
     case 'detaching':

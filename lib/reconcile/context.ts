@@ -13,6 +13,12 @@ export interface ReconcileContext {
   /** The provisioner named by StorageClasses and PVC annotations: `ebs.csi.aws.com`. */
   provisionerName: string;
   now(): Date;
+  /**
+   * How much faster than AWS the EC2 the backend calls runs: a simulator at a time scale (its
+   * latencies divided by it). EC2's own durations the backend waits out — how long an attach
+   * may stay `attaching` — are divided by it too. 1, or absent, against AWS.
+   */
+  ec2TimeScale?: number;
   /** When the forwarder signed the request (its `webhook-timestamp`): how stale its items may be. */
   signedAt: Date;
   /** Where the cluster's volume reports are kept for the audit; without one, reports are refused. */

@@ -247,6 +247,14 @@ describe('decideAttach: volume and instance -> plan', () => {
     expect(summary(decideAttach(targetOf(over), { disk: observedDisk, instance: observedInstance, now: NOW }, ctx))).toBe(plan);
   });
 
+  it('a simulator at time scale 10: attaching for a tenth of the stuck window and more -> detached; for less -> waited on (at scale 1 both wait)', () => {
+    const attaching = (msAgo: number) => disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', new Date(NOW.getTime() - msAgo))] });
+    const scaled = { ...ctx, ec2TimeScale: 10 };
+    expect(summary(decideAttach(target, { disk: attaching(STUCK_ATTACHING_MS / 10 + 1_000), instance: instance(), now: NOW }, scaled))).toBe('detachDisk');
+    expect(summary(decideAttach(target, { disk: attaching(STUCK_ATTACHING_MS / 10 - 1_000), instance: instance(), now: NOW }, scaled))).toMatch(/^requeue/);
+    expect(summary(decideAttach(target, { disk: attaching(STUCK_ATTACHING_MS / 10 + 1_000), instance: instance(), now: NOW }, ctx))).toMatch(/^requeue/);
+  });
+
   it('available, every device name taken -> failed NoDeviceName', () => {
     expect(summary(decideAttach(target, { disk: disk(), instance: instance(), now: NOW, noFreeDevice: true }, ctx))).toBe(
       `failed NoDeviceName 60s + ${attachError}`,

@@ -268,6 +268,7 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
         onEc2Calls: options.onEc2Calls,
         onContract: options.onContract,
         budget,
+        ec2TimeScale: options.ec2?.timeScale ?? 1,
       });
       const server = await listeningAs('backend', host, ports.backend, () => startBackendServer(app, host, ports.backend));
       cleanups.push(() => server.stop());
