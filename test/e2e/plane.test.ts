@@ -26,7 +26,7 @@ describe('.ci/run without Go', () => {
   it('the Go check comes before the real-plane steps', () => {
     expect(guard).toContain('command -v go');
     expect(script.indexOf(guard)).toBeLessThan(script.indexOf('npm run kube:build'));
-    for (const step of ['npm run test:real-plane', 'npm run test:peer']) expect(script.indexOf(step)).toBeGreaterThan(script.indexOf(guard));
+    for (const step of ['npm run test:real-plane', 'npm run test:e2e:real', 'npm run test:peer']) expect(script.indexOf(step)).toBeGreaterThan(script.indexOf(guard));
   });
 
   it('no go on the PATH -> exit 1 with the reason; with go (the control) -> passes', () => {

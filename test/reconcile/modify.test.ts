@@ -323,7 +323,7 @@ describe('VolumeAttributesClass change of a bound claim', () => {
     expect(ec2.calls).toEqual([]);
   });
 
-  it('the PV controller\'s bind half written (volumeName set, status not yet Bound) -> requeued with no writes and no gateway call; Bound with the PV\'s class -> done; Bound without it -> modified (the path the gate holds back)', async () => {
+  it("the PV controller's bind half written (volumeName set, status not yet Bound) -> requeued with no writes and no gateway call; Bound with the PV's class -> done; Bound without it -> modified (the path the gate holds back)", async () => {
     // The real PV controller writes spec.volumeName, then the status with the PV's class as
     // currentVolumeAttributesClassName: in between the claim seems to ask for a class it has.
     const onFast = { pvc: { spec: { resources: { requests: { storage: '20Gi' } }, volumeAttributesClassName: 'fast' }, status: { capacity: { storage: '20Gi' } } }, pv: { spec: { capacity: { storage: '20Gi' }, volumeAttributesClassName: 'fast' } }, volumeAttributesClass: fast };
