@@ -31,6 +31,8 @@ export interface RenderOptions {
   namespace?: string;
   /** `--api-versions` to declare (e.g. monitoring.coreos.com/v1). */
   apiVersions?: string[];
+  /** The chart's directory; default charts/volhook-forwarder (a test renders a copy it changed). */
+  chartDir?: string;
 }
 
 /** helm's arguments for `template`/`lint` of the chart with these values, and a cleanup of its temp file. */
@@ -49,7 +51,7 @@ export function renderChartText(options: RenderOptions = {}): string {
   try {
     return execFileSync(
       kubeTools().helm,
-      ['template', options.releaseName ?? 'volhook-forwarder', CHART_DIR, '-n', options.namespace ?? 'volhook-system', ...args, ...(options.apiVersions ?? []).flatMap((v) => ['--api-versions', v])],
+      ['template', options.releaseName ?? 'volhook-forwarder', options.chartDir ?? CHART_DIR, '-n', options.namespace ?? 'volhook-system', ...args, ...(options.apiVersions ?? []).flatMap((v) => ['--api-versions', v])],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
     );
   } catch (error) {

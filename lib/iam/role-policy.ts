@@ -1,6 +1,7 @@
 /**
  * The roles the deployment packages, read from serverless.yml as `osls package` and
- * CloudFormation together would make them: the Serverless variables first (`${param:…}`,
+ * CloudFormation together would make them: the Serverless variables first (`${param:…}`, with
+ * a fallback `${param:a, param:b}` or `${param:a, 'text'}` when the param is not given,
  * `${self:service}`, `${sls:stage}`, `${file(…)}`), then the intrinsics (cloudformation.ts).
  *
  * - The Lambda role (`provider.iam.role.statements`): assumes EC2 roles, reads its tables and
@@ -72,11 +73,26 @@ function readFileVariable(rest: string, r: Resolving, whole: string): unknown {
   return value;
 }
 
+/** A variable's fallback, as the framework writes it after a comma: `'literal'`, or another param (`param:name`). */
+function fallbackOf(text: string, whole: string): { literal: string } | { param: string } {
+  const literal = /^'([^']*)'$/.exec(text);
+  if (literal) return { literal: literal[1] as string };
+  const param = /^param:([A-Za-z0-9_.-]+)$/.exec(text);
+  if (param) return { param: param[1] as string };
+  throw new Error(`serverless.yml: ${whole} has a fallback this reader does not resolve`);
+}
+
 function resolveOne(source: string, rest: string, whole: string, r: Resolving, depth: number): unknown {
   if (source === 'self' && rest === 'service') return r.yml.service;
   if (source === 'sls' && rest === 'stage') return r.stage;
   if (source === 'param') {
-    const found = r.params[rest] ?? r.yml.params?.[r.stage]?.[rest] ?? r.yml.params?.['default']?.[rest];
+    const comma = rest.indexOf(',');
+    const name = (comma < 0 ? rest : rest.slice(0, comma)).trim();
+    const found = r.params[name] ?? r.yml.params?.[r.stage]?.[name] ?? r.yml.params?.['default']?.[name];
+    if (found == null && comma >= 0) {
+      const fallback = fallbackOf(rest.slice(comma + 1).trim(), whole);
+      return 'literal' in fallback ? fallback.literal : resolveOne('param', fallback.param, whole, r, depth + 1);
+    }
     if (typeof found === 'number') return String(found);
     if (typeof found !== 'string') throw new Error(`serverless.yml: ${whole} has no string value for stage ${r.stage}`);
     return resolveVariables(found, r, depth + 1);

@@ -16,9 +16,11 @@ const config = parse(readFileSync(new URL('../../serverless.yml', import.meta.ur
 const inlineResources = Object.assign({}, ...config.resources.flatMap((r) => (typeof r === 'string' ? [] : [r.Resources])));
 
 describe('serverless.yml: the rate budget', () => {
-  it('one on-demand table keyed by pk, its name in VOLHOOK_BUDGET_TABLE (empty offline: memory)', () => {
+  it('one on-demand table keyed by pk, its name in VOLHOOK_BUDGET_TABLE (empty offline: memory); a standby\'s sharedBudgetTable in its place', () => {
     expect(inlineResources.RateBudgetTable).toEqual({
       Type: 'AWS::DynamoDB::Table',
+      // Not created when the stage shares its primary's (infra/serverless/shared-tables.yml).
+      Condition: 'CreatesRateBudgetTable',
       Properties: {
         TableName: '${param:budgetTable}',
         BillingMode: 'PAY_PER_REQUEST',
@@ -29,15 +31,20 @@ describe('serverless.yml: the rate budget', () => {
         SSESpecification: '${file(./infra/serverless/table-encryption.yml):sse}',
       },
     });
-    expect(config.provider.environment.VOLHOOK_BUDGET_TABLE).toBe('${param:budgetTable}');
+    expect(config.provider.environment.VOLHOOK_BUDGET_TABLE).toBe('${param:sharedBudgetTable, param:budgetTable}');
     expect(config.params.default!.budgetTable).toBe('${self:service}-${sls:stage}-rate-budget');
     expect(config.params.offline!.budgetTable).toBe('');
   });
 
-  it('IAM: GetItem and UpdateItem on that table, nothing else on it', () => {
-    const onBudget = config.provider.iam.role.statements.filter((s) => JSON.stringify(s.Resource).includes('RateBudgetTable'));
+  it('IAM: GetItem and UpdateItem on that table (or the shared one), nothing else on it', () => {
+    const onBudget = config.provider.iam.role.statements.filter((s) => JSON.stringify(s.Resource).includes('budgetTable') || JSON.stringify(s.Resource).includes('BudgetTable'));
     expect(onBudget).toEqual([
-      { Sid: 'ShareTheRateBudget', Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': ['RateBudgetTable', 'Arn'] } },
+      {
+        Sid: 'ShareTheRateBudget',
+        Effect: 'Allow',
+        Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${param:sharedBudgetTable, param:budgetTable}' },
+      },
     ]);
   });
 });

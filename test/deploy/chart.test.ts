@@ -3,7 +3,9 @@
  * download): its schema refuses what the forwarder and the registry would, naming the value;
  * every knob lands where it should; and what it renders starts a forwarder configured as asked.
  */
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CONFIG_VALUES, valuesSchemaText, VALUES_SCHEMA_FILE } from '../../infra/tools/chart-values-schema.js';
@@ -103,6 +105,20 @@ describe('helm lint and the values schema', () => {
     expect(chartYaml.version).toBe(packageVersion);
     expect(chartYaml.appVersion).toBe(packageVersion);
     expect(forwarderContainer(renderChart()).image).toBe(`ghcr.io/volhook/forwarder:${packageVersion}`);
+  });
+
+  it("the default image tag is read from the chart's appVersion, not written in: a copy of the chart with another appVersion runs that version's image; image.tag overrides it", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'volhook-chart-'));
+    try {
+      cpSync(CHART_DIR, dir, { recursive: true });
+      const text = readFileSync(join(dir, 'Chart.yaml'), 'utf8');
+      expect(text).toContain(`appVersion: "${chartYaml.appVersion}"`);
+      writeFileSync(join(dir, 'Chart.yaml'), text.replace(`appVersion: "${chartYaml.appVersion}"`, 'appVersion: "9.8.7"'));
+      expect(forwarderContainer(renderChart({ chartDir: dir })).image).toBe('ghcr.io/volhook/forwarder:9.8.7');
+      expect(forwarderContainer(renderChart({ chartDir: dir, values: { image: { tag: '1.2.3-rc.1' } } })).image).toBe('ghcr.io/volhook/forwarder:1.2.3-rc.1');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

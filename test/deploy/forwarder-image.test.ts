@@ -6,10 +6,12 @@
  * gives it (rendered by helm) — alone in an empty working directory, no node_modules, plain
  * `node` — against the local stack, where it provisions, attaches and reclaims.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { buildForwarderBundle, FORWARDER_NODE_MAJOR } from '../../infra/forwarder/bundle.js';
@@ -93,6 +95,25 @@ describe('npm run image:build', () => {
     expect(args.at(-1)).toBe('.');
     expect(imageBuildArgs({ ...build, push: true })).toContain('type=registry,rewrite-timestamp=true');
   });
+
+  it("docs/deploy.md's image:build lines (the image of a tested commit, and of a release for a private registry) run as written: a dry run builds <repository>:<package version> and pushes it; the mirror line copies the chart's default repository", async () => {
+    const section = file('docs/deploy.md').split('\n### The image\n')[1]!.split('\n## ')[0]!;
+    const lines = [...section.matchAll(/^npm run image:build -- ((?:.*\\\n)*.*)$/gm)].map((m) => m[1]!.replace(/\\\n\s*/g, ' ').trim());
+    expect(lines).toHaveLength(2);
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    for (const args of lines) {
+      const repository = /--repository (\S+)/.exec(args)?.[1];
+      expect(repository, args).toBe('registry.example.internal/volhook/forwarder');
+      const { stderr } = await promisify(execFile)('npx', ['tsx', 'bin/image-build.ts', ...args.split(/\s+/), '--dry-run'], { cwd: root, timeout: 60_000 });
+      expect(stderr, args).toContain(` -t ${repository}:${packageVersion} `);
+      expect(stderr, args).toContain(' --output type=registry,rewrite-timestamp=true ');
+    }
+    // A published image mirrored: the chart's default repository, at the version's tag (the chart's default tag, test/deploy/chart.test.ts).
+    const chartValues = parse(file('charts/volhook-forwarder/values.yaml')) as { image: { repository: string; tag: string } };
+    expect(chartValues.image.tag).toBe('');
+    expect(section).toContain(`\`crane copy ${chartValues.image.repository}:<version> <mirror>/volhook/forwarder:<version>\``);
+    expect(section).toContain("the chart's default\ntag is the chart's own `appVersion`");
+  }, 150_000);
 
   it('several platforms -> only when pushed (a local engine loads one)', () => {
     expect(() => imageBuildArgs({ ...build, platforms: ['linux/amd64', 'linux/arm64'] })).toThrow(/add --push/);

@@ -32,6 +32,8 @@ const INSTANCE_ARN = 'arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:instance/*';
 // Snapshot ARNs carry no account.
 const SNAPSHOT_ARN = 'arn:${AWS::Partition}:ec2:*::snapshot/*';
 const EC2_ROLES_ARN = 'arn:${AWS::Partition}:iam::*:role/volhook/*';
+/** A table's ARN as the Lambda role's statements write it: in the deployment's own account and Region. */
+const tableArnSub = (name: string) => `arn:\${AWS::Partition}:dynamodb:\${AWS::Region}:\${AWS::AccountId}:table/${name}`;
 /** The fence's value: the session's cluster (CloudFormation writes `${!x}` as `${x}`). */
 const SESSION_CLUSTER = '${!aws:PrincipalTag/volhook-cluster}';
 
@@ -486,10 +488,15 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     // The rate budget's keys: the deployment's own account, resolved by CloudFormation (no credentials to package).
     for (const f of ofType('AWS::Lambda::Function')) expect(f.Properties.Environment.Variables.VOLHOOK_AWS_ACCOUNT).toEqual({ Ref: 'AWS::AccountId' });
 
-    const dynamo = statements().filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')) && JSON.stringify(s.Resource).includes(logicalId));
+    // The statement names the table's ARN as CloudFormation makes it (a standby's names the
+    // primary's table instead: the describe of the shared tables below).
+    const ctx = { partition: 'aws', region: 'eu-west-1', accountId: '210987654321', resources: template.Resources };
+    const replayArn = resolveIntrinsics({ 'Fn::GetAtt': [logicalId, 'Arn'] }, ctx);
+    expect(replayArn).toBe(`arn:aws:dynamodb:eu-west-1:210987654321:table/volhook-${STAGE}-webhook-ids`);
+    const dynamo = statements().filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')) && list(s.Resource).some((r) => resolveIntrinsics(r, ctx) === replayArn));
     expect(dynamo).toHaveLength(1);
     expect(list(dynamo[0]!.Action)).toEqual(['dynamodb:PutItem']);
-    expect(list(dynamo[0]!.Resource)).toEqual([{ 'Fn::GetAtt': [logicalId, 'Arn'] }]);
+    expect(list(dynamo[0]!.Resource)).toEqual([{ 'Fn::Sub': tableArnSub(`volhook-${STAGE}-webhook-ids`) }]);
     expect(dynamo[0]!.Condition).toBeUndefined();
   });
 
@@ -503,9 +510,9 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     // Three tables, each statement on its own: replay ids, reports, the EC2 rate budget.
     const dynamo = statements().filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')));
     expect(dynamo.map((s) => [list(s.Action).sort(), list(s.Resource)])).toEqual([
-      [['dynamodb:PutItem'], [{ 'Fn::GetAtt': ['ReplayTable', 'Arn'] }]],
+      [['dynamodb:PutItem'], [{ 'Fn::Sub': tableArnSub(`volhook-${STAGE}-webhook-ids`) }]],
       [['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:UpdateItem'], [{ 'Fn::GetAtt': ['ReportsTable', 'Arn'] }]],
-      [['dynamodb:GetItem', 'dynamodb:UpdateItem'], [{ 'Fn::GetAtt': ['RateBudgetTable', 'Arn'] }]],
+      [['dynamodb:GetItem', 'dynamodb:UpdateItem'], [{ 'Fn::Sub': tableArnSub(`volhook-${STAGE}-rate-budget`) }]],
     ]);
   });
 
@@ -644,4 +651,86 @@ describe('osls package with the options set: the mutual-TLS custom domain (infra
     expect(mtls.Resources.HttpApiStage!.Properties.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: '25', ThrottlingBurstLimit: '50' });
     expect(mtls.Resources.ApiLambdaFunction!.Properties.ReservedConcurrentExecutions).toBe(20);
   });
+});
+
+describe("osls package for a standby: the primary's replay and rate-budget tables (--param sharedReplayTable, sharedBudgetTable)", () => {
+  const SHARED = { sharedReplayTable: 'volhook-prod-webhook-ids', sharedBudgetTable: 'volhook-prod-rate-budget' };
+  /** The standby runs in another Region than its primary: the shared tables are global tables with a replica there. */
+  const WHERE = { partition: 'aws', region: 'us-west-2', accountId: '210987654321' };
+  const table = (name: string) => `arn:aws:dynamodb:${WHERE.region}:${WHERE.accountId}:table/${name}`;
+  let standby: CfnTemplate;
+
+  beforeAll(async () => {
+    standby = JSON.parse(await packageInto(mkdtempSync(join(tmpdir(), 'volhook-package-standby-')), SHARED)) as CfnTemplate;
+  }, 180_000);
+
+  const tablesCreated = (t: CfnTemplate) => created(t).filter(([, r]) => r.Type === 'AWS::DynamoDB::Table').map(([id]) => id).sort();
+  const lambdaStatements = (t: CfnTemplate) =>
+    list(t.Resources.IamRoleLambdaExecution!.Properties.Policies)
+      .flatMap((p: any) => list<Statement>(p.PolicyDocument.Statement))
+      .filter((s) => !list(s.Action).every((a) => a.startsWith('logs:')));
+  /** Each DynamoDB statement's Sid and the ARNs it names, as CloudFormation resolves them in WHERE. */
+  const dynamoGrants = (t: CfnTemplate) =>
+    Object.fromEntries(
+      lambdaStatements(t)
+        .filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')))
+        .map((s) => [s.Sid, resolveIntrinsics(list(s.Resource), { ...WHERE, resources: t.Resources })]),
+    );
+  const tableVariables = (t: CfnTemplate) =>
+    Object.values(t.Resources)
+      .filter((r) => r.Type === 'AWS::Lambda::Function')
+      .map((f) => [f.Properties.Environment.Variables.VOLHOOK_REPLAY_TABLE, f.Properties.Environment.Variables.VOLHOOK_BUDGET_TABLE, f.Properties.Environment.Variables.VOLHOOK_REPORTS_TABLE]);
+
+  it('the default (control): the stage creates its three tables, and its functions and role name its own', () => {
+    expect(tablesCreated(template)).toEqual(['RateBudgetTable', 'ReplayTable', 'ReportsTable']);
+    expect(tableVariables(template)).toEqual([0, 1].map(() => [`volhook-${STAGE}-webhook-ids`, `volhook-${STAGE}-rate-budget`, `volhook-${STAGE}-reports`]));
+    expect(dynamoGrants(template)).toEqual({
+      RecordWebhookIds: [table(`volhook-${STAGE}-webhook-ids`)],
+      KeepVolumeReports: [table(`volhook-${STAGE}-reports`)],
+      ShareTheRateBudget: [table(`volhook-${STAGE}-rate-budget`)],
+    });
+  });
+
+  it('given both -> neither ReplayTable nor RateBudgetTable is created, the reports table still is; every other resource as by default', () => {
+    expect(tablesCreated(standby)).toEqual(['ReportsTable']);
+    expect(standby.Resources.ReplayTable!.Condition).toBe('CreatesReplayTable');
+    expect(standby.Resources.RateBudgetTable!.Condition).toBe('CreatesRateBudgetTable');
+    const names = (t: CfnTemplate) => created(t).map(([name]) => name).sort();
+    expect(names(template).filter((n) => !names(standby).includes(n))).toEqual(['RateBudgetTable', 'ReplayTable']);
+    expect(names(standby).filter((n) => !names(template).includes(n))).toEqual([]);
+  });
+
+  it("given both -> every function's VOLHOOK_REPLAY_TABLE and VOLHOOK_BUDGET_TABLE name the shared tables; VOLHOOK_REPORTS_TABLE the stage's own", () => {
+    expect(tableVariables(standby)).toEqual([0, 1].map(() => [SHARED.sharedReplayTable, SHARED.sharedBudgetTable, `volhook-${STAGE}-reports`]));
+  });
+
+  it("given both -> RecordWebhookIds and ShareTheRateBudget on the shared tables' ARNs (this account and Region) alone, as the IAM model has them; nothing names the stage's own replay or budget table but the tables not created", () => {
+    expect(dynamoGrants(standby)).toEqual({
+      RecordWebhookIds: [table(SHARED.sharedReplayTable)],
+      KeepVolumeReports: [table(`volhook-${STAGE}-reports`)],
+      ShareTheRateBudget: [table(SHARED.sharedBudgetTable)],
+    });
+    // The same statements the local stack's IAM model (lib/iam/role-policy.ts) evaluates for these params.
+    expect(resolveIntrinsics(lambdaStatements(standby), { ...WHERE, resources: standby.Resources })).toEqual(lambdaRolePolicy({ stage: STAGE, ...WHERE, params: SHARED }).Statement);
+    const withoutTables = (t: CfnTemplate) => {
+      const { ReplayTable: _replay, RateBudgetTable: _budget, ...others } = t.Resources;
+      return JSON.stringify({ ...t, Resources: others });
+    };
+    for (const own of [`volhook-${STAGE}-webhook-ids`, `volhook-${STAGE}-rate-budget`]) {
+      expect(withoutTables(standby)).not.toContain(own);
+      // Control: by default the functions and the role name them.
+      expect(withoutTables(template)).toContain(own);
+    }
+  });
+
+  it('a value that is no table name (an ARN) or the stage\'s own table -> osls package stops, naming each param, and packages nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'volhook-package-refused-'));
+    const refused = await packageInto(dir, { sharedReplayTable: 'arn:aws:dynamodb:us-east-1:111122223333:table/volhook-prod-webhook-ids', sharedBudgetTable: `volhook-${STAGE}-rate-budget` }).then(
+      () => undefined,
+      (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? ''}`,
+    );
+    expect(refused).toContain('--param="sharedReplayTable=arn:aws:dynamodb:us-east-1:111122223333:table/volhook-prod-webhook-ids": give the table\'s name, not its ARN.');
+    expect(refused).toContain(`--param="sharedBudgetTable=volhook-${STAGE}-rate-budget": that is the table this stage creates itself;`);
+    expect(existsSync(join(dir, 'cloudformation-template-update-stack.json'))).toBe(false);
+  }, 180_000);
 });

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEFAULT_SHARE } from '../../lib/budget/index.js';
+import { sharedTableRefusal } from '../../lib/dynamodb/shared-table.js';
 import { SIGNATURE_TOLERANCE_SECONDS } from '../../lib/contract/index.js';
 import { BackendRequestError } from '../../lib/forwarder/backend-client.js';
 import { ENV_VARS, parseConfig } from '../../lib/forwarder/config.js';
@@ -89,5 +90,31 @@ describe('docs/deploy.md, "Outage and disaster recovery"', () => {
     expect(existsSync(new URL(`../../${path}`, import.meta.url))).toBe(true);
     const test = source(path);
     for (const piece of ['backends.primary.server!.stop()', 'finalVerdict(', 'unsettled(', 'zeroCounts()', "waitFor(inUse, (url) => url === primaryUrl"]) expect(test, piece).toContain(piece);
+  });
+
+  it("the standby's shared tables: the stage params serverless.yml reads, the conditions and statements it names, a deploy line whose values are accepted, the tests and plugin it names", () => {
+    const yml = parse(source('serverless.yml')) as { params: { default: Record<string, string> }; custom: { sharedTables: { param: string }[] }; provider: { iam: { role: { statements: { Sid: string }[] } } } };
+    expect(section).not.toContain('not yet a parameter');
+    expect(yml.custom.sharedTables.map((p) => p.param)).toEqual(['sharedReplayTable', 'sharedBudgetTable']);
+    const own = { sharedReplayTable: yml.params.default.replayTable!, sharedBudgetTable: yml.params.default.budgetTable! };
+    for (const [param, ownName] of Object.entries(own)) {
+      expect(section).toContain(`| \`${param}\` |`);
+      const given = new RegExp(`--param="${param}=([^"]+)"`).exec(section)?.[1];
+      expect(given, param).toMatch(/^volhook-prod-/);
+      expect(sharedTableRefusal({ param, value: given!, own: ownName.replace('${self:service}-${sls:stage}', 'volhook-prod-standby') }), param).toBeUndefined();
+    }
+    const conditions = parse(source('infra/serverless/shared-tables.yml')) as { Conditions: Record<string, unknown> };
+    for (const condition of ['CreatesReplayTable', 'CreatesRateBudgetTable']) {
+      expect(section).toContain(`\`${condition}\``);
+      expect(conditions.Conditions).toHaveProperty(condition);
+    }
+    for (const sid of ['RecordWebhookIds', 'ShareTheRateBudget']) {
+      expect(section).toContain(`\`${sid}\``);
+      expect(yml.provider.iam.role.statements.map((s) => s.Sid)).toContain(sid);
+    }
+    for (const path of ['test/deploy/package.test.ts', 'test/iam/role-policy.test.ts', 'test/deploy/shared-tables.test.ts', 'infra/serverless/shared-tables.cjs']) {
+      expect(section).toContain(`\`${path}\``);
+      expect(existsSync(new URL(`../../${path}`, import.meta.url)), path).toBe(true);
+    }
   });
 });

@@ -7,7 +7,7 @@
  * plus the tag changes a VolumeAttributesClass makes. Each call IAM denies is made again with
  * the operator's key, with no IAM, and must then succeed: the refusal is IAM's, not the call's.
  * The Lambda role: it assumes EC2 roles and makes no EC2 call (test/iam/cluster-fence.test.ts
- * has the fence between clusters).
+ * has the fence between clusters), and reaches its own stage's tables, or a standby's shared ones.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { isReservedTagKey } from '../../lib/contract/tags.js';
@@ -258,5 +258,46 @@ describe('the Lambda role: it assumes EC2 roles, and makes no EC2 call', () => {
       expect((await both.call({ Action: action, ...params }, { accessKeyId: backendKey })).code).toBe('UnauthorizedOperation');
     }
     expect((await both.call({ Action: 'DeleteVolume', VolumeId: own!.id }, ROLE)).status).toBe(200);
+  });
+});
+
+describe("the Lambda role's tables: its own stage's, or a standby's shared ones (sharedReplayTable, sharedBudgetTable)", () => {
+  const table = (name: string, region = REGION) => `arn:aws:dynamodb:${region}:${ACCOUNT_ID}:table/${name}`;
+  const putItem = (resource: string) => ({ action: 'dynamodb:PutItem', resource, context: {} });
+  const budgetCalls = (resource: string) => ['dynamodb:GetItem', 'dynamodb:UpdateItem'].map((action) => ({ action, resource, context: {} }));
+  /** The default deployment (stage dev): its own tables. */
+  const authorize = (...requests: { action: string; resource: string; context: Record<string, never> }[]) => authorizer(BACKEND)(requests);
+  /** A standby in another Region whose primary's tables are global tables (their replicas in this Region). */
+  const standby = authorizer(
+    lambdaRolePrincipal({
+      stage: 'prod-standby',
+      region: 'us-west-2',
+      accountId: ACCOUNT_ID,
+      params: { sharedReplayTable: 'volhook-prod-webhook-ids', sharedBudgetTable: 'volhook-prod-rate-budget' },
+    }),
+  );
+
+  it('the default (control): PutItem on its own replay table, GetItem and UpdateItem on its own budget table allowed; another stage\'s denied', async () => {
+    expect(await authorize(putItem(table('volhook-dev-webhook-ids')))).toEqual({ allowed: true });
+    expect(await authorize(...budgetCalls(table('volhook-dev-rate-budget')))).toEqual({ allowed: true });
+    expect(await authorize(putItem(table('volhook-prod-webhook-ids')))).toMatchObject({ allowed: false, result: 'ImplicitlyDenied' });
+    expect(await authorize(...budgetCalls(table('volhook-prod-rate-budget')))).toMatchObject({ allowed: false, result: 'ImplicitlyDenied' });
+  });
+
+  it('a standby sharing the primary\'s: those calls on the shared tables\' replicas in its own Region allowed; on its own stage\'s tables, the primary Region\'s copies, or any other table denied', async () => {
+    expect(await standby([putItem(table('volhook-prod-webhook-ids', 'us-west-2'))])).toEqual({ allowed: true });
+    expect(await standby(budgetCalls(table('volhook-prod-rate-budget', 'us-west-2')))).toEqual({ allowed: true });
+    for (const refused of [table('volhook-prod-standby-webhook-ids', 'us-west-2'), table('volhook-prod-webhook-ids', 'us-east-1'), table('volhook-prod-rate-budget', 'us-west-2'), table('volhook-prod-webhook-ids-2', 'us-west-2')]) {
+      expect(await standby([putItem(refused)]), refused).toMatchObject({ allowed: false, result: 'ImplicitlyDenied' });
+    }
+    for (const refused of [table('volhook-prod-standby-rate-budget', 'us-west-2'), table('volhook-prod-rate-budget', 'us-east-1'), table('volhook-prod-webhook-ids', 'us-west-2')]) {
+      expect(await standby(budgetCalls(refused)), refused).toMatchObject({ allowed: false, result: 'ImplicitlyDenied' });
+    }
+  });
+
+  it('the reports table stays the standby\'s own: reads and writes there, not on the primary\'s', async () => {
+    const reports = (resource: string) => ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Scan'].map((action) => ({ action, resource, context: {} }));
+    expect(await standby(reports(table('volhook-prod-standby-reports', 'us-west-2')))).toEqual({ allowed: true });
+    expect(await standby(reports(table('volhook-prod-reports', 'us-west-2')))).toMatchObject({ allowed: false });
   });
 });
