@@ -222,7 +222,7 @@ async function describeInstancesFiltered(ctx: Ec2Context, filters: Filter[]): Pr
 }
 
 /** Runs a filtered describe per {@link FILTER_VALUES_PER_CALL} values, one after the other. */
-async function eachChunk<T>(values: string[], describe: (chunk: string[]) => Promise<T[]>): Promise<T[]> {
+export async function eachChunk<T>(values: string[], describe: (chunk: string[]) => Promise<T[]>): Promise<T[]> {
   const items: T[] = [];
   for (const chunk of chunks(values, FILTER_VALUES_PER_CALL)) items.push(...(await describe(chunk)));
   return items;
@@ -261,7 +261,7 @@ function wellFormed(ids: readonly string[], pattern: RegExp): string[] {
   return unique(ids).filter((id) => pattern.test(id));
 }
 
-function unique(values: readonly string[]): string[] {
+export function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
 }
 

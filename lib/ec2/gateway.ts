@@ -31,7 +31,7 @@ import {
 import { isThrottlingCode } from './errors.js';
 import { tagList, toDisk, toInitialization, toInstance, toModification, toSnapshot } from './mapping.js';
 import { Pacer, type Ec2Observer, type PacingOptions } from './pacing.js';
-import { describeClusterSnapshots, describeSnapshotById, describeSnapshotsByName, malformedSnapshotName } from './snapshots.js';
+import { describeClusterSnapshots, describeSnapshotsByIds, describeSnapshotsByNames, malformedSnapshotName } from './snapshots.js';
 import { clientTokenFor } from './token.js';
 import {
   Ec2Error,
@@ -45,6 +45,7 @@ import {
   type Ec2Gateway,
   type Instance,
   type LookedUp,
+  type Snapshot,
 } from './types.js';
 import { cachedZones, ZONES_TTL_MS } from './zones.js';
 
@@ -151,6 +152,21 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
     { cache: false, maxBatchSize: VOLUME_IDS_PER_CALL, batchScheduleFn },
   );
 
+  const snapshotsByName = new DataLoader<string, Snapshot[]>(
+    async (names) => {
+      const found = await describeSnapshotsByNames(ctx, names);
+      return names.map((name) => found.get(name) ?? []);
+    },
+    { cache: false, maxBatchSize: FILTER_VALUES_PER_CALL, batchScheduleFn },
+  );
+  const snapshotsById = new DataLoader<string, Snapshot | undefined>(
+    async (ids) => {
+      const found = await describeSnapshotsByIds(ctx, ids);
+      return ids.map((id) => found.get(id));
+    },
+    { cache: false, maxBatchSize: FILTER_VALUES_PER_CALL, batchScheduleFn },
+  );
+
   const findDiskByName = (name: string) => disksByName.load(name);
   const getDisk = async (volumeId: string, name?: string) => {
     if (name !== undefined && isWellFormedName(name)) {
@@ -229,13 +245,13 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
   }
 
   const findSnapshotsByName = (name: string) =>
-    isWellFormedName(name) ? describeSnapshotsByName(ctx, name) : Promise.reject(malformedSnapshotName(name));
+    isWellFormedName(name) ? snapshotsByName.load(name) : Promise.reject(malformedSnapshotName(name));
 
   return {
     findDiskByName,
     getDisk,
     findSnapshotsByName,
-    getSnapshot: (snapshotId) => describeSnapshotById(ctx, snapshotId),
+    getSnapshot: (snapshotId) => snapshotsById.load(snapshotId),
     listClusterSnapshots: () => describeClusterSnapshots(ctx),
 
     async createSnapshot(request) {

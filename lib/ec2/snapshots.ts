@@ -1,11 +1,12 @@
 /**
  * The EC2-specific halves of the gateway's snapshot verbs: DescribeSnapshots by name tag and
- * by ID. Snapshots are looked up one content at a time (a content is reconciled rarely, and a
- * snapshot takes minutes), so they are not batched like volumes.
+ * by ID, each for a batch of names or IDs (the gateway batches the look-ups of one request, as
+ * the EBS CSI driver batches its DescribeSnapshots): a request carrying many pending snapshots
+ * polls them all in one call.
  */
 import { DescribeSnapshotsCommand, type Filter, type Snapshot as Ec2Snapshot } from '@aws-sdk/client-ec2';
 import { TagKeys } from '../contract/tags.js';
-import type { Ec2Context } from './describe.js';
+import { eachChunk, unique, type Ec2Context } from './describe.js';
 import { toSnapshot } from './mapping.js';
 import { Ec2Error, type Snapshot } from './types.js';
 
@@ -14,16 +15,26 @@ export const SNAPSHOT_ID = /^snap-[0-9a-f]+$/;
 const PAGE_SIZE = 1000;
 
 /**
- * This cluster's snapshots tagged with `name`, oldest first (then by ID): filtered on the name
- * tag and `kubernetes.io/cluster/<clusterId>=owned`, in this account (`OwnerIds: self`), so
- * another cluster's snapshot of the same name is never seen.
+ * This cluster's snapshots tagged with each of `names`, each name's oldest first (then by ID):
+ * filtered on the name tag and `kubernetes.io/cluster/<clusterId>=owned`, in this account
+ * (`OwnerIds: self`), so another cluster's snapshot of the same name is never seen. A name with
+ * none is absent.
  */
-export async function describeSnapshotsByName(ctx: Ec2Context, name: string): Promise<Snapshot[]> {
-  const snapshots = await describeSnapshotsFiltered(ctx, [
-    { Name: `tag:${TagKeys.csiVolumeSnapshotName}`, Values: [name] },
-    { Name: `tag:${TagKeys.cluster(ctx.clusterId)}`, Values: ['owned'] },
-  ]);
-  return snapshots.map(toSnapshot).sort(oldestFirst);
+export async function describeSnapshotsByNames(ctx: Ec2Context, names: readonly string[]): Promise<Map<string, Snapshot[]>> {
+  const found = await eachChunk(unique(names), (Values) =>
+    describeSnapshotsFiltered(ctx, [
+      { Name: `tag:${TagKeys.csiVolumeSnapshotName}`, Values },
+      { Name: `tag:${TagKeys.cluster(ctx.clusterId)}`, Values: ['owned'] },
+    ]),
+  );
+  const byName = new Map<string, Snapshot[]>();
+  for (const snapshot of found.map(toSnapshot)) {
+    const name = snapshot.tags[TagKeys.csiVolumeSnapshotName];
+    if (name === undefined) continue;
+    byName.set(name, [...(byName.get(name) ?? []), snapshot]);
+  }
+  for (const list of byName.values()) list.sort(oldestFirst);
+  return byName;
 }
 
 /**
@@ -35,13 +46,17 @@ export async function describeClusterSnapshots(ctx: Ec2Context): Promise<Snapsho
   return snapshots.map(toSnapshot).sort(oldestFirst);
 }
 
-/** The snapshot with this ID in this account; undefined when EC2 has none (or the ID is malformed). */
-export async function describeSnapshotById(ctx: Ec2Context, snapshotId: string): Promise<Snapshot | undefined> {
-  if (!SNAPSHOT_ID.test(snapshotId)) return undefined;
-  // By filter rather than SnapshotIds: EC2 answers an unknown ID in SnapshotIds with an error.
-  const found = await describeSnapshotsFiltered(ctx, [{ Name: 'snapshot-id', Values: [snapshotId] }]);
-  const snapshot = found.find((s) => s.SnapshotId === snapshotId);
-  return snapshot && toSnapshot(snapshot);
+/**
+ * The snapshots with these IDs in this account; IDs EC2 has none of (or malformed ones) are
+ * absent. By filter rather than SnapshotIds: EC2 answers an unknown ID in SnapshotIds with an
+ * error for the whole call.
+ */
+export async function describeSnapshotsByIds(ctx: Ec2Context, ids: readonly string[]): Promise<Map<string, Snapshot>> {
+  const wanted = unique(ids).filter((id) => SNAPSHOT_ID.test(id));
+  const found = await eachChunk(wanted, (Values) => describeSnapshotsFiltered(ctx, [{ Name: 'snapshot-id', Values }]));
+  const byId = new Map<string, Snapshot>();
+  for (const snapshot of found) if (snapshot.SnapshotId && wanted.includes(snapshot.SnapshotId)) byId.set(snapshot.SnapshotId, toSnapshot(snapshot));
+  return byId;
 }
 
 async function describeSnapshotsFiltered(ctx: Ec2Context, filters: Filter[]): Promise<Ec2Snapshot[]> {

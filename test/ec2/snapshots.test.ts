@@ -146,3 +146,47 @@ describe('restore and clone', () => {
     expect(ec2).toHaveReceivedCommandTimes(CopyVolumesCommand, 0);
   });
 });
+
+describe('snapshot look-ups of one request, batched', () => {
+  const snap = (id: string, name: string, start: string) => ({ SnapshotId: id, VolumeId: VOL, VolumeSize: 8, State: 'pending' as const, StartTime: new Date(start), Tags: [{ Key: 'CSIVolumeSnapshotName', Value: name }] });
+  const a = snap('snap-0aaaaaaaaaaaaaaa1', 'snapcontent-a', '2026-01-01T00:00:00Z');
+  const b = snap('snap-0aaaaaaaaaaaaaaa2', 'snapcontent-b', '2026-01-01T00:00:00Z');
+  const bOlder = snap('snap-0aaaaaaaaaaaaaaa3', 'snapcontent-b', '2025-12-31T00:00:00Z');
+
+  it('three getSnapshot and three findSnapshotsByName at once -> one DescribeSnapshots by snapshot-id and one by name tag; each answered its own, unknown ones absent', async () => {
+    ec2.on(DescribeSnapshotsCommand).callsFake((input: { Filters: { Name: string; Values: string[] }[] }) => {
+      const [filter] = input.Filters;
+      const all = [a, b, bOlder];
+      if (filter!.Name === 'snapshot-id') return { Snapshots: all.filter((s) => filter!.Values.includes(s.SnapshotId)) };
+      return { Snapshots: all.filter((s) => filter!.Values.includes(s.Tags[0]!.Value)) };
+    });
+    const g = gw();
+    const [byIdA, byIdB, byIdUnknown, named, namedB, namedNone] = await Promise.all([
+      g.getSnapshot(a.SnapshotId),
+      g.getSnapshot(b.SnapshotId),
+      g.getSnapshot('snap-0fffffffffffffff9'),
+      g.findSnapshotsByName('snapcontent-a'),
+      g.findSnapshotsByName('snapcontent-b'),
+      g.findSnapshotsByName('snapcontent-none'),
+    ]);
+    expect(ec2).toHaveReceivedCommandTimes(DescribeSnapshotsCommand, 2);
+    expect(ec2).toHaveReceivedCommandWith(DescribeSnapshotsCommand, { Filters: [{ Name: 'snapshot-id', Values: [a.SnapshotId, b.SnapshotId, 'snap-0fffffffffffffff9'] }] });
+    expect(ec2).toHaveReceivedCommandWith(DescribeSnapshotsCommand, {
+      Filters: [
+        { Name: 'tag:CSIVolumeSnapshotName', Values: ['snapcontent-a', 'snapcontent-b', 'snapcontent-none'] },
+        { Name: 'tag:kubernetes.io/cluster/c1', Values: ['owned'] },
+      ],
+    });
+    expect([byIdA?.snapshotId, byIdB?.snapshotId, byIdUnknown]).toEqual([a.SnapshotId, b.SnapshotId, undefined]);
+    expect(named.map((s) => s.snapshotId)).toEqual([a.SnapshotId]);
+    // Each name's oldest first.
+    expect(namedB.map((s) => s.snapshotId)).toEqual([bOlder.SnapshotId, b.SnapshotId]);
+    expect(namedNone).toEqual([]);
+  });
+
+  it('control: one look-up alone -> one DescribeSnapshots naming it alone', async () => {
+    ec2.on(DescribeSnapshotsCommand).resolves({ Snapshots: [a] });
+    expect((await gw().getSnapshot(a.SnapshotId))?.snapshotId).toBe(a.SnapshotId);
+    expect(ec2).toHaveReceivedCommandWith(DescribeSnapshotsCommand, { Filters: [{ Name: 'snapshot-id', Values: [a.SnapshotId] }] });
+  });
+});
