@@ -77,7 +77,7 @@ export function prepareProvision(
   if (waitForFirstConsumer && !pvc.metadata.annotations?.[Annotations.selectedNode]) return done();
 
   const refuse = (reason: string, message: string, requeueAfterSeconds: number = Requeue.failedSlow, extra: Write[] = []) =>
-    failed(reason, message, requeueAfterSeconds, [provisioningFailed(pvc, className, message), ...extra]);
+    failed(reason, message, requeueAfterSeconds, [...provisioningRefused(pvc, className, message), ...extra]);
 
   if ('error' in provisioning) return refuse('InvalidStorageClass', `failed to translate storage class: ${provisioning.error}`);
   const { storageClass, migratedFrom } = provisioning;
@@ -150,7 +150,7 @@ export function prepareProvision(
 
   let source: VolumeSource | undefined;
   if (reference && sourceKind) {
-    const wait = (message: string) => requeue(Requeue.waitForCluster, message, [provisioningFailed(pvc, className, message)]);
+    const wait = (message: string) => requeue(Requeue.waitForCluster, message, provisioningRefused(pvc, className, message));
     const resolved = resolveSource(item, sourceKind, reference, { driverName: ctx.driverName }, refuse, wait);
     if ('verdict' in resolved) return resolved;
     source = resolved;
@@ -267,6 +267,24 @@ export function dataSourceOf(pvc: PersistentVolumeClaim): string | undefined {
 /** Warning ProvisioningFailed, worded as external-provisioner words it. */
 export function provisioningFailed(pvc: PersistentVolumeClaim, className: string, message: string) {
   return pvcEvent(pvc, 'Warning', EventReasons.provisioningFailed, `failed to provision volume with StorageClass "${className}": ${message}`);
+}
+
+/**
+ * Normal Provisioning, worded as external-provisioner words it (`%q` of the claim's key).
+ * external-provisioner records it each time it calls its Provision, before the class's
+ * parameters, the topology or the data source are looked at.
+ */
+export function provisioningStarted(pvc: PersistentVolumeClaim) {
+  return pvcEvent(pvc, 'Normal', EventReasons.provisioning, `External provisioner is provisioning volume for claim "${pvc.metadata.namespace}/${pvc.metadata.name}"`);
+}
+
+/**
+ * A claim refused once provisioning it was started: Provisioning, then Warning
+ * ProvisioningFailed, as external-provisioner records a Provision call that failed. A repeat
+ * is the same two Events, which the forwarder's recorder counts on the ones already written.
+ */
+export function provisioningRefused(pvc: PersistentVolumeClaim, className: string, message: string) {
+  return [provisioningStarted(pvc), provisioningFailed(pvc, className, message)];
 }
 
 /**

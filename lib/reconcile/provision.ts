@@ -31,7 +31,7 @@ import { EventReasons, pvcEvent } from './events.js';
 import { staleRequest } from './freshness.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
-import { diskHasAttributes, prepareProvision, provisioningFailed, type ProvisionJob } from './provision-job.js';
+import { diskHasAttributes, prepareProvision, provisioningFailed, provisioningRefused, provisioningStarted, type ProvisionJob } from './provision-job.js';
 import { creatingWait } from './timing.js';
 import { buildPersistentVolume } from './pv-builder.js';
 import { isOwnedSnapshot, snapshotNotAdoptedProblem } from './snapshot-content.js';
@@ -79,7 +79,7 @@ export function checkSource(job: ProvisionJob, { snapshot, sourceDisk }: Pick<Pr
 }
 
 function refuseSource(job: ProvisionJob, reason: string, message: string): Settled {
-  return failed(reason, message, Requeue.failed, [provisioningFailed(job.pvc, job.className, message)]);
+  return failed(reason, message, Requeue.failed, provisioningRefused(job.pvc, job.className, message));
 }
 
 function checkSnapshot(job: ProvisionJob, source: Extract<VolumeSource, { kind: 'snapshot' }>, snapshot: Snapshot | null | undefined, clusterId: string): Settled | undefined {
@@ -132,11 +132,11 @@ function refuseFound(job: ProvisionJob, disk: Disk, clusterId: string): Settled 
   const claim = `${pvc.metadata.namespace}/${pvc.metadata.name}`;
   if (!isOwnedDisk(disk, clusterId)) {
     const message = `volume ${disk.volumeId} tagged ${TagKeys.csiVolumeName}=${job.pvName} is not owned by cluster "${clusterId}" (${notOwnedWhy(disk.tags, clusterId)}); not provisioning claim ${claim} with it, nor creating another`;
-    return failed('NotOwned', message, Requeue.failedSlow, [provisioningFailed(pvc, job.className, message)]);
+    return failed('NotOwned', message, Requeue.failedSlow, provisioningRefused(pvc, job.className, message));
   }
   const act = disk.state === 'error' ? 'delete it (it failed to create, state error)' : `provision claim ${claim} with it`;
   const unadopted = notAdoptedProblem(disk, clusterId, act);
-  return unadopted ? failed('NotAdopted', unadopted, Requeue.failedSlow, [provisioningFailed(pvc, job.className, unadopted)]) : undefined;
+  return unadopted ? failed('NotAdopted', unadopted, Requeue.failedSlow, provisioningRefused(pvc, job.className, unadopted)) : undefined;
 }
 
 /** Pure: the next step for a claim's disk. */
@@ -145,8 +145,7 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapsh
   if (!disk) {
     const refused = checkSource(job, { snapshot, sourceDisk }, names.clusterId);
     if (refused) return refused;
-    const message = `External provisioner is provisioning volume for claim ${pvc.metadata.namespace}/${pvc.metadata.name}`;
-    return act(makeVolume(job), [pvcEvent(pvc, 'Normal', EventReasons.provisioning, message)]);
+    return act(makeVolume(job), [provisioningStarted(pvc)]);
   }
   const notOurs = isGone(disk) ? undefined : refuseFound(job, disk, names.clusterId);
   if (notOurs) return notOurs;

@@ -107,8 +107,12 @@ describe('StorageClass parameters -> CreateVolume input', () => {
       expect(result.outcome).toBe('failed');
       expect(result.outcome === 'failed' && result.message).toContain(key);
       expect(fake.mock.calls()).toHaveLength(0);
-      const warning = result.writes.find((w) => w.op === 'createEvent');
-      expect(warning).toMatchObject({ type: 'Warning', reason: 'ProvisioningFailed' });
+      // As external-provisioner records a failed Provision call: Provisioning, then the Warning.
+      const events = result.writes.filter((w) => w.op === 'createEvent');
+      expect(events).toMatchObject([
+        { type: 'Normal', reason: 'Provisioning', message: 'External provisioner is provisioning volume for claim "default/data-web-0"' },
+        { type: 'Warning', reason: 'ProvisioningFailed' },
+      ]);
     });
   }
 });

@@ -250,7 +250,7 @@ describe('topology, static volumes, volume modes and classes', () => {
     expect(volume).toMatchObject({ VolumeType: 'io2', Iops: 4000, Size: 8 });
   }, 120_000);
 
-  it('classes with an unknown key or iops together with iopsPerGB -> claims stay Pending with a Warning ProvisioningFailed naming the parameter, no disk', async () => {
+  it('classes with an unknown key or iops together with iopsPerGB -> claims stay Pending with Normal Provisioning then Warning ProvisioningFailed naming the parameter, no disk; refused again -> the same two Events counted up, no new ones', async () => {
     const ns = 'bad-params';
     await createNamespace(stack.kube, ns);
     const classes: { name: string; parameters: Record<string, string>; names: string[] }[] = [
@@ -269,6 +269,23 @@ describe('topology, static volumes, volume modes and classes', () => {
       );
       const failed = events.find((e) => e.reason === 'ProvisioningFailed');
       for (const parameter of c.names) expect(failed?.message).toContain(parameter);
+      // As external-provisioner records a Provision call it fails: Normal Provisioning first.
+      expect(events.map((e) => `${e.type} ${e.reason}: ${e.message}`)).toContain(`Normal Provisioning: External provisioner is provisioning volume for claim "${ns}/${c.name}"`);
+    }
+    // Each refusal again (the claim changed, the forwarder sends it anew) counts on the same two
+    // Events, as client-go's recorder aggregates them: no new Event per refusal.
+    for (const c of classes) {
+      for (const n of [1, 2]) {
+        await stack.kube.core.patchNamespacedPersistentVolumeClaim({ namespace: ns, name: c.name, body: [{ op: 'add', path: '/metadata/labels', value: { touched: String(n) } }] });
+      }
+      const events = await waitFor(
+        () => eventsFor(stack.kube, ns, 'PersistentVolumeClaim', c.name),
+        (es) => es.filter((e) => e.reason === 'ProvisioningFailed').every((e) => (e.count ?? 1) >= 2),
+        { what: `the refusal of ${ns}/${c.name} counted again`, report: (es) => es.map((e) => [e.reason, e.count]) },
+      );
+      const ours = events.filter((e) => e.reason === 'Provisioning' || e.reason === 'ProvisioningFailed');
+      expect(ours.map((e) => e.reason).sort()).toEqual(['Provisioning', 'ProvisioningFailed']);
+      for (const e of ours) expect(e.count, e.reason).toBeGreaterThanOrEqual(2);
     }
     // A few more retries by the forwarder change nothing.
     await sleep(2_500);

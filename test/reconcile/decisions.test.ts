@@ -116,7 +116,7 @@ describe('decideProvision: the claim\'s disk -> plan', () => {
     ['available', provisioned, disk(), false],
     ['in-use (attached already, e.g. by hand)', provisioned, disk({ state: 'in-use' }), false],
     ['error (failed to create)', 'deleteDisk + event Warning ProvisioningFailed', disk({ state: 'error' }), false],
-    ['error, not adopted', 'failed NotAdopted 300s + event Warning ProvisioningFailed', disk({ state: 'error', tags: NOT_ADOPTED_TAGS }), false],
+    ['error, not adopted', 'failed NotAdopted 300s + event Normal Provisioning, event Warning ProvisioningFailed', disk({ state: 'error', tags: NOT_ADOPTED_TAGS }), false],
     ['deleting, deleted by this request for failing', 'failed VolumeCreationFailed 60s', disk({ state: 'deleting' }), true],
     ['deleting, not by this request', 'createDisk', disk({ state: 'deleting' }), false],
     ['deleted', 'createDisk', disk({ state: 'deleted' }), false],

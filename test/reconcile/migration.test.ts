@@ -107,7 +107,7 @@ describe('provisioning a claim of an in-tree class (CSI migration)', () => {
     });
     expect(volumeId).toMatch(/^vol-/);
     expect(events(result)).toEqual([
-      'Normal Provisioning: External provisioner is provisioning volume for claim shop/data',
+      'Normal Provisioning: External provisioner is provisioning volume for claim "shop/data"',
       `Normal ProvisioningSucceeded: Successfully provisioned volume ${PV_NAME}`,
     ]);
     expect(result.writes).toContainEqual({
@@ -176,6 +176,7 @@ describe('provisioning a claim of an in-tree class (CSI migration)', () => {
     const { ec2, result } = await provision(item);
     expect(result).toMatchObject({ outcome: 'failed', reason: 'InvalidStorageClass' });
     expect(events(result)).toEqual([
+      'Normal Provisioning: External provisioner is provisioning volume for claim "shop/data"',
       'Warning ProvisioningFailed: failed to provision volume with StorageClass "gp2": failed to translate storage class: cannot simultaneously set allowed topologies and zone/zones parameters',
     ]);
     expect(ec2.calls).toEqual([]);

@@ -77,7 +77,7 @@ describe('provision: the PV', () => {
     ]);
     expect(result.writes[2]).toEqual({ op: 'removeFinalizer', target: claimTarget, finalizer: CLAIM_PROTECTION });
     expect(events(result)).toEqual([
-      { type: 'Normal', reason: 'Provisioning', message: 'External provisioner is provisioning volume for claim shop/data' },
+      { type: 'Normal', reason: 'Provisioning', message: 'External provisioner is provisioning volume for claim "shop/data"' },
       { type: 'Normal', reason: 'ProvisioningSucceeded', message: `Successfully provisioned volume ${PV_NAME}` },
     ]);
     const event = result.writes.find((w) => w.op === 'createEvent');
@@ -220,10 +220,12 @@ describe('provision: refused before any EC2 call', () => {
     if (result.outcome !== 'failed') return;
     expect(result.message).toContain(named);
     expect(result.requeueAfterSeconds).toBeGreaterThanOrEqual(60);
+    // As external-provisioner records a Provision call that failed: Provisioning, then the Warning.
     expect(events(result)).toEqual([
+      { type: 'Normal', reason: 'Provisioning', message: 'External provisioner is provisioning volume for claim "shop/data"' },
       { type: 'Warning', reason: 'ProvisioningFailed', message: `failed to provision volume with StorageClass "gp3": ${result.message}` },
     ]);
-    expect(result.writes.map((w) => w.op)).toEqual(['createEvent']);
+    expect(result.writes.map((w) => w.op)).toEqual(['createEvent', 'createEvent']);
     expect(ec2.calls).toEqual([]);
   });
 
@@ -248,7 +250,7 @@ describe('provision: refused before any EC2 call', () => {
     const result = await reconcileOne(ctx, claimItem(override));
     expect(result.outcome).toBe('failed');
     expect(result.outcome === 'failed' && result.message).toContain(named);
-    expect(events(result).map((e) => e.reason)).toEqual(['ProvisioningFailed']);
+    expect(events(result).map((e) => e.reason)).toEqual(['Provisioning', 'ProvisioningFailed']);
     expect(ec2.calls).toEqual([]);
   });
 
@@ -315,7 +317,7 @@ describe('provision: zones', () => {
       uid: CLAIM_UID,
       annotation: 'volume.kubernetes.io/selected-node',
     });
-    expect(events(result).map((e) => `${e.type} ${e.reason}`)).toEqual(['Warning ProvisioningFailed']);
+    expect(events(result).map((e) => `${e.type} ${e.reason}`)).toEqual(['Normal Provisioning', 'Warning ProvisioningFailed']);
     expect(ec2.calls).toEqual([]);
   });
 
@@ -586,7 +588,7 @@ describe('provision: topology keys, zone IDs and Outposts', () => {
     const { ec2, ctx } = setup();
     const result = await reconcileOne(ctx, claimItem({ storageClass: topologies([ZONE_ID, ['use1-az3']]) }));
     expect(result).toMatchObject({ outcome: 'failed', reason: 'NoZone', message: expect.stringContaining('use1-az3') });
-    expect(events(result).map((e) => `${e.type} ${e.reason}`)).toEqual(['Warning ProvisioningFailed']);
+    expect(events(result).map((e) => `${e.type} ${e.reason}`)).toEqual(['Normal Provisioning', 'Warning ProvisioningFailed']);
     expect(ec2.calls.map((c) => c.verb)).toEqual(['zones']);
   });
 
@@ -608,6 +610,7 @@ describe('provision: topology keys, zone IDs and Outposts', () => {
     const result = await reconcileOne(ctx, claimItem({ storageClass: classOverride }));
     expect(result).toMatchObject({ outcome: 'failed', reason, message: expect.stringContaining(named) });
     expect(events(result)).toEqual([
+      { type: 'Normal', reason: 'Provisioning', message: 'External provisioner is provisioning volume for claim "shop/data"' },
       { type: 'Warning', reason: 'ProvisioningFailed', message: expect.stringContaining(named) },
     ]);
     expect(ec2.calls).toEqual([]);

@@ -8,6 +8,8 @@ import { CONTENT_NAME, readyContent, volumeSnapshot } from './snapshot-fixtures.
 const SNAP = 'snap-0123456789abcdef0';
 const SOURCE_VOL = 'vol-0aaaaaaaaaaaaaaa9';
 const events = (result: Result) => result.writes.flatMap((w) => (w.op === 'createEvent' ? [`${w.type} ${w.reason}: ${w.message}`] : []));
+/** external-provisioner's Event before each Provision call, the failed ones too. */
+const STARTED = 'Normal Provisioning: External provisioner is provisioning volume for claim "shop/data"';
 const createdPv = (result: Result) => result.writes.find((w) => w.op === 'createPersistentVolume');
 
 const restoreItem = (override: unknown = {}): PersistentVolumeClaimItem =>
@@ -75,7 +77,7 @@ describe('restore from a VolumeSnapshot', () => {
     const { ec2, ctx } = setup();
     const result = await reconcileOne(ctx, restoreItem({ source: { snapshot: volumeSnapshot({ status: { readyToUse: false } }), content: readyContent(SNAP, { status: { readyToUse: false } }) } }));
     expect(result).toMatchObject({ outcome: 'requeue', message: expect.stringContaining('not ready to use yet') });
-    expect(events(result)).toEqual([expect.stringContaining('Warning ProvisioningFailed')]);
+    expect(events(result)).toEqual([STARTED, expect.stringContaining('Warning ProvisioningFailed')]);
     expect(ec2.calls).toEqual([]);
   });
 
@@ -99,7 +101,7 @@ describe('restore from a VolumeSnapshot', () => {
     prepare(ec2);
     const result = await reconcileOne(ctx, restoreItem(override));
     expect(result).toMatchObject({ outcome: 'failed', reason });
-    expect(events(result)).toEqual([expect.stringContaining('Warning ProvisioningFailed')]);
+    expect(events(result)).toEqual([STARTED, expect.stringContaining('Warning ProvisioningFailed')]);
     expect(ec2.callsOf('createDisk')).toEqual([]);
     expect(ec2.volumes.size).toBe(0);
   });
@@ -151,9 +153,9 @@ describe('clone of a claim', () => {
     }
     expect(result).toMatchObject({ outcome: 'failed', reason: 'SourceNotOwned', message: expect.stringContaining(SOURCE_VOL) });
     expect(result).toMatchObject({ message: expect.stringContaining(refusal) });
-    expect(events(result)).toEqual([expect.stringMatching(/^Warning ProvisioningFailed: /)]);
-    expect(events(result)[0]).toContain(SOURCE_VOL);
-    expect(events(result)[0]).toContain('PersistentVolumeClaim "data-src"');
+    expect(events(result)).toEqual([STARTED, expect.stringMatching(/^Warning ProvisioningFailed: /)]);
+    expect(events(result)[1]).toContain(SOURCE_VOL);
+    expect(events(result)[1]).toContain('PersistentVolumeClaim "data-src"');
     expect(ec2.mutations).toEqual([]);
     expect(ec2.volumes.size).toBe(1);
   });
@@ -249,7 +251,7 @@ describe('never a blank disk where data was asked for', () => {
           if (name !== 'VolumeSnapshot') expect(ec2.callsOf('createDisk')).toEqual([]);
           if (!['VolumeSnapshot', 'PersistentVolumeClaim'].includes(name)) {
             expect(result).toMatchObject({ outcome: 'failed', reason: 'DataSourceNotSupported' });
-            expect(events(result)).toEqual([expect.stringContaining((source as { kind: string }).kind)]);
+            expect(events(result)).toEqual([STARTED, expect.stringContaining((source as { kind: string }).kind)]);
             expect(ec2.calls).toEqual([]);
           }
         }

@@ -28,21 +28,39 @@ export interface PeerStack {
   stop(): Promise<void>;
 }
 
+/**
+ * The driver's controller stack on a stack already running (a cluster handed back to it, say):
+ * the simulator holds the driver's key to AmazonEBSCSIDriverPolicy, the sidecars use the
+ * plane's administrator kubeconfig. volhook's forwarder must not be running.
+ */
+export async function startPeerOn(stack: RealLocalStack, options: { binDir: string; dir: string; snapshotController?: boolean }): Promise<EbsCsiPeer> {
+  const simulator = stack.simulator;
+  if (!simulator) throw new Error('the peer stack needs the in-process EC2 simulator');
+  if (stack.forwarder()) throw new Error("volhook's forwarder runs in this cluster: the driver's controller and volhook must never serve one cluster at once");
+  simulator.addPrincipal(EBS_CSI_DRIVER_KEY.accessKeyId, ebsCsiDriverPrincipal());
+  return startEbsCsiPeer({
+    binDir: options.binDir,
+    dir: options.dir,
+    ec2Endpoint: stack.urls.ec2,
+    region: stack.region,
+    credentials: EBS_CSI_DRIVER_KEY,
+    kubeconfig: stack.kubeconfig,
+    ...(options.snapshotController !== undefined && { snapshotController: options.snapshotController }),
+  });
+}
+
 export async function startPeerStack(options: PeerStackOptions): Promise<PeerStack> {
   const { binDir, peerDir, ...stackOptions } = options;
   const stack = await startLocalStack({ ...stackOptions, forwarder: false });
   let removeDir: (() => Promise<void>) | undefined;
   try {
-    const simulator = stack.simulator;
-    if (!simulator) throw new Error('the peer stack needs the in-process EC2 simulator');
-    simulator.addPrincipal(EBS_CSI_DRIVER_KEY.accessKeyId, ebsCsiDriverPrincipal());
     let dir = peerDir;
     if (!dir) {
       const made = await mkdtemp(join(tmpdir(), 'volhook-ebs-csi-'));
       removeDir = () => rm(made, { recursive: true, force: true });
       dir = made;
     }
-    const peer = await startEbsCsiPeer({ binDir, dir, ec2Endpoint: stack.urls.ec2, region: stack.region, credentials: EBS_CSI_DRIVER_KEY, kubeconfig: stack.kubeconfig });
+    const peer = await startPeerOn(stack, { binDir, dir });
     return {
       stack,
       peer,

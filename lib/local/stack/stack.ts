@@ -60,6 +60,11 @@ export interface LocalStackOptions {
   writeBack?: 'forwarder' | 'direct';
   /** Forwarder settings, or `false` to run without one. */
   forwarder?: false | Partial<ForwarderConfigInput>;
+  /**
+   * Start without the forwarder running, though configured: `restartForwarder()` starts it.
+   * A cluster another controller serves first (the EBS CSI driver's), handed over to volhook.
+   */
+  forwarderStopped?: boolean;
   controllers?: ControllerOptions;
   registration?: Partial<ClusterRegistrationInput>;
   /**
@@ -118,6 +123,8 @@ export interface LocalStack {
   startBackend(): Promise<void>;
   /** Stops the forwarder (as a crash would: its queue is lost) and starts a fresh one. */
   restartForwarder(): Promise<void>;
+  /** Stops the forwarder, as an operator uninstalls it: `forwarder()` is undefined until `restartForwarder()`. */
+  stopForwarder(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -283,7 +290,7 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
       const deps = { ...(await kube.forwarderAccess()), logger: options.logger ?? silentLogger };
       forwarder = await listeningAs('forwarder', host, config.port, () => startForwarder(config, deps));
     };
-    await startOurForwarder();
+    if (!options.forwarderStopped) await startOurForwarder();
     cleanups.push(async () => forwarder?.stop());
     // Up only once the nodes' instances run: the first attach must not meet one still pending.
     await nodesRunning;
@@ -327,6 +334,10 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
         await forwarder?.stop();
         forwarder = undefined;
         await startOurForwarder();
+      },
+      async stopForwarder() {
+        await forwarder?.stop();
+        forwarder = undefined;
       },
       stop: () => runCleanups(cleanups),
     };
