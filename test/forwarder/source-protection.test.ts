@@ -4,7 +4,9 @@
  * whose source still carries the protection and that nobody needs is sent again, and the claims
  * made from one source are offered when one of them stops needing it.
  */
+import { readFileSync } from 'node:fs';
 import type { KubernetesObject, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { renderChart } from '../../infra/tools/chart.js';
 import { describe, expect, it } from 'vitest';
 import { Finalizers, SourceFinalizers } from '../../lib/contract/index.js';
 import { Dependents } from '../../lib/forwarder/dependents.js';
@@ -115,5 +117,21 @@ describe('events', () => {
     const bare = snapshot([]);
     expect(news(snapshot([SourceFinalizers.snapshot]))).toEqual(news(bare));
     expect(news({ ...bare, metadata: { ...bare.metadata, deletionTimestamp: new Date('2026-12-01T00:00:00Z') } })).not.toEqual(news(bare));
+  });
+});
+
+describe('docs/snapshots.md', () => {
+  const doc = readFileSync(new URL('../../docs/snapshots.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+
+  it('names the finalizers as the contract spells them', () => {
+    expect(doc).toContain(`\`${SourceFinalizers.snapshot}\` on a restore's VolumeSnapshot`);
+    expect(doc).toContain(`\`${SourceFinalizers.claim}\` on a clone's source claim`);
+  });
+
+  it("the VolumeSnapshot verbs it names -> the chart's ClusterRole grants exactly those", () => {
+    const role = renderChart().find((m) => m.kind === 'ClusterRole') as unknown as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
+    const verbs = role.rules.filter((r) => r.resources.includes('volumesnapshots')).flatMap((r) => r.verbs);
+    expect(verbs.sort()).toEqual(['get', 'list', 'patch', 'watch']);
+    expect(doc).toContain('VolumeSnapshots: get, list, watch and patch (the restore\'s source protection)');
   });
 });
