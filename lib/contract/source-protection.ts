@@ -12,7 +12,7 @@
  * (external-provisioner #1507). The forwarder (which claims hold the source) and the backend
  * (when to remove it) apply the rules below alike.
  */
-import { isProtectedClaim, type ClaimLike } from './claims.js';
+import type { ClaimLike } from './claims.js';
 
 export const SourceFinalizers = {
   /** On a VolumeSnapshot a claim is restored from. */
@@ -27,13 +27,15 @@ export function sourceFinalizer(kind: 'VolumeSnapshot' | 'PersistentVolumeClaim'
 }
 
 /**
- * The claim may still make its volume from its source: volhook's provisioning protection is on
- * (written before the first CreateVolume), it is not being deleted, it names no volume and its
- * PV (`pvExists`) does not exist yet. A claim without the protection has not acted yet: it
- * puts the source's finalizer on (again) before it does.
+ * The claim may still make its volume from its source: it is not being deleted, it names no
+ * volume and its PV (`pvExists`) does not exist yet — as external-provisioner's sweep keeps the
+ * finalizer while a Pending claim refers to the snapshot. Whether it has begun (volhook's
+ * provisioning protection on) does not matter: one about to begin, whose item showed the source
+ * protected already, goes on to CreateVolume without writing the finalizer again, so the
+ * protection must not go from under it.
  */
 export function claimMayMakeVolume(pvc: ClaimLike, pvExists: boolean): boolean {
-  return isProtectedClaim(pvc) && !pvc.metadata?.deletionTimestamp && !pvc.spec?.volumeName && !pvExists;
+  return !pvc.metadata?.deletionTimestamp && !pvc.spec?.volumeName && !pvExists;
 }
 
 /**

@@ -24,7 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
-import { claimMayMakeVolume, SnapshotAnnotations, SourceFinalizers } from '../contract/index.js';
+import { SnapshotAnnotations, SourceFinalizers } from '../contract/index.js';
 import { Annotations, Finalizers, VolhookAnnotations, type Ownership } from '../contract/index.js';
 
 /** An informer event, as the table of watched resources sees it. */
@@ -66,17 +66,11 @@ const VOLHOOK_CLAIM_STATUS: readonly string[] = [
   'currentVolumeAttributesClassName',
 ];
 
-/**
- * What of a claim is news: all but volhook's protection finalizer and the status fields volhook
- * writes — except, for a claim made from a source, whether it may still make its volume from
- * it (`claimMayMakeVolume`, which the protection is part of): the other claims made from that
- * source are offered when it stops, as the last of them lets the source go.
- */
+/** What of a claim is news: all but volhook's protection finalizer and the status fields volhook writes. */
 export function claimNews(pvc: k8s.V1PersistentVolumeClaim, ownership: Pick<Ownership, 'driver'>): unknown {
   const news = withoutVolhookWrites(pvc, ownership) as { status?: Record<string, unknown> };
-  const holds = pvc.spec?.dataSourceRef ?? pvc.spec?.dataSource ? { holdsSource: claimMayMakeVolume(pvc, false) } : {};
-  if (!news.status) return { ...news, ...holds };
-  return { ...news, ...holds, status: Object.fromEntries(Object.entries(news.status).filter(([field]) => !VOLHOOK_CLAIM_STATUS.includes(field))) };
+  if (!news.status) return news;
+  return { ...news, status: Object.fromEntries(Object.entries(news.status).filter(([field]) => !VOLHOOK_CLAIM_STATUS.includes(field))) };
 }
 
 /** What of a PV is news: all but the provisioner and attacher finalizers. */

@@ -201,15 +201,21 @@ export function contentOf(s: Pick<Snapshot, 'contents'>, snapshot: Ec2Snapshot):
 export const SNAPSHOT_SOURCE_PROTECTION = 'provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection';
 export const CLONE_SOURCE_PROTECTION = 'provisioner.storage.kubernetes.io/cloning-protection';
 
-/** The claims (present, Pending) made from the VolumeSnapshot or claim `name`: a volume may still be made from it. */
-function pendingFrom(s: Snapshot, kind: 'VolumeSnapshot' | 'PersistentVolumeClaim', name: string): Claim[] {
-  return s.claims.filter((c) => c.spec.dataSource?.kind === kind && c.spec.dataSource.name === name && (c.status?.phase ?? 'Pending') === 'Pending');
+/**
+ * The claims (present, Pending) made from the VolumeSnapshot or claim `name`; those being
+ * deleted only with `deleting` (a claim being deleted makes no volume any more, though the
+ * snapshot controller still counts it as restoring).
+ */
+function pendingFrom(s: Snapshot, kind: 'VolumeSnapshot' | 'PersistentVolumeClaim', name: string, deleting = false): Claim[] {
+  return s.claims.filter(
+    (c) => c.spec.dataSource?.kind === kind && c.spec.dataSource.name === name && (c.status?.phase ?? 'Pending') === 'Pending' && (deleting || !c.metadata.deletionTimestamp),
+  );
 }
 
 /**
  * A source protection nothing needs: a VolumeSnapshot or claim carrying external-provisioner's
- * finalizer while no claim made from it is Pending (external-provisioner #1507 is such a
- * finalizer left behind). Deleted, it would stay Terminating for good.
+ * finalizer while no claim made from it is Pending and alive (external-provisioner #1507 is such
+ * a finalizer left behind by a claim deleted first). Deleted, it would stay Terminating for good.
  */
 export function sourceProtectionProblems(s: Snapshot): string[] {
   const problems: string[] = [];
@@ -252,7 +258,7 @@ export function snapshotProblems(s: Snapshot, snapshots: readonly TrackedSnapsho
     }
     // Deleted before a restore from it could protect it: the common snapshot controller keeps
     // it while that claim is Pending (refused), until the claim goes at the teardown.
-    if (vs && !final && !(vs.metadata.finalizers ?? []).includes(SNAPSHOT_SOURCE_PROTECTION) && pendingFrom(s, 'VolumeSnapshot', v.name).length > 0) continue;
+    if (vs && !final && !(vs.metadata.finalizers ?? []).includes(SNAPSHOT_SOURCE_PROTECTION) && pendingFrom(s, 'VolumeSnapshot', v.name, true).length > 0) continue;
     if (vs) {
       problems.push(`deleted VolumeSnapshot ${v.name} is stuck terminating (finalizers: ${(vs.metadata.finalizers ?? []).join(', ') || 'none'})`);
       continue;

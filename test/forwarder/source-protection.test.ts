@@ -10,7 +10,6 @@ import { renderChart } from '../../infra/tools/chart.js';
 import { describe, expect, it } from 'vitest';
 import { Finalizers, SourceFinalizers } from '../../lib/contract/index.js';
 import { Dependents } from '../../lib/forwarder/dependents.js';
-import { claimNews } from '../../lib/forwarder/changes.js';
 import { isOurClaim } from '../../lib/forwarder/filter.js';
 import { buildClaimItem, sourceAwaitsRelease, type VolumeSnapshotObject } from '../../lib/forwarder/items.js';
 import { WATCHES, type Resource, type WatchContext, type WatchedObjects } from '../../lib/forwarder/watches.js';
@@ -36,7 +35,7 @@ const snapshot = (finalizers: string[]): VolumeSnapshotObject => ({
 });
 
 describe('the claim item: who else holds the source', () => {
-  it('holders -> the other claims made from the same snapshot that may still make their volume (protected, live, unbound, no PV); not itself, not a bound or deleting one, not another source', () => {
+  it('holders -> the other claims made from the same snapshot that may still make their volume (live, unbound, no PV; begun or not); not itself, not a bound or deleting one, not one with its PV, not another source', () => {
     const other = claim('other-source');
     other.spec!.dataSource = { kind: 'VolumeSnapshot', name: 'weekly', apiGroup: 'snapshot.storage.k8s.io' };
     other.metadata!.finalizers = [Finalizers.claimProtection];
@@ -44,7 +43,7 @@ describe('the claim item: who else holds the source', () => {
     const claims = [restore('a', 'holding'), restore('b', 'holding'), restore('c', 'bound'), restore('d', 'deleting'), restore('e', 'unprotected'), withPv, other];
     const view = viewOf({ claims, snapshots: [snapshot([])], volumes: [volume('pvc-uid-has-pv')] });
     const item = buildClaimItem(claims[0]!, view, DRIVER);
-    expect(item.source).toMatchObject({ kind: 'VolumeSnapshot', holders: ['b'] });
+    expect(item.source).toMatchObject({ kind: 'VolumeSnapshot', holders: ['b', 'e'] });
   });
 
   it('a clone -> holders among the claims cloning the same claim', () => {
@@ -103,13 +102,11 @@ describe('events', () => {
     expect([...WATCHES.persistentvolumeclaims.keys('update', a, quiet)]).toEqual([]);
   });
 
-  it("news: dropping volhook's protection is news for a claim made from a source (it stops holding it), an echo for one without", () => {
-    const holding = restore('a', 'holding');
-    const dropped = { ...holding, metadata: { ...holding.metadata, finalizers: [] } };
-    expect(claimNews(dropped, ownership)).not.toEqual(claimNews(holding, ownership));
-    const plainClaim = claim('p');
-    plainClaim.metadata!.finalizers = [Finalizers.claimProtection];
-    expect(claimNews({ ...plainClaim, metadata: { ...plainClaim.metadata, finalizers: [] } }, ownership)).toEqual(claimNews(plainClaim, ownership));
+  it('a claim deleted -> the bound claims made from the same source offered (the last one may now let it go)', () => {
+    const a = restore('a', 'bound');
+    const gone = restore('g', 'unprotected');
+    const ctx = contextOf({ persistentvolumeclaims: [a], volumesnapshots: [snapshot([SourceFinalizers.snapshot])] });
+    expect([...WATCHES.persistentvolumeclaims.keys('delete', gone, ctx)].map((o) => o.key)).toEqual(['PersistentVolumeClaimDeleted/uid-g', 'PersistentVolumeClaim/default/a']);
   });
 
   it("the source protection on a VolumeSnapshot is volhook's own write: an echo, not news; a deletion is news", () => {

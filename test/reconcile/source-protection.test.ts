@@ -193,9 +193,9 @@ describe('clone: the source claim protected while its copy is made', () => {
 
 describe('the rules both sides apply (lib/contract/source-protection.ts)', () => {
   const pvc = (meta: object, spec: object = {}) => ({ metadata: { finalizers: [CLAIM_PROTECTION], ...meta }, spec });
-  it('claimMayMakeVolume: protected, live, unnamed volume, no PV -> true; any of those otherwise -> false', () => {
+  it('claimMayMakeVolume: live, unnamed volume, no PV -> true, begun (protected) or not; being deleted, a volume named or its PV there -> false', () => {
     expect(claimMayMakeVolume(pvc({}), false)).toBe(true);
-    expect(claimMayMakeVolume(pvc({ finalizers: [] }), false)).toBe(false);
+    expect(claimMayMakeVolume(pvc({ finalizers: [] }), false)).toBe(true);
     expect(claimMayMakeVolume(pvc({ deletionTimestamp: '2026-12-01T00:00:00Z' }), false)).toBe(false);
     expect(claimMayMakeVolume(pvc({}, { volumeName: 'pvc-x' }), false)).toBe(false);
     expect(claimMayMakeVolume(pvc({}), true)).toBe(false);
