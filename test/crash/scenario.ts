@@ -100,6 +100,8 @@ const INLINE_DELETE_CHANCE = 0.5;
 /** How often a restore's snapshot, and a clone's source claim (drawn less often), is deleted while the new volume may be being made. */
 const SNAPSHOT_DELETE_CHANCE = 0.4;
 const CLONE_SOURCE_DELETE_CHANCE = 0.8;
+/** How often a second claim is restored from the same snapshot. */
+const SECOND_RESTORE_CHANCE = 0.5;
 
 export interface SnapshotPlan {
   name: string;
@@ -299,7 +301,14 @@ export function generateScenario(rng: Rng): Scenario {
   // Sources deleted while a volume may be being made from them (their protection's test). Last
   // as well, for the same reason.
   const createdAt = (name: string) => actions.findIndex((list) => list.some((a) => (a.kind === 'createClaim' && a.claim === name) || (a.kind === 'createSnapshot' && a.snapshot === name)));
-  if (claims.some((c) => c.name === 'r0') && rng.chance(SNAPSHOT_DELETE_CHANCE)) {
+  // A second restore from the same snapshot, about when the first is made: one protection for
+  // both, which the last of them to be done lets go.
+  const r0 = claims.find((c) => c.name === 'r0');
+  if (r0 && rng.chance(SECOND_RESTORE_CHANCE)) {
+    claims.push({ name: 'r1', class: r0.class, source: { kind: 'VolumeSnapshot', name: 's0' } });
+    at(createdAt('r0') + rng.int(0, 2)).push({ kind: 'createClaim', claim: 'r1' });
+  }
+  if (r0 && rng.chance(SNAPSHOT_DELETE_CHANCE)) {
     at(createdAt('r0') + rng.int(0, 2)).push({ kind: 'deleteSnapshot', snapshot: 's0' });
   }
   // Not when a snapshot is cut from it too: a claim deleted before that snapshot is ready holds
