@@ -15,3 +15,4 @@ export * from './semver.js';
 export * from './version.js';
 export * from './check.js';
 export * from './body-encoding.js';
+export * from './source-protection.js';

@@ -18,17 +18,22 @@ import { VolumeSnapshotClassSchema, VolumeSnapshotContentSchema, VolumeSnapshotS
  * What the claim's data source is now, as the cluster has it: for a restore the VolumeSnapshot
  * and the content it is bound to, for a clone the source claim and its PV. Each null when
  * it does not exist (yet). Absent when the claim has no data source of these kinds.
+ * `holders`: the other claims of the namespace with the same source that may still make their
+ * volume from it (`claimMayMakeVolume`), by name — while there are any, the source keeps its
+ * protection (lib/contract/source-protection.ts).
  */
 export const ClaimSourceSchema = deferred(() => z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('VolumeSnapshot'),
     snapshot: z.nullable(VolumeSnapshotSchema),
     content: z.nullable(VolumeSnapshotContentSchema),
+    holders: z._default(z.array(z.string()), []),
   }),
   z.object({
     kind: z.literal('PersistentVolumeClaim'),
     claim: z.nullable(PersistentVolumeClaimSchema),
     pv: z.nullable(PersistentVolumeSchema),
+    holders: z._default(z.array(z.string()), []),
   }),
 ]));
 export type ClaimSource = z.infer<typeof ClaimSourceSchema>;

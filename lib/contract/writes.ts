@@ -14,8 +14,12 @@ import {
 
 const StringMap = deferred(() => z.record(z.string(), z.string()));
 
-/** The kinds a write may name. VolumeSnapshotContent is `snapshot.storage.k8s.io/v1`, cluster-scoped. */
-export const WriteKindSchema = deferred(() => z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment', 'VolumeSnapshotContent']));
+/**
+ * The kinds a write may name. VolumeSnapshotContent is `snapshot.storage.k8s.io/v1`, cluster-scoped;
+ * VolumeSnapshot is `snapshot.storage.k8s.io/v1`, namespaced (only its finalizers are written:
+ * the source protection of a restore, lib/contract/source-protection.ts).
+ */
+export const WriteKindSchema = deferred(() => z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment', 'VolumeSnapshotContent', 'VolumeSnapshot']));
 export type WriteKind = z.infer<typeof WriteKindSchema>;
 
 export const ObjectRefSchema = deferred(() => z.object({

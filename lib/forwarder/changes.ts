@@ -16,22 +16,23 @@
  * that answer — never because of the echo. Should the cache not hold the write yet when the
  * key goes, the backend asks for the same write again (a no-op) and requeues once more.
  *
- * What volhook writes, and so what an echo may change: the finalizers below, the node-id
+ * What volhook writes, and so what an echo may change: the finalizers below (a restore's or
+ * clone's source protection among them), the node-id
  * annotation, a VolumeAttachment's whole `status` (only the attacher writes it), and the
  * bookkeeping of any write (`resourceVersion`, `managedFields`, `generation`). Anything else —
  * a deletionTimestamp, the binding, a selected node, labels — is news.
  */
 import { createHash } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
-import { SnapshotAnnotations } from '../contract/index.js';
+import { SnapshotAnnotations, SourceFinalizers } from '../contract/index.js';
 import { Annotations, Finalizers, VolhookAnnotations, type Ownership } from '../contract/index.js';
 
 /** An informer event, as the table of watched resources sees it. */
 export type EventType = 'add' | 'update' | 'delete';
 
-/** Finalizers volhook adds and removes (on claims, PVs and VolumeAttachments). */
+/** Finalizers volhook adds and removes (on claims, PVs and VolumeAttachments; a restore's or clone's source). */
 export function volhookFinalizers(driver: string): ReadonlySet<string> {
-  return new Set([Finalizers.claimProtection, Finalizers.provisioner, Finalizers.attacher(driver)]);
+  return new Set([Finalizers.claimProtection, Finalizers.provisioner, Finalizers.attacher(driver), SourceFinalizers.snapshot, SourceFinalizers.claim]);
 }
 
 /** Annotations volhook sets; the selected-node annotation it may remove is the scheduler's, and news. */

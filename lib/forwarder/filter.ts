@@ -31,13 +31,22 @@ export interface Ownership extends ContractOwnership {
 /**
  * A claim that is ours (the contract's `isClaimFor`: our provisioner's annotation, or migrated
  * to our driver), and either not bound yet, or still carrying volhook's provisioning
- * protection (which only the backend may take off), or bound and asking its volume to grow or
- * change class (`pvOf` finds its PV in the cache).
+ * protection (which only the backend may take off), or made from a source whose protection
+ * is to go (`sourceAwaitsRelease`), or bound and asking its volume to grow or change class
+ * (`pvOf` finds its PV in the cache).
  */
-export function isOurClaim(pvc: V1PersistentVolumeClaim, ownership: Ownership, pvOf?: (name: string) => V1PersistentVolume | undefined): boolean {
+export function isOurClaim(
+  pvc: V1PersistentVolumeClaim,
+  ownership: Ownership,
+  pvOf?: (name: string) => V1PersistentVolume | undefined,
+  sourceAwaitsRelease?: (pvc: V1PersistentVolumeClaim) => boolean,
+): boolean {
   if (!isClaimFor(pvc, ownership.provisioner)) return false;
   const volumeName = pvc.spec?.volumeName;
   if (!volumeName || isProtectedClaim(pvc)) return true;
+  // Its source still carries the protection volhook put on it, and no claim needs it now: the
+  // claim goes (a canary's too: it provisioned the claim) so that the backend lets it go.
+  if (sourceAwaitsRelease?.(pvc)) return true;
   // A canary leaves resizes and class changes to the controller's external-resizer, which
   // serves every PV of the driver: both would modify the same disk.
   if (ownership.canary) return false;

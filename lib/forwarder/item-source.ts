@@ -15,6 +15,7 @@ import {
   buildSnapshotContentItem,
   buildVolumeItem,
   parseItemKey,
+  sourceAwaitsRelease,
   withLiveClassCheck,
   withLivePvCheck,
   type ClusterView,
@@ -37,6 +38,7 @@ export function cacheView({ caches, dependents }: Pick<WatchContext, 'caches' | 
     attachmentsOf: (pvName) => dependents.attachmentsOf(pvName),
     zones: () => [...dependents.zones],
     claim: (namespace, name) => caches.persistentvolumeclaims.get(name, namespace),
+    claims: (namespace) => caches.persistentvolumeclaims.list(namespace),
     volumeSnapshot: (namespace, name) => caches.volumesnapshots.get(name, namespace),
     snapshotContent: (name) => caches.volumesnapshotcontents.get(name),
     snapshotClass: (name) => caches.volumesnapshotclasses.get(name),
@@ -91,7 +93,7 @@ export function itemSource(options: {
     switch (parsed?.kind) {
       case 'PersistentVolumeClaim': {
         const pvc = caches.persistentvolumeclaims.get(parsed.name, parsed.namespace);
-        if (!pvc || !isOurClaim(pvc, ownership, view.pv)) return undefined;
+        if (!pvc || !isOurClaim(pvc, ownership, view.pv, (claim) => sourceAwaitsRelease(claim, view))) return undefined;
         const built = buildClaimItem(pvc, view, ownership.driver);
         const item = readClass ? await withLiveClassCheck(built, readClass) : built;
         if (!item) return undefined;

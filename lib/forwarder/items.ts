@@ -19,10 +19,12 @@ import type {
 import {
   Annotations,
   claimClassName,
+  claimMayMakeVolume,
   ItemKeys,
   nodeZone,
   pvNameForClaim,
   SNAPSHOT_API_GROUP,
+  sourceReleasable,
   type ItemInput,
   type NodeInfo,
   type PersistentVolumeClaimDeletedItem,
@@ -61,6 +63,8 @@ export interface ClusterView {
   /** The zones of the cluster's nodes (see `clusterZones`), for Immediate claims. */
   zones(): string[];
   claim(namespace: string, name: string): V1PersistentVolumeClaim | undefined;
+  /** The claims of a namespace (the claims made from the same source as another). */
+  claims(namespace: string): V1PersistentVolumeClaim[];
   volumeSnapshot(namespace: string, name: string): VolumeSnapshotObject | undefined;
   snapshotContent(name: string): SnapshotContentObject | undefined;
   snapshotClass(name: string): SnapshotClassObject | undefined;
@@ -145,24 +149,67 @@ export function buildClaimItem(pvc: V1PersistentVolumeClaim, view: ClusterView, 
   return item;
 }
 
+/** What the claim source context is read from. */
+export type SourceView = Pick<ClusterView, 'claim' | 'claims' | 'volumeSnapshot' | 'snapshotContent' | 'pv'>;
+
 /** The claim's data source that the backend restores or clones from, as the caches have it. */
-export function claimSource(pvc: V1PersistentVolumeClaim, view: ClusterView): ClaimItemInput['source'] {
+export function claimSource(pvc: V1PersistentVolumeClaim, view: SourceView): ClaimItemInput['source'] {
+  const source = supportedSource(pvc);
+  if (!source) return undefined;
+  const { kind, namespace, name } = source;
+  const holders = sourceHolders(pvc, view);
+  if (kind === 'VolumeSnapshot') {
+    const snapshot = view.volumeSnapshot(namespace, name);
+    const bound = snapshot?.status?.boundVolumeSnapshotContentName;
+    const content = bound ? view.snapshotContent(bound) : undefined;
+    return { kind, snapshot: snapshot ? (plain(snapshot) as never) : null, content: content ? (plain(content) as never) : null, holders };
+  }
+  const claim = view.claim(namespace, name);
+  const volumeName = claim?.spec?.volumeName;
+  const pv = volumeName ? view.pv(volumeName) : undefined;
+  return { kind, claim: claim ? (plain(claim) as never) : null, pv: pv ? (plain(pv) as never) : null, holders };
+}
+
+/** The VolumeSnapshot or claim the claim is made from, in its own namespace; undefined for anything else. */
+export function supportedSource(pvc: V1PersistentVolumeClaim): { kind: 'VolumeSnapshot' | 'PersistentVolumeClaim'; namespace: string; name: string } | undefined {
   const ref = sourceRef(pvc);
   const namespace = pvc.metadata?.namespace ?? '';
   if (!ref || (ref.namespace && ref.namespace !== namespace)) return undefined;
-  if (ref.kind === 'VolumeSnapshot' && ref.apiGroup === SNAPSHOT_API_GROUP) {
-    const snapshot = view.volumeSnapshot(namespace, ref.name);
-    const bound = snapshot?.status?.boundVolumeSnapshotContentName;
-    const content = bound ? view.snapshotContent(bound) : undefined;
-    return { kind: 'VolumeSnapshot', snapshot: snapshot ? (plain(snapshot) as never) : null, content: content ? (plain(content) as never) : null };
-  }
-  if (ref.kind === 'PersistentVolumeClaim' && !ref.apiGroup) {
-    const claim = view.claim(namespace, ref.name);
-    const volumeName = claim?.spec?.volumeName;
-    const pv = volumeName ? view.pv(volumeName) : undefined;
-    return { kind: 'PersistentVolumeClaim', claim: claim ? (plain(claim) as never) : null, pv: pv ? (plain(pv) as never) : null };
-  }
+  if (ref.kind === 'VolumeSnapshot' && ref.apiGroup === SNAPSHOT_API_GROUP) return { kind: 'VolumeSnapshot', namespace, name: ref.name };
+  if (ref.kind === 'PersistentVolumeClaim' && !ref.apiGroup) return { kind: 'PersistentVolumeClaim', namespace, name: ref.name };
   return undefined;
+}
+
+/** The other claims of the namespace made from the same source. */
+export function sameSourceClaims(pvc: V1PersistentVolumeClaim, claims: readonly V1PersistentVolumeClaim[]): V1PersistentVolumeClaim[] {
+  const source = supportedSource(pvc);
+  if (!source) return [];
+  return claims.filter((other) => {
+    if (other.metadata?.uid === pvc.metadata?.uid) return false;
+    const theirs = supportedSource(other);
+    return theirs?.kind === source.kind && theirs.namespace === source.namespace && theirs.name === source.name;
+  });
+}
+
+/** Names of the other claims made from the claim's source that may still make their volume from it (sorted). */
+function sourceHolders(pvc: V1PersistentVolumeClaim, view: SourceView): string[] {
+  return sameSourceClaims(pvc, view.claims(pvc.metadata?.namespace ?? ''))
+    .filter((other) => claimMayMakeVolume(other, view.pv(pvNameForClaim(other.metadata?.uid ?? '')) !== undefined))
+    .map((other) => other.metadata?.name ?? '')
+    .sort();
+}
+
+/**
+ * The claim's source carries external-provisioner's source protection that nothing needs any
+ * more (the contract's `sourceReleasable`): the claim is sent, whatever else it asks, so that
+ * the backend lets the source go.
+ */
+export function sourceAwaitsRelease(pvc: V1PersistentVolumeClaim, view: SourceView): boolean {
+  const source = claimSource(pvc, view);
+  if (!source) return false;
+  const object = source.kind === 'VolumeSnapshot' ? source.snapshot : source.claim;
+  const selfHolds = claimMayMakeVolume(pvc, view.pv(pvNameForClaim(pvc.metadata?.uid ?? '')) !== undefined);
+  return sourceReleasable(object, source.kind, source.holders ?? [], selfHolds);
 }
 
 /** `dataSourceRef`, else `dataSource`: the reference the backend reads too. */

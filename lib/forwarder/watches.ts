@@ -11,7 +11,16 @@ import { attachmentNews, claimNews, snapshotContentNews, volumeNews, withoutVolh
 import { csiNodeNews, nodeNews, type Dependents } from './dependents.js';
 import { isOurAttachment, isOurClaim, isOurSnapshotContent, isOurVolume, isSettledAttachment, isSettledVolume, type Ownership } from './filter.js';
 import type { ObjectCache } from './informers.js';
-import { sourceRef, type DeletedClaim, type SnapshotClassObject, type SnapshotContentObject, type VolumeSnapshotObject } from './items.js';
+import {
+  sameSourceClaims,
+  sourceAwaitsRelease,
+  sourceRef,
+  type DeletedClaim,
+  type SnapshotClassObject,
+  type SnapshotContentObject,
+  type SourceView,
+  type VolumeSnapshotObject,
+} from './items.js';
 import { reportedDiskOf } from './report.js';
 
 /** The objects of each watched resource. */
@@ -76,8 +85,12 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
     *keys(type, pvc, ctx) {
       if (type === 'delete') yield* claimDeleted(pvc, ctx.ownership);
       else yield* claimOffers([pvc], ctx);
+      if (!ctx.ready()) return;
       // Claims cloning this one carry it as context.
-      if (ctx.ready()) yield* claimOffers(dependentClaims(ctx, pvc.metadata?.namespace ?? '', 'PersistentVolumeClaim', '', pvc.metadata?.name ?? ''), ctx);
+      yield* claimOffers(dependentClaims(ctx, pvc.metadata?.namespace ?? '', 'PersistentVolumeClaim', '', pvc.metadata?.name ?? ''), ctx);
+      // Claims made from the same source carry whether this one may still need it: the last
+      // to need it lets it go.
+      yield* claimOffers(sameSourceClaims(pvc, ctx.caches.persistentvolumeclaims.list(pvc.metadata?.namespace ?? '')), ctx);
     },
     resync: (pvc, ctx) => claimOffers([pvc], ctx),
   },
@@ -202,7 +215,8 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
     path: `/apis/${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}/volumesnapshots`,
     // A cluster without the snapshot CRDs has no snapshots.
     optional: SNAPSHOTS_OPTIONAL,
-    news: (object) => object,
+    // All but the source protection volhook puts on it (an echo).
+    news: withoutVolhookWrites,
     *keys(_type, snapshot, ctx) {
       if (ctx.ready()) yield* claimOffers(dependentClaims(ctx, snapshot.metadata?.namespace ?? '', 'VolumeSnapshot', SNAPSHOT_API_GROUP, snapshot.metadata?.name ?? ''), ctx);
     },
@@ -223,8 +237,16 @@ function dependentClaims(ctx: WatchContext, namespace: string, kind: string, api
 export const RESOURCES = Object.keys(WATCHES) as Resource[];
 
 function* claimOffers(claims: Iterable<k8s.V1PersistentVolumeClaim>, ctx: WatchContext): Generator<Offer> {
+  const { caches } = ctx;
+  const view: SourceView = {
+    claim: (namespace, name) => caches.persistentvolumeclaims.get(name, namespace),
+    claims: (namespace) => caches.persistentvolumeclaims.list(namespace),
+    volumeSnapshot: (namespace, name) => caches.volumesnapshots.get(name, namespace),
+    snapshotContent: (name) => caches.volumesnapshotcontents.get(name),
+    pv: (name) => caches.persistentvolumes.get(name),
+  };
   for (const pvc of claims) {
-    if (isOurClaim(pvc, ctx.ownership, (name) => ctx.caches.persistentvolumes.get(name))) yield { key: ItemKeys.claim(pvc.metadata?.namespace ?? '', pvc.metadata?.name ?? '') };
+    if (isOurClaim(pvc, ctx.ownership, view.pv, (claim) => sourceAwaitsRelease(claim, view))) yield { key: ItemKeys.claim(pvc.metadata?.namespace ?? '', pvc.metadata?.name ?? '') };
   }
 }
 

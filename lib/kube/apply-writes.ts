@@ -148,10 +148,19 @@ function access(clients: KubeClients, ref: ObjectRef): ObjectAccess {
         read: () => readMeta(() => clients.custom.getClusterCustomObject({ ...SNAPSHOT_CONTENTS, name }) as Promise<{ metadata?: object }>),
         patch: (ops) => clients.custom.patchClusterCustomObject({ ...SNAPSHOT_CONTENTS, name, body: ops }),
       };
+    case 'VolumeSnapshot': {
+      if (!ref.namespace) throw new Error(`VolumeSnapshot ${name}: namespace is required`);
+      const namespace = ref.namespace;
+      return {
+        read: () => readMeta(() => clients.custom.getNamespacedCustomObject({ ...SNAPSHOTS, namespace, name }) as Promise<{ metadata?: object }>),
+        patch: (ops) => clients.custom.patchNamespacedCustomObject({ ...SNAPSHOTS, namespace, name, body: ops }),
+      };
+    }
   }
 }
 
 const SNAPSHOT_CONTENTS = { group: SNAPSHOT_API_GROUP, version: SNAPSHOT_API_VERSION, plural: 'volumesnapshotcontents' } as const;
+const SNAPSHOTS = { group: SNAPSHOT_API_GROUP, version: SNAPSHOT_API_VERSION, plural: 'volumesnapshots' } as const;
 
 /**
  * Read, compute a guarded JSON patch, send it; on 409/422 (someone else wrote in between, so

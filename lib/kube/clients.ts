@@ -39,6 +39,8 @@ export interface KubeClients {
     getClusterCustomObject(args: CustomObject): Promise<object>;
     patchClusterCustomObject(args: CustomObject & { body: JsonPatchOp[] }): Promise<object>;
     patchClusterCustomObjectStatus(args: CustomObject & { body: object }): Promise<object>;
+    getNamespacedCustomObject(args: CustomObject & { namespace: string }): Promise<object>;
+    patchNamespacedCustomObject(args: CustomObject & { namespace: string; body: JsonPatchOp[] }): Promise<object>;
   };
 }
 
@@ -71,6 +73,8 @@ export function kubeClientsFromConfig(kc: KubeConfig): KubeClients {
       getClusterCustomObject: (args) => custom.getClusterCustomObject(args) as Promise<object>,
       patchClusterCustomObject: (args) => custom.patchClusterCustomObject(args, jsonPatch()) as Promise<object>,
       patchClusterCustomObjectStatus: (args) => custom.patchClusterCustomObjectStatus(args, merge()) as Promise<object>,
+      getNamespacedCustomObject: (args) => custom.getNamespacedCustomObject(args) as Promise<object>,
+      patchNamespacedCustomObject: (args) => custom.patchNamespacedCustomObject(args, jsonPatch()) as Promise<object>,
     },
   };
 }

@@ -11,6 +11,7 @@
 import {
   claimClassName,
   SNAPSHOT_API_GROUP,
+  SourceFinalizers,
   ZONE_LABELS,
   type PersistentVolume,
   type PersistentVolumeClaim,
@@ -79,6 +80,11 @@ export function resolveSource(
   if (context.kind === 'VolumeSnapshot') {
     const { snapshot, content } = context;
     if (!snapshot) return refuse('SnapshotNotFound', `the claim's data source ${what} does not exist in namespace ${pvc.metadata.namespace}`, Requeue.failed);
+    // As external-provisioner: a snapshot being deleted is restored from only by a restore
+    // begun before (its source protection on): never a new restore from it.
+    if (snapshot.metadata.deletionTimestamp && !snapshot.metadata.finalizers?.includes(SourceFinalizers.snapshot)) {
+      return refuse('SnapshotBeingDeleted', `snapshot ${what} is being deleted`, Requeue.failed);
+    }
     const bound = snapshot.status?.boundVolumeSnapshotContentName;
     if (!bound || !content || content.metadata.name !== bound) return wait(`snapshot ${what} is not bound to a VolumeSnapshotContent yet`);
     const ref = content.spec.volumeSnapshotRef;
@@ -101,7 +107,11 @@ export function resolveSource(
 
   const { claim, pv } = context;
   if (!claim) return refuse('SourceNotFound', `the claim's data source ${what} does not exist in namespace ${pvc.metadata.namespace}`, Requeue.failed);
-  if (claim.metadata.deletionTimestamp) return refuse('SourceBeingDeleted', `source claim ${what} is being deleted`, Requeue.failed);
+  // A clone begun before the source claim's deletion (its cloning protection on) goes on: its
+  // volume is what lets the source go.
+  if (claim.metadata.deletionTimestamp && !claim.metadata.finalizers?.includes(SourceFinalizers.claim)) {
+    return refuse('SourceBeingDeleted', `source claim ${what} is being deleted`, Requeue.failed);
+  }
   const volumeName = claim.spec.volumeName;
   if (!volumeName || claim.status?.phase !== 'Bound' || !pv || pv.metadata.name !== volumeName) {
     return wait(`the source claim ${what} is not bound to a PersistentVolume yet`);

@@ -23,6 +23,7 @@ import { volumeTags } from './tags.js';
 import { removePvcAnnotation } from './writes.js';
 import { chooseZone, readPlacement } from './zone.js';
 import { claimTagsForNewVolume } from './claim-tags.js';
+import { sourceProtectionOf, type SourceProtection } from './source-protection.js';
 
 /** A claim to provision: everything the volume and its PV need but the cloud's answer. */
 export interface ProvisionJob {
@@ -43,6 +44,8 @@ export interface ProvisionJob {
   source?: VolumeSource;
   /** A clone: the CopyVolumes request, made instead of `request`. */
   copy?: CopyDiskRequest;
+  /** The source object (VolumeSnapshot or claim) and its protection, for a restore or a clone. */
+  sourceProtection?: SourceProtection;
 }
 
 type JobContext = Pick<ReconcileContext, 'clusterId' | 'registration' | 'provisionerName' | 'driverName'>;
@@ -222,6 +225,7 @@ export function prepareProvision(
           tags: request.tags,
         }
       : undefined;
+  const sourceProtection = source ? sourceProtectionOf(item) : undefined;
   return {
     job: {
       pvc,
@@ -235,6 +239,7 @@ export function prepareProvision(
       request,
       ...(source && { source }),
       ...(copy && { copy }),
+      ...(sourceProtection && { sourceProtection }),
     },
   };
 }

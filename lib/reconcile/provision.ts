@@ -17,6 +17,7 @@ import {
   pvNameForClaim,
   TagKeys,
   type PersistentVolumeClaimItem,
+  type Write,
 } from '../contract/index.js';
 import { isGone, type Disk, type Ec2Error, type Snapshot } from '../ec2/types.js';
 import { describeIopsAdjustment } from '../storageclass/index.js';
@@ -37,6 +38,7 @@ import { buildPersistentVolume } from './pv-builder.js';
 import { isOwnedSnapshot, snapshotNotAdoptedProblem } from './snapshot-content.js';
 import { isOwnedDisk, notAdoptedProblem, notOwnedWhy } from './tags.js';
 import { addFinalizer, createPersistentVolume, pvcRef, removeFinalizer, removePvcAnnotation } from './writes.js';
+import { claimHoldsSource, protectSource, releaseSource, sourceProtectionOf } from './source-protection.js';
 
 type ProvisionAction = Extract<Ec2Action, { verb: 'createDisk' | 'deleteDisk' | 'copyDisk' }>;
 
@@ -169,6 +171,9 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapsh
       // claim's protection has done its job.
       return done([
         createPersistentVolume(pv),
+        // The volume exists: its source is let go, unless another claim may still need it;
+        // before the claim's protection, which would end these items.
+        ...releaseSource(job.sourceProtection, false),
         removeFinalizer(pvcRef(pvc), Finalizers.claimProtection),
         pvcEvent(pvc, 'Normal', EventReasons.provisioningSucceeded, `Successfully provisioned volume ${job.pvName}`),
         // Nothing adjusted silently: the class asked for IOPS the type does not allow at this size.
@@ -226,38 +231,53 @@ export function otherProvisioner(pvc: PersistentVolumeClaimItem['pvc'], scope: P
   );
 }
 
+/** `settled` with `writes` applied before its own. */
+function after(writes: Write[], settled: Settled): Settled {
+  return writes.length ? { ...settled, writes: [...writes, ...settled.writes] } : settled;
+}
+
 export async function reconcileProvision(item: PersistentVolumeClaimItem, scope: Scope): Promise<Settled> {
   const { pvc } = item;
   if (!isClaimFor(pvc, scope.provisionerName)) return otherProvisioner(pvc, scope);
-  if (claimReleasesDisk(pvc)) return reconcileClaimRelease(item, scope);
+  // A claim that will make no volume from its source (any more) lets the source go, unless
+  // another claim may still: the #1507 case is a claim deleted before its volume was made.
+  const letGo = claimHoldsSource(item) ? [] : releaseSource(sourceProtectionOf(item), false);
+  if (claimReleasesDisk(pvc)) return after(letGo, await reconcileClaimRelease(item, scope));
   const isProtected = isProtectedClaim(pvc);
-  if (pvc.metadata.deletionTimestamp) return done();
+  if (pvc.metadata.deletionTimestamp) return done(letGo);
   if (pvc.spec.volumeName) {
+    const wantsChange = claimWantsVolumeChange(pvc, item.pv?.spec.capacity.storage) || claimTagsUnrecorded(pvc);
     // The protection's job is done; it goes first, alone: the claim's status writes of a
     // resize are guarded by the claim's resourceVersion, which this write changes.
     if (isProtected) {
-      const drop = [removeFinalizer(pvcRef(pvc), Finalizers.claimProtection)];
-      return claimWantsVolumeChange(pvc, item.pv?.spec.capacity.storage) || claimTagsUnrecorded(pvc)
-        ? requeue(Requeue.recorded, 'claim is bound: dropping its provisioning protection before changing its volume', drop)
-        : done(drop);
+      const drop = [...letGo, removeFinalizer(pvcRef(pvc), Finalizers.claimProtection)];
+      return wantsChange ? requeue(Requeue.recorded, 'claim is bound: dropping its provisioning protection before changing its volume', drop) : done(drop);
     }
+    if (letGo.length) return wantsChange ? requeue(Requeue.recorded, 'claim is bound: letting its source go before changing its volume', letGo) : done(letGo);
     // Tags asked for by annotations go once the volume is as the claim wants it (./claim-tags.ts).
     if (claimTagsUnrecorded(pvc) && !claimWantsVolumeChange(pvc, item.pv?.spec.capacity.storage)) return reconcileClaimTags(item, scope);
     return reconcileModify(item, scope);
   }
   if (item.pvExists) {
-    return done(isProtected ? [removeFinalizer(pvcRef(pvc), Finalizers.claimProtection)] : []);
+    return done([...letGo, ...(isProtected ? [removeFinalizer(pvcRef(pvc), Finalizers.claimProtection)] : [])]);
   }
   const first = prepareProvision(item, scope);
   // The zone depends on zone IDs: with the Region's zones (cached by the gateway), decide again.
   const prepared = 'needsZones' in first ? prepareProvision(item, scope, await scope.ec2.zones()) : first;
-  if (!('job' in prepared)) return prepared;
+  if (!('job' in prepared)) return after(letGo, prepared);
   const { job } = prepared;
   if (!isProtected) {
-    // Write before act: no CreateVolume until the claim cannot vanish unseen.
+    // Write before act: no CreateVolume until the claim cannot vanish unseen. Its source's
+    // protection comes after (next): the claim's own keeps it visible until the source is let go.
     return requeue(Requeue.recorded, `protecting claim ${pvc.metadata.namespace}/${pvc.metadata.name} before creating its volume ${pvNameForClaim(pvc.metadata.uid)}`, [
+      ...letGo,
       addFinalizer(pvcRef(pvc), Finalizers.claimProtection),
     ]);
+  }
+  const protectWrites = protectSource(job.sourceProtection);
+  if (protectWrites.length) {
+    // Write before act: the source cannot go while its volume is being made.
+    return requeue(Requeue.recorded, `protecting ${job.source?.what ?? 'the source'} before making volume ${job.pvName} from it`, protectWrites);
   }
   // The claim may have been deleted since this item was built: a late create could leak.
   const stale = staleRequest(scope, 'a volume is created');

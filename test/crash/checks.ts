@@ -55,6 +55,8 @@ export interface Counts {
   copiedForeign: number;
   /** Any other change asked of a volume that is not the cluster's adopted disk; another cluster's disk not as it was put. */
   touchedNotAdopted: number;
+  /** A volume made from a VolumeSnapshot or claim that did not carry external-provisioner's source protection then. */
+  unprotectedSource: number;
 }
 
 export const COUNT_NAMES: Record<keyof Counts, string> = {
@@ -67,10 +69,11 @@ export const COUNT_NAMES: Record<keyof Counts, string> = {
   unauthorized: 'denied by IAM',
   copiedForeign: 'copied foreign',
   touchedNotAdopted: 'touched not adopted',
+  unprotectedSource: 'made from unprotected source',
 };
 
 export function zeroCounts(): Counts {
-  return { leaked: 0, duplicate: 0, wronglyDeleted: 0, wronglyDetached: 0, attachedWithoutVa: 0, notConverged: 0, unauthorized: 0, copiedForeign: 0, touchedNotAdopted: 0 };
+  return { leaked: 0, duplicate: 0, wronglyDeleted: 0, wronglyDetached: 0, attachedWithoutVa: 0, notConverged: 0, unauthorized: 0, copiedForeign: 0, touchedNotAdopted: 0, unprotectedSource: 0 };
 }
 
 interface Claim extends KubeObject {
@@ -191,8 +194,60 @@ export function contentOf(s: Pick<Snapshot, 'contents'>, snapshot: Ec2Snapshot):
   return s.contents.find((c) => c.status?.snapshotHandle === snapshot.id) ?? s.contents.find((c) => c.metadata.name === name);
 }
 
+/**
+ * external-provisioner's source-protection finalizers (its `controller.go`), spelled here apart
+ * from lib/contract so that the judge does not share the code it judges.
+ */
+export const SNAPSHOT_SOURCE_PROTECTION = 'provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection';
+export const CLONE_SOURCE_PROTECTION = 'provisioner.storage.kubernetes.io/cloning-protection';
+
+/**
+ * The claims (present, Pending) made from the VolumeSnapshot or claim `name`; those being
+ * deleted only with `deleting` (a claim being deleted makes no volume any more, though the
+ * snapshot controller still counts it as restoring).
+ */
+function pendingFrom(s: Snapshot, kind: 'VolumeSnapshot' | 'PersistentVolumeClaim', name: string, deleting = false): Claim[] {
+  return s.claims.filter(
+    (c) => c.spec.dataSource?.kind === kind && c.spec.dataSource.name === name && (c.status?.phase ?? 'Pending') === 'Pending' && (deleting || !c.metadata.deletionTimestamp),
+  );
+}
+
+/**
+ * A source protection nothing needs: a VolumeSnapshot or claim carrying external-provisioner's
+ * finalizer while no claim made from it is Pending and alive (external-provisioner #1507 is such
+ * a finalizer left behind by a claim deleted first). Deleted, it would stay Terminating for good.
+ */
+export function sourceProtectionProblems(s: Snapshot): string[] {
+  const problems: string[] = [];
+  for (const vs of s.volumeSnapshots) {
+    if ((vs.metadata.finalizers ?? []).includes(SNAPSHOT_SOURCE_PROTECTION) && pendingFrom(s, 'VolumeSnapshot', vs.metadata.name).length === 0) {
+      problems.push(`VolumeSnapshot ${vs.metadata.name}${vs.metadata.deletionTimestamp ? ' (terminating)' : ''} keeps ${SNAPSHOT_SOURCE_PROTECTION}, though no claim is being restored from it`);
+    }
+  }
+  for (const c of s.claims) {
+    if ((c.metadata.finalizers ?? []).includes(CLONE_SOURCE_PROTECTION) && pendingFrom(s, 'PersistentVolumeClaim', c.metadata.name).length === 0) {
+      problems.push(`claim ${c.metadata.name}${c.metadata.deletionTimestamp ? ' (terminating)' : ''} keeps ${CLONE_SOURCE_PROTECTION}, though no claim is being cloned from it`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * A claim whose source the scenario deleted before the claim could protect it: refused, as
+ * external-provisioner refuses it ("is being deleted", or gone: "does not exist"), with a Warning
+ * saying so. It stays Pending until deleted; that is right, not a failure to converge.
+ */
+function refusedForDeletedSource(s: Snapshot, pvc: Claim, tracked: readonly TrackedClaim[], snapshots: readonly TrackedSnapshot[]): boolean {
+  const source = pvc.spec.dataSource;
+  if (!source?.name || (pvc.status?.phase ?? 'Pending') !== 'Pending') return false;
+  const deleted =
+    source.kind === 'VolumeSnapshot' ? snapshots.some((v) => v.name === source.name && v.deleted) : tracked.some((c) => c.name === source.name && c.deleted);
+  if (!deleted) return false;
+  return ['is being deleted', 'does not exist'].some((text) => warned(s, 'PersistentVolumeClaim', pvc.metadata.name, 'ProvisioningFailed', text));
+}
+
 /** What is not as it should be for the VolumeSnapshots. `final`: they have all been deleted. */
-export function snapshotProblems(s: Snapshot, snapshots: readonly TrackedSnapshot[]): string[] {
+export function snapshotProblems(s: Snapshot, snapshots: readonly TrackedSnapshot[], final = false): string[] {
   const problems: string[] = [];
   for (const v of snapshots) {
     const vs = s.volumeSnapshots.find((x) => x.metadata.uid === v.uid);
@@ -201,6 +256,9 @@ export function snapshotProblems(s: Snapshot, snapshots: readonly TrackedSnapsho
       if (vs?.status?.readyToUse !== true) problems.push(`VolumeSnapshot ${v.name} is not ready to use`);
       continue;
     }
+    // Deleted before a restore from it could protect it: the common snapshot controller keeps
+    // it while that claim is Pending (refused), until the claim goes at the teardown.
+    if (vs && !final && !(vs.metadata.finalizers ?? []).includes(SNAPSHOT_SOURCE_PROTECTION) && pendingFrom(s, 'VolumeSnapshot', v.name, true).length > 0) continue;
     if (vs) {
       problems.push(`deleted VolumeSnapshot ${v.name} is stuck terminating (finalizers: ${(vs.metadata.finalizers ?? []).join(', ') || 'none'})`);
       continue;
@@ -230,7 +288,7 @@ function nodeOf(world: JudgedWorld, instanceId: string): string {
 /** What is not as it should be, now. `final`: everything has been deleted. */
 export function convergenceProblems(world: JudgedWorld, tracked: readonly TrackedClaim[], final: boolean, snapshots: readonly TrackedSnapshot[] = []): string[] {
   const s = snapshot(world);
-  const problems: string[] = snapshotProblems(s, snapshots);
+  const problems: string[] = [...snapshotProblems(s, snapshots, final), ...sourceProtectionProblems(s)];
   const livePodsUsing = (claim: string) => s.pods.filter((p) => claimsOf(p).includes(claim));
 
   for (const c of tracked) {
@@ -249,6 +307,7 @@ export function convergenceProblems(world: JudgedWorld, tracked: readonly Tracke
         else if (!warned(s, 'PersistentVolumeClaim', c.name, 'ProvisioningFailed', refused.id)) problems.push(`claim ${c.name} (${c.class.name}) is Pending with no Warning ProvisioningFailed naming its source's disk ${refused.id} (${refused.why})`);
         continue;
       }
+      if (refusedForDeletedSource(s, pvc, tracked, snapshots)) continue;
       if (shouldBind && phase !== 'Bound') problems.push(`claim ${c.name} (${c.class.name}) is ${phase}, not Bound`);
       if (phase === 'Bound') problems.push(...dayTwoProblems(c, pvc, s, livePodsUsing(c.name)));
       continue;
@@ -443,6 +502,7 @@ export function finalVerdict(world: JudgedWorld, tracked: readonly TrackedClaim[
   for (const line of oracle.unauthorized) note('unauthorized', line);
   for (const line of oracle.copiedForeign) note('copiedForeign', line);
   for (const line of oracle.touchedNotAdopted) note('touchedNotAdopted', line);
+  for (const line of oracle.unprotectedSource) note('unprotectedSource', line);
   for (const [id, seeded] of oracle.foreign) {
     const change = changeOf(seeded, world.sim.volume(id));
     if (change) note('touchedNotAdopted', `another cluster's disk ${id} is not as it was put into EC2: ${change}`);

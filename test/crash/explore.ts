@@ -97,9 +97,10 @@ export function formatSummary(s: ExploreSummary): string {
     `crash explorer: ${s.points} crash points in ${s.runs} runs (seeds ${s.firstSeed}–${s.firstSeed + s.runs - 1}), ${s.steps} forwarder steps, ${s.requests} requests, ${seconds(s.ms)}`,
   );
   lines.push('');
-  lines.push(`  ${'check'.padEnd(22)}${'count'.padStart(7)}${'runs'.padStart(7)}`);
+  const width = Math.max(...Object.values(COUNT_NAMES).map((name) => name.length)) + 2;
+  lines.push(`  ${'check'.padEnd(width)}${'count'.padStart(7)}${'runs'.padStart(7)}`);
   for (const key of Object.keys(COUNT_NAMES) as (keyof Counts)[]) {
-    lines.push(`  ${COUNT_NAMES[key].padEnd(22)}${String(s.counts[key]).padStart(7)}${String(s.runsWith[key]).padStart(7)}`);
+    lines.push(`  ${COUNT_NAMES[key].padEnd(width)}${String(s.counts[key]).padStart(7)}${String(s.runsWith[key]).padStart(7)}`);
   }
   lines.push('');
   lines.push('  crash points by kind:');

@@ -36,6 +36,7 @@ import {
   buildAttachmentItem,
   buildClaimDeletedItem,
   buildClaimItem,
+  sourceAwaitsRelease,
   buildSnapshotContentItem,
   buildVolumeItem,
   clusterZones,
@@ -149,6 +150,7 @@ export class ForwarderModel {
           .map((va) => va.metadata?.name ?? ''),
       zones: () => clusterZones(this.list<V1Node>('nodes')),
       claim: (namespace, name) => this.get<V1PersistentVolumeClaim>('persistentvolumeclaims', name, namespace),
+      claims: (namespace) => this.list<V1PersistentVolumeClaim>('persistentvolumeclaims').filter((pvc) => pvc.metadata?.namespace === namespace),
       volumeSnapshot: (namespace, name) => this.get('volumesnapshots', name, namespace),
       snapshotContent: (name) => this.get('volumesnapshotcontents', name),
       snapshotClass: (name) => this.get('volumesnapshotclasses', name),
@@ -200,7 +202,7 @@ export class ForwarderModel {
 
   /** A claim the forwarder offers (the real filter: after issue 8 it also keeps protected claims). */
   private offersClaim(pvc: V1PersistentVolumeClaim): boolean {
-    return isOurClaim(pvc, ownership, (name) => this.get<V1PersistentVolume>('persistentvolumes', name));
+    return isOurClaim(pvc, ownership, (name) => this.get<V1PersistentVolume>('persistentvolumes', name), (claim) => sourceAwaitsRelease(claim, this.view));
   }
 
   /** A live GET of the PV, as the real forwarder's `readPv`. */

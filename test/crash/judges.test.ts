@@ -3,7 +3,7 @@
  * the nearest one it must let pass, on a world built as a run builds it.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { finalVerdict, unsettled, type TrackedClaim } from './checks.js';
+import { CLONE_SOURCE_PROTECTION, finalVerdict, snapshot, SNAPSHOT_SOURCE_PROTECTION, sourceProtectionProblems, unsettled, type TrackedClaim } from './checks.js';
 import { CrashController } from './crashes.js';
 import { simulatorTransport, type Ec2Call } from './ec2-transport.js';
 import { notAdopted, Oracle } from './oracle.js';
@@ -397,6 +397,42 @@ describe("crash explorer judges: disks that are not the cluster's adopted ones",
     expect(oracle.touchedNotAdopted[0]).toContain('(EC2 answered UnauthorizedOperation)');
     expect(oracle.touchedNotAdopted.at(-1)).toContain('(EC2 answered UnauthorizedOperation)');
     expect(finalVerdict(world, [], oracle, []).counts).toMatchObject({ touchedNotAdopted: 8, copiedForeign: 0 });
+  });
+
+  it('made from unprotected source: a CopyVolumes for a live claim while the source claim lacks cloning-protection is counted; with it (the control), or for a claim being deleted, not', async () => {
+    const source = disk(ADOPTED);
+    await staticClaim('src', source);
+    const copyFor = async (claim: string) => {
+      const uid = claimObject(claim, { dataSource: { kind: 'PersistentVolumeClaim', name: 'src' } }).metadata.uid;
+      await send({ Action: 'CopyVolumes', SourceVolumeId: source, 'TagSpecification.1.ResourceType': 'volume', 'TagSpecification.1.Tag.1.Key': 'CSIVolumeName', 'TagSpecification.1.Tag.1.Value': `pvc-${uid}` });
+    };
+    await copyFor('early');
+    expect(oracle.unprotectedSource).toEqual([expect.stringMatching(/^CopyVolumes .*: source claim src lacks provisioner\.storage\.kubernetes\.io\/cloning-protection$/)]);
+    const src = world.store.get('persistentvolumeclaims', 'src', 'default')!;
+    world.store.update('persistentvolumeclaims', { ...src, metadata: { ...src.metadata, finalizers: [...(src.metadata.finalizers ?? []), CLONE_SOURCE_PROTECTION] } });
+    await copyFor('protected');
+    expect(oracle.unprotectedSource).toHaveLength(1);
+    expect(finalVerdict(world, [], oracle, []).counts).toMatchObject({ unprotectedSource: 1 });
+  });
+
+  it('a source protection nothing needs: a claim keeping cloning-protection (or a VolumeSnapshot its own) with no Pending claim made from it is a problem; with one Pending (the control), not', async () => {
+    const source = disk(ADOPTED);
+    await staticClaim('src', source);
+    const src = world.store.get('persistentvolumeclaims', 'src', 'default')!;
+    world.store.update('persistentvolumeclaims', { ...src, metadata: { ...src.metadata, finalizers: [...(src.metadata.finalizers ?? []), CLONE_SOURCE_PROTECTION] } });
+    world.store.create('volumesnapshots', {
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshot',
+      metadata: { name: 'nightly', namespace: 'default', finalizers: [SNAPSHOT_SOURCE_PROTECTION] },
+      spec: { source: { persistentVolumeClaimName: 'src' } },
+    } as never);
+    expect(sourceProtectionProblems(snapshot(world))).toEqual([
+      `VolumeSnapshot nightly keeps ${SNAPSHOT_SOURCE_PROTECTION}, though no claim is being restored from it`,
+      `claim src keeps ${CLONE_SOURCE_PROTECTION}, though no claim is being cloned from it`,
+    ]);
+    claimObject('copy', { dataSource: { kind: 'PersistentVolumeClaim', name: 'src' } });
+    claimObject('restore', { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'nightly' } });
+    expect(sourceProtectionProblems(snapshot(world))).toEqual([]);
   });
 
   it("touched not adopted: another cluster's disk the run put into EC2 must be as it was at the end; a change to it is counted, whoever made it", async () => {

@@ -16,12 +16,15 @@
  * `kubernetes.io/cluster/<id>=owned`, `ebs.csi.aws.com/cluster=true` and `volhook.io/cluster=<id>`):
  * - copied foreign: a CopyVolumes of such a source (another cluster's data in a disk this one owns);
  * - touched not adopted: any other change of such a volume (attach, detach, delete, modify, tags, snapshot).
+ * And: made from an unprotected source — a volume made from a VolumeSnapshot, or a copy of a
+ * claim's volume, while that source lacked external-provisioner's source protection (write
+ * before act: the protection is on before the volume is made from it).
  */
 import type { KubeObject } from '../../lib/local/kube/index.js';
 import type { Volume } from '../../lib/local/ec2/index.js';
 import { STUCK_ATTACHING_MS } from '../../lib/reconcile/attach.js';
 import { changesVolumes, createdSnapshotId, createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
-import { contentOf, diskIdOf, type Content, type Pv } from './checks.js';
+import { CLONE_SOURCE_PROTECTION, contentOf, diskIdOf, SNAPSHOT_SOURCE_PROTECTION, type Content, type Pv } from './checks.js';
 import type { CrashController } from './crashes.js';
 import type { JudgedWorld } from './world.js';
 
@@ -50,6 +53,12 @@ export class Oracle {
   readonly copiedForeign: string[] = [];
   /** Other changes asked of a volume that was not, at the call, the cluster's adopted disk. */
   readonly touchedNotAdopted: string[] = [];
+  /**
+   * CreateVolume from a snapshot, or CopyVolumes of a volume, carried out while the VolumeSnapshot
+   * (or source claim) did not carry external-provisioner's source protection — for a claim that
+   * was alive (a claim being deleted needs its source no more).
+   */
+  readonly unprotectedSource: string[] = [];
   /** Other clusters' disks the run put into EC2, as they were put there: so they must be at the end. */
   readonly foreign = new Map<string, Volume>();
   world?: JudgedWorld;
@@ -100,6 +109,8 @@ export class Oracle {
           ids.add(volumeId);
         }
         subject = this.describe(volumeId ?? '?', name);
+        const unprotected = this.judgeSource(world, call, name);
+        if (unprotected) this.unprotectedSource.push(`${action} ${subject}: ${unprotected}`);
         break;
       }
       case 'DeleteVolume': {
@@ -148,6 +159,28 @@ export class Oracle {
       if (call.action === 'CopyVolumes') this.copiedForeign.push(line);
       else this.touchedNotAdopted.push(line);
     }
+  }
+
+  /** Why the volume's source was not protected when it was made from it; undefined when it was (or had no source). */
+  private judgeSource(world: JudgedWorld, call: Ec2Call, csiName: string): string | undefined {
+    const uid = csiName.startsWith('pvc-') ? csiName.slice(4) : '';
+    const claims = world.store.list('persistentvolumeclaims').items;
+    const claim = claims.find((c) => c.metadata.uid === uid);
+    if (!claim || claim.metadata.deletionTimestamp) return undefined;
+    const snapshotId = call.action === 'CreateVolume' ? call.params.get('SnapshotId') : null;
+    if (snapshotId) {
+      const contents = world.store.list('volumesnapshotcontents').items as Content[];
+      const ref = contents.find((c) => c.status?.snapshotHandle === snapshotId)?.spec.volumeSnapshotRef;
+      const vs = ref?.name ? world.store.get('volumesnapshots', ref.name, claim.metadata.namespace) : undefined;
+      if (!vs) return `no VolumeSnapshot records snapshot ${snapshotId}`;
+      return (vs.metadata.finalizers ?? []).includes(SNAPSHOT_SOURCE_PROTECTION) ? undefined : `VolumeSnapshot ${vs.metadata.name} lacks ${SNAPSHOT_SOURCE_PROTECTION}`;
+    }
+    const sourceVolumeId = call.action === 'CopyVolumes' ? call.params.get('SourceVolumeId') : null;
+    if (!sourceVolumeId) return undefined;
+    const pv = pvNaming(world, sourceVolumeId);
+    const source = pv && claims.find((c) => c.metadata.uid === pv.spec.claimRef?.uid);
+    if (!source) return `no claim is bound to the PV of source volume ${sourceVolumeId}`;
+    return (source.metadata.finalizers ?? []).includes(CLONE_SOURCE_PROTECTION) ? undefined : `source claim ${source.metadata.name} lacks ${CLONE_SOURCE_PROTECTION}`;
   }
 
   private judgeDelete(world: JudgedWorld, call: Ec2Call, volumeId: string): string | undefined {

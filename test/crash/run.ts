@@ -221,6 +221,13 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
           trackedSnapshots.push({ name: action.snapshot, policy: action.policy, uid: created.metadata.uid, deleted: false });
           break;
         }
+        case 'deleteSnapshot': {
+          const v = trackedSnapshots.find((t) => t.name === action.snapshot);
+          if (!v) break;
+          v.deleted = true;
+          ignoreNotFound(() => w.store.delete('volumesnapshots', action.snapshot, NAMESPACE));
+          break;
+        }
         case 'createPod':
           w.store.create('pods', {
             apiVersion: 'v1',

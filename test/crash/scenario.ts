@@ -14,7 +14,9 @@
  * (refused `NotAdopted`, never touched) — and sometimes adopted by the operator later, after which
  * it must attach. Some have a pod with an inline in-tree volume (a VolumeAttachment with
  * `inlineVolumeSpec`, no PV) on a disk put into EC2 for it. They are drawn after everything
- * else, so a lifecycle without them is drawn exactly as before they existed.
+ * else, so a lifecycle without them is drawn exactly as before they existed. So are, last, the
+ * deletions of a restore's VolumeSnapshot and a clone's source claim while the new volume may
+ * still be being made from them (the source protection's test).
  */
 import { DATA_MUTATIONS, MUTATIONS, type Mutation } from './ec2-transport.js';
 import type { Rng } from './rng.js';
@@ -24,6 +26,8 @@ export type UserAction =
   | { kind: 'createClaim'; claim: string }
   /** A VolumeSnapshot of a claim; deleted at teardown. */
   | { kind: 'createSnapshot'; snapshot: string; claim: string; policy: SnapshotPolicy }
+  /** The VolumeSnapshot deleted before the teardown: while a restore from it may still be under way. */
+  | { kind: 'deleteSnapshot'; snapshot: string }
   | { kind: 'createPod'; pod: string; claim: string }
   | { kind: 'deletePod'; pod: string }
   /** `race`: the claim's item is built before the delete and sent together with its claim-deleted item. */
@@ -93,6 +97,11 @@ const ADOPT_CHANCE = 0.5;
 /** How often a lifecycle has a pod with an inline volume, and how often that pod is deleted before the checkpoint. */
 const INLINE_CHANCE = 0.25;
 const INLINE_DELETE_CHANCE = 0.5;
+/** How often a restore's snapshot, and a clone's source claim (drawn less often), is deleted while the new volume may be being made. */
+const SNAPSHOT_DELETE_CHANCE = 0.4;
+const CLONE_SOURCE_DELETE_CHANCE = 0.8;
+/** How often a second claim is restored from the same snapshot. */
+const SECOND_RESTORE_CHANCE = 0.5;
 
 export interface SnapshotPlan {
   name: string;
@@ -289,6 +298,24 @@ export function generateScenario(rng: Rng): Scenario {
     at(podAt).push({ kind: 'createInlinePod', pod: 'i0-pod0', zone: rng.pick(ZONES) });
     if (rng.chance(INLINE_DELETE_CHANCE)) at(podAt + rng.int(1, 4)).push({ kind: 'deletePod', pod: 'i0-pod0' });
   }
+  // Sources deleted while a volume may be being made from them (their protection's test). Last
+  // as well, for the same reason.
+  const createdAt = (name: string) => actions.findIndex((list) => list.some((a) => (a.kind === 'createClaim' && a.claim === name) || (a.kind === 'createSnapshot' && a.snapshot === name)));
+  // A second restore from the same snapshot, about when the first is made: one protection for
+  // both, which the last of them to be done lets go.
+  const r0 = claims.find((c) => c.name === 'r0');
+  if (r0 && rng.chance(SECOND_RESTORE_CHANCE)) {
+    claims.push({ name: 'r1', class: r0.class, source: { kind: 'VolumeSnapshot', name: 's0' } });
+    at(createdAt('r0') + rng.int(0, 2)).push({ kind: 'createClaim', claim: 'r1' });
+  }
+  if (r0 && rng.chance(SNAPSHOT_DELETE_CHANCE)) {
+    at(createdAt('r0') + rng.int(0, 2)).push({ kind: 'deleteSnapshot', snapshot: 's0' });
+  }
+  // Not when a snapshot is cut from it too: a claim deleted before that snapshot is ready holds
+  // it for good (the snapshot controller's own protection), a case of its own, not this one.
+  if (claims.some((c) => c.name === 'k0') && snapshots.length === 0 && rng.chance(CLONE_SOURCE_DELETE_CHANCE)) {
+    at(Math.max(createdAt('k0'), createdAt('d0')) + rng.int(0, 2)).push({ kind: 'deleteClaim', claim: 'd0', race: false });
+  }
   return { claims, snapshots, activeSteps, actions, midFlight, crashes, teardownGap };
 }
 
@@ -328,6 +355,8 @@ export function describeAction(a: UserAction): string {
       return `+${a.claim}`;
     case 'createSnapshot':
       return `+${a.snapshot}`;
+    case 'deleteSnapshot':
+      return `-${a.snapshot}`;
     case 'createPod':
       return `+${a.pod}`;
     case 'deletePod':

@@ -101,6 +101,7 @@ export function viewOf(objects: {
       (objects.attachments ?? []).filter((va) => va.spec.source.persistentVolumeName === pvName).map((va) => va.metadata!.name!),
     zones: () => clusterZones(objects.nodes ?? []),
     claim: (namespace, name) => (objects.claims ?? []).find((o) => o.metadata?.name === name && o.metadata?.namespace === namespace),
+    claims: (namespace) => (objects.claims ?? []).filter((o) => o.metadata?.namespace === namespace),
     volumeSnapshot: (namespace, name) => (objects.snapshots ?? []).find((o) => o.metadata?.name === name && o.metadata?.namespace === namespace),
     snapshotContent: byName(objects.contents),
     snapshotClass: byName(objects.snapshotClasses),

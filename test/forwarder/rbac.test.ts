@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerEnv, renderChart, type Manifest } from '../../infra/tools/chart.js';
-import { Annotations, Finalizers, SnapshotAnnotations, SnapshotFinalizers, type Write } from '../../lib/contract/index.js';
+import { Annotations, Finalizers, SnapshotAnnotations, SnapshotFinalizers, SourceFinalizers, type Write } from '../../lib/contract/index.js';
 import { startForwarder, type Forwarder } from '../../lib/forwarder/index.js';
 import { silentLogger } from '../../lib/forwarder/logger.js';
 import { applyWrites } from '../../lib/kube/index.js';
@@ -176,6 +176,18 @@ beforeAll(async () => {
     { op: 'updateVolumeSnapshotContentStatus', name: 'snapcontent-rbac', uid: content.metadata.uid, status: { snapshotHandle: 'snap-0123456789abcdef0', readyToUse: false, restoreSize: 2 ** 30, creationTime: 1_767_225_600_000_000_000 } },
     { op: 'removeAnnotation', target: contentRef, key: SnapshotAnnotations.beingCreated },
     { op: 'removeFinalizer', target: contentRef, finalizer: SnapshotFinalizers.contentBound },
+  ]);
+  // The source protection of a restore, on the VolumeSnapshot.
+  const snapshot = kube.store.create('volumesnapshots' as never, {
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshot',
+    metadata: { name: 'rbac-snap', namespace: 'default' },
+    spec: { source: { persistentVolumeClaimName: 'rbac' } },
+  } as never) as { metadata: { uid: string } };
+  const snapshotRef = { kind: 'VolumeSnapshot' as const, name: 'rbac-snap', namespace: 'default', uid: snapshot.metadata.uid };
+  await applyWrites(kube.clients, [
+    { op: 'addFinalizer', target: snapshotRef, finalizer: SourceFinalizers.snapshot },
+    { op: 'removeFinalizer', target: snapshotRef, finalizer: SourceFinalizers.snapshot },
   ]);
   // A renewal (PUT) of the Lease.
   const leasePuts = () => kube.requests.filter((r) => r.method === 'PUT' && r.url.includes('/leases/')).length;

@@ -5,7 +5,7 @@
  * errors carry what `isApiError` reads.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Annotations, Finalizers, SnapshotAnnotations, SnapshotFinalizers, type Write } from '../../lib/contract/index.js';
+import { Annotations, Finalizers, SnapshotAnnotations, SnapshotFinalizers, SourceFinalizers, type Write } from '../../lib/contract/index.js';
 import { accessFromKubeConfig } from '../../lib/forwarder/kube/access.js';
 import { restClients, restLeaseApi } from '../../lib/forwarder/kube/clients.js';
 import { kubeRest, KubeApiError } from '../../lib/forwarder/kube/rest.js';
@@ -78,6 +78,19 @@ async function applyEveryWrite(kube: KubeHarness, clients: KubeClients): Promise
     { op: 'updateVolumeSnapshotContentStatus', name: 'snapcontent-w', uid: content.metadata.uid, status: { snapshotHandle: 'snap-0123456789abcdef0', readyToUse: true, restoreSize: 2 ** 30 } },
     { op: 'removeAnnotation', target: contentRef, key: SnapshotAnnotations.beingCreated },
   ]);
+  // A restore's source protection on its VolumeSnapshot (namespaced): added, and one other finalizer kept.
+  const snapshot = kube.store.create('volumesnapshots' as never, {
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshot',
+    metadata: { name: 'snap-w', namespace: 'default', finalizers: ['example.com/keep'] },
+    spec: { source: { persistentVolumeClaimName: 'w' } },
+  } as never) as { metadata: { uid: string } };
+  const snapshotRef = { kind: 'VolumeSnapshot' as const, name: 'snap-w', namespace: 'default', uid: snapshot.metadata.uid };
+  await applyWrites(clients, [
+    { op: 'addFinalizer', target: snapshotRef, finalizer: SourceFinalizers.snapshot },
+    { op: 'addFinalizer', target: snapshotRef, finalizer: 'example.com/other' },
+    { op: 'removeFinalizer', target: snapshotRef, finalizer: 'example.com/other' },
+  ]);
   // A PV of ours, and its deletion guarded by uid.
   await applyWrites(clients, [createPv('pvc-gone')]);
   const gone = kube.store.get('persistentvolumes', 'pvc-gone')!;
@@ -99,7 +112,7 @@ describe('the forwarder’s API calls over node:http', () => {
   it('every write of the contract, applied through them -> the cluster as client-node’s calls leave it', async () => {
     await applyEveryWrite(lean, restClients(restFor(lean)));
     await applyEveryWrite(reference, reference.clients);
-    for (const resource of ['persistentvolumes', 'persistentvolumeclaims', 'volumeattachments', 'events', 'volumesnapshotcontents'] as const) {
+    for (const resource of ['persistentvolumes', 'persistentvolumeclaims', 'volumeattachments', 'events', 'volumesnapshotcontents', 'volumesnapshots'] as const) {
       const objects = (kube: KubeHarness) => kube.store.list(resource as never).items.map(comparable);
       expect(objects(lean), resource).toEqual(objects(reference));
     }
@@ -109,6 +122,7 @@ describe('the forwarder’s API calls over node:http', () => {
     expect(lean.store.get('volumeattachments', 'csi-w')!.status).toEqual({ attached: true });
     expect(lean.store.list('events' as never).items).toMatchObject([{ reason: 'ProvisioningFailed', count: 2 }]);
     expect(lean.store.get('persistentvolumeclaims', 'w', 'default')!.metadata.annotations).toEqual({ keep: 'me' });
+    expect(lean.store.get('volumesnapshots' as never, 'snap-w', 'default')!.metadata.finalizers).toEqual(['example.com/keep', SourceFinalizers.snapshot]);
     // Each patch with its own media type: the server tells JSON patches from merge patches.
     const patches = lean.requests.filter((r) => r.method === 'PATCH');
     expect(patches.length).toBeGreaterThan(8);

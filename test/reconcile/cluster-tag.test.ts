@@ -9,6 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ItemInput, Result } from '../../lib/contract/index.js';
 import { TagKeys } from '../../lib/contract/tags.js';
+import { SourceFinalizers } from '../../lib/contract/source-protection.js';
 import type { Disk, Snapshot } from '../../lib/ec2/types.js';
 import type { FakeGateway, Verb } from './fake-gateway.js';
 import {
@@ -163,7 +164,8 @@ const rows: Record<string, Row> = {
       pvc: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'data-src', apiGroup: null } } },
       source: {
         kind: 'PersistentVolumeClaim',
-        claim: claim({ metadata: { name: 'data-src', uid: '11111111-2222-4333-8444-555555555555' }, spec: { volumeName: 'pvc-src' }, status: { phase: 'Bound' } }),
+        // Protected already (a restore or clone goes on to EC2 only once its source is).
+        claim: claim({ metadata: { name: 'data-src', uid: '11111111-2222-4333-8444-555555555555', finalizers: [SourceFinalizers.claim] }, spec: { volumeName: 'pvc-src' }, status: { phase: 'Bound' } }),
         pv: persistentVolume({
           metadata: { name: 'pvc-src' },
           spec: {
@@ -187,7 +189,7 @@ const rows: Record<string, Row> = {
   'restore (a claim from a snapshot taken before the tag)': {
     item: claimItem({
       pvc: { spec: { dataSource: { kind: 'VolumeSnapshot', name: 'nightly', apiGroup: 'snapshot.storage.k8s.io' } } },
-      source: { kind: 'VolumeSnapshot', snapshot: volumeSnapshot(), content: readyContent(SNAP) },
+      source: { kind: 'VolumeSnapshot', snapshot: volumeSnapshot({ metadata: { finalizers: [SourceFinalizers.snapshot] } }), content: readyContent(SNAP) },
     }),
     arrange: snapshot(),
     mutation: 'createDisk',

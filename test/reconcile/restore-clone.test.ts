@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PersistentVolumeClaimItem, Result } from '../../lib/contract/index.js';
+import { SourceFinalizers, type PersistentVolumeClaimItem, type Result } from '../../lib/contract/index.js';
 import { Ec2Error, type CopyDiskRequest, type Disk } from '../../lib/ec2/types.js';
 import { FakeGateway } from './fake-gateway.js';
 import { CLUSTER, PV_NAME, claim, claimItem, merge, node, persistentVolume, reconcileOne, setup, storageClass } from './fixtures.js';
@@ -17,15 +17,21 @@ const restoreItem = (override: unknown = {}): PersistentVolumeClaimItem =>
     merge(
       {
         pvc: { spec: { dataSource: { kind: 'VolumeSnapshot', name: 'nightly', apiGroup: 'snapshot.storage.k8s.io' } } },
-        source: { kind: 'VolumeSnapshot', snapshot: volumeSnapshot(), content: readyContent(SNAP) },
+        // Its protection on already: the restore goes on to EC2 (./source-protection.test.ts: before that).
+        source: { kind: 'VolumeSnapshot', snapshot: volumeSnapshot({ metadata: { finalizers: [SourceFinalizers.snapshot] } }), content: readyContent(SNAP) },
       },
       override,
     ),
   );
 
-/** The source claim `data-src`, bound to its PV of ours in us-east-1b. */
+/** The source claim `data-src`, bound to its PV of ours in us-east-1b, its cloning protection on already. */
 const sourceClaim = (override: unknown = {}) =>
-  claim(merge({ metadata: { name: 'data-src', uid: '11111111-2222-4333-8444-555555555555' }, spec: { volumeName: 'pvc-src' }, status: { phase: 'Bound' } }, override));
+  claim(
+    merge(
+      { metadata: { name: 'data-src', uid: '11111111-2222-4333-8444-555555555555', finalizers: ['kubernetes.io/pvc-protection', SourceFinalizers.claim] }, spec: { volumeName: 'pvc-src' }, status: { phase: 'Bound' } },
+      override,
+    ),
+  );
 const sourcePv = (override: unknown = {}) =>
   persistentVolume(
     merge(

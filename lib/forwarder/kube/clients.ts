@@ -15,6 +15,8 @@ export function restClients(rest: KubeRest): KubeClients {
   const pvc = (namespace: string, name: string) => `/api/v1/namespaces/${seg(namespace)}/persistentvolumeclaims/${seg(name)}`;
   const va = (name: string) => `/apis/storage.k8s.io/v1/volumeattachments/${seg(name)}`;
   const custom = (o: { group: string; version: string; plural: string; name: string }) => `/apis/${seg(o.group)}/${seg(o.version)}/${seg(o.plural)}/${seg(o.name)}`;
+  const namespacedCustom = (o: { group: string; version: string; plural: string; namespace: string; name: string }) =>
+    `/apis/${seg(o.group)}/${seg(o.version)}/namespaces/${seg(o.namespace)}/${seg(o.plural)}/${seg(o.name)}`;
   const jsonPatch = MediaTypes.jsonPatch;
   const merge = MediaTypes.mergePatch;
   return {
@@ -41,6 +43,8 @@ export function restClients(rest: KubeRest): KubeClients {
       getClusterCustomObject: (o) => rest.request('GET', custom(o)),
       patchClusterCustomObject: (o) => rest.request('PATCH', custom(o), { body: o.body, contentType: jsonPatch }),
       patchClusterCustomObjectStatus: (o) => rest.request('PATCH', `${custom(o)}/status`, { body: o.body, contentType: merge }),
+      getNamespacedCustomObject: (o) => rest.request('GET', namespacedCustom(o)),
+      patchNamespacedCustomObject: (o) => rest.request('PATCH', namespacedCustom(o), { body: o.body, contentType: jsonPatch }),
     },
   };
 }

@@ -255,6 +255,13 @@ describe('syncSnapshot: deleting', () => {
     expect(desiredOf<VolumeSnapshot>(step, 'volumesnapshots').metadata.finalizers).toEqual([SNAPSHOT_BOUND_FINALIZER]);
   });
 
+  it("external-provisioner's source protection on it (a restore under way) -> kept: only the controller's own finalizers go, so it stays Terminating", () => {
+    const provisioners = 'provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection';
+    const content = vsc('snapcontent-uid-snap', { policy: 'Retain', finalizers: [CONTENT_BOUND_FINALIZER] });
+    const step = syncSnapshot(world({ contents: [content] }), vs('snap', { deleting: true, finalizers: [...finalizers, provisioners], status: boundStatus }));
+    expect(desiredOf<VolumeSnapshot>(step, 'volumesnapshots').metadata.finalizers).toEqual([provisioners]);
+  });
+
   it('content gone -> the bound finalizer goes too', () => {
     const step = syncSnapshot(world(), vs('snap', { deleting: true, finalizers: [SNAPSHOT_BOUND_FINALIZER], status: boundStatus }));
     expect(desiredOf<VolumeSnapshot>(step, 'volumesnapshots').metadata.finalizers).toEqual([]);
