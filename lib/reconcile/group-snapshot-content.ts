@@ -29,20 +29,10 @@ import {
   type VolumeGroupSnapshotContent,
   type VolumeSnapshotInfo,
 } from '../contract/group-snapshots.js';
-import type { Disk, Instance, Snapshot } from '../ec2/types.js';
+import type { CreateSnapshotsRequest, Disk, Instance, Snapshot } from '../ec2/types.js';
 import { groupInstance, groupRequest, type GroupMember, type GroupRefusal } from './group-snapshot.js';
 import { isOwnedSnapshot, snapshotStatus } from './snapshot-content.js';
 import { notOwnedWhy } from './tags.js';
-
-/** What one CreateSnapshots asks for; the identity tags with `name` are added by whoever sends it. */
-export interface CreateSnapshotsRequest {
-  /** The group content's name: tag `CSIVolumeSnapshotName` on every snapshot of the group. */
-  name: string;
-  instanceId: string;
-  /** The node's data volumes that are not members; the root is left out by ExcludeBootVolume. */
-  excludeDataVolumeIds: string[];
-  tags: Record<string, string>;
-}
 
 /** The status the sidecar writes on a group content once its snapshots exist. */
 export interface GroupStatus {
