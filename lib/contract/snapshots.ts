@@ -21,6 +21,13 @@ export const SnapshotAnnotations = {
   beingCreated: 'snapshot.storage.kubernetes.io/volumesnapshot-being-created',
   /** Set by the common controller on a content whose VolumeSnapshot is being deleted (Delete policy). */
   beingDeleted: 'snapshot.storage.kubernetes.io/volumesnapshot-being-deleted',
+  /**
+   * Set by the common controller on each member content of a dynamic group snapshot (its value
+   * the group's handle): the snapshot was cut with the group, so the sidecar never creates one
+   * for it; the controller records the member's `status.snapshotHandle` and the sidecar keeps its
+   * status up to date from there.
+   */
+  groupSnapshotHandle: 'groupsnapshot.storage.k8s.io/volumeGroupSnapshotHandle',
 } as const;
 
 export const SnapshotFinalizers = {

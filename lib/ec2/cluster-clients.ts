@@ -126,6 +126,7 @@ export function refusingGateway(error: Ec2Error): Ec2Gateway {
     deleteDisk: refuse,
     zones: refuse,
     createSnapshot: refuse,
+    createSnapshots: refuse,
     findSnapshotsByName: refuse,
     listClusterSnapshots: refuse,
     getSnapshot: refuse,

@@ -2,6 +2,7 @@ import {
   AttachVolumeCommand,
   CopyVolumesCommand,
   CreateSnapshotCommand,
+  CreateSnapshotsCommand,
   CreateTagsCommand,
   CreateVolumeCommand,
   DeleteSnapshotCommand,
@@ -38,6 +39,7 @@ import {
   isGone,
   type CopyDiskRequest,
   type CreateDiskRequest,
+  type CreateSnapshotsRequest,
   type Disk,
   type DiskChange,
   type DiskInitialization,
@@ -266,6 +268,30 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
         ),
       );
       return toSnapshot({ ...out, Tags: out.Tags?.length ? out.Tags : tagList(tags) });
+    },
+
+    async createSnapshots(request: CreateSnapshotsRequest) {
+      // As createSnapshot: the name tag on every snapshot of the set is the only way back to it.
+      const existing = await findSnapshotsByName(request.name);
+      if (existing.length > 0) return existing;
+      const tags = { ...request.tags, ...snapshotIdentityTags(options.clusterId, request.name) };
+      const out = await call('CreateSnapshots', (o) =>
+        options.client.send(
+          new CreateSnapshotsCommand({
+            InstanceSpecification: {
+              InstanceId: request.instanceId,
+              ExcludeBootVolume: true,
+              ...(request.excludeDataVolumeIds.length > 0 ? { ExcludeDataVolumeIds: request.excludeDataVolumeIds } : {}),
+            },
+            TagSpecifications: [{ ResourceType: 'snapshot', Tags: tagList(tags) }],
+          }),
+          o,
+        ),
+      );
+      // A SnapshotInfo says `State` where a Snapshot says `State` too, and has no StateMessage.
+      return (out.Snapshots ?? [])
+        .map((s) => toSnapshot({ ...s, Tags: s.Tags?.length ? s.Tags : tagList(tags) }))
+        .sort((a, b) => a.volumeId.localeCompare(b.volumeId));
     },
 
     async deleteSnapshot(snapshotId) {

@@ -50,7 +50,14 @@ export function toInstance(instance: Ec2Instance): Instance {
     state: instance.State?.Name ?? 'unknown',
     tags: tagRecord(instance.Tags),
     devicesInUse: (instance.BlockDeviceMappings ?? []).flatMap((m) => (m.DeviceName ? [m.DeviceName] : [])),
+    ...mappedVolumes(instance),
   };
+}
+
+function mappedVolumes(instance: Ec2Instance): Pick<Instance, 'rootVolumeId' | 'volumeIds'> {
+  const mappings = instance.BlockDeviceMappings ?? [];
+  const root = mappings.find((m) => m.DeviceName && m.DeviceName === instance.RootDeviceName)?.Ebs?.VolumeId;
+  return { ...(root ? { rootVolumeId: root } : {}), volumeIds: mappings.flatMap((m) => (m.Ebs?.VolumeId ? [m.Ebs.VolumeId] : [])) };
 }
 
 /** An SDK Snapshot (from DescribeSnapshots or CreateSnapshot) as volhook's Snapshot. */

@@ -58,6 +58,10 @@ export interface Instance {
   tags: Record<string, string>;
   /** Device names taken on the instance: its block device mappings (incl. in-flight attachments). */
   devicesInUse: string[];
+  /** The volume at the instance's root device, when EC2 reports one (a group snapshot leaves it out). */
+  rootVolumeId?: string;
+  /** The volumes in its block device mappings, root included. */
+  volumeIds?: string[];
 }
 
 /**
@@ -104,6 +108,17 @@ export interface Snapshot {
   /** Why the snapshot failed, when its state is `error`. */
   stateMessage?: string;
   encrypted: boolean;
+  tags: Record<string, string>;
+}
+
+/** One CreateSnapshots: a crash-consistent set of the volumes attached to one instance. */
+export interface CreateSnapshotsRequest {
+  /** The group content's name: tag `CSIVolumeSnapshotName` on every snapshot of the set, what a retry finds it by. */
+  name: string;
+  instanceId: string;
+  /** The instance's data volumes not in the set; the root is left out by ExcludeBootVolume. */
+  excludeDataVolumeIds: string[];
+  /** Tags besides the identity tags, on every snapshot of the set. */
   tags: Record<string, string>;
 }
 
@@ -224,6 +239,13 @@ export interface Ec2Gateway {
    * first. More than one only when two requests created at once.
    */
   findSnapshotsByName(name: string): Promise<Snapshot[]>;
+  /**
+   * CreateSnapshots of the volumes attached to `instanceId`, less the root and
+   * `excludeDataVolumeIds`, every snapshot tagged with the identity tags of `name`. No
+   * ClientToken either: the snapshots of `name` are looked up first, and if there are any they
+   * are the answer and no set is made.
+   */
+  createSnapshots(request: CreateSnapshotsRequest): Promise<Snapshot[]>;
   /**
    * Every snapshot of this account tagged `kubernetes.io/cluster/<clusterId>=owned`:
    * DescribeSnapshots filtered by that tag, `OwnerIds: self`, 1,000 a page, every page, oldest

@@ -12,6 +12,9 @@
  *   written as the sidecar writes it, and the annotation removed.
  * - Pre-provisioned (`spec.source.snapshotHandle`): the snapshot must exist and be this
  *   cluster's, else the content is refused with the reason.
+ * - A member of a group snapshot (the common controller's group-handle annotation): no
+ *   CreateSnapshot ever; once the controller recorded its snapshot handle, checked as a
+ *   pre-provisioned one's (and of the content's volume).
  * - Deletion (the sidecar's `shouldDelete`): Delete → DeleteSnapshot of the content's snapshots
  *   that this cluster owns (never another's), then the status is cleared and the bound
  *   finalizer removed; Retain → the finalizer only, EC2 untouched.
@@ -198,6 +201,7 @@ export async function reconcileSnapshotContent(item: VolumeSnapshotContentItem, 
   if (content.status?.readyToUse === true) return done();
   const { source } = content.spec;
   if (source.snapshotHandle) return reconcilePreProvisioned(content, source.snapshotHandle, scope, names);
+  if (SnapshotAnnotations.groupSnapshotHandle in annotations) return reconcileGroupMember(content, scope, names);
   if (!source.volumeHandle) return refuse(content, 'InvalidContent', 'the content names neither spec.source.volumeHandle nor spec.source.snapshotHandle', names);
   // The sidecar does not try again once it recorded a final error.
   if (content.status?.error?.message && !content.status.snapshotHandle) {
@@ -282,7 +286,20 @@ function refusedCreate(content: VolumeSnapshotContent, action: CreateAction, _er
   return refuse(content, verdict.reason, `${what} ${target}: ${verdict.message}`, names);
 }
 
-async function reconcilePreProvisioned(content: VolumeSnapshotContent, snapshotId: string, scope: Scope, names: Names): Promise<Settled> {
+/**
+ * A member of a group snapshot (the sidecar's `groupSnapshotMember`): never a CreateSnapshot —
+ * the snapshot was cut with the group. Until the common controller records its snapshot handle
+ * there is nothing to do; then the snapshot is checked as a pre-provisioned one's is, and must be
+ * of the content's volume.
+ */
+async function reconcileGroupMember(content: VolumeSnapshotContent, scope: Scope, names: Names): Promise<Settled> {
+  const handle = content.status?.snapshotHandle;
+  const group = content.metadata.annotations?.[SnapshotAnnotations.groupSnapshotHandle];
+  if (!handle) return requeue(Requeue.waitForCluster, `content ${content.metadata.name} is a member of group snapshot ${group}: its snapshot handle is not recorded yet`);
+  return reconcilePreProvisioned(content, handle, scope, names, content.spec.source.volumeHandle ?? undefined);
+}
+
+async function reconcilePreProvisioned(content: VolumeSnapshotContent, snapshotId: string, scope: Scope, names: Names, volumeId?: string): Promise<Settled> {
   const check = EventReasons.snapshotContentCheckFailed;
   const snapshot = await scope.ec2.getSnapshot(snapshotId);
   if (!snapshot) return refuse(content, 'SnapshotNotFound', `snapshot ${snapshotId} does not exist`, names, check);
@@ -292,6 +309,9 @@ async function reconcilePreProvisioned(content: VolumeSnapshotContent, snapshotI
   const unadopted = snapshotNotAdoptedProblem(snapshot, scope.clusterId, 'restore volumes from it');
   if (unadopted) return refuse(content, 'NotAdopted', unadopted, names, check);
   if (snapshot.state === 'error') return refuse(content, 'SnapshotFailed', `snapshot ${snapshotId} failed${snapshot.stateMessage ? `: ${snapshot.stateMessage}` : ''}`, names, check);
+  if (volumeId !== undefined && snapshot.volumeId !== volumeId) {
+    return refuse(content, 'SnapshotMismatch', `snapshot ${snapshotId} is of volume ${snapshot.volumeId}, not of the content's volume ${volumeId}`, names, check);
+  }
   return record(content, snapshot);
 }
 

@@ -15,6 +15,7 @@ import {
   type CopyDiskRequest,
   type CreateDiskRequest,
   type CreateSnapshotRequest,
+  type CreateSnapshotsRequest,
   type Disk,
   type DiskChange,
   type DiskInitialization,
@@ -40,6 +41,7 @@ const MUTATIONS: readonly Verb[] = [
   'detachDisk',
   'deleteDisk',
   'createSnapshot',
+  'createSnapshots',
   'deleteSnapshot',
   'copyDisk',
   'enableFastSnapshotRestores',
@@ -328,6 +330,32 @@ export class FakeGateway implements Ec2Gateway {
     };
     this.snapshots.set(snapshot.snapshotId, snapshot);
     return structuredClone(snapshot);
+  }
+
+  async createSnapshots(request: CreateSnapshotsRequest): Promise<Snapshot[]> {
+    this.#enter('createSnapshots', request);
+    const existing = this.#snapshotsByName(request.name);
+    if (existing.length > 0) return structuredClone(existing);
+    const instance = this.instances.get(request.instanceId);
+    if (!instance) throw ec2Error('notFound', 'InvalidInstanceID.NotFound', `The instance ID '${request.instanceId}' does not exist`);
+    const volumes = [...this.volumes.values()]
+      .filter((v) => v.attachments.some((a) => a.instanceId === instance.instanceId && a.state === 'attached'))
+      .filter((v) => v.volumeId !== instance.rootVolumeId && !request.excludeDataVolumeIds.includes(v.volumeId))
+      .sort((a, b) => a.volumeId.localeCompare(b.volumeId));
+    const startTime = new Date(Date.UTC(2026, 0, 1) + this.#ec2.nextId * 1000).toISOString();
+    return volumes.map((volume) => {
+      const snapshot: Snapshot = {
+        snapshotId: `snap-${String(this.#ec2.nextId++).padStart(17, '0')}`,
+        volumeId: volume.volumeId,
+        sizeGiB: volume.sizeGiB,
+        state: this.snapshotState,
+        startTime,
+        encrypted: volume.encrypted,
+        tags: { ...request.tags, ...snapshotIdentityTags(this.clusterId, request.name) },
+      };
+      this.snapshots.set(snapshot.snapshotId, snapshot);
+      return structuredClone(snapshot);
+    });
   }
 
   #snapshotsByName(name: string): Snapshot[] {

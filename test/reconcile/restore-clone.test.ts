@@ -72,6 +72,31 @@ describe('restore from a VolumeSnapshot', () => {
     expect(result).toMatchObject({ outcome: 'done' });
   });
 
+  it("a member of a group snapshot (its content the group's: no class, the group handle annotation) -> CreateVolume from each member's own snapshot", async () => {
+    const { ec2, ctx } = setup();
+    ec2.createdState = 'available';
+    ec2.snapshotState = 'completed';
+    ec2.addInstance({ instanceId: 'i-1' });
+    const volumes = [SOURCE_VOL, 'vol-0aaaaaaaaaaaaaab0'];
+    for (const volumeId of volumes) ec2.addVolume({ volumeId, state: 'in-use', attachments: [{ instanceId: 'i-1', device: '/dev/xvdba', state: 'attached' }] });
+    const snapshots = await ec2.createSnapshots({ name: 'groupsnapcontent-1', instanceId: 'i-1', excludeDataVolumeIds: [], tags: {} });
+    expect(snapshots).toHaveLength(2);
+    for (const [n, s] of snapshots.entries()) {
+      const memberContent = readyContent(s.snapshotId, {
+        metadata: { name: `snapcontent-m${n}`, annotations: { 'groupsnapshot.storage.k8s.io/volumeGroupSnapshotHandle': 'groupsnapcontent-1' } },
+        spec: { source: { volumeHandle: s.volumeId }, volumeSnapshotClassName: undefined },
+      });
+      const claimUid = `6f1c2b9e-3d4a-4c5b-9e8f-0a1b2c3d4e6${n}`;
+      const result = await reconcileOne(
+        ctx,
+        restoreItem({ pvc: { metadata: { uid: claimUid } }, source: { snapshot: volumeSnapshot({ status: { boundVolumeSnapshotContentName: `snapcontent-m${n}` } }), content: memberContent } }),
+      );
+      expect(result).toMatchObject({ outcome: 'done' });
+      expect(ec2.callsOf('createDisk')[n]!.args[0]).toMatchObject({ name: `pvc-${claimUid}`, snapshotId: s.snapshotId });
+    }
+    expect(new Set([...ec2.volumes.values()].flatMap((v) => (v.snapshotId ? [v.snapshotId] : [])))).toEqual(new Set(snapshots.map((s) => s.snapshotId)));
+  });
+
   it('volumeInitializationRate -> passed to CreateVolume for a restore', async () => {
     const { ec2, ctx } = setup();
     ec2.addSnapshot({ snapshotId: SNAP, sizeGiB: 10 });

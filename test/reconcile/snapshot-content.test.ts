@@ -308,3 +308,71 @@ describe('snapshot content: deletion', () => {
     expect(ec2.calls).toEqual([]);
   });
 });
+
+describe('snapshot content: member of a group snapshot', () => {
+  const GROUP_HANDLE = 'groupsnapshot.storage.k8s.io/volumeGroupSnapshotHandle';
+  const GROUP = 'groupsnapcontent-1';
+  const members = ['vol-0aaaaaaaaaaaaaaa1', 'vol-0aaaaaaaaaaaaaaa2', 'vol-0aaaaaaaaaaaaaaa3'];
+
+  /** Three volumes on node i-1 and the group's snapshots, as one CreateSnapshots made them. */
+  async function group(ec2: FakeGateway): Promise<Snapshot[]> {
+    ec2.snapshotState = 'completed';
+    ec2.addInstance({ instanceId: 'i-1' });
+    for (const volumeId of members) ec2.addVolume({ volumeId, state: 'in-use', attachments: [{ instanceId: 'i-1', device: '/dev/xvdba', state: 'attached' }] });
+    return ec2.createSnapshots({ name: GROUP, instanceId: 'i-1', excludeDataVolumeIds: [], tags: {} });
+  }
+  /** A member content as the common controller makes it: the volume as its source, no class, the group's handle. */
+  const member = (volumeId: string, status?: object, override: object = {}) =>
+    contentItem({
+      content: {
+        metadata: { name: `snapcontent-${volumeId}`, annotations: { [BEING_CREATED]: undefined, [GROUP_HANDLE]: GROUP } },
+        spec: { source: { volumeHandle: volumeId }, volumeSnapshotClassName: undefined },
+        ...(status && { status }),
+        ...override,
+      },
+      snapshotClass: null,
+    });
+
+  it('each of three members with its handle recorded -> checked and ready, no CreateSnapshot; without the group annotation the same content is refused for its missing class (the control)', async () => {
+    const { ec2, ctx } = setup();
+    const snapshots = await group(ec2);
+    expect(ec2.callsOf('createSnapshots')).toHaveLength(1);
+    for (const s of snapshots) {
+      const result = await reconcileOne(ctx, member(s.volumeId, { snapshotHandle: s.snapshotId, readyToUse: false }));
+      expect(result).toMatchObject({ outcome: 'done' });
+      expect(statusOf(result)).toMatchObject({ snapshotHandle: s.snapshotId, readyToUse: true, restoreSize: 10 * 2 ** 30 });
+    }
+    expect(ec2.callsOf('createSnapshot')).toEqual([]);
+    expect(ec2.mutations.map((c) => c.verb)).toEqual(['createSnapshots']);
+    const plain = contentItem({ content: { metadata: { annotations: { [BEING_CREATED]: undefined } }, spec: { source: { volumeHandle: members[0] }, volumeSnapshotClassName: undefined } }, snapshotClass: null });
+    expect(await reconcileOne(ctx, plain)).toMatchObject({ outcome: 'failed', reason: 'NoSnapshotClass' });
+  });
+
+  it('a member whose handle the controller has not recorded yet -> requeue, no write, zero EC2 calls', async () => {
+    const { ec2, ctx } = setup();
+    const result = await reconcileOne(ctx, member(members[0]!));
+    expect(result).toMatchObject({ outcome: 'requeue', message: expect.stringContaining(`member of group snapshot ${GROUP}`) });
+    expect(result.writes).toEqual([]);
+    expect(ec2.calls).toEqual([]);
+  });
+
+  it("a member whose recorded snapshot is of another volume -> refused SnapshotMismatch, never ready", async () => {
+    const { ec2, ctx } = setup();
+    const [first] = await group(ec2);
+    const result = await reconcileOne(ctx, member(members[1]!, { snapshotHandle: first!.snapshotId }));
+    expect(first!.volumeId).toBe(members[0]);
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'SnapshotMismatch' });
+    expect(statusOf(result)?.readyToUse).toBe(false);
+  });
+
+  it("a member deleted with the Delete policy -> DeleteSnapshot of its own snapshot only, the group's others kept", async () => {
+    const { ec2, ctx } = setup();
+    const snapshots = await group(ec2);
+    const deleting = member(snapshots[0]!.volumeId, { snapshotHandle: snapshots[0]!.snapshotId, readyToUse: true }, {});
+    deleting.content.metadata.deletionTimestamp = '2025-03-01T11:59:00Z';
+    deleting.content.metadata.annotations = { ...deleting.content.metadata.annotations, [BEING_DELETED]: 'yes' };
+    await reconcileOne(ctx, deleting);
+    expect(ec2.callsOf('deleteSnapshot')).toEqual([{ verb: 'deleteSnapshot', args: [snapshots[0]!.snapshotId] }]);
+    expect([...ec2.snapshots.keys()].sort()).toEqual(snapshots.slice(1).map((s) => s.snapshotId).sort());
+  });
+});

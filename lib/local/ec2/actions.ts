@@ -6,6 +6,7 @@ import {
   instanceXml,
   modificationXml,
   reservationsXml,
+  snapshotInfoXml,
   snapshotXml,
   volumeStatusXml,
   volumeXml,
@@ -23,7 +24,7 @@ import { paginate } from './pagination.js';
 import { readFilters, readTags, type QueryParams } from './query.js';
 import { checkTags, mergeTags, removeTags } from './tags.js';
 import { enableFastRestores, findFastRestores } from './fast-restores.js';
-import { createSnapshot, deleteSnapshot, findSnapshots } from './snapshots.js';
+import { createSnapshot, createSnapshots, deleteSnapshot, findSnapshots } from './snapshots.js';
 import { checkCreateVolume, copyVolume, createVolume, deleteVolume, findVolumes, type CreateVolumeRequest } from './volumes.js';
 import type { World } from './world.js';
 import type { XmlObject } from './xml.js';
@@ -139,6 +140,24 @@ export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
       tags: tagSpecifications(p, ['snapshot']).get('snapshot') ?? [],
     });
     return snapshotXml(snapshot, world.now(), world.env.accountId);
+  },
+
+  CreateSnapshots(world, p) {
+    for (const name of ['OutpostArn', 'Location']) {
+      if (p.has(name)) throw ec2Errors.invalidValue(`The parameter ${name} is not supported by this simulator (no Outposts or Local Zones).`);
+    }
+    const copy = p.str('CopyTagsFromSource');
+    if (copy !== undefined && copy !== 'volume') throw ec2Errors.invalidValue(`Invalid value '${copy}' for CopyTagsFromSource (expected: volume)`);
+    const spec = p.scope('InstanceSpecification');
+    const snapshots = createSnapshots(world, {
+      instanceId: spec.required('InstanceId', 'InstanceSpecification.InstanceId'),
+      excludeBootVolume: spec.bool('ExcludeBootVolume') ?? false,
+      excludeDataVolumeIds: spec.list('ExcludeDataVolumeId'),
+      description: p.str('Description'),
+      tags: tagSpecifications(p, ['snapshot']).get('snapshot') ?? [],
+      copyTagsFromSource: copy === 'volume',
+    });
+    return { snapshotSet: snapshots.map((s) => snapshotInfoXml(s, world)) };
   },
 
   DeleteSnapshot(world, p) {

@@ -264,6 +264,27 @@ const MAPPERS: Readonly<Record<string, Mapper>> = {
     ];
   },
 
+  // Reference, CreateSnapshots: "instance" (required: its tags and attributes), "snapshot"
+  // (required: each new one, aws:RequestTag/*, aws:TagKeys) and "volume" (each source volume
+  // snapshotted, with its tags; the root volume too unless ExcludeBootVolume).
+  CreateSnapshots(p, world, arns) {
+    const i = world.instances.get(p.scope('InstanceSpecification').str('InstanceId') ?? '');
+    if (!i) return [];
+    const excluded = p.scope('InstanceSpecification').list('ExcludeDataVolumeId');
+    const excludeBoot = p.scope('InstanceSpecification').bool('ExcludeBootVolume') ?? false;
+    const volumes = [...world.volumes.values()].filter((v) =>
+      v.attachments.some((a) => a.instanceId === i.id && !(excludeBoot && a.device === i.rootDeviceName)) && !excluded.includes(v.id),
+    );
+    const tags = specTags(p, 'snapshot');
+    const snapshot = arns.snapshot(NEW_RESOURCE);
+    return [
+      { action: 'ec2:CreateSnapshots', resource: arns.instance(i.id), context: instanceKeys(i) },
+      ...volumes.map((v) => ({ action: 'ec2:CreateSnapshots' as const, resource: arns.volume(v.id), context: volumeKeys(v, arns) })),
+      { action: 'ec2:CreateSnapshots', resource: snapshot, context: requestTags(tags) },
+      ...tagOnCreate('CreateSnapshots', snapshot, tags),
+    ];
+  },
+
   // Reference, DeleteSnapshot: "snapshot" (required) with aws:ResourceTag/* and attributes.
   DeleteSnapshot(p, world, arns) {
     const s = world.snapshots.get(p.str('SnapshotId') ?? '');

@@ -64,6 +64,23 @@ export function snapshotXml(s: Snapshot, now: number, ownerId: string): XmlObjec
   };
 }
 
+/** A SnapshotInfo of CreateSnapshots' snapshotSet (its own shape: `state`, not `status`). */
+export function snapshotInfoXml(s: Snapshot, world: { now(): number; env: { accountId: string }; volumes: ReadonlyMap<string, { zone: string }> }): XmlObject {
+  return {
+    snapshotId: s.id,
+    volumeId: s.volumeId,
+    state: s.state,
+    startTime: new Date(s.startTime),
+    progress: snapshotProgress(s, world.now()),
+    ownerId: world.env.accountId,
+    description: s.description,
+    volumeSize: s.volumeSize,
+    encrypted: s.encrypted,
+    tagSet: s.tags.length > 0 ? tagSet(s.tags) : undefined,
+    availabilityZone: world.volumes.get(s.volumeId)?.zone,
+  };
+}
+
 export function fastRestoreXml(f: FastSnapshotRestore, zoneId: string | undefined, ownerId: string): XmlObject {
   return {
     snapshotId: f.snapshotId,

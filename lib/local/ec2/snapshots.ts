@@ -24,9 +24,19 @@ export interface CreateSnapshotRequest {
  */
 export function createSnapshot(world: World, req: CreateSnapshotRequest): Snapshot {
   const volume = world.getVolume(req.volumeId);
-  if ((req.description ?? '').length > MAX_DESCRIPTION) {
+  checkDescription(req.description);
+  checkSnapshotable(world, volume);
+  return startSnapshot(world, volume, req.description ?? '', req.tags);
+}
+
+function checkDescription(description: string | undefined): void {
+  if ((description ?? '').length > MAX_DESCRIPTION) {
     throw ec2Errors.invalidValue(`Value for parameter description is invalid. Length exceeds ${MAX_DESCRIPTION}.`);
   }
+}
+
+/** The volume may be snapshotted now: its state, and the per-volume limits on pending snapshots. */
+function checkSnapshotable(world: World, volume: Volume): void {
   if (volume.state !== 'available' && volume.state !== 'in-use') {
     throw ec2Errors.incorrectState(`The volume '${volume.id}' is not in a valid state for this operation: ${volume.state}.`);
   }
@@ -44,6 +54,10 @@ export function createSnapshot(world: World, req: CreateSnapshotRequest): Snapsh
       'The rate limit for creating concurrent snapshots of an EBS volume has been exceeded. Wait at least 15 seconds between concurrent volume snapshots.',
     );
   }
+}
+
+function startSnapshot(world: World, volume: Volume, description: string, tags: Tag[]): Snapshot {
+  const now = world.now();
   const delay = world.latency('snapshot');
   const snapshot: Snapshot = {
     id: world.newId('snap'),
@@ -53,15 +67,67 @@ export function createSnapshot(world: World, req: CreateSnapshotRequest): Snapsh
     state: 'pending',
     startTime: now,
     dueTime: now + delay,
-    description: req.description ?? '',
+    description,
     encrypted: volume.encrypted,
     kmsKeyId: volume.kmsKeyId,
-    tags: req.tags,
+    tags,
   };
   world.snapshots.set(snapshot.id, snapshot);
-  world.schedule({ kind: 'snapshot-completed', snapshotId: snapshot.id, outcome: snapshotOutcome(world, volume, req.tags) }, delay);
+  world.schedule({ kind: 'snapshot-completed', snapshotId: snapshot.id, outcome: snapshotOutcome(world, volume, tags) }, delay);
   world.changed();
   return snapshot;
+}
+
+/** "You can specify up to 40 volume IDs per request" (InstanceSpecification.ExcludeDataVolumeIds). */
+const MAX_EXCLUDED_VOLUMES = 40;
+
+export interface CreateSnapshotsRequest {
+  instanceId: string;
+  excludeBootVolume: boolean;
+  excludeDataVolumeIds: readonly string[];
+  description?: string;
+  /** TagSpecification.N of type snapshot, on every snapshot. */
+  tags: Tag[];
+  /** CopyTagsFromSource=volume: each snapshot also gets its volume's tags (those of the request win). */
+  copyTagsFromSource: boolean;
+}
+
+/**
+ * CreateSnapshots: one crash-consistent set, a snapshot of each volume attached to the instance
+ * at one point in time, less the root volume (ExcludeBootVolume) and the data volumes named in
+ * ExcludeDataVolumeId.N. All or nothing: every volume is checked before any snapshot starts.
+ * Naming the root volume among the excluded data volumes fails, as EC2 documents; so does
+ * naming a volume not attached to the instance, or leaving nothing to snapshot (the simulator's
+ * reading: EC2 documents neither case's error).
+ */
+export function createSnapshots(world: World, req: CreateSnapshotsRequest): Snapshot[] {
+  const instance = world.getInstance(req.instanceId);
+  checkDescription(req.description);
+  if (instance.state === 'terminated' || instance.state === 'shutting-down' || instance.state === 'pending') {
+    throw new Ec2Error('IncorrectInstanceState', `The instance '${instance.id}' is not in a state from which it can be snapshotted: ${instance.state}.`);
+  }
+  if (req.excludeDataVolumeIds.length > MAX_EXCLUDED_VOLUMES) {
+    throw ec2Errors.invalidValue(`InstanceSpecification.ExcludeDataVolumeIds: at most ${MAX_EXCLUDED_VOLUMES} volume IDs may be given.`);
+  }
+  const attached = [...world.volumes.values()]
+    .filter((v) => v.attachments.some((a) => a.instanceId === instance.id && (a.state === 'attached' || a.state === 'attaching')))
+    .sort((a, b) => a.seq - b.seq);
+  const isRoot = (v: Volume) => v.attachments.some((a) => a.instanceId === instance.id && a.device === instance.rootDeviceName);
+  for (const id of req.excludeDataVolumeIds) {
+    const volume = attached.find((v) => v.id === id);
+    if (!volume) throw ec2Errors.invalidValue(`The volume '${id}' in ExcludeDataVolumeIds is not attached to instance '${instance.id}'.`);
+    if (isRoot(volume)) {
+      throw ec2Errors.invalidValue(`The volume '${id}' is the root volume of instance '${instance.id}': exclude it with ExcludeBootVolume, not ExcludeDataVolumeIds.`);
+    }
+  }
+  const chosen = attached.filter((v) => !(req.excludeBootVolume && isRoot(v)) && !req.excludeDataVolumeIds.includes(v.id));
+  if (chosen.length === 0) throw ec2Errors.invalidValue(`The instance '${instance.id}' has no volumes to snapshot after the exclusions.`);
+  for (const volume of chosen) checkSnapshotable(world, volume);
+  const requested = new Set(req.tags.map((t) => t.key));
+  return chosen.map((volume) => {
+    const copied = req.copyTagsFromSource ? volume.tags.filter((t) => !requested.has(t.key) && !t.key.toLowerCase().startsWith('aws:')) : [];
+    return startSnapshot(world, volume, req.description ?? '', [...copied, ...req.tags]);
+  });
 }
 
 function hasTag(tags: readonly Tag[], rule: { key: string; value?: string } | undefined): boolean {
