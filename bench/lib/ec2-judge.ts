@@ -29,7 +29,7 @@ export interface Ec2Judge {
   stop(): Promise<void>;
 }
 
-export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly JudgedWorld[], options: { seed: number; lossRate: number }): Promise<Ec2Judge> {
+export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly JudgedWorld[], options: { seed: number; lossRate: number; timeScale: number }): Promise<Ec2Judge> {
   const rng = new Rng(options.seed ^ 0x5eed);
   let lossRate = options.lossRate;
   const lost: Record<string, number> = {};
@@ -40,7 +40,7 @@ export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly J
     return true;
   };
   for (const world of worlds) {
-    const oracle = new Oracle({ afterMutation }, () => {}, (id) => id);
+    const oracle = new Oracle({ afterMutation }, () => {}, (id) => id, options.timeScale);
     oracle.world = world;
     oracles.set(world.clusterId, oracle);
   }

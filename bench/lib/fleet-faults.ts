@@ -170,7 +170,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
       stacks.push(stack);
     }
     const worlds: JudgedWorld[] = stacks.map((s) => ({ clusterId: s.clusterId, sim: sim.sim, store: s.store, nodes: s.nodes, clock: systemClock }));
-    const judge = await startEc2Judge(sim, worlds, { seed: options.seed, lossRate: 0 });
+    const judge = await startEc2Judge(sim, worlds, { seed: options.seed, lossRate: 0, timeScale: options.timeScale });
     cleanups.push(() => judge.stop());
 
     const env: NodeJS.ProcessEnv = {

@@ -55,6 +55,11 @@ export const MAX_DEVICE_ATTEMPTS = 4;
 /** An attachment `attaching` for longer is detached and tried again (as the EBS CSI driver does). */
 export const STUCK_ATTACHING_MS = 90_000;
 
+/** {@link STUCK_ATTACHING_MS} against an EC2 that runs `ec2TimeScale` times faster than AWS (a simulator). */
+export function stuckAttachingMs(ec2TimeScale = 1): number {
+  return STUCK_ATTACHING_MS / ec2TimeScale;
+}
+
 /**
  * Pure: `failed`, recorded in the VolumeAttachment's `attachError` with the gRPC code the
  * driver would have failed with (grpc-codes.ts). While the message stays
@@ -131,7 +136,7 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
       return done(vaStatusWrites(va, { attached: true, attachmentMetadata: { devicePath: mine.device }, attachError: null }));
     case 'attaching': {
       const since = mine.attachTime ? Date.parse(mine.attachTime) : NaN;
-      if (now.getTime() - since > STUCK_ATTACHING_MS / (ctx.ec2TimeScale ?? 1)) return mutate({ verb: 'detachDisk', volumeId, instanceId });
+      if (now.getTime() - since > stuckAttachingMs(ctx.ec2TimeScale)) return mutate({ verb: 'detachDisk', volumeId, instanceId });
       return requeue(attachingWait(mine, now), `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`);
     }
     case 'detaching':

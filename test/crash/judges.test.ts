@@ -130,6 +130,21 @@ describe('crash explorer judges', () => {
     expect(oracle.wronglyDetached).toEqual([expect.stringMatching(new RegExp(`${young}.*not being deleted`))]);
   });
 
+  it('wrongly detached, judged at a simulator time scale of 10: stuck past a tenth of the bound -> not wrong; the same detach judged at scale 1 -> wrong', async () => {
+    const node = world.nodes[0]!;
+    const id = await volume('pvc-scaled');
+    pv('pvc-scaled', id, 'Delete', 'Bound');
+    va('pvc-scaled', node.name);
+    const v = world.sim.volume(id)!;
+    const before = { ...v, attachments: [{ instanceId: node.instanceId, device: '/dev/xvdba', state: 'attaching' as const, attachTime: world.clock.now() - STUCK_ATTACHING_MS / 10 - 1_000, deleteOnTermination: false, epoch: 1, stuck: true }] };
+    const scaled = new Oracle(new CrashController([]), () => {}, (volumeId) => volumeId, 10);
+    scaled.world = world;
+    scaled.observe({ ...call('DetachVolume', { VolumeId: id, InstanceId: node.instanceId }), volumeBefore: before });
+    expect(scaled.wronglyDetached).toEqual([]);
+    oracle.observe({ ...call('DetachVolume', { VolumeId: id, InstanceId: node.instanceId }), volumeBefore: before });
+    expect(oracle.wronglyDetached).toEqual([expect.stringMatching(new RegExp(`${id}.*not being deleted`))]);
+  });
+
   it("an inline volume's disk (no PV): detached while its VolumeAttachment is not being deleted, or deleted -> wrong; attached under it -> not without a VolumeAttachment, kept -> not leaked", async () => {
     const node = world.nodes[0]!;
     const disk = await volume('inline-disk');

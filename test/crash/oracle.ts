@@ -22,7 +22,7 @@
  */
 import type { KubeObject } from '../../lib/local/kube/index.js';
 import type { Volume } from '../../lib/local/ec2/index.js';
-import { STUCK_ATTACHING_MS } from '../../lib/reconcile/attach.js';
+import { stuckAttachingMs } from '../../lib/reconcile/attach.js';
 import { changesVolumes, createdSnapshotId, createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
 import { CLONE_SOURCE_PROTECTION, contentOf, diskIdOf, SNAPSHOT_SOURCE_PROTECTION, type Content, type Pv } from './checks.js';
 import type { CrashController } from './crashes.js';
@@ -68,6 +68,8 @@ export class Oracle {
     private readonly trace: (line: string) => void,
     /** A readable name for a volume: its claim's, when known. */
     private readonly describe: (volumeId: string, csiName?: string) => string,
+    /** The simulator's time scale, which the backend's stuck-attach window is divided by. */
+    private readonly ec2TimeScale = 1,
   ) {}
 
   /** The transport's observer: judges, records, and says whether to lose the answer. */
@@ -236,7 +238,7 @@ export class Oracle {
   private judgeDetach(world: JudgedWorld, call: Ec2Call, volumeId: string, node: string): string | undefined {
     const instanceId = call.params.get('InstanceId');
     const before = call.volumeBefore?.attachments.find((a) => a.instanceId === instanceId);
-    if (before?.state === 'attaching' && world.clock.now() - before.attachTime > STUCK_ATTACHING_MS) return undefined;
+    if (before?.state === 'attaching' && world.clock.now() - before.attachTime > stuckAttachingMs(this.ec2TimeScale)) return undefined;
     const inline = (world.store.list('volumeattachments').items as Va[]).find(
       (a) => a.spec.source?.inlineVolumeSpec?.csi?.volumeHandle === volumeId && a.spec.nodeName === node && !a.metadata.deletionTimestamp,
     );
