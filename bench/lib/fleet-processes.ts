@@ -101,6 +101,8 @@ export interface RoundRobin {
   url: string;
   /** Requests it was sent so far. */
   readonly requests: number;
+  /** The same, by `<method> <path>` (a copy). */
+  byRoute(): Record<string, number>;
   /** Sends the `index`th share of requests to `target` from now on (a backend replaced). */
   replace(index: number, target: string): void;
   stop(): Promise<void>;
@@ -112,8 +114,11 @@ export async function startRoundRobin(initial: readonly string[]): Promise<Round
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   let turn = 0;
   let requests = 0;
+  const routes: Record<string, number> = {};
   const server: Server = createServer((req, res) => {
     requests++;
+    const route = `${req.method} ${(req.url ?? '/').split('?')[0]}`;
+    routes[route] = (routes[route] ?? 0) + 1;
     const target = new URL(req.url ?? '/', targets[turn++ % targets.length]);
     const upstream = request(target, { method: req.method, headers: req.headers, agent }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -135,6 +140,7 @@ export async function startRoundRobin(initial: readonly string[]): Promise<Round
     get requests() {
       return requests;
     },
+    byRoute: () => ({ ...routes }),
     replace(index, target) {
       targets[index] = target;
     },
