@@ -9,11 +9,14 @@
  *   (d) a fleet (lib/fleet-faults.ts): clusters × WaitForFirstConsumer claims with pods against
  *       backend processes sharing DynamoDB, with EC2 faults, lost answers, stuck attachments,
  *       killed processes and an expired watch, and without; everything deleted, then judged
+ *   (e) at rest (lib/rest-cost.ts): n volumes bound and attached over clusters, then an hour
+ *       (time-scaled) of nothing changing: backend requests, EC2 calls by action, DynamoDB
+ *       writes, forwarder CPU and memory, per hour, per cluster, per 1,000 volumes
  *   report: one cluster's volume report of --pvs PVs, sent plain and gzip'd: requests and bytes
  *       (lib/report-sizes.ts); only with --only report
  *
- *   npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c,report] [--quick] [--seed 1]
- *                    [--objects 10000] [--timeout 1200] [--pvs 20000]
+ *   npm run bench -- [--n 1000] [--time-scale 1] [--only a,b,c,d,e,report] [--quick] [--seed 1]
+ *                    [--objects 10000] [--timeout 1200] [--pvs 20000] [--rest-scale 4]
  *   npm run bench -- --peer ebs-csi [--n 1000] [--seed 1] [--time-scale 1] [--timeout 1200]
  *       the same workload against volhook and the reference EBS CSI controller stack on the
  *       real control plane, side by side (lib/peer.ts)
@@ -34,6 +37,8 @@ import { printBackendStats, runScaleOut } from './lib/scale-out.js';
 import { runFleet, type FleetResult } from './lib/fleet-faults.js';
 import { FLEET_JUDGES, fleetRows, printFleet } from './lib/fleet-report.js';
 import { runPeerBench } from './lib/peer.js';
+import { HOUR_SECONDS, runRestCost, type RestResult } from './lib/rest-cost.js';
+import { printRest, restRows, restSummaryLines } from './lib/rest-report.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -65,7 +70,8 @@ async function main(args: BenchArgs): Promise<void> {
     (args.only.includes('b') ? args.timeoutSeconds * 1000 + 180_000 : 0) +
     (args.only.includes('c') ? MEMORY_TIMEOUT_MS : 0) +
     (args.only.includes('report') ? REPORT_TIMEOUT_MS : 0) +
-    (args.only.includes('d') ? (args.fleet.faults === 'both' ? 2 : 1) * (2 * args.timeoutSeconds * 1000 + 300_000) : 0);
+    (args.only.includes('d') ? (args.fleet.faults === 'both' ? 2 : 1) * (2 * args.timeoutSeconds * 1000 + 300_000) : 0) +
+    (args.only.includes('e') ? args.timeoutSeconds * 1000 + (HOUR_SECONDS * 1000) / args.rest.restScale + 600_000 : 0);
   setTimeout(() => {
     say(`bench: gave up after ${(budgetMs / 60_000).toFixed(0)} min (global bound); exiting`);
     process.exit(3);
@@ -79,6 +85,7 @@ async function main(args: BenchArgs): Promise<void> {
   let burst: BurstResult | undefined;
   let memory: MemoryResult[] | undefined;
   const fleets: FleetResult[] = [];
+  let rest: RestResult | undefined;
 
   if (args.only.includes('a')) {
     say(`\n(a) one PVC + pod, EC2 at AWS's medians (create ${AWS_MEDIANS.create.ms / 1000} s, attach ${AWS_MEDIANS.attach.ms / 1000} s) …`);
@@ -132,7 +139,14 @@ async function main(args: BenchArgs): Promise<void> {
     }
   }
 
-  printSummary(args, single, burst, memory, reportRuns, fleets);
+  if (args.only.includes('e')) {
+    const { n, clusters, backends, restScale } = args.rest;
+    say(`\n(e) at rest: ${n} volumes bound and attached over ${clusters} clusters (forwarder processes), ${backends} backend processes, time scale ${args.timeScale}; then an hour at rest scale ${restScale} (bound ${args.timeoutSeconds} s on binding) …`);
+    rest = await runRestCost({ n, clusters, backends, timeScale: args.timeScale, restScale, seed: args.seed, timeoutMs: args.timeoutSeconds * 1000 });
+    printRest(rest);
+  }
+
+  printSummary(args, single, burst, memory, reportRuns, fleets, rest);
   const failed = fleets.filter((f) => FLEET_JUDGES.some((k) => f.counts[k] > 0));
   if (failed.length > 0) {
     say(`\n(d) FAILED: ${failed.length} fleet run(s) ended with a judge above 0 (findings above)`);
@@ -142,7 +156,7 @@ async function main(args: BenchArgs): Promise<void> {
   say(`reproduce: ${args.command}`);
 }
 
-function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult, memory?: MemoryResult[], reportRuns: ReportSizes[] = [], fleets: FleetResult[] = []): void {
+function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult, memory?: MemoryResult[], reportRuns: ReportSizes[] = [], fleets: FleetResult[] = [], rest?: RestResult): void {
   const rows: string[][] = [];
   if (single) {
     const [, bound] = latencyRow(single, '', (c) => c.boundMs);
@@ -183,8 +197,10 @@ function printSummary(args: BenchArgs, single?: BurstResult, burst?: BurstResult
     ]);
   }
   for (const fleet of fleets) rows.push(...fleetRows(fleet));
+  if (rest) rows.push(...restRows(rest));
   say('\nsummary');
   for (const run of reportRuns) say(reportLine(run));
+  if (rest) for (const line of restSummaryLines(rest)) say(line);
   if (rows.length > 0) say(table(['scenario', 'figure', 'value'], rows, { alignNumbers: false }));
   if (args.quick) say('  (--quick: a smoke run, not the figures of record)');
 }

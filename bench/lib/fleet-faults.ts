@@ -19,21 +19,17 @@
  * call (bench/lib/ec2-judge.ts) and read each cluster at the end: leaked, duplicated, wrongly
  * deleted, wrongly detached, attached without a VolumeAttachment, not converged.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startForwarder, type Forwarder } from '../../lib/forwarder/index.js';
 import { kubeConfigFor } from '../../lib/kube/index.js';
-import { startEc2Simulator, systemClock, type Ec2SimStats, type FaultConfig } from '../../lib/local/ec2/index.js';
-import { startLocalStack, type LocalStack } from '../../lib/local/stack/index.js';
+import { systemClock, type Ec2SimStats, type FaultConfig } from '../../lib/local/ec2/index.js';
+import type { LocalStack } from '../../lib/local/stack/index.js';
 import { finalVerdict, unsettled, zeroCounts, type Counts, type TrackedClaim } from '../../test/crash/checks.js';
 import type { ClassSpec, JudgedWorld } from '../../test/crash/world.js';
-import { until, VOLUMES_PER_NODE } from './bench-stack.js';
+import { until } from './bench-stack.js';
 import { Diagnostics } from './diagnostics.js';
 import { startEc2Judge, type Ec2Judge } from './ec2-judge.js';
-import { createTables, killChild, repoRoot, startBackendProcess, startMotoServer, startRoundRobin, stopChild, sumStats, type BackendProcess, type BackendStats } from './fleet-processes.js';
+import { createTables, killChild, startBackendProcess, startForwarderProcess, startMotoServer, startRoundRobin, stopChild, sumStats, type BackendProcess, type BackendStats, type ForwarderProcess } from './fleet-processes.js';
+import { backendEnvironment, nodesRunning, REGION, runCleanups, startClusterStacks, startFleetBase, type Cleanups } from './fleet-setup.js';
 import { say } from './format.js';
 import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
 import { tokenBucketFloorSeconds } from './stats.js';
@@ -108,8 +104,6 @@ export interface FleetResult {
   findings: string[];
 }
 
-const REGION = 'us-east-1';
-const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
 const TABLES = { budget: 'volhook-bench-budget', replay: 'volhook-bench-replay', reports: 'volhook-bench-reports' };
 const LEASE = { namespace: 'volhook-system', name: 'volhook-forwarder' };
 
@@ -131,63 +125,23 @@ function refusals(rate: number): FaultConfig {
 
 export async function runFleet(options: FleetOptions): Promise<FleetResult> {
   const log = options.log ?? say;
-  const cleanups: Array<() => Promise<void> | void> = [];
-  const cleanup = async () => {
-    for (const c of cleanups.splice(0).reverse()) await Promise.resolve(c()).catch(() => undefined);
-  };
+  const cleanups: Cleanups = [];
   const diagnostics = new Diagnostics();
   try {
-    const sim = await startEc2Simulator({ port: 0, host: '127.0.0.1', region: REGION, zones: ZONES, seed: options.seed, timeScale: options.timeScale });
-    cleanups.push(() => sim.close());
-    const clusterIds = Array.from({ length: options.clusters }, (_, i) => `fleet-${String.fromCharCode(97 + i)}`);
-    const secrets = new Map(clusterIds.map((id) => [id, `whsec_${randomBytes(24).toString('base64')}`]));
-    const dir = mkdtempSync(join(tmpdir(), 'volhook-fleet-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const registryFile = join(dir, 'clusters.json');
-    writeFileSync(registryFile, JSON.stringify({ clusters: Object.fromEntries(clusterIds.map((id) => [id, { clusterId: id, secrets: [secrets.get(id)], region: REGION }])) }));
+    const base = await startFleetBase({ prefix: 'fleet', clusters: options.clusters, seed: options.seed, timeScale: options.timeScale }, cleanups);
+    const { sim, clusterIds } = base;
 
     const moto = await startMotoServer();
     cleanups.push(() => moto.stop());
     await createTables(moto.url, REGION, Object.values(TABLES));
 
     // The stacks first, with no forwarder yet: the judge needs their stores, the backends its URL.
-    const stacks: LocalStack[] = [];
-    for (const clusterId of clusterIds) {
-      const stack = await startLocalStack({
-        ports: { backend: 0, ec2: 0, kube: 0 },
-        zones: ZONES,
-        region: REGION,
-        clusterId,
-        secret: secrets.get(clusterId),
-        ec2Endpoint: sim.url,
-        backendUrl: 'http://127.0.0.1:9', // not used: every forwarder of the fleet is started below, against the front
-        nodesPerZone: Math.max(1, Math.ceil(options.perCluster / VOLUMES_PER_NODE / ZONES.length)),
-        forwarder: false,
-        controllers: { onError: diagnostics.onControllerError },
-        logger: diagnostics.logger,
-      });
-      cleanups.push(() => stack.stop());
-      stacks.push(stack);
-    }
+    const stacks = await startClusterStacks(base, { pods: clusterIds.map(() => options.perCluster), onControllerError: diagnostics.onControllerError, logger: diagnostics.logger }, cleanups);
     const worlds: JudgedWorld[] = stacks.map((s) => ({ clusterId: s.clusterId, sim: sim.sim, store: s.store, nodes: s.nodes, clock: systemClock }));
     const judge = await startEc2Judge(sim, worlds, { seed: options.seed, lossRate: 0, timeScale: options.timeScale });
     cleanups.push(() => judge.stop());
 
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      VOLHOOK_REGISTRY_FILE: registryFile,
-      VOLHOOK_BENCH_EC2_ENDPOINT: judge.url,
-      VOLHOOK_BUDGET_TIME_SCALE: String(options.timeScale),
-      VOLHOOK_BENCH_EC2_TIME_SCALE: String(options.timeScale),
-      VOLHOOK_BUDGET_TABLE: TABLES.budget,
-      VOLHOOK_REPLAY_TABLE: TABLES.replay,
-      VOLHOOK_REPORTS_TABLE: TABLES.reports,
-      AWS_ENDPOINT_URL_DYNAMODB: moto.url,
-      AWS_REGION: REGION,
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      AWS_EC2_METADATA_DISABLED: 'true',
-    };
+    const env = backendEnvironment(base, { ec2Endpoint: judge.url, timeScale: options.timeScale, tables: { endpoint: moto.url, ...TABLES } });
     const backends: BackendProcess[] = await Promise.all(Array.from({ length: options.backends }, () => startBackendProcess(env)));
     cleanups.push(() => Promise.all(backends.map((b) => b.stop())).then(() => undefined));
     const front = await startRoundRobin(backends.map((b) => b.url));
@@ -206,7 +160,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
     for (const [c, stack] of stacks.entries()) {
       if (c === 0) {
         stack.store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: LEASE.namespace } });
-        for (const identity of ['replica-1', 'replica-2']) replicas.push(startForwarderProcess(front.url, stack, identity, log));
+        for (const identity of ['replica-1', 'replica-2']) replicas.push(startForwarderProcess({ apiUrl: front.url, stack, leader: { identity, namespace: LEASE.namespace }, log: (line) => log(`[d] ${line}`) }));
         continue;
       }
       let kubeServer = stack.urls.kube;
@@ -217,7 +171,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
       }
       inProcess.push(await startForwarder(forwarderConfig(stack, kubeServer), { kubeConfig: kubeConfigFor({ server: kubeServer }), logger: diagnostics.logger }));
     }
-    await until(() => stacks.every((s) => s.nodes.every((n) => sim.sim.instance(n.instanceId)?.state === 'running')), 120_000, 'node instances running');
+    await until(() => nodesRunning(base, stacks), 120_000, 'node instances running');
     await until(() => inProcess.every((f) => f.ready()), 60_000, 'forwarders synced');
     if (replicas.length > 0) await until(() => leaderOf(stacks[0]!) !== undefined, 60_000, 'a forwarder leader');
 
@@ -255,11 +209,11 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
             share: DISRUPT_AT.forwarderLeader,
             run: async () => {
               const holder = leaderOf(stacks[0]!);
-              const leader = replicas.find((r) => r.identity === holder);
+              const leader = replicas.find((r) => r.leader?.identity === holder);
               if (!leader) return `no forwarder leader of ${stacks[0]!.clusterId} to kill (holder ${holder ?? 'none'})`;
               await killChild(leader.child);
-              replicas.push(startForwarderProcess(front.url, stacks[0]!, `${leader.identity}-restarted`, log));
-              return `SIGKILL forwarder leader ${leader.identity} of ${stacks[0]!.clusterId}; a new replica started`;
+              replicas.push(startForwarderProcess({ apiUrl: front.url, stack: stacks[0]!, leader: { identity: `${leader.leader?.identity}-restarted`, namespace: LEASE.namespace }, log: (line) => log(`[d] ${line}`) }));
+              return `SIGKILL forwarder leader ${leader.leader?.identity} of ${stacks[0]!.clusterId}; a new replica started`;
             },
           },
           {
@@ -370,7 +324,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
     };
   } finally {
     diagnostics.stop();
-    await cleanup();
+    await runCleanups(cleanups);
   }
 }
 
@@ -416,43 +370,6 @@ function subtractStats(after: BackendStats, before: BackendStats): BackendStats 
 function leaderOf(stack: LocalStack): string | undefined {
   const lease = stack.store.get('leases', LEASE.name, LEASE.namespace) as { spec?: { holderIdentity?: string } } | undefined;
   return lease?.spec?.holderIdentity || undefined;
-}
-
-interface ForwarderProcess {
-  identity: string;
-  child: ChildProcess;
-  /** The tail of its stderr. */
-  errors: string;
-  /** Asked to stop (the end of the run): its exit is no news. */
-  stopping: boolean;
-}
-
-/** A forwarder replica as its pod runs it (bin/forwarder.ts), with leader election on one Lease. */
-function startForwarderProcess(apiUrl: string, stack: LocalStack, identity: string, log: (line: string) => void): ForwarderProcess {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    VOLHOOK_API_URL: apiUrl,
-    VOLHOOK_CLUSTER_ID: stack.clusterId,
-    VOLHOOK_SECRET: stack.secret,
-    VOLHOOK_KUBE_SERVER: stack.urls.kube,
-    VOLHOOK_PORT: '0',
-    VOLHOOK_LISTEN_HOST: '127.0.0.1',
-    VOLHOOK_LEADER_ELECT: 'true',
-    VOLHOOK_LEASE_NAMESPACE: LEASE.namespace,
-    VOLHOOK_LEADER_IDENTITY: identity,
-    VOLHOOK_LOG_LEVEL: 'warn',
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  };
-  delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/forwarder.ts'], { cwd: repoRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  const replica: ForwarderProcess = { identity, child, errors: '', stopping: false };
-  child.stderr?.on('data', (chunk: Buffer) => {
-    replica.errors = (replica.errors + chunk.toString()).slice(-4_000);
-  });
-  child.once('exit', (code, signal) => {
-    if (!replica.stopping && signal !== 'SIGKILL') log(`[d] forwarder ${identity} exited (${code ?? signal}): ${replica.errors}`);
-  });
-  return replica;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

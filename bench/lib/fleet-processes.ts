@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
+import type { LocalStack } from '../../lib/local/stack/index.js';
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -100,6 +101,8 @@ export interface RoundRobin {
   url: string;
   /** Requests it was sent so far. */
   readonly requests: number;
+  /** The same, by `<method> <path>` (a copy). */
+  byRoute(): Record<string, number>;
   /** Sends the `index`th share of requests to `target` from now on (a backend replaced). */
   replace(index: number, target: string): void;
   stop(): Promise<void>;
@@ -111,8 +114,11 @@ export async function startRoundRobin(initial: readonly string[]): Promise<Round
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   let turn = 0;
   let requests = 0;
+  const routes: Record<string, number> = {};
   const server: Server = createServer((req, res) => {
     requests++;
+    const route = `${req.method} ${(req.url ?? '/').split('?')[0]}`;
+    routes[route] = (routes[route] ?? 0) + 1;
     const target = new URL(req.url ?? '/', targets[turn++ % targets.length]);
     const upstream = request(target, { method: req.method, headers: req.headers, agent }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -134,6 +140,7 @@ export async function startRoundRobin(initial: readonly string[]): Promise<Round
     get requests() {
       return requests;
     },
+    byRoute: () => ({ ...routes }),
     replace(index, target) {
       targets[index] = target;
     },
@@ -148,10 +155,7 @@ export async function startRoundRobin(initial: readonly string[]): Promise<Round
 
 /** moto_server on a free loopback port, up once it answers. */
 export async function startMotoServer(): Promise<{ url: string; stop(): Promise<void> }> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const port = await freePort();
   const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'ignore'] });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
@@ -206,4 +210,68 @@ export function sumStats(all: BackendStats[]): BackendStats {
     }
   }
   return out;
+}
+
+export interface ForwarderProcess {
+  child: ChildProcess;
+  /** Its Lease identity, with leader election. */
+  leader?: { identity: string; namespace: string };
+  /** Its health and metrics port, when it was given one. */
+  port?: number;
+  /** The tail of its stderr. */
+  errors: string;
+  /** Asked to stop (the end of the run): its exit is no news. */
+  stopping: boolean;
+}
+
+/**
+ * A forwarder replica as its pod runs it (bin/forwarder.ts) against `apiUrl` for `stack`'s
+ * cluster: with leader election on one Lease when `leader` is given; `port` for its health and
+ * metrics (default any free one, unknown here); `env` for other settings (VOLHOOK_RESYNC_SECONDS…).
+ */
+export function startForwarderProcess(options: {
+  apiUrl: string;
+  stack: Pick<LocalStack, 'clusterId' | 'secret' | 'urls'>;
+  leader?: { identity: string; namespace: string };
+  port?: number;
+  env?: Record<string, string>;
+  log(line: string): void;
+}): ForwarderProcess {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    VOLHOOK_API_URL: options.apiUrl,
+    VOLHOOK_CLUSTER_ID: options.stack.clusterId,
+    VOLHOOK_SECRET: options.stack.secret,
+    VOLHOOK_KUBE_SERVER: options.stack.urls.kube,
+    VOLHOOK_PORT: String(options.port ?? 0),
+    VOLHOOK_LISTEN_HOST: '127.0.0.1',
+    ...(options.leader && {
+      VOLHOOK_LEADER_ELECT: 'true',
+      VOLHOOK_LEASE_NAMESPACE: options.leader.namespace,
+      VOLHOOK_LEADER_IDENTITY: options.leader.identity,
+    }),
+    VOLHOOK_LOG_LEVEL: 'warn',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...options.env,
+  };
+  delete env.NODE_OPTIONS;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/forwarder.ts'], { cwd: repoRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const replica: ForwarderProcess = { child, errors: '', stopping: false, ...(options.leader && { leader: options.leader }), ...(options.port !== undefined && { port: options.port }) };
+  const name = options.leader?.identity ?? options.stack.clusterId;
+  child.stderr?.on('data', (chunk: Buffer) => {
+    replica.errors = (replica.errors + chunk.toString()).slice(-4_000);
+  });
+  child.once('exit', (code, signal) => {
+    if (!replica.stopping && signal !== 'SIGKILL') options.log(`forwarder ${name} exited (${code ?? signal}): ${replica.errors}`);
+  });
+  return replica;
+}
+
+/** A loopback port free now (for a child told its port up front). */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
 }

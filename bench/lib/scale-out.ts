@@ -8,13 +8,7 @@
  *
  * The n claims are dealt out over the clusters, so the token-bucket floor is that of n.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startEc2Simulator } from '../../lib/local/ec2/index.js';
-import { startLocalStack, type LocalStack } from '../../lib/local/stack/index.js';
-import { until, VOLUMES_PER_NODE } from './bench-stack.js';
+import { until } from './bench-stack.js';
 import { Diagnostics } from './diagnostics.js';
 import { say, table } from './format.js';
 import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
@@ -22,6 +16,7 @@ import type { BurstResult } from './provision.js';
 import { tokenBucketFloorSeconds } from './stats.js';
 import { BurstTracker, type ClaimTimes } from './tracker.js';
 import { createTables, startBackendProcess, startMotoServer, startRoundRobin, sumStats, type BackendStats } from './fleet-processes.js';
+import { backendEnvironment, nodesRunning, REGION, runCleanups, startClusterStacks, startFleetBase, type Cleanups, type SharedTables } from './fleet-setup.js';
 
 export type { BackendStats } from './fleet-processes.js';
 
@@ -43,72 +38,33 @@ export interface ScaleOutResult extends BurstResult {
   backendStats: BackendStats;
 }
 
-const REGION = 'us-east-1';
-const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
 const TABLE = 'volhook-bench-budget';
 
 export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutResult> {
-  const cleanups: Array<() => Promise<void> | void> = [];
-  const cleanup = async () => {
-    for (const c of cleanups.splice(0).reverse()) await Promise.resolve(c()).catch(() => undefined);
-  };
+  const cleanups: Cleanups = [];
   const diagnostics = new Diagnostics();
   const started = performance.now();
   try {
-    const sim = await startEc2Simulator({ port: 0, host: '127.0.0.1', region: REGION, zones: ZONES, seed: options.seed, timeScale: options.timeScale });
-    cleanups.push(() => sim.close());
-
-    const clusterIds = Array.from({ length: options.clusters }, (_, i) => `bench-${String.fromCharCode(97 + i)}`);
-    const secrets = new Map(clusterIds.map((id) => [id, `whsec_${randomBytes(24).toString('base64')}`]));
-    const dir = mkdtempSync(join(tmpdir(), 'volhook-scale-out-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const registryFile = join(dir, 'clusters.json');
-    writeFileSync(registryFile, JSON.stringify({ clusters: Object.fromEntries(clusterIds.map((id) => [id, { clusterId: id, secrets: [secrets.get(id)], region: REGION }])) }));
-
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      VOLHOOK_REGISTRY_FILE: registryFile,
-      VOLHOOK_BENCH_EC2_ENDPOINT: sim.url,
-      VOLHOOK_BUDGET_TIME_SCALE: String(options.timeScale),
-      VOLHOOK_BENCH_EC2_TIME_SCALE: String(options.timeScale),
-      AWS_REGION: REGION,
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      AWS_EC2_METADATA_DISABLED: 'true',
-    };
+    const base = await startFleetBase({ prefix: 'bench', clusters: options.clusters, seed: options.seed, timeScale: options.timeScale }, cleanups);
+    const sim = base.sim;
     let budgetStore: ScaleOutResult['budgetStore'] = 'memory';
+    let tables: SharedTables | undefined;
     if (options.backends > 1) {
       const moto = await startMotoServer();
       cleanups.push(() => moto.stop());
       await createTables(moto.url, REGION, [TABLE]);
-      Object.assign(env, { VOLHOOK_BUDGET_TABLE: TABLE, AWS_ENDPOINT_URL_DYNAMODB: moto.url });
+      tables = { endpoint: moto.url, budget: TABLE };
       budgetStore = 'dynamodb';
     }
+    const env = backendEnvironment(base, { ec2Endpoint: sim.url, timeScale: options.timeScale, ...(tables && { tables }) });
     const backends = await Promise.all(Array.from({ length: options.backends }, () => startBackendProcess(env)));
     for (const b of backends) cleanups.push(() => b.stop());
     const front = await startRoundRobin(backends.map((b) => b.url));
     cleanups.push(() => front.stop());
 
-    const perCluster = clusterIds.map((_, c) => Math.floor(options.n / options.clusters) + (c < options.n % options.clusters ? 1 : 0));
-    const stacks: LocalStack[] = [];
-    for (const [c, clusterId] of clusterIds.entries()) {
-      const stack = await startLocalStack({
-        ports: { backend: 0, ec2: 0, kube: 0 },
-        zones: ZONES,
-        region: REGION,
-        clusterId,
-        secret: secrets.get(clusterId),
-        ec2Endpoint: sim.url,
-        backendUrl: front.url,
-        nodesPerZone: Math.max(1, Math.ceil(perCluster[c]! / VOLUMES_PER_NODE / ZONES.length)),
-        forwarder: {},
-        controllers: { onError: diagnostics.onControllerError },
-        logger: diagnostics.logger,
-      });
-      cleanups.push(() => stack.stop());
-      stacks.push(stack);
-    }
-    await until(() => stacks.every((s) => s.nodes.every((n) => sim.sim.instance(n.instanceId)?.state === 'running')), 120_000, 'node instances running');
+    const perCluster = base.clusterIds.map((_, c) => Math.floor(options.n / options.clusters) + (c < options.n % options.clusters ? 1 : 0));
+    const stacks = await startClusterStacks(base, { pods: perCluster, backendUrl: front.url, onControllerError: diagnostics.onControllerError, logger: diagnostics.logger }, cleanups);
+    await until(() => nodesRunning(base, stacks), 120_000, 'node instances running');
     await until(() => stacks.every((s) => s.forwarder()?.ready() === true), 60_000, 'forwarders synced');
     const setupMs = performance.now() - started;
 
@@ -189,7 +145,7 @@ export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutRes
     };
   } finally {
     diagnostics.stop();
-    await cleanup();
+    await runCleanups(cleanups);
   }
 }
 
