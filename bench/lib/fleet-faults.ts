@@ -27,7 +27,7 @@ import { finalVerdict, unsettled, zeroCounts, type Counts, type TrackedClaim } f
 import type { ClassSpec, JudgedWorld } from '../../test/crash/world.js';
 import { until } from './bench-stack.js';
 import { Diagnostics } from './diagnostics.js';
-import { startEc2Judge, type Ec2Judge } from './ec2-judge.js';
+import { startEc2Judge } from './ec2-judge.js';
 import { createTables, killChild, startBackendProcess, startForwarderProcess, startMotoServer, startRoundRobin, stopChild, sumStats, type BackendProcess, type BackendStats, type ForwarderProcess } from './fleet-processes.js';
 import { backendEnvironment, nodesRunning, REGION, runCleanups, startClusterStacks, startFleetBase, type Cleanups } from './fleet-setup.js';
 import { say } from './format.js';
