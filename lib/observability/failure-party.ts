@@ -31,7 +31,17 @@ export const REFUSED_INPUT_REASONS: ReadonlySet<string> = new Set([
   'SourceNotOurs',
   'SourceTooLarge',
   'SourceBeingDeleted',
+  'SnapshotBeingDeleted',
   'AttachedElsewhere',
+  // Group snapshots: what the group and its class ask, and where its claims' pods run.
+  'NotImplemented',
+  'InvalidContent',
+  'NoGroupSnapshotClass',
+  'InvalidGroupSnapshotClass',
+  'EmptyGroup',
+  'NotAttached',
+  'NotOneNode',
+  'TooManyOtherVolumes',
 ]);
 
 export const SYSTEM_FAILURE_REASONS: ReadonlySet<string> = new Set([
@@ -53,6 +63,11 @@ export const SYSTEM_FAILURE_REASONS: ReadonlySet<string> = new Set([
   'VolumeNotAvailable',
   'VolumeCreationFailed',
   'SnapshotCreationFailed',
+  'SnapshotFailed',
+  'GroupSnapshotCreationFailed',
+  'IncompleteGroup',
+  'NodeGone',
+  'NotClusterNode',
   'InstanceNotFound',
   'NodeNotFound',
   'SelectedNodeGone',

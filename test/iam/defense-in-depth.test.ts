@@ -8,7 +8,7 @@
  * succeeds (so the call was possible), and with the checks on, the attack never reaches EC2.
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { identityTags, TagKeys, type ItemInput, type Result } from '../../lib/contract/index.js';
+import { identityTags, SourceFinalizers, TagKeys, type ItemInput, type Result } from '../../lib/contract/index.js';
 import { DEFAULT_NODE_TAG_KEY } from '../../lib/contract/tags.js';
 import { createEc2Gateway } from '../../lib/ec2/index.js';
 import { Ec2Simulator, ManualClock } from '../../lib/local/ec2/index.js';
@@ -154,7 +154,8 @@ const attacks: Record<string, Attack> = {
         pvc: { metadata: { uid: CLONE_UID }, spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'data-src', apiGroup: null } } },
         source: {
           kind: 'PersistentVolumeClaim',
-          claim: claim({ metadata: { name: 'data-src', uid: '11111111-2222-4333-8444-555555555555' }, spec: { volumeName: 'pvc-src' }, status: { phase: 'Bound' } }),
+          // Already protected as a clone's source (the write that comes before CopyVolumes).
+          claim: claim({ metadata: { name: 'data-src', uid: '11111111-2222-4333-8444-555555555555', finalizers: [SourceFinalizers.claim] }, spec: { volumeName: 'pvc-src' }, status: { phase: 'Bound' } }),
           pv: persistentVolume({
             metadata: { name: 'pvc-src' },
             spec: { csi: { volumeHandle: target.disk }, nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [ZONE] }] }] } } },
