@@ -146,6 +146,7 @@ export function itemSource(options: {
               attachments: () => caches.volumeattachments.list(),
               csiNode: (name) => caches.csinodes.get(name),
               snapshotContents: () => caches.volumesnapshotcontents.list(),
+              groupSnapshotContents: () => caches.volumegroupsnapshotcontents.list(),
             },
             ownership,
           );

@@ -236,6 +236,8 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
     news: groupSnapshotContentNews,
     *keys(type, content, ctx) {
       if (type !== 'delete' && isOurGroupSnapshotContent(content, ctx.ownership)) yield groupContentOffer(content);
+      // The audit learns of it now: its snapshots are named by it (the report's group entries).
+      if (type === 'add' && ctx.ready() && isOurGroupSnapshotContent(content, ctx.ownership)) yield { key: ItemKeys.report() };
     },
     resync: (content, ctx) => (isOurGroupSnapshotContent(content, ctx.ownership) && !isSettledContent(content) ? [groupContentOffer(content)] : []),
   },
