@@ -4,9 +4,12 @@
  * with no EC2 mutation for claims on two, the lost answer found again by the group's name, and
  * deletion by the content's policy.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { GroupSnapshotAnnotations, GroupSnapshotFinalizers, TagKeys, type ItemInput, type Result, type VolumeGroupSnapshotContentStatus, type Write } from '../../lib/contract/index.js';
+import { BackendFeatures, GroupSnapshotAnnotations, GroupSnapshotFinalizers, SnapshotAnnotations, TagKeys, type ItemInput, type Result, type VolumeGroupSnapshotContentStatus, type Write } from '../../lib/contract/index.js';
 import { Ec2Error, type CreateSnapshotsRequest, type Snapshot } from '../../lib/ec2/types.js';
+import { EventReasons } from '../../lib/reconcile/events.js';
+import { MAX_EXCLUDED_DATA_VOLUMES } from '../../lib/reconcile/group-snapshot.js';
 import { FakeGateway } from './fake-gateway.js';
 import { CLUSTER, DRIVER, reconcileOne, setup } from './fixtures.js';
 
@@ -193,5 +196,16 @@ describe('group snapshot content: delete', () => {
     const result = await reconcileOne(ctx, item({ deletion: true, annotations: {}, status: ready }));
     expect(result).toMatchObject({ outcome: 'done', writes: [] });
     expect(ec2.mutations).toEqual([]);
+  });
+});
+
+describe('docs/snapshots.md on group snapshots', () => {
+  const doc = readFileSync(new URL('../../docs/snapshots.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+  it('states the bound, the Warning, the names and the feature as the code has them', () => {
+    expect(doc).toContain(`(\`ExcludeDataVolumeIds\`, at most ${MAX_EXCLUDED_DATA_VOLUMES})`);
+    expect(doc).toContain(`with a \`${EventReasons.groupSnapshotCreationFailed}\` Warning`);
+    expect(doc).toContain(`\`${TagKeys.csiVolumeSnapshotName}=<the group content's name>\``);
+    expect(doc).toContain(`\`${SnapshotAnnotations.groupSnapshotHandle}\``);
+    expect(doc).toContain(`(\`serves: [${BackendFeatures.groupSnapshots}]\`, docs/upgrade.md)`);
   });
 });
