@@ -2,7 +2,7 @@
  * Group snapshots end to end over the local stack (Kubernetes API with the group snapshot CRDs,
  * the local snapshot controller's group part, forwarder, backend, EC2 simulator), driven with
  * kubectl and YAML: three claims in use on one node -> one CreateSnapshots, three members ready,
- * each restorable; claims on two nodes -> refused with a message, no EC2 call.
+ * each restorable, all deleted with the group; claims on two nodes -> refused with a message, no EC2 call.
  */
 import { DescribeSnapshotsCommand, type Snapshot } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,7 +90,7 @@ async function clusterSnapshots(): Promise<Snapshot[]> {
 }
 
 describe('group snapshots over the local stack', () => {
-  it('three claims in use on one node -> one CreateSnapshots, three member VolumeSnapshots and contents ready; each member restores', async () => {
+  it('three claims in use on one node -> one CreateSnapshots, three member VolumeSnapshots and contents ready; each member restores; deleting the group deletes its EBS snapshots', async () => {
     const ns = 'group-one-node';
     await kubectl('create', 'namespace', ns);
     const node = stack.nodes[0]!;
@@ -143,6 +143,15 @@ spec:
       const memberContent = await getJson<{ status?: { snapshotHandle?: string } }>('volumesnapshotcontent', member.status!.boundVolumeSnapshotContentName!);
       expect(volume?.SnapshotId).toBe(memberContent.status!.snapshotHandle);
     }
+
+    // Deleting the group (Delete policy): its EBS snapshots go with it, and so do its members.
+    await kubectl('delete', 'volumegroupsnapshot', 'nightly', '-n', ns, '--wait=false');
+    const handles = new Set(infos.map((i) => i.snapshotHandle));
+    await waitFor(clusterSnapshots, (all) => !all.some((s) => handles.has(s.SnapshotId!)), { what: "the group's EBS snapshots deleted", timeoutMs: 90_000 });
+    await waitFor(() => kubectl('get', 'volumegroupsnapshot,volumegroupsnapshotcontent,volumesnapshot', '-n', ns, '--ignore-not-found', '-o', 'name'), (out) => !out.includes('nightly') && !out.includes(contentName) && !out.includes('volumesnapshot.'), {
+      what: 'the group, its content and its members gone',
+      timeoutMs: 60_000,
+    });
   }, 400_000);
 
   it('claims in use on two nodes -> the group content refused with a message naming both nodes, no EC2 snapshot call; the group not ready', async () => {

@@ -4,7 +4,7 @@
  */
 import type { KubeObject, ObjectStore, WatchEvent } from '../kube/types.js';
 import { runController, type RunningController } from './controller.js';
-import { isAlreadyExists } from './errors.js';
+import { isAlreadyExists, isNotFound } from './errors.js';
 import { EventRecorder } from './events.js';
 import {
   syncGroupSnapshot,
@@ -33,6 +33,7 @@ export function startGroupSnapshotController(store: ObjectStore, options?: Contr
     volume: (name) => informers.get<PersistentVolume>('persistentvolumes', name),
     volumes: () => [...informers.list<PersistentVolume>('persistentvolumes')],
     snapshot: (namespace, name) => informers.get<VolumeSnapshot>('volumesnapshots', name, namespace),
+    snapshots: (namespace) => [...informers.list<VolumeSnapshot>('volumesnapshots', namespace)],
     content: (name) => informers.get<VolumeSnapshotContent>('volumesnapshotcontents', name),
     now: () => kubeTime(),
   };
@@ -41,6 +42,14 @@ export function startGroupSnapshotController(store: ObjectStore, options?: Contr
     for (const write of step.writes) {
       if (write.op === 'update') {
         writeObject(store, write.resource, write.current, write.desired);
+        continue;
+      }
+      if (write.op === 'delete') {
+        try {
+          store.delete(write.resource, write.name, write.namespace, { preconditions: { uid: write.uid } });
+        } catch (error) {
+          if (!isNotFound(error)) throw error;
+        }
         continue;
       }
       try {

@@ -7,20 +7,27 @@
  * recorded handle, and its VolumeSnapshot (`snapshot-`/`snapcontent-` + sha256(uid + volume
  * handle), owned by the group, bound to the content); the group's status from its content's.
  *
- * Not here (refused or left as is, named in messages): a pre-provisioned group
- * (`spec.source.volumeGroupSnapshotContentName`), a default group class, and deletion of a
- * group (its content and members stay until deleted by hand).
+ * Deleting a group (`processGroupSnapshotWithDeletionTimestamp`): the group content marked
+ * being-deleted and, Delete policy, deleted; each member's content marked and deleted (Delete)
+ * and its snapshot let go and deleted; the group's finalizer removed once its content is gone
+ * (or at once, Retain).
+ *
+ * Not here (refused with a message): a pre-provisioned group
+ * (`spec.source.volumeGroupSnapshotContentName`) and a default group class.
  */
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../kube/types.js';
 import type { PersistentVolume, PersistentVolumeClaim } from './objects.js';
 import { matchesLabelSelector, type LabelSelector } from './selectors.js';
-import { binaryQuantity, nanosToTime, SNAPSHOT_API_VERSION, type VolumeSnapshot, type VolumeSnapshotContent } from './snapshot-objects.js';
+import { ANN_SNAPSHOT_BEING_DELETED, binaryQuantity, nanosToTime, SNAPSHOT_API_VERSION, type VolumeSnapshot, type VolumeSnapshotContent } from './snapshot-objects.js';
+import { hasFinalizer, setAnnotation, setFinalizer } from './objects.js';
 
 export const GROUP_SNAPSHOT_API_VERSION = 'groupsnapshot.storage.k8s.io/v1';
 export const GROUP_CONTENT_BOUND_FINALIZER = 'groupsnapshot.storage.kubernetes.io/volumegroupsnapshotcontent-bound-protection';
 export const SNAPSHOT_IN_GROUP_FINALIZER = 'snapshot.storage.kubernetes.io/volumesnapshot-in-group-protection';
 export const GROUP_HANDLE_ANNOTATION = 'groupsnapshot.storage.k8s.io/volumeGroupSnapshotHandle';
+export const GROUP_BOUND_FINALIZER = 'groupsnapshot.storage.kubernetes.io/volumegroupsnapshot-bound-protection';
+export const ANN_GROUP_BEING_DELETED = 'groupsnapshot.storage.kubernetes.io/volumegroupsnapshot-being-deleted';
 
 export interface VolumeGroupSnapshot extends KubeObject {
   spec: { volumeGroupSnapshotClassName?: string; source: { selector?: LabelSelector; volumeGroupSnapshotContentName?: string } };
@@ -56,13 +63,16 @@ export interface GroupWorld {
   volume(name: string): PersistentVolume | undefined;
   volumes(): PersistentVolume[];
   snapshot(namespace: string, name: string): VolumeSnapshot | undefined;
+  /** The VolumeSnapshots of a namespace (a group's members are those it owns). */
+  snapshots(namespace: string): VolumeSnapshot[];
   content(name: string): VolumeSnapshotContent | undefined;
   now(): string;
 }
 
 export type GroupWrite =
   | { op: 'create'; resource: 'volumegroupsnapshotcontents' | 'volumesnapshotcontents' | 'volumesnapshots'; object: KubeObject }
-  | { op: 'update'; resource: 'volumegroupsnapshots' | 'volumesnapshotcontents' | 'volumesnapshots'; current: KubeObject; desired: KubeObject };
+  | { op: 'update'; resource: 'volumegroupsnapshots' | 'volumegroupsnapshotcontents' | 'volumesnapshotcontents' | 'volumesnapshots'; current: KubeObject; desired: KubeObject }
+  | { op: 'delete'; resource: 'volumegroupsnapshotcontents' | 'volumesnapshotcontents' | 'volumesnapshots'; name: string; namespace?: string; uid: string };
 
 export interface GroupEvent {
   object: VolumeGroupSnapshot;
@@ -92,7 +102,7 @@ function fail(group: VolumeGroupSnapshot, reason: string, message: string, now: 
 /** Pure: the next writes for one VolumeGroupSnapshot. */
 export function syncGroupSnapshot(world: GroupWorld, group: VolumeGroupSnapshot): GroupStep {
   const now = world.now();
-  if (group.metadata.deletionTimestamp) return { writes: [], events: [] };
+  if (group.metadata.deletionTimestamp) return deleteGroup(world, group);
   const { source } = group.spec;
   if (source.volumeGroupSnapshotContentName !== undefined) {
     return fail(group, 'GroupSnapshotContentCheckandUpdateFailed', 'a pre-provisioned VolumeGroupSnapshot (spec.source.volumeGroupSnapshotContentName) is not supported by the local snapshot controller', now);
@@ -123,6 +133,11 @@ export function syncGroupSnapshot(world: GroupWorld, group: VolumeGroupSnapshot)
   }
 
   const writes: GroupWrite[] = [];
+  if (!hasFinalizer(group, GROUP_BOUND_FINALIZER)) {
+    const desired = structuredClone(group);
+    setFinalizer(desired, GROUP_BOUND_FINALIZER, true);
+    return { writes: [{ op: 'update', resource: 'volumegroupsnapshots', current: group, desired }], events: [] };
+  }
   const info = content.status?.volumeSnapshotInfoList ?? [];
   const handle = content.status?.volumeGroupSnapshotHandle;
   let membersReady = info.length > 0;
@@ -252,3 +267,46 @@ function memberWrites(
   return ready;
 }
 
+
+/** Pure: the next writes for a group being deleted. */
+function deleteGroup(world: GroupWorld, group: VolumeGroupSnapshot): GroupStep {
+  const writes: GroupWrite[] = [];
+  const content = world.groupContent(group.status?.boundVolumeGroupSnapshotContentName ?? groupContentName(group));
+  const ours = content && content.spec.volumeGroupSnapshotRef.uid === group.metadata.uid ? content : undefined;
+  const deleteContent = ours?.spec.deletionPolicy === 'Delete';
+  const namespace = group.metadata.namespace ?? '';
+  const members = world.snapshots(namespace).filter((s) => (s.metadata.ownerReferences as { kind?: string; uid?: string }[] | undefined)?.some((o) => o.kind === 'VolumeGroupSnapshot' && o.uid === group.metadata.uid));
+  for (const member of members) {
+    const memberContent = member.status?.boundVolumeSnapshotContentName ? world.content(member.status.boundVolumeSnapshotContentName) : undefined;
+    if (memberContent && !memberContent.metadata.deletionTimestamp) {
+      if (memberContent.metadata.annotations?.[ANN_SNAPSHOT_BEING_DELETED] === undefined) {
+        const desired = structuredClone(memberContent);
+        setAnnotation(desired, ANN_SNAPSHOT_BEING_DELETED, 'yes');
+        writes.push({ op: 'update', resource: 'volumesnapshotcontents', current: memberContent, desired });
+      }
+      if (memberContent.spec.deletionPolicy === 'Delete') writes.push({ op: 'delete', resource: 'volumesnapshotcontents', name: memberContent.metadata.name, uid: memberContent.metadata.uid });
+    }
+    if (hasFinalizer(member, SNAPSHOT_IN_GROUP_FINALIZER)) {
+      const desired = structuredClone(member);
+      setFinalizer(desired, SNAPSHOT_IN_GROUP_FINALIZER, false);
+      writes.push({ op: 'update', resource: 'volumesnapshots', current: member, desired });
+    }
+    if (!member.metadata.deletionTimestamp) writes.push({ op: 'delete', resource: 'volumesnapshots', name: member.metadata.name, namespace, uid: member.metadata.uid });
+  }
+  if (ours && !ours.metadata.deletionTimestamp) {
+    if (ours.metadata.annotations?.[ANN_GROUP_BEING_DELETED] === undefined) {
+      const desired = structuredClone(ours);
+      setAnnotation(desired, ANN_GROUP_BEING_DELETED, 'yes');
+      writes.push({ op: 'update', resource: 'volumegroupsnapshotcontents', current: ours, desired });
+    }
+    if (deleteContent) writes.push({ op: 'delete', resource: 'volumegroupsnapshotcontents', name: ours.metadata.name, uid: ours.metadata.uid });
+  }
+  // The group goes once its content is gone (Delete) and its members are; at once when Retain.
+  const contentGone = !ours || !deleteContent;
+  if (writes.length === 0 && contentGone && members.length === 0 && hasFinalizer(group, GROUP_BOUND_FINALIZER)) {
+    const desired = structuredClone(group);
+    setFinalizer(desired, GROUP_BOUND_FINALIZER, false);
+    writes.push({ op: 'update', resource: 'volumegroupsnapshots', current: group, desired });
+  }
+  return { writes, events: [] };
+}

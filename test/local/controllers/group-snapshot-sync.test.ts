@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../lib/local/kube/types.js';
 import {
+  ANN_GROUP_BEING_DELETED,
+  GROUP_BOUND_FINALIZER,
   GROUP_CONTENT_BOUND_FINALIZER,
   GROUP_HANDLE_ANNOTATION,
   memberContentName,
@@ -27,8 +29,8 @@ const claim = (name: string, app: string, bound = true): PersistentVolumeClaim =
   ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta(name, 'shop', { labels: { app } }), spec: { volumeName: `pv-${name}` }, status: { phase: bound ? 'Bound' : 'Pending' } }) as PersistentVolumeClaim;
 const pv = (claimName: string, driver = DRIVER): PersistentVolume =>
   ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: meta(`pv-${claimName}`), spec: { csi: { driver, volumeHandle: `vol-${claimName}` }, claimRef: { namespace: 'shop', name: claimName } } }) as PersistentVolume;
-const group = (extra: Partial<VolumeGroupSnapshot['spec']> = {}): VolumeGroupSnapshot =>
-  ({ apiVersion: 'groupsnapshot.storage.k8s.io/v1', kind: 'VolumeGroupSnapshot', metadata: meta('nightly', 'shop'), spec: { volumeGroupSnapshotClassName: 'group', source: { selector: { matchLabels: { app: 'db' } } }, ...extra } }) as VolumeGroupSnapshot;
+const group = (extra: Partial<VolumeGroupSnapshot['spec']> = {}, metaExtra: object = { finalizers: [GROUP_BOUND_FINALIZER] }): VolumeGroupSnapshot =>
+  ({ apiVersion: 'groupsnapshot.storage.k8s.io/v1', kind: 'VolumeGroupSnapshot', metadata: meta('nightly', 'shop', metaExtra), spec: { volumeGroupSnapshotClassName: 'group', source: { selector: { matchLabels: { app: 'db' } } }, ...extra } }) as VolumeGroupSnapshot;
 
 function world(objects: { claims?: PersistentVolumeClaim[]; pvs?: PersistentVolume[]; content?: VolumeGroupSnapshotContent; snapshots?: VolumeSnapshot[]; contents?: VolumeSnapshotContent[] } = {}): GroupWorld {
   return {
@@ -38,6 +40,7 @@ function world(objects: { claims?: PersistentVolumeClaim[]; pvs?: PersistentVolu
     volume: (name) => objects.pvs?.find((v) => v.metadata.name === name),
     volumes: () => objects.pvs ?? [],
     snapshot: (_ns, name) => objects.snapshots?.find((s) => s.metadata.name === name),
+    snapshots: () => objects.snapshots ?? [],
     content: (name) => objects.contents?.find((c) => c.metadata.name === name),
     now: () => '2026-01-01T00:00:00Z',
   };
@@ -100,6 +103,34 @@ describe('local group snapshot controller', () => {
     const bound = second.writes.find((w) => w.resource === 'volumesnapshotcontents') as unknown as { desired: VolumeSnapshotContent };
     expect(bound.desired.spec.volumeSnapshotRef.uid).toBe('ms-uid');
     expect(bound.desired.status).toMatchObject({ snapshotHandle: 'snap-a', volumeGroupSnapshotHandle: 'groupsnapcontent-nightly-uid', readyToUse: true, restoreSize: 2 ** 30 });
+  });
+
+  it('a bound group without its finalizer -> the finalizer first', () => {
+    const content = { apiVersion: 'groupsnapshot.storage.k8s.io/v1', kind: 'VolumeGroupSnapshotContent', metadata: meta('groupsnapcontent-nightly-uid'), spec: { driver: DRIVER, deletionPolicy: 'Delete', volumeGroupSnapshotRef: { namespace: 'shop', name: 'nightly', uid: 'nightly-uid' }, source: { volumeHandles: ['vol-data-a'] } } } as VolumeGroupSnapshotContent;
+    const step = syncGroupSnapshot(world({ claims, pvs, content }), group({}, {}));
+    expect(step.writes).toMatchObject([{ op: 'update', resource: 'volumegroupsnapshots', desired: { metadata: { finalizers: [GROUP_BOUND_FINALIZER] } } }]);
+  });
+
+  it('a group deleted (Delete) -> its content marked and deleted, each member content marked and deleted, each member let go and deleted; the finalizer only once all are gone', () => {
+    const content = { apiVersion: 'groupsnapshot.storage.k8s.io/v1', kind: 'VolumeGroupSnapshotContent', metadata: meta('groupsnapcontent-nightly-uid'), spec: { driver: DRIVER, deletionPolicy: 'Delete', volumeGroupSnapshotRef: { namespace: 'shop', name: 'nightly', uid: 'nightly-uid' }, source: { volumeHandles: ['vol-data-a'] } } } as VolumeGroupSnapshotContent;
+    const memberContent = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotContent', metadata: meta('snapcontent-m'), spec: { deletionPolicy: 'Delete', driver: DRIVER, source: { volumeHandle: 'vol-data-a' }, volumeSnapshotRef: { namespace: 'shop', name: 'snapshot-m' } } } as VolumeSnapshotContent;
+    const member = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: meta('snapshot-m', 'shop', { finalizers: [SNAPSHOT_IN_GROUP_FINALIZER], ownerReferences: [{ kind: 'VolumeGroupSnapshot', name: 'nightly', uid: 'nightly-uid' }] }), spec: { source: { persistentVolumeClaimName: 'data-a' } }, status: { boundVolumeSnapshotContentName: 'snapcontent-m' } } as VolumeSnapshot;
+    const deleted = group({}, { finalizers: [GROUP_BOUND_FINALIZER], deletionTimestamp: '2026-01-02T00:00:00Z' });
+    const step = syncGroupSnapshot(world({ content, contents: [memberContent], snapshots: [member] }), deleted);
+    expect(step.writes.map((w) => [w.op, w.resource])).toEqual([
+      ['update', 'volumesnapshotcontents'],
+      ['delete', 'volumesnapshotcontents'],
+      ['update', 'volumesnapshots'],
+      ['delete', 'volumesnapshots'],
+      ['update', 'volumegroupsnapshotcontents'],
+      ['delete', 'volumegroupsnapshotcontents'],
+    ]);
+    expect((step.writes[4] as { desired: KubeObject }).desired.metadata.annotations).toEqual({ [ANN_GROUP_BEING_DELETED]: 'yes' });
+    // Content still there (being deleted by the sidecar): the group keeps its finalizer.
+    const going = { ...content, metadata: { ...content.metadata, deletionTimestamp: '2026-01-02T00:00:00Z', annotations: { [ANN_GROUP_BEING_DELETED]: 'yes' } } } as VolumeGroupSnapshotContent;
+    expect(syncGroupSnapshot(world({ content: going }), deleted).writes).toEqual([]);
+    // All gone: the finalizer goes.
+    expect(syncGroupSnapshot(world({}), deleted).writes).toMatchObject([{ op: 'update', resource: 'volumegroupsnapshots', desired: { metadata: { finalizers: [] } } }]);
   });
 
   it('a member VolumeSnapshot is the group part\'s: the single-snapshot sync leaves it alone (no default class, no content of its own)', () => {
