@@ -15,6 +15,7 @@ import {
   NO_ROUTE_CODE,
   PROVISIONER_MISMATCH_CODE,
   CheckRequestSchema,
+  SERVED_FEATURES,
   type CheckResponse,
   contractRefusal,
   contractVerdict,
@@ -221,7 +222,7 @@ export function createApp(deps: AppDependencies): Hono {
         `this forwarder serves provisioner "${request.provisioner}", but cluster "${clusterId}" is registered for "${served}": set the chart's provisioner and the registration's to the same name`,
       );
     }
-    return c.json({ clusterId, accepted: true } satisfies CheckResponse);
+    return c.json({ clusterId, accepted: true, serves: [...SERVED_FEATURES] } satisfies CheckResponse);
   });
 
   app.post(

@@ -26,7 +26,27 @@ export const CheckRequestSchema = deferred(() => z.object({ clusterId: z.string(
 /** The error code of a check refused because the forwarder serves another provisioner than the registration names. */
 export const PROVISIONER_MISMATCH_CODE = 'provisioner_mismatch';
 
-export const CheckResponseSchema = deferred(() => z.object({ clusterId: z.string(), accepted: z.literal(true) }));
+/**
+ * What a backend serves beyond the contract's items, named in its check answer (`serves`): a
+ * forwarder sends the items of a feature only to a backend that names it, since a backend
+ * without it refuses a whole request with an item kind it does not know. A backend before
+ * `serves` answers without it — it serves none of them; a forwarder before it ignores it.
+ */
+export const BackendFeatures = {
+  /** VolumeGroupSnapshotContent items, and their writes. */
+  groupSnapshots: 'groupSnapshots',
+} as const;
+export type BackendFeature = (typeof BackendFeatures)[keyof typeof BackendFeatures];
+
+/** The features a backend of this build serves. */
+export const SERVED_FEATURES: readonly BackendFeature[] = [BackendFeatures.groupSnapshots];
+
+export const CheckResponseSchema = deferred(() => z.object({
+  clusterId: z.string(),
+  accepted: z.literal(true),
+  /** Unknown names are kept: a newer backend may name features this forwarder does not have. */
+  serves: z.optional(z.array(z.string())),
+}));
 export type CheckResponse = z.infer<typeof CheckResponseSchema>;
 
 /** The error code of a backend's 404 for a route it does not have (a backend older than the check). */

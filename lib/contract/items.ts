@@ -13,6 +13,7 @@ import {
   VolumeAttributesClassSchema,
 } from './kube-objects.js';
 import { VolumeSnapshotClassSchema, VolumeSnapshotContentSchema, VolumeSnapshotSchema } from './snapshots.js';
+import { VolumeGroupSnapshotClassSchema, VolumeGroupSnapshotContentSchema } from './group-snapshots.js';
 
 /**
  * What the claim's data source is now, as the cluster has it: for a restore the VolumeSnapshot
@@ -107,12 +108,39 @@ export const VolumeSnapshotContentItemSchema = deferred(() => z.object({
   snapshotClass: z.nullable(VolumeSnapshotClassSchema),
 }));
 
+/**
+ * One volume a group content names (`spec.source.volumeHandles`), with the PV whose CSI volume
+ * handle it is and the claim bound to that PV, as the cluster has them: each null when there is
+ * none (the messages then name the volume alone).
+ */
+export const GroupMemberVolumeSchema = deferred(() => z.object({
+  volumeHandle: z.string().check(z.minLength(1)),
+  persistentVolume: z.nullable(z.string().check(z.minLength(1))),
+  claim: z.nullable(z.object({ namespace: z.string().check(z.minLength(1)), name: z.string().check(z.minLength(1)) })),
+}));
+export type GroupMemberVolume = z.infer<typeof GroupMemberVolumeSchema>;
+
+/**
+ * A VolumeGroupSnapshotContent of our driver. Sent only to a backend whose check answer says it
+ * serves group snapshots (`BackendFeatures.groupSnapshots`, lib/contract/check.ts): a backend
+ * before them refuses a whole request with an item kind it does not know.
+ */
+export const VolumeGroupSnapshotContentItemSchema = deferred(() => z.object({
+  kind: z.literal('VolumeGroupSnapshotContent'),
+  content: VolumeGroupSnapshotContentSchema,
+  /** The content's VolumeGroupSnapshotClass; null when it names none or the class does not exist (yet). */
+  groupSnapshotClass: z.nullable(VolumeGroupSnapshotClassSchema),
+  /** One per `spec.source.volumeHandles` entry. */
+  members: z._default(z.array(GroupMemberVolumeSchema), []),
+}));
+
 export const ItemSchema = deferred(() => z.discriminatedUnion('kind', [
   PersistentVolumeClaimItemSchema,
   PersistentVolumeClaimDeletedItemSchema,
   PersistentVolumeItemSchema,
   VolumeAttachmentItemSchema,
   VolumeSnapshotContentItemSchema,
+  VolumeGroupSnapshotContentItemSchema,
   VolumeReportItemSchema,
 ]));
 
@@ -121,6 +149,7 @@ export type PersistentVolumeClaimDeletedItem = z.infer<typeof PersistentVolumeCl
 export type PersistentVolumeItem = z.infer<typeof PersistentVolumeItemSchema>;
 export type VolumeAttachmentItem = z.infer<typeof VolumeAttachmentItemSchema>;
 export type VolumeSnapshotContentItem = z.infer<typeof VolumeSnapshotContentItemSchema>;
+export type VolumeGroupSnapshotContentItem = z.infer<typeof VolumeGroupSnapshotContentItemSchema>;
 export type Item = z.infer<typeof ItemSchema>;
 /** An item as written by the forwarder, before defaults are applied. */
 export type ItemInput = z.input<typeof ItemSchema>;
@@ -148,6 +177,7 @@ export const ItemKeys = {
   volume: (name: string) => `PersistentVolume/${name}`,
   attachment: (name: string) => `VolumeAttachment/${name}`,
   snapshotContent: (name: string) => `VolumeSnapshotContent/${name}`,
+  groupSnapshotContent: (name: string) => `VolumeGroupSnapshotContent/${name}`,
   /** One per cluster: the forwarder's report of the disks its PVs and attachments name. */
   report: () => 'VolumeReport/cluster',
 } as const;
@@ -155,7 +185,7 @@ export const ItemKeys = {
 /**
  * A stable identity for an item, used to key the forwarder's queue and echoed in results:
  * `PersistentVolumeClaim/<ns>/<name>`, `PersistentVolume/<name>`, `VolumeAttachment/<name>`,
- * `PersistentVolumeClaimDeleted/<uid>`, `VolumeSnapshotContent/<name>`.
+ * `PersistentVolumeClaimDeleted/<uid>`, `VolumeSnapshotContent/<name>`, `VolumeGroupSnapshotContent/<name>`.
  */
 export function itemKey(item: ItemInput): string {
   switch (item.kind) {
@@ -169,6 +199,8 @@ export function itemKey(item: ItemInput): string {
       return ItemKeys.attachment(item.volumeAttachment.metadata.name);
     case 'VolumeSnapshotContent':
       return ItemKeys.snapshotContent(item.content.metadata.name);
+    case 'VolumeGroupSnapshotContent':
+      return ItemKeys.groupSnapshotContent(item.content.metadata.name);
     case 'VolumeReport':
       return ItemKeys.report();
   }

@@ -54,6 +54,14 @@ export const ReportedSnapshotContentSchema = deferred(() => z.object({
   beingCreated: z._default(z.boolean(), false),
   /** It has a deletion timestamp. */
   deleting: z._default(z.boolean(), false),
+  /**
+   * A VolumeGroupSnapshotContent, not a VolumeSnapshotContent: every snapshot of the group is
+   * tagged with its name (`content`), and it names no one snapshot handle. So the audit never
+   * takes a group's snapshots for orphans while their group content is there, whether or not
+   * member contents name them yet. (A backend before it reads the entry as a content, by name:
+   * the same protection.)
+   */
+  group: z.optional(z.literal(true)),
 }));
 export type ReportedSnapshotContent = z.infer<typeof ReportedSnapshotContentSchema>;
 

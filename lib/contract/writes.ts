@@ -17,9 +17,10 @@ const StringMap = deferred(() => z.record(z.string(), z.string()));
 /**
  * The kinds a write may name. VolumeSnapshotContent is `snapshot.storage.k8s.io/v1`, cluster-scoped;
  * VolumeSnapshot is `snapshot.storage.k8s.io/v1`, namespaced (only its finalizers are written:
- * the source protection of a restore, lib/contract/source-protection.ts).
+ * the source protection of a restore, lib/contract/source-protection.ts). VolumeGroupSnapshotContent
+ * is `groupsnapshot.storage.k8s.io/v1`, cluster-scoped; only the replies to its items name it.
  */
-export const WriteKindSchema = deferred(() => z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment', 'VolumeSnapshotContent', 'VolumeSnapshot']));
+export const WriteKindSchema = deferred(() => z.enum(['PersistentVolume', 'PersistentVolumeClaim', 'VolumeAttachment', 'VolumeSnapshotContent', 'VolumeSnapshot', 'VolumeGroupSnapshotContent']));
 export type WriteKind = z.infer<typeof WriteKindSchema>;
 
 export const ObjectRefSchema = deferred(() => z.object({
@@ -104,6 +105,30 @@ export const UpdateVolumeSnapshotContentStatusWriteSchema = deferred(() => z.obj
 }));
 
 /**
+ * The status of a VolumeGroupSnapshotContent, as the csi-snapshotter sidecar writes it (merge
+ * patch of the status subresource; a null clears a field). `creationTime` is a metav1.Time
+ * (RFC 3339), unlike a VolumeSnapshotContent's nanoseconds; each member's is nanoseconds.
+ */
+export const UpdateVolumeGroupSnapshotContentStatusWriteSchema = deferred(() => z.object({
+  op: z.literal('updateVolumeGroupSnapshotContentStatus'),
+  name: z.string().check(z.minLength(1)),
+  uid: z.string().check(z.minLength(1)),
+  status: z.object({
+    volumeGroupSnapshotHandle: z.nullish(z.string().check(z.minLength(1))),
+    creationTime: z.nullish(z.string().check(z.minLength(1))),
+    readyToUse: z.nullish(z.boolean()),
+    error: z.nullish(z.object({ time: z.string(), message: z.string() })),
+    volumeSnapshotInfoList: z.nullish(z.array(z.object({
+      volumeHandle: z.string().check(z.minLength(1)),
+      snapshotHandle: z.string().check(z.minLength(1)),
+      creationTime: z.number().check(z.refine(Number.isInteger, 'an integer')),
+      readyToUse: z.boolean(),
+      restoreSize: z.int().check(z.nonnegative()),
+    }))),
+  }),
+}));
+
+/**
  * What external-resizer changes on a PV: `spec.capacity.storage` once the disk has grown (only
  * ever up: a smaller value than the PV has is not applied), and `spec.volumeAttributesClassName`
  * once a VolumeAttributesClass change is done. On this incarnation of the PV only (uid), by a
@@ -169,6 +194,7 @@ export const WriteSchema = deferred(() => z.discriminatedUnion('op', [
   SetAnnotationWriteSchema,
   RemoveAnnotationWriteSchema,
   UpdateVolumeSnapshotContentStatusWriteSchema,
+  UpdateVolumeGroupSnapshotContentStatusWriteSchema,
   PatchPersistentVolumeWriteSchema,
   PatchPersistentVolumeClaimStatusWriteSchema,
   CreateEventWriteSchema,

@@ -14,6 +14,7 @@ import {
   ReconcileResponseSchema,
   sign,
   VOLHOOK_VERSION,
+  type BackendFeature,
   type ContractRefusal,
   type ForwarderVersions,
   type Result,
@@ -36,6 +37,25 @@ export interface BackendClientOptions {
   codings?: RequestCodings;
   /** The provisioner name this forwarder serves: its check asks the backend whether the registration names the same. */
   provisioner?: string;
+  /** What the backend serves beyond the contract, learnt from its check answer. */
+  features?: ServedFeatures;
+}
+
+/**
+ * What a backend said it serves beyond the contract (lib/contract/check.ts `BackendFeatures`),
+ * as its last check answer named it: nothing until one does, and nothing from a backend without
+ * the check or whose answer names none.
+ */
+export class ServedFeatures {
+  #served: ReadonlySet<string> = new Set();
+
+  has(feature: BackendFeature): boolean {
+    return this.#served.has(feature);
+  }
+
+  learn(serves: readonly string[] | undefined): void {
+    this.#served = new Set(serves ?? []);
+  }
 }
 
 /** How long a backend's 415 to a gzip'd body stops the forwarder compressing, whatever its answers say. */
@@ -129,11 +149,15 @@ export async function postCheck(options: BackendClientOptions): Promise<'accepte
   try {
     answer = await postSigned(options, checkUrl(options.apiUrl, options.clusterId), JSON.stringify({ clusterId: options.clusterId, ...(options.provisioner !== undefined && { provisioner: options.provisioner }) }));
   } catch (err) {
-    if (err instanceof BackendRequestError && isNoRoute(err)) return 'unknown';
+    if (err instanceof BackendRequestError && isNoRoute(err)) {
+      options.features?.learn(undefined);
+      return 'unknown';
+    }
     throw err;
   }
   const parsed = CheckResponseSchema.safeParse(safeJson(answer.text));
   if (!parsed.success) throw new BackendRequestError('response', `malformed check answer: ${z.prettifyError(parsed.error).slice(0, 300)}`, answer.response.status);
+  options.features?.learn(parsed.data.serves);
   return 'accepted';
 }
 

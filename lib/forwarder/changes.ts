@@ -24,7 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
-import { SnapshotAnnotations, SourceFinalizers } from '../contract/index.js';
+import { GroupSnapshotAnnotations, SnapshotAnnotations, SourceFinalizers } from '../contract/index.js';
 import { Annotations, Finalizers, VolhookAnnotations, type Ownership } from '../contract/index.js';
 
 /** An informer event, as the table of watched resources sees it. */
@@ -146,5 +146,12 @@ export class ChangeFilter<T extends k8s.KubernetesObject> {
 export function snapshotContentNews(content: k8s.KubernetesObject, ownership: Pick<Ownership, 'driver'>): unknown {
   const news = withoutVolhookWrites(content, ownership, { status: 'drop' }) as { metadata: { annotations: Record<string, string> } };
   delete news.metadata.annotations[SnapshotAnnotations.beingCreated];
+  return news;
+}
+
+/** As a snapshot content's: all but its status and volhook's own writes (the being-created mark). */
+export function groupSnapshotContentNews(content: k8s.KubernetesObject, ownership: Pick<Ownership, 'driver'>): unknown {
+  const news = withoutVolhookWrites(content, ownership, { status: 'drop' }) as { metadata: { annotations: Record<string, string> } };
+  delete news.metadata.annotations[GroupSnapshotAnnotations.beingCreated];
   return news;
 }

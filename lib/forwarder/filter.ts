@@ -74,6 +74,11 @@ export function isOurSnapshotContent(content: Parameters<typeof isOurContent>[0]
   return !ownership.canary && isOurContent(content, ownership.driver);
 }
 
+/** A group content of our driver (none for a canary, as for snapshot contents). */
+export function isOurGroupSnapshotContent(content: { spec?: { driver?: string } }, ownership: Ownership): boolean {
+  return !ownership.canary && content.spec?.driver === ownership.driver;
+}
+
 /**
  * A PV with nothing left to do until something changes: Bound, not being deleted, and
  * holding the provisioner finalizer when its policy is Delete. Resync skips these; any event

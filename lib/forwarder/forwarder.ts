@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ItemKeys, type ContractRefusal, type ForwarderVersions } from '../contract/index.js';
 import type { Ownership } from './filter.js';
-import { FORWARDER_VERSIONS, postCheck, RequestCodings, type FetchLike } from './backend-client.js';
+import { FORWARDER_VERSIONS, postCheck, RequestCodings, ServedFeatures, type FetchLike } from './backend-client.js';
 import { backendUrls, leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
 import { BackendChoice, startFailback } from './failover.js';
 import { itemSource, liveClassRead, livePvRead } from './item-source.js';
@@ -128,8 +128,15 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     if (!codings) codingsByUrl.set(apiUrl, (codings = new RequestCodings()));
     return codings;
   };
+  // What each backend serves beyond the contract, from its check's answer (lib/contract/check.ts).
+  const featuresByUrl = new Map<string, ServedFeatures>();
+  const featuresAt = (apiUrl: string): ServedFeatures => {
+    let features = featuresByUrl.get(apiUrl);
+    if (!features) featuresByUrl.set(apiUrl, (features = new ServedFeatures()));
+    return features;
+  };
   const checkAt = (apiUrl: string) =>
-    postCheck({ apiUrl, clusterId: config.clusterId, secret: secret.current, fetch: fetchFn, timeoutMs: config.requestTimeoutMs, versions, provisioner: config.provisioner, codings: codingsAt(apiUrl) });
+    postCheck({ apiUrl, clusterId: config.clusterId, secret: secret.current, fetch: fetchFn, timeoutMs: config.requestTimeoutMs, versions, provisioner: config.provisioner, codings: codingsAt(apiUrl), features: featuresAt(apiUrl) });
   const leading = (): boolean => elector === undefined || elector.isLeader();
 
   function offer({ key, payload }: Offer): void {
@@ -184,7 +191,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     get signal() {
       return term.signal;
     },
-    buildItem: itemSource({ ctx, ownership, readPv: livePvRead(clients, logger), readClass: liveClassRead(clients, logger), reports }),
+    buildItem: itemSource({ ctx, ownership, readPv: livePvRead(clients, logger), readClass: liveClassRead(clients, logger), reports, serves: (feature) => featuresAt(backends.active()).has(feature), logger }),
   });
   const pump = createPump({
     queue,

@@ -3,15 +3,16 @@
  * (through a `ClusterView`), with the PV's absence confirmed by a live read for the items
  * that may delete a disk.
  */
-import { claimReleasesDisk, pvNameForClaim, type ItemInput } from '../contract/index.js';
+import { BackendFeatures, claimReleasesDisk, pvNameForClaim, type BackendFeature, type ItemInput } from '../contract/index.js';
 import type { KubeClients } from '../kube/clients.js';
 import { isApiError } from '../kube/errors.js';
 import type { Dependents } from './dependents.js';
-import { isOurAttachment, isOurClaim, isOurSnapshotContent, isOurVolume, type Ownership } from './filter.js';
+import { isOurAttachment, isOurClaim, isOurGroupSnapshotContent, isOurSnapshotContent, isOurVolume, type Ownership } from './filter.js';
 import {
   buildAttachmentItem,
   buildClaimDeletedItem,
   buildClaimItem,
+  buildGroupSnapshotContentItem,
   buildSnapshotContentItem,
   buildVolumeItem,
   parseItemKey,
@@ -42,6 +43,8 @@ export function cacheView({ caches, dependents }: Pick<WatchContext, 'caches' | 
     volumeSnapshot: (namespace, name) => caches.volumesnapshots.get(name, namespace),
     snapshotContent: (name) => caches.volumesnapshotcontents.get(name),
     snapshotClass: (name) => caches.volumesnapshotclasses.get(name),
+    groupSnapshotClass: (name) => caches.volumegroupsnapshotclasses.get(name),
+    pvs: () => caches.persistentvolumes.list(),
   };
 }
 
@@ -84,10 +87,24 @@ export function itemSource(options: {
   readClass?: LiveClassRead;
   /** Which report digest the backend holds; without one, no report is sent. */
   reports?: ReportTracker;
+  /**
+   * Whether the backend in use said (in its check answer) that it serves a feature; the items
+   * of a feature it does not serve are not built — a backend without them refuses a whole
+   * request with an item kind it does not know. Without it, none is served.
+   */
+  serves?: (feature: BackendFeature) => boolean;
+  logger?: Pick<Logger, 'info'>;
 }) {
   const { ctx, ownership, readPv, readClass } = options;
   const { caches } = ctx;
   const view = cacheView(ctx);
+  let saidUnserved = false;
+  const served = (feature: BackendFeature): boolean => {
+    if (options.serves?.(feature)) return true;
+    if (!saidUnserved) options.logger?.info('the backend does not serve group snapshots (its check answer does not name them): group snapshot contents are not sent', { feature });
+    saidUnserved = true;
+    return false;
+  };
   return async function buildItem(key: string, payload: DeletedClaim | undefined): Promise<ItemInput | undefined> {
     const parsed = parseItemKey(key);
     switch (parsed?.kind) {
@@ -113,6 +130,11 @@ export function itemSource(options: {
         const content = caches.volumesnapshotcontents.get(parsed.name);
         return content && isOurSnapshotContent(content, ownership) ? buildSnapshotContentItem(content, view) : undefined;
       }
+      case 'VolumeGroupSnapshotContent': {
+        const content = caches.volumegroupsnapshotcontents.get(parsed.name);
+        if (!content || !isOurGroupSnapshotContent(content, ownership) || !served(BackendFeatures.groupSnapshots)) return undefined;
+        return buildGroupSnapshotContentItem(content, view, ownership.driver);
+      }
       case 'VolumeReport': {
         const observedAt = Date.now();
         // Read only when needed: a report going out in parts sends the parts of one earlier reading.
@@ -124,6 +146,7 @@ export function itemSource(options: {
               attachments: () => caches.volumeattachments.list(),
               csiNode: (name) => caches.csinodes.get(name),
               snapshotContents: () => caches.volumesnapshotcontents.list(),
+              groupSnapshotContents: () => caches.volumegroupsnapshotcontents.list(),
             },
             ownership,
           );

@@ -51,6 +51,23 @@ export interface VolumeSnapshotObject extends KubernetesObject {
   status?: { boundVolumeSnapshotContentName?: string; readyToUse?: boolean };
 }
 
+/** The group snapshot objects (`groupsnapshot.storage.k8s.io/v1`), as far as items read them. */
+export interface GroupSnapshotContentObject extends KubernetesObject {
+  spec?: {
+    driver?: string;
+    deletionPolicy?: string;
+    source?: { volumeHandles?: string[]; groupSnapshotHandles?: unknown };
+    volumeGroupSnapshotClassName?: string;
+    volumeGroupSnapshotRef?: { namespace?: string; name?: string; uid?: string };
+  };
+  status?: { volumeGroupSnapshotHandle?: string; readyToUse?: boolean; error?: unknown };
+}
+export interface GroupSnapshotClassObject extends KubernetesObject {
+  driver?: string;
+  deletionPolicy?: string;
+  parameters?: Record<string, string>;
+}
+
 /** Read access to what the forwarder knows of the cluster. */
 export interface ClusterView {
   storageClass(name: string): V1StorageClass | undefined;
@@ -68,6 +85,9 @@ export interface ClusterView {
   volumeSnapshot(namespace: string, name: string): VolumeSnapshotObject | undefined;
   snapshotContent(name: string): SnapshotContentObject | undefined;
   snapshotClass(name: string): SnapshotClassObject | undefined;
+  groupSnapshotClass(name: string): GroupSnapshotClassObject | undefined;
+  /** Every PV (the members of a group content are named by their volume handles). */
+  pvs(): V1PersistentVolume[];
 }
 
 type ClaimItemInput = Extract<ItemInput, { kind: 'PersistentVolumeClaim' }>;
@@ -227,6 +247,32 @@ export function buildSnapshotContentItem(content: SnapshotContentObject, view: C
   };
 }
 
+/**
+ * A group content's item: the content, its class, and for each volume handle the PV of our
+ * driver whose CSI volume handle it is and the claim bound to that PV (by the PV's claimRef).
+ */
+export function buildGroupSnapshotContentItem(content: GroupSnapshotContentObject, view: Pick<ClusterView, 'groupSnapshotClass' | 'pvs'>, driver: string): ItemInput {
+  const className = content.spec?.volumeGroupSnapshotClassName;
+  const groupSnapshotClass = className ? view.groupSnapshotClass(className) : undefined;
+  const handles = content.spec?.source?.volumeHandles ?? [];
+  const pvs = handles.length > 0 ? view.pvs().filter((pv) => pv.spec?.csi?.driver === driver) : [];
+  const members = handles.map((volumeHandle) => {
+    const pv = pvs.find((v) => v.spec?.csi?.volumeHandle === volumeHandle);
+    const ref = pv?.spec?.claimRef;
+    return {
+      volumeHandle,
+      persistentVolume: pv?.metadata?.name ?? null,
+      claim: ref?.namespace && ref.name ? { namespace: ref.namespace, name: ref.name } : null,
+    };
+  });
+  return {
+    kind: 'VolumeGroupSnapshotContent',
+    content: plain(content) as never,
+    groupSnapshotClass: groupSnapshotClass ? (plain(groupSnapshotClass) as never) : null,
+    members,
+  };
+}
+
 /** Reads a VolumeAttributesClass live; null when it does not exist, undefined when the read failed. */
 export type LiveClassRead = (name: string) => Promise<V1VolumeAttributesClass | null | undefined>;
 
@@ -297,6 +343,7 @@ export type ParsedKey =
   | { kind: 'VolumeAttachment'; name: string }
   | { kind: 'PersistentVolumeClaimDeleted'; uid: string }
   | { kind: 'VolumeSnapshotContent'; name: string }
+  | { kind: 'VolumeGroupSnapshotContent'; name: string }
   | { kind: 'VolumeReport' };
 
 /** The inverse of `itemKey`; undefined for a key no item has. */
@@ -308,6 +355,7 @@ export function parseItemKey(key: string): ParsedKey | undefined {
     case 'PersistentVolume':
     case 'VolumeAttachment':
     case 'VolumeSnapshotContent':
+    case 'VolumeGroupSnapshotContent':
       return rest.length === 1 ? { kind, name: rest[0] as string } : undefined;
     case 'PersistentVolumeClaimDeleted':
       return rest.length === 1 ? { kind, uid: rest[0] as string } : undefined;

@@ -17,6 +17,7 @@ import {
   MAX_REPORT_PART_BYTES,
   reclaimPolicy,
   reportItemProblem,
+  GroupSnapshotAnnotations,
   SnapshotAnnotations,
   splitReport,
   splitReportGzipped,
@@ -30,7 +31,7 @@ import {
   type VolumeReportItem,
 } from '../contract/index.js';
 import { ebsVolumeIdOf } from '../migration/volume-of.js';
-import { plain, type SnapshotContentObject } from './items.js';
+import { plain, type GroupSnapshotContentObject, type SnapshotContentObject } from './items.js';
 
 export interface ReportSource {
   claims(): readonly V1PersistentVolumeClaim[];
@@ -39,6 +40,8 @@ export interface ReportSource {
   csiNode(name: string): V1CSINode | undefined;
   /** The VolumeSnapshotContents (every driver's; ours are picked here). */
   snapshotContents(): readonly SnapshotContentObject[];
+  /** The VolumeGroupSnapshotContents (every driver's; ours are picked here); none where the CRDs are not served. */
+  groupSnapshotContents?(): readonly GroupSnapshotContentObject[];
 }
 
 /** The disk the report lists under this PV: undefined for a PV that is not ours or names none. */
@@ -81,7 +84,8 @@ export function buildVolumeReport(source: ReportSource, ownership: Ownership): V
     .claims()
     .filter((pvc) => isClaimFor(pvc, ownership.provisioner))
     .flatMap((pvc) => (pvc.metadata?.uid ? [pvc.metadata.uid] : []));
-  return { volumes, attachments, claims, snapshots: reportedContents(source.snapshotContents(), ownership.driver) };
+  const snapshots = [...reportedContents(source.snapshotContents(), ownership.driver), ...reportedGroupContents(source.groupSnapshotContents?.() ?? [], ownership.driver)];
+  return { volumes, attachments, claims, snapshots };
 }
 
 /** Every content of our driver with the snapshot it names, its policy, and whether a CreateSnapshot may be in flight. */
@@ -100,6 +104,26 @@ function reportedContents(contents: readonly SnapshotContentObject[], driver: st
         readyToUse: content.status?.readyToUse === true,
         beingCreated: SnapshotAnnotations.beingCreated in (content.metadata?.annotations ?? {}),
         deleting: Boolean(content.metadata?.deletionTimestamp),
+      },
+    ];
+  });
+}
+
+/** Every group content of our driver, by the name its snapshots are tagged with (ReportedSnapshotContent `group`). */
+function reportedGroupContents(contents: readonly GroupSnapshotContentObject[], driver: string): ReportedSnapshotContent[] {
+  return contents.flatMap((content) => {
+    const name = content.metadata?.name;
+    if (!name || content.spec?.driver !== driver) return [];
+    const uid = content.metadata?.uid;
+    return [
+      {
+        content: name,
+        ...(uid && { contentUid: uid }),
+        deletionPolicy: content.spec?.deletionPolicy || 'Delete',
+        readyToUse: content.status?.readyToUse === true,
+        beingCreated: GroupSnapshotAnnotations.beingCreated in (content.metadata?.annotations ?? {}),
+        deleting: Boolean(content.metadata?.deletionTimestamp),
+        group: true as const,
       },
     ];
   });

@@ -156,6 +156,8 @@ export const TRANSFORMS: { readonly [R in Resource]: (object: WatchedObjects[R])
   volumesnapshotcontents: compact,
   volumesnapshotclasses: compact,
   volumesnapshots: compact,
+  volumegroupsnapshotcontents: compact,
+  volumegroupsnapshotclasses: compact,
   nodes: (node) =>
     compact({
       apiVersion: node.apiVersion,

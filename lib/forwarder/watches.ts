@@ -6,13 +6,15 @@
  * when a batch goes out (items.ts), so an event never says what to send, only what to look at.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { claimClassName, isClaimFor, isOurContent, isSettledContent, ItemKeys, SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION } from '../contract/index.js';
-import { attachmentNews, claimNews, snapshotContentNews, volumeNews, withoutVolhookWrites, type EventType } from './changes.js';
+import { claimClassName, GROUP_SNAPSHOT_API_GROUP, GROUP_SNAPSHOT_API_VERSION, isClaimFor, isOurContent, isSettledContent, ItemKeys, SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION } from '../contract/index.js';
+import { attachmentNews, claimNews, groupSnapshotContentNews, snapshotContentNews, volumeNews, withoutVolhookWrites, type EventType } from './changes.js';
 import { csiNodeNews, nodeNews, type Dependents } from './dependents.js';
-import { isOurAttachment, isOurClaim, isOurSnapshotContent, isOurVolume, isSettledAttachment, isSettledVolume, type Ownership } from './filter.js';
+import { isOurAttachment, isOurClaim, isOurGroupSnapshotContent, isOurSnapshotContent, isOurVolume, isSettledAttachment, isSettledVolume, type Ownership } from './filter.js';
 import type { ObjectCache } from './informers.js';
 import {
   sameSourceClaims,
+  type GroupSnapshotClassObject,
+  type GroupSnapshotContentObject,
   sourceAwaitsRelease,
   sourceRef,
   type DeletedClaim,
@@ -35,6 +37,8 @@ export interface WatchedObjects {
   volumesnapshotcontents: SnapshotContentObject;
   volumesnapshotclasses: SnapshotClassObject;
   volumesnapshots: VolumeSnapshotObject;
+  volumegroupsnapshotcontents: GroupSnapshotContentObject;
+  volumegroupsnapshotclasses: GroupSnapshotClassObject;
 }
 export type Resource = keyof WatchedObjects;
 
@@ -77,6 +81,11 @@ export interface Watch<T extends k8s.KubernetesObject> {
 
 /** The three snapshot resources come and go together, with the CRDs. */
 const SNAPSHOTS_OPTIONAL = { whileAbsent: `snapshots are off until the snapshot CRDs (${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}) are installed` };
+
+/** The two group snapshot resources come and go together, with their CRDs. */
+const GROUP_SNAPSHOTS_OPTIONAL = { whileAbsent: `group snapshots are off until the group snapshot CRDs (${GROUP_SNAPSHOT_API_GROUP}/${GROUP_SNAPSHOT_API_VERSION}) are installed` };
+
+const groupContentOffer = (content: GroupSnapshotContentObject): Offer => ({ key: ItemKeys.groupSnapshotContent(content.metadata?.name ?? '') });
 
 export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
   persistentvolumeclaims: {
@@ -219,6 +228,29 @@ export const WATCHES: { readonly [R in Resource]: Watch<WatchedObjects[R]> } = {
     news: withoutVolhookWrites,
     *keys(_type, snapshot, ctx) {
       if (ctx.ready()) yield* claimOffers(dependentClaims(ctx, snapshot.metadata?.namespace ?? '', 'VolumeSnapshot', SNAPSHOT_API_GROUP, snapshot.metadata?.name ?? ''), ctx);
+    },
+  },
+  volumegroupsnapshotcontents: {
+    path: `/apis/${GROUP_SNAPSHOT_API_GROUP}/${GROUP_SNAPSHOT_API_VERSION}/volumegroupsnapshotcontents`,
+    optional: GROUP_SNAPSHOTS_OPTIONAL,
+    news: groupSnapshotContentNews,
+    *keys(type, content, ctx) {
+      if (type !== 'delete' && isOurGroupSnapshotContent(content, ctx.ownership)) yield groupContentOffer(content);
+      // The audit learns of it now: its snapshots are named by it (the report's group entries).
+      if (type === 'add' && ctx.ready() && isOurGroupSnapshotContent(content, ctx.ownership)) yield { key: ItemKeys.report() };
+    },
+    resync: (content, ctx) => (isOurGroupSnapshotContent(content, ctx.ownership) && !isSettledContent(content) ? [groupContentOffer(content)] : []),
+  },
+  volumegroupsnapshotclasses: {
+    path: `/apis/${GROUP_SNAPSHOT_API_GROUP}/${GROUP_SNAPSHOT_API_VERSION}/volumegroupsnapshotclasses`,
+    optional: GROUP_SNAPSHOTS_OPTIONAL,
+    news: (object) => object,
+    *keys(_type, groupClass, ctx) {
+      if (!ctx.ready()) return;
+      const name = groupClass.metadata?.name;
+      for (const content of ctx.caches.volumegroupsnapshotcontents.list()) {
+        if (content.spec?.volumeGroupSnapshotClassName === name && isOurGroupSnapshotContent(content, ctx.ownership) && !isSettledContent(content)) yield groupContentOffer(content);
+      }
     },
   },
 };

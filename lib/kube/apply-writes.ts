@@ -6,7 +6,7 @@
  * finalizer is there, the object is gone), so a replayed response changes nothing.
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type ObjectRef, type Write } from '../contract/index.js';
+import { GROUP_SNAPSHOT_API_GROUP, GROUP_SNAPSHOT_API_VERSION, SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type ObjectRef, type Write } from '../contract/index.js';
 import type { KubeClients } from './clients.js';
 import { describeError, isApiError } from './errors.js';
 import { EventCorrelator, recordEvent } from './events.js';
@@ -89,6 +89,8 @@ async function applyWrite(context: Context, write: Write): Promise<void> {
       return removeAnnotation(context, write);
     case 'updateVolumeSnapshotContentStatus':
       return updateSnapshotContentStatus(context, write);
+    case 'updateVolumeGroupSnapshotContentStatus':
+      return updateGroupSnapshotContentStatus(context, write);
     case 'patchPersistentVolume':
       return patchVolume(context.clients, write, context.retries);
     case 'patchPersistentVolumeClaimStatus':
@@ -148,6 +150,11 @@ function access(clients: KubeClients, ref: ObjectRef): ObjectAccess {
         read: () => readMeta(() => clients.custom.getClusterCustomObject({ ...SNAPSHOT_CONTENTS, name }) as Promise<{ metadata?: object }>),
         patch: (ops) => clients.custom.patchClusterCustomObject({ ...SNAPSHOT_CONTENTS, name, body: ops }),
       };
+    case 'VolumeGroupSnapshotContent':
+      return {
+        read: () => readMeta(() => clients.custom.getClusterCustomObject({ ...GROUP_SNAPSHOT_CONTENTS, name }) as Promise<{ metadata?: object }>),
+        patch: (ops) => clients.custom.patchClusterCustomObject({ ...GROUP_SNAPSHOT_CONTENTS, name, body: ops }),
+      };
     case 'VolumeSnapshot': {
       if (!ref.namespace) throw new Error(`VolumeSnapshot ${name}: namespace is required`);
       const namespace = ref.namespace;
@@ -161,6 +168,7 @@ function access(clients: KubeClients, ref: ObjectRef): ObjectAccess {
 
 const SNAPSHOT_CONTENTS = { group: SNAPSHOT_API_GROUP, version: SNAPSHOT_API_VERSION, plural: 'volumesnapshotcontents' } as const;
 const SNAPSHOTS = { group: SNAPSHOT_API_GROUP, version: SNAPSHOT_API_VERSION, plural: 'volumesnapshots' } as const;
+const GROUP_SNAPSHOT_CONTENTS = { group: GROUP_SNAPSHOT_API_GROUP, version: GROUP_SNAPSHOT_API_VERSION, plural: 'volumegroupsnapshotcontents' } as const;
 
 /**
  * Read, compute a guarded JSON patch, send it; on 409/422 (someone else wrote in between, so
@@ -239,25 +247,44 @@ function removeAnnotation(context: Context, write: Extract<Write, { op: 'removeA
  * the patch are tied by resourceVersion, so a handle written in between fails the patch (409),
  * and the check is made again.
  */
-async function updateSnapshotContentStatus(context: Context, write: Extract<Write, { op: 'updateVolumeSnapshotContentStatus' }>): Promise<void> {
+function updateSnapshotContentStatus(context: Context, write: Extract<Write, { op: 'updateVolumeSnapshotContentStatus' }>): Promise<void> {
+  return patchContentStatus(context, SNAPSHOT_CONTENTS, write.name, write.uid, write.status, (status) => status?.snapshotHandle, write.status.snapshotHandle);
+}
+
+/** As a VolumeSnapshotContent's: a group content's handle, once recorded, is never replaced by another. */
+function updateGroupSnapshotContentStatus(context: Context, write: Extract<Write, { op: 'updateVolumeGroupSnapshotContentStatus' }>): Promise<void> {
+  return patchContentStatus(context, GROUP_SNAPSHOT_CONTENTS, write.name, write.uid, write.status, (status) => status?.volumeGroupSnapshotHandle, write.status.volumeGroupSnapshotHandle);
+}
+
+type ContentStatus = { snapshotHandle?: string | null; volumeGroupSnapshotHandle?: string | null } | undefined;
+
+async function patchContentStatus(
+  context: Context,
+  resource: { group: string; version: string; plural: string },
+  name: string,
+  uid: string,
+  status: object,
+  recordedHandle: (status: ContentStatus) => string | null | undefined,
+  handle: string | null | undefined,
+): Promise<void> {
   const { custom } = context.clients;
   for (let attempt = 1; ; attempt++) {
-    let current: { metadata?: { uid?: string; resourceVersion?: string }; status?: { snapshotHandle?: string | null } };
+    let current: { metadata?: { uid?: string; resourceVersion?: string }; status?: ContentStatus };
     try {
-      current = (await custom.getClusterCustomObject({ ...SNAPSHOT_CONTENTS, name: write.name })) as typeof current;
+      current = (await custom.getClusterCustomObject({ ...resource, name })) as typeof current;
     } catch (err) {
       if (isApiError(err, 404)) return;
       throw err;
     }
-    if (current.metadata?.uid !== write.uid) return; // a namesake: not ours to update
-    const recorded = current.status?.snapshotHandle;
-    if (write.status.snapshotHandle && recorded && recorded !== write.status.snapshotHandle) return;
+    if (current.metadata?.uid !== uid) return; // a namesake: not ours to update
+    const recorded = recordedHandle(current.status);
+    if (handle && recorded && recorded !== handle) return;
     try {
       // A merge patch (KubeClients).
       await custom.patchClusterCustomObjectStatus({
-        ...SNAPSHOT_CONTENTS,
-        name: write.name,
-        body: { metadata: { resourceVersion: current.metadata?.resourceVersion }, status: write.status },
+        ...resource,
+        name,
+        body: { metadata: { resourceVersion: current.metadata?.resourceVersion }, status },
       });
       return;
     } catch (err) {
@@ -302,6 +329,8 @@ function describeTarget(write: Write): string {
       return `${write.target.kind}/${write.target.name} ${write.key}`;
     case 'updateVolumeSnapshotContentStatus':
       return `VolumeSnapshotContent/${write.name}`;
+    case 'updateVolumeGroupSnapshotContentStatus':
+      return `VolumeGroupSnapshotContent/${write.name}`;
     case 'patchPersistentVolume':
       return `PersistentVolume/${write.name}`;
     case 'patchPersistentVolumeClaimStatus':

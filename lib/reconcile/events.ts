@@ -2,7 +2,7 @@
  * The Events volhook records, with the reasons and messages external-provisioner uses, so
  * `kubectl describe` reads as it does with the reference stack.
  */
-import { SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type PersistentVolume, type PersistentVolumeClaim, type VolumeSnapshotContent, type Write } from '../contract/index.js';
+import { GROUP_SNAPSHOT_API_GROUP, GROUP_SNAPSHOT_API_VERSION, SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type PersistentVolume, type PersistentVolumeClaim, type VolumeGroupSnapshotContent, type VolumeSnapshotContent, type Write } from '../contract/index.js';
 
 export const EventReasons = {
   provisioning: 'Provisioning',
@@ -17,6 +17,9 @@ export const EventReasons = {
   snapshotCreationFailed: 'SnapshotCreationFailed',
   snapshotContentCheckFailed: 'SnapshotContentCheckandUpdateFailed',
   snapshotDeleteError: 'SnapshotDeleteError',
+  /** The csi-snapshotter sidecar's, on a VolumeGroupSnapshotContent. */
+  groupSnapshotCreationFailed: 'GroupSnapshotCreationFailed',
+  groupSnapshotDeleteError: 'GroupSnapshotDeleteError',
   /** volhook's own, on a claim restored from a snapshot that is not ready yet. */
   snapshotNotReady: 'SnapshotNotReady',
   /**
@@ -59,6 +62,17 @@ export function contentEvent(content: VolumeSnapshotContent, type: EventType, re
   return {
     op: 'createEvent',
     involvedObject: { kind: 'VolumeSnapshotContent', apiVersion: `${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}`, name, uid },
+    type,
+    reason,
+    message,
+  };
+}
+
+export function groupContentEvent(content: VolumeGroupSnapshotContent, type: EventType, reason: string, message: string): Write {
+  const { name, uid } = content.metadata;
+  return {
+    op: 'createEvent',
+    involvedObject: { kind: 'VolumeGroupSnapshotContent', apiVersion: `${GROUP_SNAPSHOT_API_GROUP}/${GROUP_SNAPSHOT_API_VERSION}`, name, uid },
     type,
     reason,
     message,

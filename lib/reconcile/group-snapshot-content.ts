@@ -27,7 +27,6 @@ import {
   GroupSnapshotFinalizers,
   type VolumeGroupSnapshotClass,
   type VolumeGroupSnapshotContent,
-  type VolumeSnapshotInfo,
 } from '../contract/group-snapshots.js';
 import type { CreateSnapshotsRequest, Disk, Instance, Snapshot } from '../ec2/types.js';
 import { groupInstance, groupRequest, type GroupMember, type GroupRefusal } from './group-snapshot.js';
@@ -40,8 +39,19 @@ export interface GroupStatus {
   /** RFC 3339, to the second. */
   creationTime: string;
   readyToUse: boolean;
-  volumeSnapshotInfoList: VolumeSnapshotInfo[];
+  volumeSnapshotInfoList: GroupMemberStatus[];
 }
+
+/** One member's snapshot in the group's status, as the sidecar writes it. */
+export type GroupMemberStatus = {
+  volumeHandle: string;
+  snapshotHandle: string;
+  /** Nanoseconds since the epoch, to the second. */
+  creationTime: number;
+  readyToUse: boolean;
+  /** Bytes. */
+  restoreSize: number;
+};
 
 export type GroupCreateStep =
   /** Nothing for the sidecar to do (another driver's content, ready already). */

@@ -47,6 +47,7 @@ const EC2_ACTION: Record<Ec2Verb, string> = {
   getInstance: 'DescribeInstances',
   copyDisk: 'CopyVolumes',
   createSnapshot: 'CreateSnapshot',
+  createSnapshots: 'CreateSnapshots',
   deleteSnapshot: 'DeleteSnapshot',
   enableFastSnapshotRestores: 'EnableFastSnapshotRestores',
   findSnapshotsByName: 'DescribeSnapshots',

@@ -4,7 +4,7 @@
  * that ends the reconcile. Writes accompany both.
  */
 import type { Write } from '../contract/index.js';
-import type { CopyDiskRequest, CreateDiskRequest, CreateSnapshotRequest, DiskChange } from '../ec2/types.js';
+import type { CopyDiskRequest, CreateDiskRequest, CreateSnapshotRequest, CreateSnapshotsRequest, DiskChange } from '../ec2/types.js';
 
 /** How a reconcile ends; becomes the Result's outcome and its fields. */
 export type Verdict =
@@ -21,6 +21,8 @@ export type Ec2Action =
   | { verb: 'detachDisk'; volumeId: string; instanceId: string }
   | { verb: 'copyDisk'; request: CopyDiskRequest }
   | { verb: 'createSnapshot'; request: CreateSnapshotRequest }
+  /** A group snapshot: one crash-consistent set of an instance's volumes. */
+  | { verb: 'createSnapshots'; request: CreateSnapshotsRequest }
   | { verb: 'deleteSnapshot'; snapshotId: string }
   | { verb: 'enableFastSnapshotRestores'; snapshotId: string; zones: string[] }
   | { verb: 'modifyDisk'; volumeId: string; change: DiskChange }

@@ -10,6 +10,7 @@ import { done, failed, type Settled } from './plan.js';
 import { reconcileProvision } from './provision.js';
 import { reconcileReclaim } from './reclaim.js';
 import { reconcileSnapshotContent } from './snapshot-content.js';
+import { reconcileGroupSnapshotContent } from './group-snapshot-job.js';
 import { reconcileReport } from './report.js';
 
 /**
@@ -68,6 +69,8 @@ function reconcileItem(item: Item, scope: Scope): Promise<Settled> {
     }
     case 'VolumeSnapshotContent':
       return reconcileSnapshotContent(item, scope);
+    case 'VolumeGroupSnapshotContent':
+      return reconcileGroupSnapshotContent(item, scope);
     case 'VolumeReport':
       return reconcileReport(item, scope);
   }

@@ -19,9 +19,9 @@ function harness() {
 }
 
 describe('the check', () => {
-  it('signed right -> 200 accepted, nothing done (no EC2 call)', async () => {
+  it('signed right -> 200 accepted, naming the features it serves (group snapshots), nothing done (no EC2 call)', async () => {
     const h = harness();
-    expect(await h.send('c1', SECRET_C1)).toEqual({ status: 200, body: { clusterId: 'c1', accepted: true } });
+    expect(await h.send('c1', SECRET_C1)).toEqual({ status: 200, body: { clusterId: 'c1', accepted: true, serves: ['groupSnapshots'] } });
     expect(h.ec2Calls()).toBe(0);
   });
 
@@ -56,7 +56,7 @@ describe('the check: a registration reconcile cannot serve', () => {
     const refused = await check(app, 'd1');
     expect(refused).toMatchObject({ status: 403, body: { error: { code: 'registration_invalid' } } });
     expect(refused.body.error?.message).toMatch(/registration of cluster "d1" is malformed:[\s\S]*is required with writeBack: direct[\s\S]*→ at kubernetes\.server/);
-    expect(await check(app, 'd2')).toEqual({ status: 200, body: { clusterId: 'd2', accepted: true } });
+    expect(await check(app, 'd2')).toEqual({ status: 200, body: { clusterId: 'd2', accepted: true, serves: ['groupSnapshots'] } });
   });
 
   it('writeBack: direct on a backend that cannot apply writes itself -> 403 as reconcile answers; writeBack: forwarder there -> accepted', async () => {

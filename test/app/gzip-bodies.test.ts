@@ -126,7 +126,7 @@ describe('a gzip\'d signed request', () => {
     const check = JSON.stringify({ clusterId: 'c1' });
     const checked = await h.send(CHECK_PATH, encoded(CHECK_PATH, check, gzipSync(check), 'gzip'));
     expect(checked.status).toBe(200);
-    expect(checked.body).toEqual({ clusterId: 'c1', accepted: true });
+    expect(checked.body).toEqual({ clusterId: 'c1', accepted: true, serves: ['groupSnapshots'] });
   });
 
   it('the signature is over the decoded body: signed over the gzip bytes instead -> 401, nothing recorded, no EC2 call; control: signed over the JSON -> 200', async () => {
@@ -172,7 +172,7 @@ describe('a gzip\'d signed request', () => {
     expect(compressed.length).toBeLessThan(MAX_REQUEST_BYTES);
     const taken = await h.send(CHECK_PATH, encoded(CHECK_PATH, body, compressed, 'gzip'));
     expect(taken.status).toBe(200);
-    expect(taken.body).toEqual({ clusterId: 'c1', accepted: true });
+    expect(taken.body).toEqual({ clusterId: 'c1', accepted: true, serves: ['groupSnapshots'] });
     const tooLarge = await h.send(CHECK_PATH, plain(CHECK_PATH, body));
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.body.error?.code).toBe('body_too_large');

@@ -154,6 +154,9 @@ export class ForwarderModel {
       volumeSnapshot: (namespace, name) => this.get('volumesnapshots', name, namespace),
       snapshotContent: (name) => this.get('volumesnapshotcontents', name),
       snapshotClass: (name) => this.get('volumesnapshotclasses', name),
+      // The explorer's world has no group snapshots yet.
+      groupSnapshotClass: () => undefined,
+      pvs: () => this.list<V1PersistentVolume>('persistentvolumes'),
     };
   }
 

@@ -49,7 +49,7 @@ describe('docs/deploy.md, What leaves the cluster', () => {
       const shape = o._zod.def.shape!;
       return [((shape.kind!._zod.def as unknown as { values: string[] }).values)[0]!, Object.keys(shape)] as const;
     });
-    expect(kinds.length).toBe(6);
+    expect(kinds.length).toBe(7);
     for (const [kind, fields] of kinds) expect(table.get(kind), kind).toEqual(fields);
     const documentedKinds = [...table.keys()].filter((label) => /^[A-Z]/.test(label));
     expect(documentedKinds.sort()).toEqual(kinds.map(([kind]) => kind).sort());

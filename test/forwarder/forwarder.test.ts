@@ -335,9 +335,11 @@ describe('forwarder against the local Kubernetes API and a fake backend', () => 
     kube.store.create('volumesnapshotcontents' as never, snapshotContentObject('snapcontent-late', 'nightly') as never);
     await eventually(() => fake.items.some((i) => i.kind === 'VolumeSnapshotContent' && i.content.metadata.name === 'snapcontent-late'), 90 * informerRestartMs + 5_000, 'the content sent');
     // Each of the three notices it is served at its own next list, which may come after the content is sent.
+    // The group snapshot CRDs come with them (two resources more, said off on their own line).
     const served = () => lines.filter((l) => l.msg === 'resource served now; watching it').map((l) => l.resource).sort();
-    await eventually(() => served().length === 3, 90 * informerRestartMs + 5_000, 'all three served');
-    expect(served()).toEqual(['volumesnapshotclasses', 'volumesnapshotcontents', 'volumesnapshots']);
+    await eventually(() => served().length === 5, 90 * informerRestartMs + 5_000, 'all five served');
+    expect(served()).toEqual(['volumegroupsnapshotclasses', 'volumegroupsnapshotcontents', 'volumesnapshotclasses', 'volumesnapshotcontents', 'volumesnapshots']);
+    expect(lines.filter((l) => l.msg.startsWith('group snapshots are off'))).toHaveLength(1);
   }, 30_000);
 
   it('/healthz, /readyz and /metrics answer', async () => {

@@ -8,7 +8,7 @@ import type {
   V1StorageClass,
   V1VolumeAttachment,
 } from '@kubernetes/client-node';
-import { clusterZones, type ClusterView, type SnapshotClassObject, type SnapshotContentObject, type VolumeSnapshotObject } from '../../lib/forwarder/items.js';
+import { clusterZones, type ClusterView, type GroupSnapshotClassObject, type SnapshotClassObject, type SnapshotContentObject, type VolumeSnapshotObject } from '../../lib/forwarder/items.js';
 
 export const DRIVER = 'ebs.csi.aws.com';
 
@@ -89,6 +89,7 @@ export function viewOf(objects: {
   contents?: SnapshotContentObject[];
   snapshotClasses?: SnapshotClassObject[];
   volumeAttributesClasses?: V1VolumeAttributesClass[];
+  groupSnapshotClasses?: GroupSnapshotClassObject[];
 }): ClusterView {
   const byName = <T extends { metadata?: { name?: string } }>(list: T[] = []) => (name: string) => list.find((o) => o.metadata?.name === name);
   return {
@@ -105,5 +106,7 @@ export function viewOf(objects: {
     volumeSnapshot: (namespace, name) => (objects.snapshots ?? []).find((o) => o.metadata?.name === name && o.metadata?.namespace === namespace),
     snapshotContent: byName(objects.contents),
     snapshotClass: byName(objects.snapshotClasses),
+    groupSnapshotClass: byName(objects.groupSnapshotClasses),
+    pvs: () => objects.volumes ?? [],
   };
 }

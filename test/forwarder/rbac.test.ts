@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerEnv, renderChart, type Manifest } from '../../infra/tools/chart.js';
-import { Annotations, Finalizers, SnapshotAnnotations, SnapshotFinalizers, SourceFinalizers, type Write } from '../../lib/contract/index.js';
+import { Annotations, Finalizers, GroupSnapshotAnnotations, GroupSnapshotFinalizers, SnapshotAnnotations, SnapshotFinalizers, SourceFinalizers, type Write } from '../../lib/contract/index.js';
 import { startForwarder, type Forwarder } from '../../lib/forwarder/index.js';
 import { silentLogger } from '../../lib/forwarder/logger.js';
 import { applyWrites } from '../../lib/kube/index.js';
@@ -177,6 +177,22 @@ beforeAll(async () => {
     { op: 'removeAnnotation', target: contentRef, key: SnapshotAnnotations.beingCreated },
     { op: 'removeFinalizer', target: contentRef, finalizer: SnapshotFinalizers.contentBound },
   ]);
+  // The sidecar's writes on a group snapshot content.
+  const groupContent = kube.store.create('volumegroupsnapshotcontents', {
+    apiVersion: 'groupsnapshot.storage.k8s.io/v1',
+    kind: 'VolumeGroupSnapshotContent',
+    metadata: { name: 'groupsnapcontent-rbac' },
+    spec: { deletionPolicy: 'Delete', driver: 'ebs.csi.aws.com', source: { volumeHandles: ['vol-0123456789abcdef0'] }, volumeGroupSnapshotRef: { name: 'rbac-group', namespace: 'default' } },
+  });
+  const groupRef = { kind: 'VolumeGroupSnapshotContent' as const, name: 'groupsnapcontent-rbac', uid: groupContent.metadata.uid };
+  await applyWrites(kube.clients, [
+    { op: 'setAnnotation', target: groupRef, key: GroupSnapshotAnnotations.beingCreated, value: 'yes' },
+    { op: 'addFinalizer', target: groupRef, finalizer: GroupSnapshotFinalizers.contentBound },
+    { op: 'updateVolumeGroupSnapshotContentStatus', name: 'groupsnapcontent-rbac', uid: groupContent.metadata.uid, status: { volumeGroupSnapshotHandle: 'groupsnapcontent-rbac', readyToUse: false } },
+    { op: 'removeAnnotation', target: groupRef, key: GroupSnapshotAnnotations.beingCreated },
+    { op: 'removeFinalizer', target: groupRef, finalizer: GroupSnapshotFinalizers.contentBound },
+  ]);
+  expect(kube.store.get('volumegroupsnapshotcontents', 'groupsnapcontent-rbac')!.status).toEqual({ volumeGroupSnapshotHandle: 'groupsnapcontent-rbac', readyToUse: false });
   // The source protection of a restore, on the VolumeSnapshot.
   const snapshot = kube.store.create('volumesnapshots' as never, {
     apiVersion: 'snapshot.storage.k8s.io/v1',
@@ -193,9 +209,9 @@ beforeAll(async () => {
   const leasePuts = () => kube.requests.filter((r) => r.method === 'PUT' && r.url.includes('/leases/')).length;
   await eventually(() => leasePuts() > 0, 5_000, 'a renewal');
   // The server logs a watch when it ends it (not when the client leaves): close the server,
-  // which ends the ten watches; then a server on the same port and store answers the rest.
+  // which ends the twelve watches; then a server on the same port and store answers the rest.
   await kube.close();
-  await eventually(() => kube.requests.filter((r) => r.url.includes('watch=true')).length >= 10, 5_000, 'watches logged');
+  await eventually(() => kube.requests.filter((r) => r.url.includes('watch=true')).length >= 12, 5_000, 'watches logged');
   const renewals = leasePuts();
   const again = await startKubeApiServer({ store: kube.store, port: Number(new URL(kube.url).port), host: '127.0.0.1', onRequest: (line) => kube.requests.push(line) });
   await forwarder.stop(); // releases the Lease: one more PUT

@@ -33,6 +33,8 @@ function contextOf(objects: Partial<{ [R in Resource]: WatchedObjects[R][] }>, r
       volumesnapshotcontents: cache(objects.volumesnapshotcontents),
       volumesnapshotclasses: cache(objects.volumesnapshotclasses),
       volumesnapshots: cache(objects.volumesnapshots),
+      volumegroupsnapshotcontents: cache(objects.volumegroupsnapshotcontents),
+      volumegroupsnapshotclasses: cache(objects.volumegroupsnapshotclasses),
     },
   };
 }

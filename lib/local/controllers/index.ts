@@ -12,6 +12,7 @@ import type { ControllerOptions } from './options.js';
 import { startPvController } from './pv-controller.js';
 import { startScheduler } from './scheduler.js';
 import { startSnapshotController } from './snapshot-controller.js';
+import { startGroupSnapshotController } from './group-snapshot-controller.js';
 import { writingAs } from './write.js';
 
 /**
@@ -27,6 +28,7 @@ export function startControllers(store: ObjectStore, options?: ControllerOptions
     startAttachDetachController(writingAs(store, 'kube-controller-manager'), options, informers),
     startKubelet(writingAs(store, 'kubelet'), options, informers),
     startSnapshotController(writingAs(store, 'snapshot-controller'), options, informers),
+    startGroupSnapshotController(writingAs(store, 'snapshot-controller'), options, informers),
   ];
   return {
     async stop() {
@@ -36,7 +38,7 @@ export function startControllers(store: ObjectStore, options?: ControllerOptions
   };
 }
 
-export { startAttachDetachController, startKubelet, startPvController, startScheduler, startSnapshotController };
+export { startAttachDetachController, startGroupSnapshotController, startKubelet, startPvController, startScheduler, startSnapshotController };
 export { syncSnapshot } from './snapshot-sync.js';
 export { syncContent } from './snapshot-content-sync.js';
 export type { ContentWorld } from './snapshot-content-sync.js';

@@ -29,6 +29,7 @@ import type { VolumeSnapshot, VolumeSnapshotContent } from './snapshot-objects.j
 import { beingRestored, defaultClass, findContent, releaseClaim, sourceVolume, type SnapshotWorld } from './snapshot-lookups.js';
 import { copyStatus } from './snapshot-status.js';
 import { Step, key, type SnapshotStep } from './snapshot-step.js';
+import { SNAPSHOT_IN_GROUP_FINALIZER } from './group-snapshot-sync.js';
 
 
 const failedToUpdate = (name: string, message: string) => `snapshot controller failed to update ${name} on API server: ${message}`;
@@ -156,6 +157,8 @@ function syncDeleting(world: SnapshotWorld, snapshot: VolumeSnapshot, step: Step
 /** One step of the common controller for one VolumeSnapshot (`syncSnapshotByKey`). */
 export function syncSnapshot(world: SnapshotWorld, snapshot: VolumeSnapshot): SnapshotStep {
   const step = new Step();
+  // A member of a group snapshot: its content and status are the group part's (group-snapshot-sync.ts).
+  if (typeof snapshot.status?.volumeGroupSnapshotName === 'string' || snapshot.metadata.finalizers?.includes(SNAPSHOT_IN_GROUP_FINALIZER)) return step;
   const now = world.now();
   const deleting = isDeleting(snapshot);
 

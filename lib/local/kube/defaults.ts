@@ -16,6 +16,8 @@ export function statusOnCreate(resource: ResourceName, now: string): JsonObject 
   switch (resource) {
     case 'volumesnapshots':
     case 'volumesnapshotcontents':
+    case 'volumegroupsnapshots':
+    case 'volumegroupsnapshotcontents':
       return null;
     case 'persistentvolumeclaims':
       return { phase: 'Pending' };

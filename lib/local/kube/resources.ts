@@ -59,6 +59,9 @@ function info(
  */
 export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
 
+/** The CSI group snapshot API (external-snapshotter v8.6 CRDs, `groupsnapshot.storage.k8s.io/v1`). */
+export const GROUP_SNAPSHOT_GROUP = 'groupsnapshot.storage.k8s.io';
+
 /** prometheus-operator's CRDs; served only when the server is told the cluster has them. */
 export const MONITORING_GROUP = 'monitoring.coreos.com';
 
@@ -113,6 +116,9 @@ export const RESOURCES: Record<ResourceName, ResourceInfo> = {
   volumesnapshots: crd('volumesnapshots', SNAPSHOT_GROUP, 'VolumeSnapshot', true, { shortNames: ['vs'], status: true }),
   volumesnapshotcontents: crd('volumesnapshotcontents', SNAPSHOT_GROUP, 'VolumeSnapshotContent', false, { shortNames: ['vsc', 'vscs'], status: true }),
   volumesnapshotclasses: crd('volumesnapshotclasses', SNAPSHOT_GROUP, 'VolumeSnapshotClass', false, { shortNames: ['vsclass', 'vsclasses'] }),
+  volumegroupsnapshots: crd('volumegroupsnapshots', GROUP_SNAPSHOT_GROUP, 'VolumeGroupSnapshot', true, { shortNames: ['vgs'], status: true }),
+  volumegroupsnapshotcontents: crd('volumegroupsnapshotcontents', GROUP_SNAPSHOT_GROUP, 'VolumeGroupSnapshotContent', false, { shortNames: ['vgsc', 'vgscs'], status: true }),
+  volumegroupsnapshotclasses: crd('volumegroupsnapshotclasses', GROUP_SNAPSHOT_GROUP, 'VolumeGroupSnapshotClass', false, { shortNames: ['vgsclass', 'vgsclasses'] }),
   volumeattributesclasses: info('volumeattributesclasses', 'storage.k8s.io', 'VolumeAttributesClass', false, { shortNames: ['vac'] }),
   // What the forwarder's manifests and its Helm chart install. No controllers act on these:
   // a Deployment is stored, never rolled out; a Service gets a cluster IP and nothing more.
@@ -129,7 +135,15 @@ export const RESOURCES: Record<ResourceName, ResourceInfo> = {
   servicemonitors: crd('servicemonitors', MONITORING_GROUP, 'ServiceMonitor', true, { shortNames: ['smon'], status: true, categories: ['prometheus-operator'] }),
 };
 
-const SNAPSHOT_RESOURCES: readonly ResourceName[] = ['volumesnapshots', 'volumesnapshotcontents', 'volumesnapshotclasses'];
+/** The group snapshot CRDs come with the snapshot CRDs (external-snapshotter installs both). */
+const SNAPSHOT_RESOURCES: readonly ResourceName[] = [
+  'volumesnapshots',
+  'volumesnapshotcontents',
+  'volumesnapshotclasses',
+  'volumegroupsnapshots',
+  'volumegroupsnapshotcontents',
+  'volumegroupsnapshotclasses',
+];
 
 /** Resources of CRDs a cluster may lack: ServiceMonitors off unless asked for, the snapshot CRDs on unless told off. */
 export const OPTIONAL_RESOURCES: ReadonlySet<ResourceName> = new Set(['servicemonitors', ...SNAPSHOT_RESOURCES]);

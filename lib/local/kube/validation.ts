@@ -95,7 +95,31 @@ function validateSnapshotKinds(info: ResourceInfo, object: KubeObject): FieldErr
       }
       return errors;
     }
+    case 'volumegroupsnapshots': {
+      if (!isObject(object.spec)) return [{ field: 'spec', type: 'Required', detail: '' }];
+      if (!isObject(spec.source)) return [{ field: 'spec.source', type: 'Required', detail: '' }];
+      const errors = exactlyOne('spec.source', spec.source, 'selector', 'volumeGroupSnapshotContentName');
+      if (spec.volumeGroupSnapshotClassName === '') {
+        errors.push({ field: 'spec.volumeGroupSnapshotClassName', type: 'Invalid', value: '', detail: 'volumeGroupSnapshotClassName must not be the empty string when set' });
+      }
+      return errors;
+    }
+    case 'volumegroupsnapshotcontents': {
+      if (!isObject(object.spec)) return [{ field: 'spec', type: 'Required', detail: '' }];
+      const errors = [
+        ...required('spec.deletionPolicy', spec.deletionPolicy),
+        ...oneOf('spec.deletionPolicy', spec.deletionPolicy, ['Delete', 'Retain']),
+        ...required('spec.driver', spec.driver),
+        ...(isObject(spec.source) ? exactlyOne('spec.source', spec.source, 'volumeHandles', 'groupSnapshotHandles') : required('spec.source', undefined)),
+      ];
+      if (!isObject(spec.volumeGroupSnapshotRef)) errors.push(...required('spec.volumeGroupSnapshotRef', undefined));
+      else if (!text(spec.volumeGroupSnapshotRef.name) || !text(spec.volumeGroupSnapshotRef.namespace)) {
+        errors.push({ field: 'spec.volumeGroupSnapshotRef', type: 'Invalid', value: 'object', detail: 'both volumeGroupSnapshotRef.name and volumeGroupSnapshotRef.namespace must be set' });
+      }
+      return errors;
+    }
     case 'volumesnapshotclasses':
+    case 'volumegroupsnapshotclasses':
       return [
         ...required('driver', object.driver),
         ...required('deletionPolicy', object.deletionPolicy),
@@ -115,7 +139,11 @@ function snapshotImmutable(info: ResourceInfo, next: KubeObject, previous: KubeO
       ? ['persistentVolumeClaimName', 'volumeSnapshotContentName']
       : info.resource === 'volumesnapshotcontents'
         ? ['volumeHandle', 'snapshotHandle']
-        : [];
+        : info.resource === 'volumegroupsnapshots'
+          ? ['selector', 'volumeGroupSnapshotContentName']
+          : info.resource === 'volumegroupsnapshotcontents'
+            ? ['volumeHandles', 'groupSnapshotHandles']
+            : [];
   const errors: FieldError[] = keys
     .filter((k) => old[k] !== undefined && !deepEqual(source[k], old[k]))
     .map((k) => ({ field: `spec.source.${k}`, type: 'Invalid', value: source[k] ?? null, detail: source[k] === undefined ? `${k} is required once set` : `${k} is immutable` }));
@@ -134,6 +162,9 @@ function validateSpec(info: ResourceInfo, object: KubeObject): FieldError[] {
     case 'volumesnapshots':
     case 'volumesnapshotcontents':
     case 'volumesnapshotclasses':
+    case 'volumegroupsnapshots':
+    case 'volumegroupsnapshotcontents':
+    case 'volumegroupsnapshotclasses':
       return validateSnapshotKinds(info, object);
     case 'persistentvolumeclaims': {
       const errors = validateAccessModes('spec.accessModes', spec.accessModes);
@@ -287,6 +318,8 @@ function immutableErrors(info: ResourceInfo, next: KubeObject, previous: KubeObj
       return deepEqual(spec, old) ? [] : [{ field: 'spec', type: 'Invalid', value: spec, detail: 'field is immutable' }];
     case 'volumesnapshots':
     case 'volumesnapshotcontents':
+    case 'volumegroupsnapshots':
+    case 'volumegroupsnapshotcontents':
       return snapshotImmutable(info, next, previous);
     case 'volumeattributesclasses':
       return (['driverName', 'parameters'] as const)

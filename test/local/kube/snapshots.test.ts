@@ -71,6 +71,29 @@ describe('snapshot kinds in the store', () => {
     expect(() => store.update('volumesnapshots', { ...s, spec: { source: { persistentVolumeClaimName: 'other' } } })).toThrow('persistentVolumeClaimName is immutable');
   });
 
+  it('group snapshot kinds: status dropped on create and set by /status; both sources or a ref without namespace refused; handles immutable', () => {
+    const store = createObjectStore();
+    const G = 'groupsnapshot.storage.k8s.io/v1';
+    const groupContent = (name: string, spec: Record<string, unknown> = {}) => ({
+      apiVersion: G,
+      kind: 'VolumeGroupSnapshotContent',
+      metadata: { name },
+      spec: { deletionPolicy: 'Delete', driver: 'ebs.csi.aws.com', source: { volumeHandles: ['vol-a', 'vol-b'] }, volumeGroupSnapshotRef: { name: 'g', namespace: 'default' }, ...spec },
+    });
+    const created = store.create('volumegroupsnapshotcontents', { ...groupContent('gc1'), status: { readyToUse: true } } as unknown as KubeObject);
+    expect(created.status).toBeUndefined();
+    expect(store.updateStatus('volumegroupsnapshotcontents', { ...created, status: { readyToUse: false, volumeGroupSnapshotHandle: 'gc1' } }).status).toEqual({ readyToUse: false, volumeGroupSnapshotHandle: 'gc1' });
+    expect(() => store.create('volumegroupsnapshotcontents', groupContent('gc2', { source: { volumeHandles: ['v'], groupSnapshotHandles: { volumeGroupSnapshotHandle: 'h', volumeSnapshotHandles: ['s'] } } }) as unknown as KubeObject)).toThrow(
+      'exactly one of volumeHandles and groupSnapshotHandles',
+    );
+    expect(() => store.create('volumegroupsnapshotcontents', groupContent('gc3', { volumeGroupSnapshotRef: { name: 'g' } }) as unknown as KubeObject)).toThrow('volumeGroupSnapshotRef.namespace');
+    const current = store.get('volumegroupsnapshotcontents', 'gc1')!;
+    expect(() => store.update('volumegroupsnapshotcontents', { ...current, spec: { ...(current.spec as object), source: { volumeHandles: ['vol-a'] } } })).toThrow('volumeHandles is immutable');
+    const group = { apiVersion: G, kind: 'VolumeGroupSnapshot', metadata: { name: 'g', namespace: 'default' }, spec: { volumeGroupSnapshotClassName: 'group', source: { selector: { matchLabels: { app: 'db' } } } } };
+    expect(store.create('volumegroupsnapshots', group as unknown as KubeObject).metadata.name).toBe('g');
+    expect(() => store.create('volumegroupsnapshots', { ...group, metadata: { name: 'h', namespace: 'default' }, spec: { source: {} } } as unknown as KubeObject)).toThrow('exactly one of selector and volumeGroupSnapshotContentName');
+  });
+
   it('strategic merge patch on a custom resource -> 415, as the API server answers; merge patch works', () => {
     const store = createObjectStore();
     store.create('volumesnapshotclasses', snapshotClass('ebs'));
