@@ -311,6 +311,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
         'ec2:AttachVolume',
         'ec2:CopyVolumes',
         'ec2:CreateSnapshot',
+        'ec2:CreateSnapshots',
         'ec2:CreateTags',
         'ec2:CreateVolume',
         'ec2:DeleteSnapshot',
@@ -396,13 +397,13 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     }
   });
 
-  it('IAM: CreateTags as part of CreateVolume/CreateSnapshot/CopyVolumes, or on volumes tagged ebs.csi.aws.com/cluster=true without the ownership keys', () => {
+  it('IAM: CreateTags as part of CreateVolume/CreateSnapshot/CreateSnapshots/CopyVolumes, or on volumes tagged ebs.csi.aws.com/cluster=true without the ownership keys', () => {
     const statementsFor = grants('ec2:CreateTags');
     expect(statementsFor.length).toBe(2);
     const atCreate = statementsFor.filter((s) => s.Condition?.StringEquals?.['ec2:CreateAction'] !== undefined);
     expect(atCreate).toHaveLength(1);
     for (const s of atCreate) {
-      expect(list(s.Condition?.StringEquals?.['ec2:CreateAction']).sort()).toEqual(['CopyVolumes', 'CreateSnapshot', 'CreateVolume']);
+      expect(list(s.Condition?.StringEquals?.['ec2:CreateAction']).sort()).toEqual(['CopyVolumes', 'CreateSnapshot', 'CreateSnapshots', 'CreateVolume']);
       expect(Object.keys(s.Condition ?? {})).toEqual(['StringEquals']);
       expect(s.Condition?.StringEquals?.['aws:RequestTag/volhook.io/cluster']).toBe(SESSION_CLUSTER);
     }

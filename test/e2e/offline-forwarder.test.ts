@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sign } from '../../lib/contract/index.js';
+import { SERVED_FEATURES, sign } from '../../lib/contract/index.js';
 import { createJsonLogger, startForwarder, type Forwarder } from '../../lib/forwarder/index.js';
 import { deploymentIam } from '../../lib/iam/role-policy.js';
 import { kubeConfigFor } from '../../lib/kube/index.js';
@@ -87,7 +87,7 @@ describe('the forwarder through `npm run offline` (API Gateway routing as server
     const body = JSON.stringify({ clusterId: stack.clusterId });
     const res = await fetch(`${offline.baseUrl}/v1/clusters/${stack.clusterId}/check`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...sign(body, stack.secret) } });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ clusterId: stack.clusterId, accepted: true });
+    expect(await res.json()).toEqual({ clusterId: stack.clusterId, accepted: true, serves: [...SERVED_FEATURES] });
     const unrouted = await fetch(`${offline.baseUrl}/v1/clusters/${stack.clusterId}/nothing`, { method: 'POST', body });
     expect(unrouted.status).toBe(404);
     expect(JSON.stringify(await unrouted.json())).not.toContain('"code":"not_found"');
