@@ -20,13 +20,12 @@ import {
   TAG_ANNOTATION_NOTE,
   VolhookAnnotations,
   type Ownership,
-  type PersistentVolume,
   type PersistentVolumeClaim,
   type PersistentVolumeClaimItem,
   type StorageClass,
   type Write,
 } from '../contract/index.js';
-import { ebsVolumeIdOf, TranslationError } from '../migration/index.js';
+import { volumeHandleOf } from './attachment.js';
 import { isGone, type Disk, type Ec2Error } from '../ec2/types.js';
 import { TAG_SPECIFICATION_PREFIX } from '../storageclass/parameters.js';
 import type { Scope } from './context.js';
@@ -134,14 +133,6 @@ export function refusedClaimTags(job: ClaimTagsJob, verdict: Verdict): Settled {
   return failed(verdict.reason, message, verdict.requeueAfterSeconds, [pvcEvent(job.pvc, 'Warning', ClaimTagReasons.failed, message)]);
 }
 
-function volumeIdOf(pv: PersistentVolume, driver: string): string | undefined {
-  try {
-    return ebsVolumeIdOf(pv, driver);
-  } catch (error) {
-    if (error instanceof TranslationError) return undefined;
-    throw error;
-  }
-}
 
 /** Pure: the job for a bound claim whose tag request is unrecorded, or the end of it. */
 export function prepareClaimTags(item: PersistentVolumeClaimItem, scope: Pick<Scope, 'registration' | 'driverName' | 'provisionerName'>): Settled | { job: ClaimTagsJob } {
@@ -150,7 +141,7 @@ export function prepareClaimTags(item: PersistentVolumeClaimItem, scope: Pick<Sc
   const record = claimTagsRecord(requests);
   if (!pv) return requeue(Requeue.waitForCluster, `PersistentVolume "${pvc.spec.volumeName}" of the claim is not known (yet)`);
   const ownership: Ownership = { provisioner: scope.provisionerName, driver: scope.driverName };
-  const volumeId = pv.spec.claimRef?.uid === pvc.metadata.uid && isOurVolume(pv, ownership) ? volumeIdOf(pv, scope.driverName) : undefined;
+  const volumeId = pv.spec.claimRef?.uid === pvc.metadata.uid && isOurVolume(pv, ownership) ? volumeHandleOf(pv, scope.driverName) : undefined;
   if (!volumeId) {
     const message = `claim is bound to PersistentVolume "${pv.metadata.name}", which is not an EBS volume of ${scope.driverName} bound to this claim: ${TAG_ANNOTATION_NOTE} not applied`;
     return done([pvcEvent(pvc, 'Warning', ClaimTagReasons.ignored, message), ...ensureAnnotation(pvc, pvcRef(pvc), VolhookAnnotations.claimTags, record)]);

@@ -17,7 +17,7 @@ import {
   type PersistentVolumeClaimItem,
   type Write,
 } from '../contract/index.js';
-import { ebsVolumeIdOf, TranslationError } from '../migration/index.js';
+import { volumeHandleOf } from './attachment.js';
 import {
   infeasibility,
   isVolumeType,
@@ -82,7 +82,7 @@ export function prepareModify(item: PersistentVolumeClaimItem, ctx: JobContext):
   if (!pv) return requeue(Requeue.waitForCluster, `PersistentVolume "${pvc.spec.volumeName}" of the claim is not known (yet)`);
   if (!pvc.metadata.resourceVersion) return failed('InvalidItem', 'the claim has no resourceVersion: its status cannot be written safely', Requeue.failedSlow);
   const boundHere = pv.spec.claimRef?.uid === pvc.metadata.uid;
-  const volumeId = boundHere && isOurVolume(pv, ownership) ? volumeIdOf(pv, ctx.driverName) : undefined;
+  const volumeId = boundHere && isOurVolume(pv, ownership) ? volumeHandleOf(pv, ctx.driverName) : undefined;
   if (!volumeId) {
     const message = `claim is bound to PersistentVolume "${pv.metadata.name}", which is not an EBS volume of ${ctx.driverName} bound to this claim: it cannot be resized or modified`;
     return modifyWanted && !resizeWanted
@@ -224,14 +224,6 @@ function isShrink(
   return isDynamicallyOurs(pv, ownership) || (allocated !== undefined && requested < allocated);
 }
 
-function volumeIdOf(pv: PersistentVolume, driver: string): string | undefined {
-  try {
-    return ebsVolumeIdOf(pv, driver);
-  } catch (error) {
-    if (error instanceof TranslationError) return undefined;
-    throw error;
-  }
-}
 
 function bytesOf(quantity: string | undefined): bigint | undefined {
   if (quantity === undefined) return undefined;
