@@ -12,6 +12,8 @@ import type { Logger } from '../../lib/forwarder/index.js';
 import { startEc2Simulator, type RunningEc2Simulator } from '../../lib/local/ec2/index.js';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack/index.js';
 import { VOLUMES_PER_NODE } from './bench-stack.js';
+import { claim, podFor } from './manifests.js';
+import type { BurstTracker } from './tracker.js';
 
 export const REGION = 'us-east-1';
 export const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
@@ -108,4 +110,25 @@ export async function startClusterStacks(
 /** Every node instance of every stack running in EC2. */
 export function nodesRunning(base: FleetBase, stacks: readonly LocalStack[]): boolean {
   return stacks.every((s) => s.nodes.every((n) => base.sim.sim.instance(n.instanceId)?.state === 'running'));
+}
+
+/** `n` dealt out over `clusters` as evenly as whole claims allow, the first clusters taking the remainder. */
+export function dealOut(n: number, clusters: number): number[] {
+  return Array.from({ length: clusters }, (_, c) => Math.floor(n / clusters) + (c < n % clusters ? 1 : 0));
+}
+
+/**
+ * `perCluster[c]` claims named `<prefix>-00000`… with a pod each in cluster `c`, spread over its
+ * nodes, each tracked; the clusters' claims interleaved, so every cluster sends from the first moment.
+ */
+export function createClaimsWithPods(stacks: readonly LocalStack[], trackers: readonly BurstTracker[], perCluster: readonly number[], prefix: string): void {
+  for (let i = 0; i < Math.max(...perCluster); i++) {
+    for (const [c, stack] of stacks.entries()) {
+      if (i >= perCluster[c]!) continue;
+      const name = `${prefix}-${String(i).padStart(5, '0')}`;
+      trackers[c]!.expect(name, name);
+      stack.store.create('persistentvolumeclaims', claim(name));
+      stack.store.create('pods', podFor(name, name, stack.nodes[i % stack.nodes.length]!.name));
+    }
+  }
 }

@@ -26,9 +26,9 @@ import { until } from './bench-stack.js';
 import { Diagnostics } from './diagnostics.js';
 import { startDynamoDbWriteCounter, subtractWrites, writeUnits, type WriteCounts } from './dynamodb-writes.js';
 import { createTables, freePort, startBackendProcess, startForwarderProcess, startMotoServer, startRoundRobin, stopChild, type ForwarderProcess, type RoundRobin } from './fleet-processes.js';
-import { backendEnvironment, nodesRunning, REGION, runCleanups, startClusterStacks, startFleetBase, type Cleanups } from './fleet-setup.js';
+import { backendEnvironment, createClaimsWithPods, dealOut, nodesRunning, REGION, runCleanups, startClusterStacks, startFleetBase, type Cleanups } from './fleet-setup.js';
 import { say } from './format.js';
-import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
+import { BENCH_NAMESPACE } from './manifests.js';
 import { httpGet, procCpuMs, procMemory, promValue } from './proc.js';
 import { BurstTracker } from './tracker.js';
 
@@ -113,7 +113,7 @@ export async function runRestCost(options: RestOptions): Promise<RestResult> {
       fronts.push(front);
     }
 
-    const perCluster = clusterIds.map((_, c) => Math.floor(options.n / options.clusters) + (c < options.n % options.clusters ? 1 : 0));
+    const perCluster = dealOut(options.n, options.clusters);
     const stacks = await startClusterStacks(base, { pods: perCluster, onControllerError: diagnostics.onControllerError, logger: diagnostics.logger }, cleanups);
     const resyncWallMs = (RESYNC_SECONDS * 1000) / options.restScale;
     const forwarders: ForwarderProcess[] = [];
@@ -144,15 +144,7 @@ export async function runRestCost(options: RestOptions): Promise<RestResult> {
     cleanups.push(() => trackers.forEach((t) => t.stop()));
     diagnostics.start();
     const t0 = performance.now();
-    for (let i = 0; i < Math.max(...perCluster); i++) {
-      for (const [c, stack] of stacks.entries()) {
-        if (i >= perCluster[c]!) continue;
-        const name = `rest-${String(i).padStart(5, '0')}`;
-        trackers[c]!.expect(name, name);
-        stack.store.create('persistentvolumeclaims', claim(name));
-        stack.store.create('pods', podFor(name, name, stack.nodes[i % stack.nodes.length]!.name));
-      }
-    }
+    createClaimsWithPods(stacks, trackers, perCluster, 'rest');
     const every = options.progressEveryMs ?? 10_000;
     let next = every;
     let readyMs: number | undefined;

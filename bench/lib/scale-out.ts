@@ -11,12 +11,12 @@
 import { until } from './bench-stack.js';
 import { Diagnostics } from './diagnostics.js';
 import { say, table } from './format.js';
-import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
+import { BENCH_NAMESPACE } from './manifests.js';
 import type { BurstResult } from './provision.js';
 import { tokenBucketFloorSeconds } from './stats.js';
 import { BurstTracker, type ClaimTimes } from './tracker.js';
 import { createTables, startBackendProcess, startMotoServer, startRoundRobin, sumStats, type BackendStats } from './fleet-processes.js';
-import { backendEnvironment, nodesRunning, REGION, runCleanups, startClusterStacks, startFleetBase, type Cleanups, type SharedTables } from './fleet-setup.js';
+import { backendEnvironment, createClaimsWithPods, dealOut, nodesRunning, REGION, runCleanups, startClusterStacks, startFleetBase, type Cleanups, type SharedTables } from './fleet-setup.js';
 
 export type { BackendStats } from './fleet-processes.js';
 
@@ -62,7 +62,7 @@ export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutRes
     const front = await startRoundRobin(backends.map((b) => b.url));
     cleanups.push(() => front.stop());
 
-    const perCluster = base.clusterIds.map((_, c) => Math.floor(options.n / options.clusters) + (c < options.n % options.clusters ? 1 : 0));
+    const perCluster = dealOut(options.n, options.clusters);
     const stacks = await startClusterStacks(base, { pods: perCluster, backendUrl: front.url, onControllerError: diagnostics.onControllerError, logger: diagnostics.logger }, cleanups);
     await until(() => nodesRunning(base, stacks), 120_000, 'node instances running');
     await until(() => stacks.every((s) => s.forwarder()?.ready() === true), 60_000, 'forwarders synced');
@@ -73,16 +73,7 @@ export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutRes
     cleanups.push(() => trackers.forEach((t) => t.stop()));
     diagnostics.start();
     const t0 = performance.now();
-    // The clusters' claims interleaved, so both send from the first moment.
-    for (let i = 0; i < Math.max(...perCluster); i++) {
-      for (const [c, stack] of stacks.entries()) {
-        if (i >= perCluster[c]!) continue;
-        const name = `bench-${String(i).padStart(5, '0')}`;
-        trackers[c]!.expect(name, name);
-        stack.store.create('persistentvolumeclaims', claim(name));
-        stack.store.create('pods', podFor(name, name, stack.nodes[i % stack.nodes.length]!.name));
-      }
-    }
+    createClaimsWithPods(stacks, trackers, perCluster, 'bench');
     const createMs = performance.now() - t0;
 
     const deadline = t0 + options.timeoutMs;
