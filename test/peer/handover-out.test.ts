@@ -30,6 +30,7 @@ import {
   cluster,
   createNamespace,
   deletePod,
+  detachAndReattach,
   diskState,
   grow,
   kubeOf,
@@ -37,7 +38,6 @@ import {
   MUTATIONS,
   NS,
   okSince,
-  pod,
   podRunning,
   warnings,
   type CliRun,
@@ -141,14 +141,7 @@ describe.skipIf(withoutGo !== undefined)('hand-back from volhook to the EBS CSI 
   });
 
   it("the driver: data-1's pod deleted -> its disk detached (DetachVolume); a new pod on data-1 -> attached again (AttachVolume), Running", async () => {
-    const before = sim().getStats();
-    await deletePod(kube, 'user-data-1');
-    await diskState(sim(), volumeIds[1]!, 'available', 'data-1 detached by the driver');
-    await waitFor(() => attachments(kube), (list) => list.length === 1, { what: "data-1's VolumeAttachment gone", timeoutMs: 120_000 });
-    await kube.core.createNamespacedPod({ namespace: NS, body: pod('again-data-1', 'data-1') });
-    await podRunning(kube, 'again-data-1');
-    await diskState(sim(), volumeIds[1]!, 'in-use', 'data-1 attached by the driver');
-    expect(okSince(before, sim().getStats(), ['DetachVolume', 'AttachVolume'])).toEqual({ DetachVolume: 1, AttachVolume: 1 });
+    await detachAndReattach(kube, sim(), 'user-data-1', 'again-data-1', 'data-1', volumeIds[1]!, 'the driver');
   });
 
   it('the driver: data-0 grown from 4Gi to 8Gi while attached -> the disk modified (ModifyVolume), the claim at 8Gi', async () => {

@@ -112,6 +112,22 @@ export async function grow(kube: Kube, sim: Ec2Simulator, name: string, volumeId
 }
 
 /** Every Warning Event of the claims' namespace and of cluster-scoped objects (PVs, VolumeAttachments), as `kind/name reason: message`. */
+/**
+ * `claimName`'s pod deleted, its disk seen detached and its VolumeAttachment gone; a new pod
+ * `newPod` on it, Running, its disk attached again: one DetachVolume and one AttachVolume, done by
+ * the side `by` names.
+ */
+export async function detachAndReattach(kube: Kube, sim: Ec2Simulator, oldPod: string, newPod: string, claimName: string, volumeId: string, by: string): Promise<void> {
+  const before = sim.getStats();
+  await deletePod(kube, oldPod);
+  await diskState(sim, volumeId, 'available', `${claimName} detached by ${by}`);
+  await waitFor(() => attachments(kube), (list) => list.length === 1, { what: `${claimName}'s VolumeAttachment gone`, timeoutMs: 120_000 });
+  await kube.core.createNamespacedPod({ namespace: NS, body: pod(newPod, claimName) });
+  await podRunning(kube, newPod);
+  await diskState(sim, volumeId, 'in-use', `${claimName} attached by ${by}`);
+  expect(okSince(before, sim.getStats(), ['DetachVolume', 'AttachVolume'])).toEqual({ DetachVolume: 1, AttachVolume: 1 });
+}
+
 export async function warnings(kube: Kube): Promise<string[]> {
   const events = [...(await kube.core.listNamespacedEvent({ namespace: NS })).items, ...(await kube.core.listNamespacedEvent({ namespace: 'default' })).items];
   return events.filter((e) => e.type === 'Warning').map((e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason}: ${e.message}`);
