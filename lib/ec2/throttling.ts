@@ -32,6 +32,7 @@ export const THROTTLING_BUCKETS = {
   ModifyVolume: each(50, 5),
   // Not among the actions EC2 sizes on their own: the "other mutating calls" bucket's size.
   CreateSnapshots: each(50, 5),
+  CopySnapshot: each(50, 5),
   RunInstances: each(50, 5),
   TerminateInstances: each(50, 5),
   DescribeVolumes: each(100, 20),

@@ -309,6 +309,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect([...ec2].sort()).toEqual(
       [
         'ec2:AttachVolume',
+        'ec2:CopySnapshot',
         'ec2:CopyVolumes',
         'ec2:CreateSnapshot',
         'ec2:CreateSnapshots',
@@ -397,13 +398,26 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     }
   });
 
-  it('IAM: CreateTags as part of CreateVolume/CreateSnapshot/CreateSnapshots/CopyVolumes, or on volumes tagged ebs.csi.aws.com/cluster=true without the ownership keys', () => {
+  it('IAM: CopySnapshot only of snapshots tagged for the session\'s cluster, into copies the request tags so', () => {
+    const statementsFor = grants('ec2:CopySnapshot');
+    expect(statementsFor).toHaveLength(2);
+    const sides = statementsFor.map((s) => {
+      expect(list(s.Resource).map(arn)).toEqual([SNAPSHOT_ARN]);
+      const side = s.Condition?.StringEquals?.['aws:RequestTag/ebs.csi.aws.com/cluster'] === undefined ? 'aws:ResourceTag' : 'aws:RequestTag';
+      expect(s.Condition?.StringEquals?.[`${side}/ebs.csi.aws.com/cluster`]).toBe('true');
+      expect(s.Condition?.StringEquals?.[`${side}/volhook.io/cluster`]).toBe(SESSION_CLUSTER);
+      return side;
+    });
+    expect(sides.sort()).toEqual(['aws:RequestTag', 'aws:ResourceTag']);
+  });
+
+  it('IAM: CreateTags as part of CreateVolume/CreateSnapshot/CreateSnapshots/CopyVolumes/CopySnapshot, or on volumes tagged ebs.csi.aws.com/cluster=true without the ownership keys', () => {
     const statementsFor = grants('ec2:CreateTags');
     expect(statementsFor.length).toBe(2);
     const atCreate = statementsFor.filter((s) => s.Condition?.StringEquals?.['ec2:CreateAction'] !== undefined);
     expect(atCreate).toHaveLength(1);
     for (const s of atCreate) {
-      expect(list(s.Condition?.StringEquals?.['ec2:CreateAction']).sort()).toEqual(['CopyVolumes', 'CreateSnapshot', 'CreateSnapshots', 'CreateVolume']);
+      expect(list(s.Condition?.StringEquals?.['ec2:CreateAction']).sort()).toEqual(['CopySnapshot', 'CopyVolumes', 'CreateSnapshot', 'CreateSnapshots', 'CreateVolume']);
       expect(Object.keys(s.Condition ?? {})).toEqual(['StringEquals']);
       expect(s.Condition?.StringEquals?.['aws:RequestTag/volhook.io/cluster']).toBe(SESSION_CLUSTER);
     }

@@ -40,8 +40,29 @@ export interface SimulatorShared {
   readonly clock: Clock;
   readonly iam: Ec2Iam;
   faults: FaultConfig;
-  /** Every account held, the simulator's own first. */
+  /** The Region `accounts` are in. */
+  readonly homeRegion: string;
+  /** Every account held, the simulator's own first, in the home Region. */
   readonly accounts: Map<string, { view: Ec2Account; parts: AccountParts }>;
+  /** Every further Region held, each with every account again: Region → account → its view there. */
+  readonly regions: Map<string, Map<string, { view: Ec2Account; parts: AccountParts }>>;
+}
+
+/** Every account's parts in every Region held. */
+export function everyPart(shared: SimulatorShared): AccountParts[] {
+  return [...shared.accounts.values(), ...[...shared.regions.values()].flatMap((m) => [...m.values()])].map((e) => e.parts);
+}
+
+/**
+ * The Region a call is served in: the one it is signed for, when the simulator holds it. With
+ * further Regions held, any other is EC2's AuthFailure naming it; without, the home Region
+ * serves every call, as before Regions existed.
+ */
+export function routeRegion(signed: string | undefined, shared: SimulatorShared): string {
+  if (signed === undefined || signed === shared.homeRegion || shared.regions.size === 0) return shared.homeRegion;
+  if (shared.regions.has(signed)) return signed;
+  const held = [shared.homeRegion, ...shared.regions.keys()];
+  throw new Ec2Error('AuthFailure', `Credential should be scoped to a valid region, not '${signed}': this simulator holds ${held.join(', ')}`, 401);
 }
 
 /** The settings an account starts with; the same for every account of a simulator. */
@@ -81,6 +102,9 @@ export class Ec2Account {
   private readonly stats: StatsRecorder;
   private readonly stateFile: StateFile | undefined;
 
+  /** The Region this view is in. */
+  readonly region: string;
+
   constructor(
     protected readonly shared: SimulatorShared,
     readonly accountId: string,
@@ -88,10 +112,34 @@ export class Ec2Account {
   ) {
     this.clock = shared.clock;
     this.world = parts.world;
+    this.region = parts.world.env.region;
     this.throttle = parts.throttle;
     this.stats = parts.stats;
     this.stateFile = parts.stateFile;
-    shared.accounts.set(accountId, { view: this, parts });
+    if (this.region === shared.homeRegion) shared.accounts.set(accountId, { view: this, parts });
+    else {
+      const inRegion = shared.regions.get(this.region) ?? new Map<string, { view: Ec2Account; parts: AccountParts }>();
+      inRegion.set(accountId, { view: this, parts });
+      shared.regions.set(this.region, inRegion);
+    }
+    // Time moves lazily in each world: the other Region's is brought up to now before it is read.
+    parts.world.env.otherRegion = (region) => {
+      const other = this.viewIn(region)?.world;
+      other?.advance();
+      return other;
+    };
+  }
+
+  private viewIn(region: string): Ec2Account | undefined {
+    if (region === this.shared.homeRegion) return this.shared.accounts.get(this.accountId)?.view;
+    return this.shared.regions.get(region)?.get(this.accountId)?.view;
+  }
+
+  /** This account in another Region the simulator holds (throws for one it does not). */
+  inRegion(region: string): Ec2Account {
+    const view = this.viewIn(region);
+    if (!view) throw new Error(`EC2 simulator: holds no Region ${region} (it holds ${[this.shared.homeRegion, ...this.shared.regions.keys()].join(', ')})`);
+    return view;
   }
 
   /**
@@ -108,7 +156,9 @@ export class Ec2Account {
     try {
       const held = [...this.shared.accounts.keys()];
       const account = routeCall(this.shared.iam.accountOf(caller?.accessKeyId), this.accountId, held);
-      target = (this.shared.accounts.get(account) as { view: Ec2Account }).view;
+      // A call signed for no Region is served in the Region of the view called.
+      const region = caller?.region === undefined ? this.region : routeRegion(caller.region, this.shared);
+      target = (this.shared.accounts.get(account) as { view: Ec2Account }).view.inRegion(region);
     } catch (err) {
       if (err instanceof Ec2Error) return this.refuse(action, requestId, err);
       throw err;
@@ -273,7 +323,7 @@ export class Ec2Account {
     this.stats.reset();
   }
 
-  /** Forgets every resource of this account, refills its buckets and clears its counters. */
+  /** Forgets every resource of this account (in this view's Region), refills its buckets and clears its counters. */
   resetAccount(): void {
     this.world.clear();
     this.throttle.reset();

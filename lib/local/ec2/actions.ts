@@ -8,6 +8,7 @@ import {
   reservationsXml,
   snapshotInfoXml,
   snapshotXml,
+  tagSet,
   volumeStatusXml,
   volumeXml,
   zoneXml,
@@ -24,7 +25,7 @@ import { paginate } from './pagination.js';
 import { readFilters, readTags, type QueryParams } from './query.js';
 import { checkTags, mergeTags, removeTags } from './tags.js';
 import { enableFastRestores, findFastRestores } from './fast-restores.js';
-import { createSnapshot, createSnapshots, deleteSnapshot, findSnapshots } from './snapshots.js';
+import { copySnapshot, createSnapshot, createSnapshots, deleteSnapshot, findSnapshots } from './snapshots.js';
 import { checkCreateVolume, copyVolume, createVolume, deleteVolume, findVolumes, type CreateVolumeRequest } from './volumes.js';
 import type { World } from './world.js';
 import type { XmlObject } from './xml.js';
@@ -158,6 +159,29 @@ export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
       copyTagsFromSource: copy === 'volume',
     });
     return { snapshotSet: snapshots.map((s) => snapshotInfoXml(s, world)) };
+  },
+
+  CopySnapshot(world, p) {
+    if (p.has('DestinationOutpostArn')) throw ec2Errors.invalidValue('The parameter DestinationOutpostArn is not supported by this simulator (no Outposts).');
+    for (const name of ['CompletionDurationMinutes', 'DestinationAvailabilityZone']) {
+      if (p.has(name)) throw ec2Errors.invalidValue(`The parameter ${name} is not supported by this simulator (no time-based copies, no Local Zones).`);
+    }
+    // The SDK fills DestinationRegion (with a PresignedUrl for the source Region) itself; the
+    // simulator does not check the presigned URL, but a DestinationRegion other than the Region
+    // the call is served in is refused.
+    const destination = p.str('DestinationRegion');
+    if (destination !== undefined && destination !== world.env.region) {
+      throw ec2Errors.invalidValue(`Value (${destination}) for parameter DestinationRegion is invalid: this request is served in ${world.env.region}.`);
+    }
+    const copy = copySnapshot(world, {
+      sourceRegion: p.required('SourceRegion'),
+      sourceSnapshotId: p.required('SourceSnapshotId'),
+      description: p.str('Description'),
+      encrypted: p.bool('Encrypted'),
+      kmsKeyId: p.str('KmsKeyId'),
+      tags: tagSpecifications(p, ['snapshot']).get('snapshot') ?? [],
+    });
+    return { snapshotId: copy.id, tagSet: copy.tags.length > 0 ? tagSet(copy.tags) : undefined };
   },
 
   DeleteSnapshot(world, p) {

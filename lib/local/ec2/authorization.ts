@@ -285,6 +285,37 @@ const MAPPERS: Readonly<Record<string, Mapper>> = {
     ];
   },
 
+  // Reference, CopySnapshot: "snapshot" (required); "Resource-level permissions specified for
+  // this action apply to both the snapshot copy and the source snapshot". Served in the
+  // destination Region: the copy (arn:aws:ec2:<destination>::snapshot/*) with aws:RequestTag/*,
+  // aws:TagKeys, ec2:Encrypted, ec2:VolumeSize, ec2:ParentSnapshot (the source); the source
+  // (arn:aws:ec2:<source Region>::snapshot/<id>) with its own tags and attributes. The
+  // reference has no condition key naming the source Region: aws:RequestedRegion and
+  // ec2:Region are the destination, the Region the call is sent to.
+  CopySnapshot(p, world, arns) {
+    const sourceRegion = p.str('SourceRegion') ?? '';
+    const sourceWorld = world.inRegion(sourceRegion);
+    const source = sourceWorld?.snapshots.get(p.str('SourceSnapshotId') ?? '');
+    if (!sourceWorld || !source) return [];
+    const sourceArns = arnsOf(sourceWorld);
+    const tags = specTags(p, 'snapshot');
+    const copy = arns.snapshot(NEW_RESOURCE);
+    return [
+      { action: 'ec2:CopySnapshot', resource: sourceArns.snapshot(source.id), context: snapshotKeys(source, sourceWorld, sourceArns) },
+      {
+        action: 'ec2:CopySnapshot',
+        resource: copy,
+        context: {
+          ...requestTags(tags),
+          'ec2:Encrypted': String(source.encrypted || p.str('Encrypted')?.toLowerCase() === 'true'),
+          'ec2:VolumeSize': String(source.volumeSize),
+          'ec2:ParentSnapshot': sourceArns.snapshot(source.id),
+        },
+      },
+      ...tagOnCreate('CopySnapshot', copy, tags),
+    ];
+  },
+
   // Reference, DeleteSnapshot: "snapshot" (required) with aws:ResourceTag/* and attributes.
   DeleteSnapshot(p, world, arns) {
     const s = world.snapshots.get(p.str('SnapshotId') ?? '');

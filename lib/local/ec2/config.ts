@@ -128,6 +128,15 @@ export interface Ec2SimulatorOptions {
   region?: string;
   /** Zone names (ids derived) or full zone records. Default: `<region>a`, `b`, `c`. */
   zones?: (string | ZoneInfo)[];
+  /**
+   * Further Regions behind the same endpoint (the home Region is `region`), each with its own
+   * resources, buckets and counters in every account, and zones `<region>a`, `b`, `c`. A call is
+   * served in the Region of its SigV4 credential scope (`Credential=<key>/<date>/<region>/ec2/…`),
+   * as the SDK client of that Region signs it; with further Regions held, a scope naming a Region
+   * the simulator does not hold is refused (AuthFailure). Without any, every call is served in
+   * the home Region, whatever its scope, as before Regions existed.
+   */
+  regions?: readonly string[];
   /** The simulator's own account (12 digits); default 123456789012. */
   accountId?: string;
   /**

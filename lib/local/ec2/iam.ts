@@ -29,16 +29,24 @@ export interface Ec2IamConfig {
   administrators?: Readonly<Record<string, string>>;
 }
 
-/** Who signed the request: the access key of its SigV4 credential scope, and its session token. */
+/** Who signed the request: the access key of its SigV4 credential scope, and its session token; the scope's Region. */
 export interface Ec2Caller {
   accessKeyId?: string;
   sessionToken?: string;
+  /** The Region the request is signed for: the one it is served in (see Ec2SimulatorOptions.regions). */
+  region?: string;
 }
 
 /** The access key in `Authorization: AWS4-HMAC-SHA256 Credential=<key>/<date>/…` (or the presigned form). */
 export function accessKeyOf(authorization: string | undefined, query: URLSearchParams): string | undefined {
   const credential = /Credential=([^/,\s]+)\//.exec(authorization ?? '')?.[1] ?? query.get('X-Amz-Credential')?.split('/')[0];
   return credential || undefined;
+}
+
+/** The Region in `Credential=<key>/<date>/<region>/<service>/aws4_request` (or the presigned form). */
+export function signedRegionOf(authorization: string | undefined, query: URLSearchParams): string | undefined {
+  const scope = /Credential=[^/,\s]+\/\d{8}\/([^/,\s]+)\//.exec(authorization ?? '')?.[1] ?? query.get('X-Amz-Credential')?.split('/')[2];
+  return scope || undefined;
 }
 
 /** The session token in `X-Amz-Security-Token` (header, or query of a presigned request). */

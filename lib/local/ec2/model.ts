@@ -80,6 +80,8 @@ export interface Snapshot {
   statusMessage?: string;
   /** DeleteSnapshot while pending: EC2 removes it once it completes. */
   deleteRequested?: boolean;
+  /** A CopySnapshot copy: the snapshot it was copied from (EC2 shows it only in the description). */
+  copiedFrom?: { region: string; snapshotId: string };
 }
 
 export type FastSnapshotRestoreState = 'enabling' | 'optimizing' | 'enabled' | 'disabling' | 'disabled';

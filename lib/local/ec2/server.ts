@@ -4,7 +4,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Ec2RuntimeConfig, Ec2SimulatorOptions } from './config.js';
 import type { RunInstancesRequest } from './instances.js';
 import type { SeedVolumeRequest } from './seed.js';
-import { accessKeyOf, sessionTokenOf } from './iam.js';
+import { accessKeyOf, sessionTokenOf, signedRegionOf } from './iam.js';
 import { QueryParams } from './query.js';
 import { Ec2Simulator } from './simulator.js';
 import type { Ec2Account } from './account-view.js';
@@ -65,11 +65,12 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 async function handle(sim: Ec2Simulator, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
-  if (url.pathname.startsWith(ADMIN_PREFIX)) return admin(sim, req, res, url.pathname.slice(ADMIN_PREFIX.length), url.searchParams.get('account'));
+  if (url.pathname.startsWith(ADMIN_PREFIX)) return admin(sim, req, res, url.pathname.slice(ADMIN_PREFIX.length), url.searchParams.get('account'), url.searchParams.get('region'));
   const body = req.method === 'POST' ? await readBody(req) : url.search.slice(1);
   const out = await sim.call(QueryParams.parse(body), {
     accessKeyId: accessKeyOf(req.headers.authorization, url.searchParams),
     sessionToken: sessionTokenOf(req.headers['x-amz-security-token'], url.searchParams),
+    region: signedRegionOf(req.headers.authorization, url.searchParams),
   });
   res.writeHead(out.status, {
     'content-type': 'text/xml;charset=UTF-8',
@@ -96,13 +97,19 @@ async function readJson<T>(req: IncomingMessage): Promise<T> {
  * (body: SeedVolumeRequest; answers the volumes), `GET accounts`. Each but `config` (shared by
  * every account) and `accounts` takes `?account=<id>` to address an account other than the
  * simulator's own; `POST reset` without it resets every account, with it that account only.
+ * Likewise `?region=<name>` addresses a further Region (`GET regions` lists them); `POST reset`
+ * with it resets that Region of the account (the simulator's own unless `?account=` names another).
  */
-async function admin(sim: Ec2Simulator, req: IncomingMessage, res: ServerResponse, path: string, account: string | null): Promise<void> {
+async function admin(sim: Ec2Simulator, req: IncomingMessage, res: ServerResponse, path: string, account: string | null, region: string | null): Promise<void> {
   const route = `${req.method ?? 'GET'} ${path}`;
   if (account !== null && !sim.accountIds().includes(account)) {
     return json(res, 404, { error: `the simulator holds no account ${JSON.stringify(account)} (it holds ${sim.accountIds().join(', ')})` });
   }
-  const view: Ec2Account = account === null ? sim : sim.account(account);
+  if (region !== null && !sim.regionNames().includes(region)) {
+    return json(res, 404, { error: `the simulator holds no Region ${JSON.stringify(region)} (it holds ${sim.regionNames().join(', ')})` });
+  }
+  const inAccount: Ec2Account = account === null ? sim : sim.account(account);
+  const view = region === null ? inAccount : inAccount.inRegion(region);
   try {
     switch (route) {
       case 'GET stats':
@@ -113,15 +120,17 @@ async function admin(sim: Ec2Simulator, req: IncomingMessage, res: ServerRespons
       case 'GET config':
       case 'POST config':
       case 'GET accounts':
-        if (account !== null) return json(res, 400, { error: `${route} is the same for every account and takes no ?account=` });
+      case 'GET regions':
+        if (account !== null || region !== null) return json(res, 400, { error: `${route} is the same for every account and Region and takes no ?account= or ?region=` });
         if (route === 'GET accounts') return json(res, 200, sim.accountIds());
+        if (route === 'GET regions') return json(res, 200, sim.regionNames());
         return json(res, 200, route === 'GET config' ? sim.config() : sim.configure(await readJson<Ec2RuntimeConfig>(req)));
       case 'GET state':
         return json(res, 200, view.state());
       case 'GET buckets':
         return json(res, 200, view.buckets());
       case 'POST reset':
-        if (account === null) sim.reset();
+        if (account === null && region === null) sim.reset();
         else view.resetAccount();
         return json(res, 200, { ok: true });
       case 'POST volumes':

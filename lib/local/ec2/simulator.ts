@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { accountParts, Ec2Account, type AccountParts, type AccountSettings, type SimulatorShared } from './account-view.js';
+import { accountParts, Ec2Account, everyPart, type AccountParts, type AccountSettings, type SimulatorShared } from './account-view.js';
 import { checkAccountIds } from './accounts.js';
 import type { BucketSpec } from './buckets.js';
 import { systemClock, type Clock } from './clock.js';
@@ -22,6 +22,8 @@ export type { Ec2Response } from './account-view.js';
 /** The settings in force, as `GET /_sim/config` reports them. */
 export interface Ec2EffectiveConfig {
   region: string;
+  /** The further Regions held. */
+  regions: string[];
   zones: { name: string; id: string }[];
   timeScale: number;
   throttling: { enabled: boolean; buckets: Record<string, BucketSpec> };
@@ -45,8 +47,24 @@ export function accountStateDir(stateDir: string, accountId: string): string {
   return join(stateDir, 'accounts', accountId);
 }
 
+/** Where an account keeps its state of a further Region, under its own state directory. */
+export function regionStateDir(accountDir: string, region: string): string {
+  return join(accountDir, 'regions', region);
+}
+
+const REGION_NAME = /^[a-z]{2}(-[a-z]+)+-\d$/;
+
+/** The further Regions: well-formed names, none twice, not the home Region. */
+function checkRegions(home: string, regions: readonly string[] = []): string[] {
+  const bad = regions.filter((r) => !REGION_NAME.test(r));
+  if (bad.length) throw new Error(`EC2 simulator: not Region names: ${bad.map((r) => JSON.stringify(r)).join(', ')}`);
+  const twice = regions.filter((r, n) => r === home || regions.indexOf(r) !== n);
+  if (twice.length) throw new Error(`EC2 simulator: Region(s) given more than once (the home Region counts): ${[...new Set(twice)].join(', ')}`);
+  return [...regions];
+}
+
 /**
- * The simulated EC2 of one Region: its own account (this object is that account's view) and
+ * The simulated EC2 of one Region (and of the further `regions` of the options): its own account (this object is that account's view) and
  * the further `accounts` of the options, each with its own resources, buckets and counters,
  * behind one endpoint and one STS. They share the clock, the zones, the time scale, the
  * faults and latencies; `configure` changes them for all.
@@ -80,10 +98,20 @@ export class Ec2Simulator extends Ec2Account {
     const iam = new Ec2Iam(options.iam, clock);
     const unheld = iam.administratorAccounts().filter((a) => !ids.includes(a));
     if (unheld.length) throw new Error(`EC2 simulator: iam.administrators name account(s) it does not hold: ${unheld.join(', ')}`);
-    const shared: SimulatorShared = { clock, iam, faults: options.faults ?? {}, accounts: new Map() };
+    const shared: SimulatorShared = { clock, iam, faults: options.faults ?? {}, homeRegion: region, accounts: new Map(), regions: new Map() };
     const [own, ...others] = ids as [string, ...string[]];
     super(shared, own, accountParts(own, settings, options.stateDir));
     for (const id of others) new Ec2Account(shared, id, accountParts(id, settings, options.stateDir && accountStateDir(options.stateDir, id)));
+    for (const further of checkRegions(region, options.regions)) {
+      const inRegion: AccountSettings = {
+        ...settings,
+        env: { ...settings.env, region: further, zones: ['a', 'b', 'c'].map((s, n) => zoneInfo(further, `${further}${s}`, n)) },
+      };
+      for (const id of ids) {
+        const dir = options.stateDir && regionStateDir(id === own ? options.stateDir : accountStateDir(options.stateDir, id), further);
+        new Ec2Account(shared, id, accountParts(id, inRegion, dir));
+      }
+    }
     this.bucketOverrides = settings.throttling.buckets;
     this.seed = seed;
   }
@@ -110,9 +138,14 @@ export class Ec2Simulator extends Ec2Account {
     this.shared.iam.addPrincipal(accessKeyId, principal);
   }
 
-  /** Forgets every resource of every account, refills every bucket and clears every counter. */
+  /** The Regions held: the home Region first. */
+  regionNames(): string[] {
+    return [this.shared.homeRegion, ...this.shared.regions.keys()];
+  }
+
+  /** Forgets every resource of every account in every Region, refills every bucket and clears every counter. */
   override reset(): void {
-    for (const { view } of this.shared.accounts.values()) view.resetAccount();
+    for (const { view } of [...this.shared.accounts.values(), ...[...this.shared.regions.values()].flatMap((m) => [...m.values()])]) view.resetAccount();
   }
 
   setFaults(faults: FaultConfig): void {
@@ -135,7 +168,7 @@ export class Ec2Simulator extends Ec2Account {
     if (cfg.seed !== undefined) this.seed = cfg.seed;
     // One generator for every account, as at construction.
     const rng = cfg.seed === undefined ? undefined : seededRandom(cfg.seed);
-    for (const { parts } of this.shared.accounts.values()) {
+    for (const parts of everyPart(this.shared)) {
       const { env } = parts.world;
       if (scale !== undefined) {
         parts.throttle.setScale(scale, this.clock.now());
@@ -159,6 +192,7 @@ export class Ec2Simulator extends Ec2Account {
     const env = world.env;
     return structuredClone({
       region: env.region,
+      regions: [...this.shared.regions.keys()],
       zones: [...env.zones],
       timeScale: env.timeScale,
       throttling: { enabled: throttle.enabled, buckets: this.bucketOverrides },
@@ -174,7 +208,7 @@ export class Ec2Simulator extends Ec2Account {
 
   /** Writes every account's pending state to disk now (when persisting). */
   override flush(): void {
-    for (const { parts } of this.shared.accounts.values()) parts.stateFile?.flush();
+    for (const parts of everyPart(this.shared)) parts.stateFile?.flush();
   }
 
   private ownParts(): AccountParts {

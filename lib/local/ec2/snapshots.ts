@@ -3,6 +3,7 @@ import { compileFilters, type FilterTable } from './filters.js';
 import type { Snapshot, Tag, Volume } from './model.js';
 import type { QueryFilter } from './query.js';
 import type { World } from './world.js';
+import { kmsKeyArn } from './volumes.js';
 
 /** Pending snapshots one volume may have: five, one for st1 and sc1 (EBS user guide). */
 const CONCURRENT_LIMIT: Readonly<Record<string, number>> = { st1: 1, sc1: 1 };
@@ -208,4 +209,58 @@ export function findSnapshots(
   const ours = owners.length === 0 || owners.some((o) => o === 'self' || o === world.env.accountId);
   if (!ours) return [];
   return [...new Set(base)].sort((a, b) => a.seq - b.seq).filter(keep);
+}
+
+export interface CopySnapshotRequest {
+  sourceRegion: string;
+  sourceSnapshotId: string;
+  description?: string;
+  encrypted?: boolean;
+  kmsKeyId?: string;
+  /** TagSpecification.N of type snapshot: the copy's only tags (CopySnapshot copies none of the source's). */
+  tags: Tag[];
+}
+
+/** "Snapshot copies have an arbitrary source volume ID" (EC2 API reference): the one EC2 shows. */
+export const COPY_VOLUME_ID = 'vol-ffffffff';
+
+/**
+ * CopySnapshot, served in the destination Region (`world`): a new `pending` snapshot of the
+ * source's size, `completed` after the `snapshot` latency. The source must be `completed`, in
+ * `sourceRegion` of the same account. A copy of an encrypted source is encrypted; a key named
+ * is one of the destination Region (the source's cannot be used there), and KmsKeyId needs
+ * Encrypted, as for CreateVolume. CopySnapshot has no ClientToken: every call makes a new copy.
+ */
+export function copySnapshot(world: World, req: CopySnapshotRequest): Snapshot {
+  checkDescription(req.description);
+  const sourceWorld = world.inRegion(req.sourceRegion);
+  if (!sourceWorld) throw ec2Errors.invalidValue(`Value (${req.sourceRegion}) for parameter SourceRegion is invalid: the simulator holds no such Region.`);
+  const source = sourceWorld.getSnapshot(req.sourceSnapshotId);
+  if (source.state !== 'completed') throw ec2Errors.incorrectState(`Snapshot is in invalid state - ${source.state}`);
+  if (req.kmsKeyId !== undefined && req.encrypted !== true) {
+    throw new Ec2Error('InvalidParameterDependency', 'The parameter KmsKeyId requires the parameter Encrypted to be set.');
+  }
+  const { region, accountId } = world.env;
+  const encrypted = source.encrypted || req.encrypted === true;
+  const kmsKeyId = !encrypted ? undefined : kmsKeyArn(req.kmsKeyId ?? 'aws/ebs', region, accountId);
+  const now = world.now();
+  const delay = world.latency('snapshot');
+  const copy: Snapshot = {
+    id: world.newId('snap'),
+    seq: world.nextSeq(),
+    volumeId: COPY_VOLUME_ID,
+    volumeSize: source.volumeSize,
+    state: 'pending',
+    startTime: now,
+    dueTime: now + delay,
+    description: req.description ?? `[Copied ${source.id} from ${req.sourceRegion}]`,
+    encrypted,
+    ...(kmsKeyId !== undefined && { kmsKeyId }),
+    tags: req.tags,
+    copiedFrom: { region: req.sourceRegion, snapshotId: source.id },
+  };
+  world.snapshots.set(copy.id, copy);
+  world.schedule({ kind: 'snapshot-completed', snapshotId: copy.id, outcome: 'completed' }, delay);
+  world.changed();
+  return copy;
 }

@@ -197,7 +197,7 @@ function resolveZone(world: World, req: CreateVolumeRequest): string {
 }
 
 /** Key IDs become key ARNs, aliases alias ARNs, as DescribeVolumes reports them. */
-function kmsKeyArn(key: string, region: string, accountId: string): string {
+export function kmsKeyArn(key: string, region: string, accountId: string): string {
   if (key.startsWith('arn:')) return key;
   if (key.startsWith('alias/')) return `arn:aws:kms:${region}:${accountId}:${key}`;
   if (key === 'aws/ebs') return `arn:aws:kms:${region}:${accountId}:alias/aws/ebs`;

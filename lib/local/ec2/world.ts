@@ -30,6 +30,11 @@ export interface WorldEnv {
   attachmentSlots: number;
   /** The rolling window (simulated ms) in which a volume may be modified four times. */
   modificationWindowMs: number;
+  /**
+   * The same account's world in another Region the simulator holds (CopySnapshot reads its
+   * source there), brought up to now; undefined for a Region it does not hold. Set by the simulator.
+   */
+  otherRegion?: (region: string) => World | undefined;
 }
 
 /** Simulated time kept for things EC2 forgets slowly. */
@@ -59,6 +64,11 @@ export class World {
 
   now(): number {
     return this.env.clock.now();
+  }
+
+  /** This world, or the same account's in another Region the simulator holds. */
+  inRegion(region: string): World | undefined {
+    return region === this.env.region ? this : this.env.otherRegion?.(region);
   }
 
   /** Simulated milliseconds as wall milliseconds at the current scale. */
