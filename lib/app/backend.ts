@@ -116,6 +116,8 @@ export function createBackendApp(options: BackendOptions) {
         deadline,
         pacing: { budget, account: ec2.account, region: registration.region },
         observer,
+        // The cluster's cross-Region snapshot copies: the same session, signed for that Region.
+        clientFor: (region) => clients.for({ ...registration, region }).client,
       });
     },
     applyDirect: async (registration: ClusterRegistration, writes) => {

@@ -10,6 +10,7 @@ export * from './volumes.js';
 export * from './nodes.js';
 export * from './tags.js';
 export * from './snapshots.js';
+export * from './snapshot-copy.js';
 export * from './group-snapshots.js';
 export * from './report.js';
 export * from './semver.js';

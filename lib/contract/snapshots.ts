@@ -7,6 +7,7 @@
 import * as z from 'zod/mini';
 import { deferred } from './deferred.js';
 import { ObjectMetaSchema } from './kube-objects.js';
+import { isSnapshotCopySettled } from './snapshot-copy.js';
 
 export const SNAPSHOT_API_GROUP = 'snapshot.storage.k8s.io';
 export const SNAPSHOT_API_VERSION = 'v1';
@@ -112,12 +113,12 @@ export function isOurContent(content: { spec?: { driver?: string } }, driver: st
 
 /**
  * A content with nothing left for the sidecar to do: ready and not being deleted (the
- * sidecar skips a ready content; see `syncContent`).
+ * sidecar skips a ready content; see `syncContent`), and no cross-Region copy under way.
  */
 export function isSettledContent(content: {
-  metadata?: { deletionTimestamp?: unknown };
+  metadata?: { deletionTimestamp?: unknown; annotations?: Record<string, string> | null };
   status?: { readyToUse?: boolean | null; error?: unknown } | null;
 }): boolean {
   if (content.metadata?.deletionTimestamp) return false;
-  return content.status?.readyToUse === true;
+  return content.status?.readyToUse === true && isSnapshotCopySettled(content);
 }

@@ -138,5 +138,6 @@ export function refusingGateway(error: Ec2Error): Ec2Gateway {
     getInitialization: refuse,
     tagDisk: refuse,
     untagDisk: refuse,
+    snapshotsIn: (region) => ({ region, findSnapshotsByName: refuse, getSnapshot: refuse, copySnapshot: refuse, deleteSnapshot: refuse }),
   };
 }

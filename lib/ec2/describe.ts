@@ -279,3 +279,8 @@ function byKey<T>(items: T[], key: (item: T) => string | undefined): Map<string,
   }
   return map;
 }
+
+/** A tag value EC2 accepts: well-formed Unicode (no lone surrogates), at most 256 characters. */
+export function isWellFormedName(name: string): boolean {
+  return name.length > 0 && name.length <= 256 && !/\p{Cs}/u.test(name);
+}

@@ -26,6 +26,7 @@ import {
   describeVolumeStatusByIds,
   FILTER_VALUES_PER_CALL,
   INSTANCE_IDS_PER_CALL,
+  isWellFormedName,
   VOLUME_IDS_PER_CALL,
   type Ec2Context,
 } from './describe.js';
@@ -34,8 +35,10 @@ import { tagList, toDisk, toInitialization, toInstance, toModification, toSnapsh
 import { Pacer, type Ec2Observer, type PacingOptions } from './pacing.js';
 import { describeClusterSnapshots, describeSnapshotsByIds, describeSnapshotsByNames, malformedSnapshotName } from './snapshots.js';
 import { clientTokenFor } from './token.js';
+import { regionSnapshots } from './snapshot-copies.js';
 import {
   Ec2Error,
+  isEc2Error,
   isGone,
   type CopyDiskRequest,
   type CreateDiskRequest,
@@ -47,6 +50,7 @@ import {
   type Ec2Gateway,
   type Instance,
   type LookedUp,
+  type RegionSnapshots,
   type Snapshot,
 } from './types.js';
 import { cachedZones, ZONES_TTL_MS } from './zones.js';
@@ -69,6 +73,12 @@ export interface Ec2GatewayOptions {
   pacing?: PacingOptions;
   /** Told of every EC2 call and token decision (metrics). */
   observer?: Ec2Observer;
+  /**
+   * The cluster's EC2 client for another Region of its account (same session), for its
+   * cross-Region snapshot copies; an Ec2Error when there is none. Without it every call in
+   * another Region fails.
+   */
+  clientFor?: (region: string) => EC2Client;
 }
 
 const DEFAULT_BATCH_WINDOW_MS = 5;
@@ -91,9 +101,11 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
   const batchScheduleFn = (dispatch: () => void) => void setTimeout(dispatch, windowMs);
   const observer = options.observer ?? {};
   const pacer = options.pacing && new Pacer(options.pacing, batchScheduleFn, observer);
+  const call = pacedCall(pacer);
 
-  /** Every EC2 call of the gateway: a token first, then the call, observed; a throttle slows the bucket. */
-  async function call<T>(action: string, run: (o: CallOptions) => Promise<T>, callOptions: { unbounded?: boolean } = {}): Promise<T> {
+  /** Every EC2 call of the gateway: a token first (of the Region's budget), then the call, observed; a throttle slows the bucket. */
+  function pacedCall(pacer: Pacer | undefined): Ec2Context['call'] {
+    return async function call<T>(action: string, run: (o: CallOptions) => Promise<T>, callOptions: { unbounded?: boolean } = {}): Promise<T> {
     await pacer?.take(action);
     const started = performance.now();
     try {
@@ -107,6 +119,7 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
       if (throttled) await pacer?.throttled(action);
       throw error;
     }
+    };
   }
   const ctx: Ec2Context = {
     client: options.client,
@@ -249,12 +262,31 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
   const findSnapshotsByName = (name: string) =>
     isWellFormedName(name) ? snapshotsByName.load(name) : Promise.reject(malformedSnapshotName(name));
 
+  const inRegions = new Map<string, RegionSnapshots>();
+  function snapshotsIn(region: string): RegionSnapshots {
+    const known = inRegions.get(region);
+    if (known) return known;
+    let regional: Ec2Context | Ec2Error;
+    try {
+      if (!options.clientFor) throw new Ec2Error('other', 'NoRegionClient', `the backend has no EC2 client for Region ${region}`);
+      const regionPacer = options.pacing && new Pacer({ ...options.pacing, region }, batchScheduleFn, observer);
+      regional = { ...ctx, client: options.clientFor(region), call: pacedCall(regionPacer) };
+    } catch (error) {
+      if (!(error instanceof Ec2Error)) throw error;
+      regional = error;
+    }
+    const made = regionSnapshots(region, () => options.client.config.region(), regional);
+    inRegions.set(region, made);
+    return made;
+  }
+
   return {
     findDiskByName,
     getDisk,
     findSnapshotsByName,
     getSnapshot: (snapshotId) => snapshotsById.load(snapshotId),
     listClusterSnapshots: () => describeClusterSnapshots(ctx),
+    snapshotsIn,
 
     async createSnapshot(request) {
       // No ClientToken on CreateSnapshot: the name tag is the only way back to a snapshot made.
@@ -422,11 +454,6 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
   };
 }
 
-/** A tag value EC2 accepts: well-formed Unicode (no lone surrogates), at most 256 characters. */
-function isWellFormedName(name: string): boolean {
-  return name.length > 0 && name.length <= 256 && !/\p{Cs}/u.test(name);
-}
-
 function malformedName(name: string): Ec2Error {
   return new Ec2Error('invalidParameter', 'InvalidParameterValue', `volume name ${JSON.stringify(name)} is not a valid EBS tag value`, 'DescribeVolumes');
 }
@@ -439,10 +466,6 @@ function isModificationFor(m: DiskModification, change: DiskChange): boolean {
     (change.iops === undefined || m.target.iops === change.iops) &&
     (change.throughput === undefined || m.target.throughput === change.throughput)
   );
-}
-
-function isEc2Error(err: unknown, ...kinds: Ec2Error['kind'][]): err is Ec2Error {
-  return err instanceof Ec2Error && kinds.includes(err.kind);
 }
 
 function mapDefined<T, U>(value: T | undefined, map: (value: T) => U): U | undefined {

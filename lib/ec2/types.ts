@@ -130,6 +130,37 @@ export interface CreateSnapshotRequest {
   tags: Record<string, string>;
 }
 
+/** A cross-Region copy of a snapshot (EC2 CopySnapshot, sent to the destination Region). */
+export interface CopySnapshotRequest {
+  /** The content's name: tag `CSIVolumeSnapshotName` on the copy, what a retry finds it by there. */
+  name: string;
+  /** The snapshot copied, in the cluster's own Region. */
+  sourceSnapshotId: string;
+  /** A KMS key of the destination Region: the copy is encrypted with it. */
+  kmsKeyId?: string;
+  /** Every tag the copy is made with besides the identity tags (the source's class and extra tags). */
+  tags: Record<string, string>;
+}
+
+/**
+ * A cluster's snapshots in another Region of its account: where its cross-Region copies are.
+ * The same session (and fence) as the gateway's, with a client for that Region.
+ */
+export interface RegionSnapshots {
+  readonly region: string;
+  /** As the gateway's, in that Region: the cluster's snapshots tagged `CSIVolumeSnapshotName=<name>`, oldest first. */
+  findSnapshotsByName(name: string): Promise<Snapshot[]>;
+  /** DescribeSnapshots by ID in that Region; undefined when there is no such snapshot. */
+  getSnapshot(snapshotId: string): Promise<Snapshot | undefined>;
+  /**
+   * CopySnapshot of the cluster's snapshot into that Region, tagged with the identity tags and
+   * `tags`. CopySnapshot takes no ClientToken: the caller looks the name up first, and so does this.
+   */
+  copySnapshot(request: CopySnapshotRequest): Promise<Snapshot>;
+  /** DeleteSnapshot in that Region; a snapshot already gone resolves. */
+  deleteSnapshot(snapshotId: string): Promise<void>;
+}
+
 /** A copy of a volume (EC2 CopyVolumes), in the source's zone: a clone. */
 export interface CopyDiskRequest {
   /** The clone's CSI volume name (`pvc-<uid>`): tag `CSIVolumeName` and the input of the ClientToken. */
@@ -258,6 +289,8 @@ export interface Ec2Gateway {
   deleteSnapshot(snapshotId: string): Promise<void>;
   /** EnableFastSnapshotRestores in `zones`; a zone EC2 refuses fails the call with its reason. */
   enableFastSnapshotRestores(snapshotId: string, zones: string[]): Promise<void>;
+  /** The cluster's snapshots in another Region (its copies); every call of one fails when the gateway has no client for it. */
+  snapshotsIn(region: string): RegionSnapshots;
   /**
    * Idempotent like createDisk: the volume tagged `CSIVolumeName=<name>` for this cluster if
    * there is one, else CopyVolumes of the source under ClientToken = sha256(`<clusterId>/<name>`).
@@ -344,4 +377,9 @@ export class Ec2Error extends Error {
   ) {
     super(message);
   }
+}
+
+/** An Ec2Error of one of `kinds`. */
+export function isEc2Error(err: unknown, ...kinds: Ec2Error['kind'][]): err is Ec2Error {
+  return err instanceof Ec2Error && kinds.includes(err.kind);
 }

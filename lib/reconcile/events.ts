@@ -17,6 +17,9 @@ export const EventReasons = {
   snapshotCreationFailed: 'SnapshotCreationFailed',
   snapshotContentCheckFailed: 'SnapshotContentCheckandUpdateFailed',
   snapshotDeleteError: 'SnapshotDeleteError',
+  /** volhook's own, on the VolumeSnapshot: its cross-Region copy (copyToRegion) was refused or failed, or is ready. */
+  snapshotCopyFailed: 'SnapshotCopyFailed',
+  snapshotCopied: 'SnapshotCopied',
   /** The csi-snapshotter sidecar's, on a VolumeGroupSnapshotContent. */
   groupSnapshotCreationFailed: 'GroupSnapshotCreationFailed',
   groupSnapshotDeleteError: 'GroupSnapshotDeleteError',
@@ -62,6 +65,19 @@ export function contentEvent(content: VolumeSnapshotContent, type: EventType, re
   return {
     op: 'createEvent',
     involvedObject: { kind: 'VolumeSnapshotContent', apiVersion: `${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}`, name, uid },
+    type,
+    reason,
+    message,
+  };
+}
+
+/** An Event on the content's VolumeSnapshot (what a user looks at), or on the content when it names none. */
+export function volumeSnapshotEvent(content: VolumeSnapshotContent, type: EventType, reason: string, message: string): Write {
+  const { name, namespace, uid } = content.spec.volumeSnapshotRef;
+  if (!name || !namespace) return contentEvent(content, type, reason, message);
+  return {
+    op: 'createEvent',
+    involvedObject: { kind: 'VolumeSnapshot', apiVersion: `${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION}`, name, namespace, ...(uid ? { uid } : {}) },
     type,
     reason,
     message,

@@ -50,6 +50,8 @@ const EC2_ACTION: Record<Ec2Verb, string> = {
   createSnapshots: 'CreateSnapshots',
   deleteSnapshot: 'DeleteSnapshot',
   enableFastSnapshotRestores: 'EnableFastSnapshotRestores',
+  copySnapshot: 'CopySnapshot',
+  deleteSnapshotIn: 'DeleteSnapshot',
   findSnapshotsByName: 'DescribeSnapshots',
   getSnapshot: 'DescribeSnapshots',
   modifyDisk: 'ModifyVolume',

@@ -4,7 +4,7 @@
  * that ends the reconcile. Writes accompany both.
  */
 import type { Write } from '../contract/index.js';
-import type { CopyDiskRequest, CreateDiskRequest, CreateSnapshotRequest, CreateSnapshotsRequest, DiskChange } from '../ec2/types.js';
+import type { CopyDiskRequest, CopySnapshotRequest, CreateDiskRequest, CreateSnapshotRequest, CreateSnapshotsRequest, DiskChange } from '../ec2/types.js';
 
 /** How a reconcile ends; becomes the Result's outcome and its fields. */
 export type Verdict =
@@ -25,6 +25,9 @@ export type Ec2Action =
   | { verb: 'createSnapshots'; request: CreateSnapshotsRequest }
   | { verb: 'deleteSnapshot'; snapshotId: string }
   | { verb: 'enableFastSnapshotRestores'; snapshotId: string; zones: string[] }
+  /** A cross-Region copy, made in (and deleted from) `region`. */
+  | { verb: 'copySnapshot'; region: string; request: CopySnapshotRequest }
+  | { verb: 'deleteSnapshotIn'; region: string; snapshotId: string }
   | { verb: 'modifyDisk'; volumeId: string; change: DiskChange }
   | { verb: 'tagDisk'; volumeId: string; tags: Record<string, string> }
   | { verb: 'untagDisk'; volumeId: string; keys: string[] };

@@ -24,14 +24,18 @@ import {
   isOurContent,
   isReservedTagKey,
   SnapshotAnnotations,
+  snapshotCopyOf,
+  SNAPSHOT_COPY_ANNOTATION,
   SnapshotFinalizers,
+  type SnapshotCopyRecord,
   tagOwnership,
   TagKeys,
   type VolumeSnapshotContent,
   type VolumeSnapshotContentItem,
   type Write,
 } from '../contract/index.js';
-import { isGone, type Disk, type Ec2Error, type Snapshot } from '../ec2/types.js';
+import { Ec2Error, isGone, type Disk, type Snapshot } from '../ec2/types.js';
+import { copyFailed, copyIntent, decideCopy, refusedCopy, splitCopies, type CopyAction, type CopyObserved } from './snapshot-copy.js';
 import { ParameterError, snapshotSpecFor, type SnapshotSpec } from '../storageclass/index.js';
 import type { Scope } from './context.js';
 import { converge } from './converge.js';
@@ -43,28 +47,13 @@ import { adoptionProblem, isOwnedDisk, notAdoptedProblem, notOwnedWhy } from './
 import { contentRef, dropAnnotation, dropFinalizer, ensureAnnotation, kubeTime } from './writes.js';
 
 type CreateAction = Extract<Ec2Action, { verb: 'createSnapshot' | 'deleteSnapshot' | 'enableFastSnapshotRestores' }>;
-type DeleteAction = Extract<Ec2Action, { verb: 'deleteSnapshot' }>;
+type DeleteAction = Extract<Ec2Action, { verb: 'deleteSnapshot' | 'deleteSnapshotIn' }>;
 
 const GiB = 2 ** 30;
 
-/**
- * Whether the snapshot is the cluster's at all, as for volumes (`isOwnedDisk`): tagged
- * `kubernetes.io/cluster/<id>=owned`, and no `volhook.io/cluster` naming another cluster.
- */
-export function isOwnedSnapshot(snapshot: Snapshot, clusterId: string): boolean {
-  return tagOwnership(snapshot.tags, clusterId).kind !== 'foreign';
-}
+import { isOwnedSnapshot, snapshotNotAdoptedProblem } from './snapshot-ownership.js';
 
-/**
- * Why volhook may not `act` on a snapshot of its cluster: it lacks `volhook.io/cluster` (taken
- * before snapshots carried it) or `ebs.csi.aws.com/cluster=true` (the IAM role restores from,
- * deletes and fast-restores only snapshots tagged so; every snapshot volhook takes has it, one
- * made elsewhere and named by a pre-provisioned content may not) — `cluster adopt` adds them;
- * undefined when it may, or when the snapshot is not the cluster's at all.
- */
-export function snapshotNotAdoptedProblem(snapshot: Snapshot, clusterId: string, act: string): string | undefined {
-  return adoptionProblem({ kind: 'snapshot', id: snapshot.snapshotId }, tagOwnership(snapshot.tags, clusterId), clusterId, act);
-}
+export { isOwnedSnapshot, snapshotNotAdoptedProblem };
 
 /**
  * The status fields the sidecar writes for a snapshot: `creationTime` in nanoseconds (to the
@@ -167,10 +156,20 @@ export interface DeleteObserved {
   owned: Snapshot[];
   /** A snapshot of the content (recorded, or tagged with its name) another cluster owns, or nobody: never deleted. */
   foreign: Snapshot | undefined;
+  /** Its cross-Region copy's Region and what is there of it, when it has one: deleted first, each checked as the snapshot is. */
+  copies?: { region: string; owned: Snapshot[]; foreign: Snapshot | undefined };
 }
 
-/** Pure: the next step for a content whose snapshot is to be deleted (Delete policy). */
-export function decideDelete(content: VolumeSnapshotContent, { owned, foreign }: DeleteObserved, names: Names): Plan<DeleteAction> {
+/** Pure: the next step for a content whose snapshot is to be deleted (Delete policy): its copy first, then the snapshot. */
+export function decideDelete(content: VolumeSnapshotContent, { owned, foreign, copies }: DeleteObserved, names: Names): Plan<DeleteAction> {
+  if (copies?.foreign) {
+    const message = `the copy ${copies.foreign.snapshotId} in ${copies.region} is not owned by cluster "${names.clusterId}"; not deleting it`;
+    return failed('NotOwned', message, Requeue.failedSlow, [contentEvent(content, 'Warning', EventReasons.snapshotDeleteError, message)]);
+  }
+  const [copy] = copies?.owned ?? [];
+  const copyUnadopted = copy && snapshotNotAdoptedProblem(copy, names.clusterId, 'delete it');
+  if (copyUnadopted) return failed('NotAdopted', copyUnadopted, Requeue.failedSlow, [contentEvent(content, 'Warning', EventReasons.snapshotDeleteError, copyUnadopted)]);
+  if (copy && copies) return act({ verb: 'deleteSnapshotIn', region: copies.region, snapshotId: copy.snapshotId });
   if (foreign) {
     const message = `snapshot ${foreign.snapshotId} is not owned by cluster "${names.clusterId}"; not deleting it`;
     return failed('NotOwned', message, Requeue.failedSlow, [contentEvent(content, 'Warning', EventReasons.snapshotDeleteError, message)]);
@@ -198,8 +197,11 @@ export async function reconcileSnapshotContent(item: VolumeSnapshotContentItem, 
   // Deleted without the common controller's mark: not the sidecar's to act on, unless a
   // CreateSnapshot may still land (then it is found and recorded first).
   if (content.metadata.deletionTimestamp && !(SnapshotAnnotations.beingCreated in annotations)) return done();
-  if (content.status?.readyToUse === true) return done();
   const { source } = content.spec;
+  if (content.status?.readyToUse === true) {
+    const dynamic = !!source.volumeHandle && !source.snapshotHandle && !(SnapshotAnnotations.groupSnapshotHandle in annotations);
+    return dynamic ? reconcileCopy(item, scope, names) : done();
+  }
   if (source.snapshotHandle) return reconcilePreProvisioned(content, source.snapshotHandle, scope, names);
   if (SnapshotAnnotations.groupSnapshotHandle in annotations) return reconcileGroupMember(content, scope, names);
   if (!source.volumeHandle) return refuse(content, 'InvalidContent', 'the content names neither spec.source.volumeHandle nor spec.source.snapshotHandle', names);
@@ -242,12 +244,15 @@ async function reconcileDynamic(item: VolumeSnapshotContentItem, volumeId: strin
   const ref = contentRef(content);
   if (!(SnapshotAnnotations.beingCreated in (content.metadata.annotations ?? {}))) {
     // Write before act: no CreateSnapshot until the content cannot be deleted unseen.
-    return requeue(Requeue.recorded, `marking content ${content.metadata.name} before creating its snapshot`, ensureAnnotation(content, ref, SnapshotAnnotations.beingCreated, 'yes'));
+    return requeue(Requeue.recorded, `marking content ${content.metadata.name} before creating its snapshot`, [
+      ...ensureAnnotation(content, ref, SnapshotAnnotations.beingCreated, 'yes'),
+      ...copyIntent(content, spec.copy),
+    ]);
   }
   const name = content.metadata.name;
   const request = { name, volumeId, tags: snapshotTags(spec.tags, scope.registration.extraTags) };
   const inProgress = () => requeue(Requeue.inTransition, `CreateSnapshot for ${name} is already in progress`);
-  return exclusively(`${scope.clusterId}/${name}`, () => converge<CreateObserved, CreateAction>({
+  const settled = await exclusively(`${scope.clusterId}/${name}`, () => converge<CreateObserved, CreateAction>({
     observe: async () => {
       const [snapshots, volume] = await Promise.all([scope.ec2.findSnapshotsByName(name), scope.ec2.getDisk(volumeId)]);
       return { snapshots, volume };
@@ -274,6 +279,86 @@ async function reconcileDynamic(item: VolumeSnapshotContentItem, volumeId: strin
       }
     },
     refused: (action, error, verdict) => refusedCreate(content, action, error, verdict, names),
+  }), inProgress);
+  // Ready, with a copy to make: the next reconcile (seeing the status applied) makes it.
+  if (spec.copy && settled.verdict.outcome === 'done') {
+    return { writes: [...settled.writes, ...copyIntent(content, spec.copy)], verdict: { outcome: 'requeue', requeueAfterSeconds: Requeue.recorded, message: `snapshot ready; copying it to ${spec.copy.region}` } };
+  }
+  return settled;
+}
+
+/** The class's snapshot spec for a content, or the ParameterError's message. */
+function classSpec(item: VolumeSnapshotContentItem): SnapshotSpec | string | undefined {
+  const { content, snapshotClass } = item;
+  if (!snapshotClass || snapshotClass.metadata.name !== content.spec.volumeSnapshotClassName) return undefined;
+  try {
+    return snapshotSpecFor({
+      parameters: snapshotClass.parameters,
+      volumeSnapshotName: content.spec.volumeSnapshotRef.name ?? '',
+      volumeSnapshotNamespace: content.spec.volumeSnapshotRef.namespace ?? '',
+      volumeSnapshotContentName: content.metadata.name,
+    });
+  } catch (error) {
+    if (error instanceof ParameterError) return `invalid parameter ${error.message}`;
+    throw error;
+  }
+}
+
+/** A ready dynamic content: its cross-Region copy, when its class asks for one (snapshot-copy.ts). */
+async function reconcileCopy(item: VolumeSnapshotContentItem, scope: Scope, names: Names): Promise<Settled> {
+  const { content } = item;
+  const record = snapshotCopyOf(content);
+  if (record?.state === 'completed' || record?.state === 'failed') return done();
+  const spec = classSpec(item);
+  const raw = content.metadata.annotations?.[SNAPSHOT_COPY_ANNOTATION];
+  if (raw !== undefined && !record) return copyFailed(content, 'unknown', `the annotation ${SNAPSHOT_COPY_ANNOTATION} is not a copy record: ${raw}`);
+  if (typeof spec === 'string') return record ? copyFailed(content, record.region, spec) : done();
+  if (!spec?.copy) {
+    if (!record) return done();
+    // The copy is under way but its class is not known (yet): its key may be the class's.
+    return requeue(Requeue.waitForCluster, `VolumeSnapshotClass "${content.spec.volumeSnapshotClassName ?? ''}" of the content is not known (yet); the copy to ${record.region} waits`);
+  }
+  const wanted = spec.copy;
+  const snapshotId = content.status?.snapshotHandle;
+  if (!snapshotId) return done();
+  const region = record?.region ?? wanted.region;
+  const copyNames = { clusterId: scope.clusterId, region: scope.registration.region };
+  const inRegion = scope.ec2.snapshotsIn(region);
+  const inProgress = () => requeue(Requeue.inTransition, `CopySnapshot for ${content.metadata.name} is already in progress`);
+  return exclusively(`${scope.clusterId}/${content.metadata.name}/copy`, () => converge<CopyObserved, CopyAction>({
+    observe: async () => {
+      const lookUp = async (): Promise<Snapshot[] | Ec2Error> => {
+        if (!record || record.state === 'waiting') return [];
+        try {
+          return await inRegion.findSnapshotsByName(content.metadata.name);
+        } catch (error) {
+          // Refused in that Region (IAM, a Region the account cannot use): the copy's answer, not a retry.
+          if (error instanceof Ec2Error && error.kind !== 'transient') return error;
+          throw error;
+        }
+      };
+      const [source, copies] = await Promise.all([scope.ec2.getSnapshot(snapshotId), lookUp()]);
+      if (!source) throw new Ec2Error('notFound', 'InvalidSnapshot.NotFound', `snapshot ${snapshotId} of content ${content.metadata.name} is gone; nothing to copy`);
+      return copies instanceof Ec2Error ? { source, copies: [], refused: copies.message } : { source, copies };
+    },
+    decide: (observed) => decideCopy(content, wanted, observed, copyNames),
+    perform: async (action, observed) => {
+      switch (action.verb) {
+        case 'copySnapshot': {
+          const made = await scope.ec2.snapshotsIn(action.region).copySnapshot(action.request);
+          const copies = await scope.ec2.snapshotsIn(action.region).findSnapshotsByName(action.request.name);
+          const all = copies.some((s) => s.snapshotId === made.snapshotId) ? copies : [...copies, made];
+          const fresh = !observed.copies.some((s) => s.snapshotId === made.snapshotId);
+          return { ...observed, copies: all, ...(fresh && { created: made.snapshotId }) };
+        }
+        case 'deleteSnapshotIn': {
+          await scope.ec2.snapshotsIn(action.region).deleteSnapshot(action.snapshotId);
+          const { created: _, ...rest } = observed;
+          return { ...rest, copies: observed.copies.filter((s) => s.snapshotId !== action.snapshotId) };
+        }
+      }
+    },
+    refused: (action, error, verdict) => refusedCopy(content, action, error, verdict),
   }), inProgress);
 }
 
@@ -317,30 +402,49 @@ async function reconcilePreProvisioned(content: VolumeSnapshotContent, snapshotI
 
 async function reconcileDeletion(content: VolumeSnapshotContent, scope: Scope, names: Names): Promise<Settled> {
   const ref = contentRef(content);
+  // Retain: the snapshot and its copy are the user's.
   if (content.spec.deletionPolicy !== 'Delete') return done(dropFinalizer(content, ref, SnapshotFinalizers.contentBound));
   const recorded = content.status?.snapshotHandle ?? undefined;
   const dynamic = !!content.spec.source.volumeHandle && !content.spec.source.snapshotHandle;
+  // The copy's Region is on the content from before CopySnapshot could be sent (write before act).
+  // A copy never sent (`waiting`), or refused before one was made, has nothing to look for.
+  const copyRecord = dynamic ? copyMayExist(snapshotCopyOf(content)) : undefined;
   const observe = async (): Promise<DeleteObserved> => {
-    const [byId, byName] = await Promise.all([
+    const inRegion = copyRecord && scope.ec2.snapshotsIn(copyRecord.region);
+    const [byId, byName, copyById, copiesByName] = await Promise.all([
       recorded ? scope.ec2.getSnapshot(recorded) : Promise.resolve(undefined),
       // A dynamic content's snapshot is found by its name too: one a lost answer never recorded.
       dynamic ? scope.ec2.findSnapshotsByName(content.metadata.name) : Promise.resolve([]),
+      inRegion && copyRecord?.snapshotId ? inRegion.getSnapshot(copyRecord.snapshotId) : Promise.resolve(undefined),
+      inRegion ? inRegion.findSnapshotsByName(content.metadata.name) : Promise.resolve([]),
     ]);
     const all = [...(byId ? [byId] : []), ...byName.filter((s) => s.snapshotId !== byId?.snapshotId)];
     const foreign = all.find((s) => !isOwnedSnapshot(s, scope.clusterId));
     const owned = all.filter((s) => isOwnedSnapshot(s, scope.clusterId));
-    return { owned, foreign };
+    if (!copyRecord) return { owned, foreign };
+    const copies = [...(copyById ? [copyById] : []), ...copiesByName.filter((s) => s.snapshotId !== copyById?.snapshotId)];
+    return { owned, foreign, copies: { region: copyRecord.region, ...splitCopies(copies, scope.clusterId) } };
   };
   return converge<DeleteObserved, DeleteAction>({
     observe,
     decide: (observed) => decideDelete(content, observed, names),
     perform: async (action, observed) => {
+      if (action.verb === 'deleteSnapshotIn') {
+        await scope.ec2.snapshotsIn(action.region).deleteSnapshot(action.snapshotId);
+        const copies = observed.copies && { ...observed.copies, owned: observed.copies.owned.filter((s) => s.snapshotId !== action.snapshotId) };
+        return { ...observed, ...(copies && { copies }) };
+      }
       await scope.ec2.deleteSnapshot(action.snapshotId);
       return { ...observed, owned: observed.owned.filter((s) => s.snapshotId !== action.snapshotId) };
     },
     refused: (_action, _error, verdict) =>
       verdict.outcome === 'done' ? { writes: [], verdict } : { writes: [contentEvent(content, 'Warning', EventReasons.snapshotDeleteError, `Failed to delete snapshot: ${verdict.message}`)], verdict },
   });
+}
+
+function copyMayExist(record: SnapshotCopyRecord | undefined): SnapshotCopyRecord | undefined {
+  if (!record || record.state === 'waiting' || (record.state === 'failed' && !record.snapshotId)) return undefined;
+  return record;
 }
 
 /** The class's and the registration's tags, reserved keys dropped from the registration's (the class's are refused earlier). */

@@ -18,6 +18,7 @@ import {
   type CreateSnapshotsRequest,
   type Disk,
   type DiskChange,
+  type RegionSnapshots,
   type DiskInitialization,
   type DiskModification,
   type DiskState,
@@ -128,6 +129,7 @@ export class FakeGateway implements Ec2Gateway {
    */
   settle(): this {
     for (const snapshot of this.snapshots.values()) if (snapshot.state === 'pending') Object.assign(snapshot, { state: 'completed', progress: '100%' });
+    for (const held of this.regionSnapshots.values()) for (const s of held.values()) if (s.state === 'pending') Object.assign(s, { state: 'completed', progress: '100%' });
     for (const disk of this.volumes.values()) {
       if (disk.state === 'creating') disk.state = 'available';
       if (disk.state === 'deleting') disk.state = 'deleted';
@@ -385,6 +387,55 @@ export class FakeGateway implements Ec2Gateway {
     this.#enter('deleteSnapshot', snapshotId);
     this.snapshots.delete(snapshotId);
     this.fastRestores.delete(snapshotId);
+  }
+
+  /** Snapshots of other Regions (cross-Region copies), by Region then ID. */
+  readonly regionSnapshots = new Map<string, Map<string, Snapshot>>();
+
+  /** As the gateway: CopySnapshot finds the copy by its name first; scripted errors by verb `snapshotsIn`. */
+  snapshotsIn(region: string): RegionSnapshots {
+    const held = () => {
+      const found = this.regionSnapshots.get(region) ?? new Map<string, Snapshot>();
+      this.regionSnapshots.set(region, found);
+      return found;
+    };
+    const byName = (name: string) =>
+      [...held().values()].filter((s) => s.tags[TagKeys.csiVolumeSnapshotName] === name && s.tags[TagKeys.cluster(this.clusterId)] === 'owned').sort(oldestFirst);
+    return {
+      region,
+      findSnapshotsByName: async (name) => {
+        this.#enter('snapshotsIn', region, 'findSnapshotsByName', name);
+        return structuredClone(byName(name));
+      },
+      getSnapshot: async (snapshotId) => {
+        this.#enter('snapshotsIn', region, 'getSnapshot', snapshotId);
+        const found = held().get(snapshotId);
+        return found && structuredClone(found);
+      },
+      copySnapshot: async (request) => {
+        this.#enter('snapshotsIn', region, 'copySnapshot', request);
+        const [existing] = byName(request.name);
+        if (existing) return structuredClone(existing);
+        const source = this.snapshots.get(request.sourceSnapshotId);
+        if (!source || source.state !== 'completed') throw ec2Error('incorrectState', 'IncorrectState', `Snapshot is in invalid state - ${source?.state ?? 'gone'}`);
+        const id = this.#ec2.nextId++;
+        const copy: Snapshot = {
+          snapshotId: `snap-${String(id).padStart(17, '0')}`,
+          volumeId: 'vol-ffffffff',
+          sizeGiB: source.sizeGiB,
+          state: 'pending',
+          startTime: new Date(Date.UTC(2026, 0, 1) + id * 1000).toISOString(),
+          encrypted: source.encrypted || request.kmsKeyId !== undefined,
+          tags: { ...request.tags, ...snapshotIdentityTags(this.clusterId, request.name) },
+        };
+        held().set(copy.snapshotId, copy);
+        return structuredClone(copy);
+      },
+      deleteSnapshot: async (snapshotId) => {
+        this.#enter('snapshotsIn', region, 'deleteSnapshot', snapshotId);
+        held().delete(snapshotId);
+      },
+    };
   }
 
   async enableFastSnapshotRestores(snapshotId: string, zones: string[]): Promise<void> {
