@@ -64,7 +64,8 @@ export function recordCopy(content: VolumeSnapshotContent, record: SnapshotCopyR
 
 /** Pure: the copy failed for good: recorded with the reason, a Warning on the VolumeSnapshot; not tried again. */
 export function copyFailed(content: VolumeSnapshotContent, region: string, message: string): Settled {
-  const full = `the copy of snapshot ${content.status?.snapshotHandle ?? '?'} to Region ${region} failed: ${message}; the snapshot itself is ready to use`;
+  // The reason last: an Event's message is cut at 1 KiB, and EC2's IAM answers are long.
+  const full = `the copy of snapshot ${content.status?.snapshotHandle ?? '?'} to Region ${region} failed (the snapshot itself is ready to use): ${message}`;
   return done([...recordCopy(content, { region, state: 'failed', message }), volumeSnapshotEvent(content, 'Warning', EventReasons.snapshotCopyFailed, full)]);
 }
 

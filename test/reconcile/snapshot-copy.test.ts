@@ -119,7 +119,7 @@ describe('copyToRegion: the copy', () => {
     expect(snapshotCopyOf(final)).toMatchObject({ region: WEST, state: 'failed', message: expect.stringContaining('UnauthorizedOperation') });
     expect(final.status?.readyToUse).toBe(true);
     const warnings = results.flatMap(events).filter((e) => e.type === 'Warning');
-    expect(warnings).toEqual([{ kind: 'VolumeSnapshot', name: 'nightly', type: 'Warning', reason: 'SnapshotCopyFailed', message: expect.stringMatching(/to Region us-west-2 failed: .*UnauthorizedOperation.*the snapshot itself is ready to use/) }]);
+    expect(warnings).toEqual([{ kind: 'VolumeSnapshot', name: 'nightly', type: 'Warning', reason: 'SnapshotCopyFailed', message: expect.stringMatching(/to Region us-west-2 failed \(the snapshot itself is ready to use\): .*UnauthorizedOperation/) }]);
     expect(isSettledContent(final)).toBe(true);
     ec2.calls.length = 0;
     expect(await reconcileOne(ctx, item(final, copyClass()))).toMatchObject({ outcome: 'done', writes: [] });

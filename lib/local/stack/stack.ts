@@ -4,6 +4,7 @@
  * and the forwarder between them. `npm start`, the end-to-end tests and the benchmarks all
  * run this one function, so what they exercise is the same.
  */
+import type { IamPrincipal } from '../../iam/evaluate.js';
 import { randomBytes } from 'node:crypto';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { deploymentIam } from '../../iam/role-policy.js';
@@ -54,8 +55,13 @@ export interface LocalStackOptions {
    * the nodes are launched in. Default the simulator's own account's administrator.
    */
   operatorCredentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
-  /** Simulator settings: time scale, throttling, faults, state directory… */
+  /** Simulator settings: time scale, throttling, faults, state directory, further Regions… */
   ec2?: Omit<Ec2SimulatorOptions, 'port' | 'host' | 'region' | 'zones' | 'iam'>;
+  /**
+   * Policies the deployment's EC2 role is held to besides its own, as an account's guard rails
+   * (a service control policy) bind every role in it: e.g. a deny outside the allowed Regions.
+   */
+  ec2RoleGuardRails?: IamPrincipal['policies'];
   /** `direct`: the backend applies writes through the local Kubernetes API itself. */
   writeBack?: 'forwarder' | 'direct';
   /** Forwarder settings, or `false` to run without one. */
@@ -158,7 +164,9 @@ export async function startLocalStack(options: LocalStackOptions & { kube?: Real
     // deployment's EC2 role, which trusts it.
     const deployment = deploymentIam({ backendKey: BACKEND_CREDENTIALS.accessKeyId, region, accountId: DEFAULT_ACCOUNT_ID });
     if (!ec2Url) {
-      const iam = { principals: deployment.principals, roles: deployment.roles };
+      const guards = options.ec2RoleGuardRails ?? [];
+      const roles = Object.fromEntries(Object.entries(deployment.roles).map(([arn, role]) => [arn, { ...role, policies: [...role.policies, ...guards] }]));
+      const iam = { principals: deployment.principals, roles };
       const sim = await listeningAs('ec2', host, ports.ec2, () => startEc2Simulator({ ...options.ec2, port: ports.ec2, host, region, zones, iam }));
       cleanups.push(() => sim.close());
       ec2Url = sim.url;
