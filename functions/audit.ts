@@ -44,6 +44,8 @@ export async function handler(_event: unknown, context?: { getRemainingTimeInMil
         clusterId: registration.clusterId,
         deadline,
         pacing: { budget, account, region: registration.region, waitForTokens: true },
+        // The cluster's cross-Region snapshot copies: the same session, signed for their Region.
+        clientFor: (region) => clients.for({ ...registration, region }).client,
       });
     },
     onResult(result) {

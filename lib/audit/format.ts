@@ -64,6 +64,7 @@ export function auditTable(result: AuditResult): string {
     ...result.unknownSnapshots.map((u) => ['unknown snapshot', u.snapshotId, `${u.sizeGiB} GiB snapshot`, '', [u.name, `of ${u.volumeId}`].filter(Boolean).join(' '), `kept: ${u.why}`]),
     ...result.lostSnapshots.map((l) => ['lost snapshot', l.snapshotId, '', '', `${l.content} (${l.deletionPolicy})`, 'the snapshot is gone; Warning SnapshotLost on the content']),
     ...result.untaggedSnapshots.map((u) => ['untagged snapshot', u.snapshotId, `${u.sizeGiB} GiB snapshot`, '', [u.name, `of ${u.volumeId}`].filter(Boolean).join(' '), `kept: ${u.why}`]),
+    ...result.snapshotCopies.map((c) => ['snapshot copy', c.recorded.snapshotId ?? c.inEc2[0]?.snapshotId ?? '-', `in ${c.region}`, '', c.content, `${c.verdict}: ${c.why}`]),
   ];
   const body = rows.length === 0 ? 'no findings\n' : table(['FINDING', 'VOLUME', 'SIZE', 'PER MONTH', 'FOR', 'DETAIL'], rows);
   const all = [
@@ -88,6 +89,7 @@ export function auditSummary(result: AuditResult): string {
     `${result.drift.length} drift`,
     `${s.orphanedSnapshots} orphaned snapshot(s) (${s.orphanedSnapshotGiB} GiB, at most ${usd(s.orphanedSnapshotMonthlyUsd)}/month)`,
     `${result.lostSnapshots.length} lost snapshot(s)`,
+    ...(result.snapshotCopies.length > 0 ? [`${result.snapshotCopies.length} cross-Region cop(ies), ${result.snapshotCopies.filter((c) => c.verdict !== 'ok').length} not ok`] : []),
     ...(result.untagged.length + result.untaggedSnapshots.length > 0
       ? [`${result.untagged.length} untagged disk(s) and ${result.untaggedSnapshots.length} untagged snapshot(s) left alone (see DETAIL)`]
       : []),

@@ -7,12 +7,14 @@
  * is due, each on live evidence: described anew and the report and marks read anew right
  * before its DeleteVolume or DeleteSnapshot, and judged again.
  */
-import type { Ec2Gateway } from '../ec2/types.js';
+import type { ReportedSnapshotContent } from '../contract/index.js';
+import { Ec2Error, type Ec2Gateway, type Snapshot } from '../ec2/types.js';
 import { RESOURCE_ID, type ReportStore, type StoredReport } from '../reports/store.js';
 import { lostEvents, lostSnapshotEvents } from './events.js';
 import { auditFindings, describedAgainWhy, evidenceOf, judgeOrphan, lostCandidates, type AuditFindings } from './findings.js';
 import { isDue, markChanges, markedWhy, refusedSinceWhy, staleReportWhy } from './marks.js';
 import { judgeSnapshotOrphan, lostSnapshotCandidates, snapshotFindings, type SnapshotFindings } from './snapshot-findings.js';
+import { copiesToLookUp, snapshotCopyFindings, type SnapshotCopyFinding } from './snapshot-copies.js';
 
 /**
  * DeleteVolume calls one audit makes at most. EC2's DeleteVolume bucket (100, 5 a second) is
@@ -57,12 +59,28 @@ export type SnapshotDeletionOutcome =
   | { snapshotId: string; outcome: 'kept' | 'failed'; why: string };
 
 export interface AuditResult extends AuditFindings, Omit<SnapshotFindings, 'notes'> {
+  /** The cross-Region copies the reported contents record, and what their Regions hold of them. */
+  snapshotCopies: SnapshotCopyFinding[];
   deletions: DeletionOutcome[];
   snapshotDeletions: SnapshotDeletionOutcome[];
 }
 
 const isVolumeId = (id: string) => id.startsWith('vol-');
 const isSnapshotId = (id: string) => id.startsWith('snap-');
+
+/** Each recorded copy's namesakes in its Region; a Region EC2 refuses to list is that copy's error, not the audit's. */
+async function lookUpCopies(gateway: AuditRequest['gateway'], contents: readonly ReportedSnapshotContent[] | undefined): Promise<Map<string, Snapshot[] | { error: string }>> {
+  const found = new Map<string, Snapshot[] | { error: string }>();
+  for (const { content, region } of copiesToLookUp(contents)) {
+    try {
+      found.set(content, await gateway.snapshotsIn(region).findSnapshotsByName(content));
+    } catch (error) {
+      if (!(error instanceof Ec2Error) || error.kind === 'transient') throw error;
+      found.set(content, { error: error.message });
+    }
+  }
+  return found;
+}
 
 export async function runAudit(request: AuditRequest): Promise<AuditResult> {
   const now = request.now ?? Date.now;
@@ -104,6 +122,7 @@ export async function runAudit(request: AuditRequest): Promise<AuditResult> {
     marks,
     chosen: chosenSnapshots,
   });
+  const snapshotCopies = snapshotCopyFindings(report?.report.snapshots, await lookUpCopies(gateway, report?.report.snapshots));
   const events = [...lostEvents(findings.lost, findings.at), ...lostSnapshotEvents(ofSnapshots.lostSnapshots, findings.at)];
   if (events.length > 0) await reports.queueEvents(clusterId, events);
 
@@ -159,7 +178,7 @@ export async function runAudit(request: AuditRequest): Promise<AuditResult> {
     await reports.unmark(clusterId, deleted);
     await reports.release(clusterId, deleted.filter((id) => retained.has(id)));
   }
-  return { ...findings, ...ofSnapshots, notes: [...findings.notes, ...snapshotNotes], deletions, snapshotDeletions };
+  return { ...findings, ...ofSnapshots, snapshotCopies, notes: [...findings.notes, ...snapshotNotes], deletions, snapshotDeletions };
 }
 
 /** What a named resource that is no orphan at all is kept with. */

@@ -69,6 +69,8 @@ interface Resolved {
   account: string;
   /** The clients made here, closed when the command ends (none when the io made them). */
   clients: ClusterClients | undefined;
+  /** The cluster's client for another Region (its snapshot copies), when the clients are made here. */
+  clientFor: ((region: string) => EC2Client) | undefined;
   reports: ReportStore;
   /** Where they came from, for messages. */
   source: string;
@@ -125,7 +127,8 @@ async function resolve(command: AuditCommand | RemoveCommand, io: AuditIo): Prom
     ...(ec2Client && { makeClient: (o) => ec2Client(o.region, o.endpoint, o.credentials) }),
   });
   const ec2 = clients.for({ ...registration, region });
-  return { registration, region, client: ec2.client, account: ec2.account, clients: ec2Client ? undefined : clients, reports, source, registrations };
+  const clientFor = ec2Client ? undefined : (other: string) => clients.for({ ...registration, region: other }).client;
+  return { registration, region, client: ec2.client, account: ec2.account, clients: ec2Client ? undefined : clients, clientFor, reports, source, registrations };
 }
 
 export function reportsFromEnv(env: NodeJS.ProcessEnv): ReportsTarget | undefined {
@@ -160,7 +163,7 @@ async function withResolved(command: AuditCommand | RemoveCommand, io: AuditIo, 
  */
 function pacedGateway(r: Resolved, clusterId: string, env: NodeJS.ProcessEnv, observer: Ec2Observer) {
   const pacing = { budget: budgetFromEnvironment(env), account: r.account, region: r.region, waitForTokens: true };
-  return createEc2Gateway({ client: r.client, clusterId, pacing, observer });
+  return createEc2Gateway({ client: r.client, clusterId, pacing, observer, ...(r.clientFor && { clientFor: r.clientFor }) });
 }
 
 function progressFor(what: string, io: AuditIo): Progress {

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import * as z from 'zod/mini';
 import { deferred } from './deferred.js';
+import { SnapshotCopyRecordSchema } from './snapshot-copy.js';
 
 export const ReportedVolumeSchema = deferred(() => z.object({
   /** The PV's name. */
@@ -62,6 +63,8 @@ export const ReportedSnapshotContentSchema = deferred(() => z.object({
    * the same protection.)
    */
   group: z.optional(z.literal(true)),
+  /** Its cross-Region copy, as its `volhook.io/snapshot-copy` annotation records it. */
+  copy: z.optional(SnapshotCopyRecordSchema),
 }));
 export type ReportedSnapshotContent = z.infer<typeof ReportedSnapshotContentSchema>;
 

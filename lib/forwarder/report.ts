@@ -19,6 +19,7 @@ import {
   reportItemProblem,
   GroupSnapshotAnnotations,
   SnapshotAnnotations,
+  snapshotCopyOf,
   splitReport,
   splitReportGzipped,
   type Ownership,
@@ -95,6 +96,7 @@ function reportedContents(contents: readonly SnapshotContentObject[], driver: st
     if (!name || !isOurContent(content, driver)) return [];
     const handle = content.status?.snapshotHandle || content.spec?.source?.snapshotHandle;
     const uid = content.metadata?.uid;
+    const copy = snapshotCopyOf(content);
     return [
       {
         content: name,
@@ -104,6 +106,7 @@ function reportedContents(contents: readonly SnapshotContentObject[], driver: st
         readyToUse: content.status?.readyToUse === true,
         beingCreated: SnapshotAnnotations.beingCreated in (content.metadata?.annotations ?? {}),
         deleting: Boolean(content.metadata?.deletionTimestamp),
+        ...(copy && { copy }),
       },
     ];
   });

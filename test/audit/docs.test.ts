@@ -31,6 +31,7 @@ const everything: AuditResult = {
   lostSnapshots: [{ snapshotId: 'snap-3', content: 'c', deletionPolicy: 'Delete' }],
   untaggedSnapshots: [{ snapshotId: 'snap-4', volumeId: 'vol-1', sizeGiB: 1, ownership: 'needs-adopt', why: 'w' }],
   snapshotTotals: { orphanedSnapshots: 1, orphanedSnapshotGiB: 1, orphanedSnapshotMonthlyUsd: 0 },
+  snapshotCopies: [{ content: 'c', region: 'us-west-2', recorded: { state: 'completed', snapshotId: 'snap-5' }, inEc2: [], verdict: 'lost', why: 'w' }],
   deletions: [
     { volumeId: 'vol-1', outcome: 'deleted' },
     { volumeId: 'vol-5', outcome: 'marked', markedAt: '', why: 'w' },
@@ -43,9 +44,10 @@ const everything: AuditResult = {
 describe('docs/audit.md', () => {
   it('names every finding and every deletion outcome the table prints', () => {
     const [, ...lines] = auditTable(everything).trim().split('\n');
-    const findings = lines.slice(1, 10).map((line) => line.split(/\s{2,}/)[0]);
-    expect(findings).toEqual(['orphan', 'unknown', 'lost', 'drift', 'untagged', 'orphaned snapshot', 'unknown snapshot', 'lost snapshot', 'untagged snapshot']);
-    const outcomes = lines.slice(12).map((line) => line.split(/\s{2,}/)[0]);
+    const findings = lines.slice(1, 11).map((line) => line.split(/\s{2,}/)[0]);
+    expect(findings).toEqual(['orphan', 'unknown', 'lost', 'drift', 'untagged', 'orphaned snapshot', 'unknown snapshot', 'lost snapshot', 'untagged snapshot', 'snapshot copy']);
+    for (const verdict of ['ok', 'lost', 'duplicated', 'unrecorded', 'unreadable']) expect(docs, verdict).toContain(`\`${verdict}\``);
+    const outcomes = lines.slice(13).map((line) => line.split(/\s{2,}/)[0]);
     expect(outcomes).toEqual(['deleted', 'marked', 'kept', 'failed']);
     for (const name of [...findings, ...outcomes]) expect(docs, name).toContain(`\`${name}\``);
   });

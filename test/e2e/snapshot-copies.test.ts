@@ -6,9 +6,13 @@
  * us-east-1 and us-west-2, as a service control policy would.
  */
 import { DescribeSnapshotsCommand, EC2Client, type Snapshot } from '@aws-sdk/client-ec2';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SNAPSHOT_COPY_ANNOTATION, snapshotCopyOf } from '../../lib/contract/index.js';
+import { auditCli, clusterCli, freshReport } from './support/audit.js';
 import { tagsOf } from './support/ec2.js';
 import { eventsFor } from './support/kube.js';
 import { kubectlFor, type Kubectl } from './support/kubectl.js';
@@ -23,11 +27,14 @@ const DENIED = 'eu-west-1';
 let stack: E2eStack;
 let ctx: ScenarioContext;
 let kubectl: Kubectl;
+let localDir: string;
 const regional = new Map<string, EC2Client>();
 
 beforeAll(async () => {
+  localDir = await mkdtemp(join(tmpdir(), 'volhook-copies-'));
   ({ stack, ctx } = await startScenarioStack({
     immediateClass: true,
+    localDir,
     ec2: { timeScale: 400, regions: [ALLOWED, DENIED] },
     ec2RoleGuardRails: [
       {
@@ -45,6 +52,7 @@ afterAll(async () => {
   for (const c of regional.values()) c.destroy();
   await stack?.stop();
   await kubectl?.close();
+  if (localDir) await rm(localDir, { recursive: true, force: true });
 });
 
 /** The operator's EC2 client of `region`, at the stack's one endpoint (it signs for that Region). */
@@ -139,6 +147,13 @@ describe('cross-Region snapshot copies over the local stack', () => {
     expect((await clusterSnapshotsIn('us-east-1')).map((s) => s.SnapshotId)).not.toContain(record!.snapshotId);
     const events = await eventsFor(stack.kube, ns, 'VolumeSnapshot', 'nightly');
     expect(events.some((e) => e.type === 'Normal' && e.reason === 'SnapshotCopied')).toBe(true);
+
+    // The audit, as the operator runs it, shows the copy in its Region.
+    await freshReport(stack, Date.now() + 1000);
+    const audited = await auditCli(clusterCli(localDir))();
+    expect(audited.snapshotCopies).toContainEqual(
+      expect.objectContaining({ content: content.metadata.name, region: ALLOWED, verdict: 'ok', recorded: { state: 'completed', snapshotId: record!.snapshotId }, inEc2: [{ snapshotId: record!.snapshotId, state: 'completed' }] }),
+    );
 
     await kubectl('delete', 'volumesnapshot', 'nightly', '-n', ns, '--wait=false');
     await waitFor(() => clusterSnapshotsIn(ALLOWED), (all) => !all.some((s) => s.SnapshotId === record!.snapshotId), { what: `copy ${record!.snapshotId} deleted`, timeoutMs: 60_000 });
