@@ -38,12 +38,14 @@ export function pointKind(description: string): string {
   if (lost) return `EC2 answer lost after ${lost[1]}`;
   if (description.startsWith('forwarder crash applying')) {
     const m = /: (\d+) of (\d+) writes applied/.exec(description);
-    if (m && m[1] === '0') return 'forwarder crash before the first write';
-    if (m && m[1] === m[2]) return 'forwarder crash after the last write';
-    return 'forwarder crash between writes';
+    const of = description.startsWith('forwarder crash applying group content') ? ' of a group content' : '';
+    if (m && m[1] === '0') return `forwarder crash before the first write${of}`;
+    if (m && m[1] === m[2]) return `forwarder crash after the last write${of}`;
+    return `forwarder crash between writes${of}`;
   }
   if (description.startsWith('forwarder restart')) return 'forwarder restart';
   if (description.startsWith('item sent twice')) return 'same item sent twice at once';
+  if (description.startsWith('group content item sent twice')) return "same group content's item sent twice at once";
   if (description.startsWith('claim ')) return "claim's item with its claim-deleted item";
   if (description.startsWith('a disk left')) return 'leftover disk of a gone claim and its snapshot (audit)';
   return 'other';
