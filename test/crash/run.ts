@@ -211,14 +211,19 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     /**
      * Whether an action can happen now, or is held back until it can: a group is taken once its
      * pods run (a group of volumes not attached is refused for good, as a user would not take
-     * one), a restore from a member once the member is there, an early group deletion once the
+     * one), and so is a member's own snapshot planned with it, a restore from a member once the member is there, an early group deletion once the
      * group exists (ready or refused, when so planned) and its restore was asked for.
      */
+    const podsRun = (group: string) =>
+      scenario.groups.find((g) => g.name === group)!.pods.every((p) => (w.store.get('pods', p.pod, NAMESPACE)?.status as { phase?: string } | undefined)?.phase === 'Running');
     const canPerform = (action: UserAction): boolean => {
       switch (action.kind) {
-        case 'createGroup': {
-          const plan = scenario.groups.find((g) => g.name === action.group)!;
-          return plan.pods.every((p) => (w.store.get('pods', p.pod, NAMESPACE)?.status as { phase?: string } | undefined)?.phase === 'Running');
+        case 'createGroup':
+          return podsRun(action.group);
+        case 'createSnapshot': {
+          // A member's own snapshot is taken with its group, once the group's pods run.
+          const group = scenario.claims.find((p) => p.name === action.claim)?.memberOf;
+          return !group || podsRun(group);
         }
         case 'createClaim': {
           const from = scenario.claims.find((p) => p.name === action.claim)?.fromGroupMember;

@@ -147,6 +147,8 @@ const GROUP_CHANCE = 0.35;
 const SPLIT_GROUP_CHANCE = 0.25;
 const GROUP_RESTORE_CHANCE = 0.5;
 const GROUP_EARLY_DELETE_CHANCE = 0.5;
+/** How often a member is snapshotted on its own at the moment the group is taken. */
+const GROUP_SINGLE_SNAPSHOT_CHANCE = 0.3;
 
 export interface SnapshotPlan {
   name: string;
@@ -389,6 +391,15 @@ export function generateScenario(rng: Rng): Scenario {
     groups.push({ name: group, claims: members, policy, split, pods });
     const groupAt = podAt + rng.int(1, 3);
     at(groupAt).push({ kind: 'createGroup', group });
+    // A VolumeSnapshot of a member taken the moment the group is (a claim's own schedule meeting
+    // the group's): EC2 takes one snapshot of a volume at a time, so one of the two must wait.
+    if (!split && rng.chance(GROUP_SINGLE_SNAPSHOT_CHANCE)) {
+      const single: SnapshotPlan = { name: 'gs0', claim: rng.pick(members), policy: rng.pick(SNAPSHOT_POLICIES) };
+      snapshots.push(single);
+      const action: UserAction = { kind: 'createSnapshot', snapshot: single.name, claim: single.claim, policy: single.policy };
+      if (rng.chance(0.5)) at(groupAt).unshift(action);
+      else at(groupAt).push(action);
+    }
     if (!split && rng.chance(GROUP_RESTORE_CHANCE)) {
       claims.push({ name: 'gr0', class: rng.pick(immediateCsi), fromGroupMember: { group, claim: rng.pick(members) } });
       at(groupAt + rng.int(0, 2)).push({ kind: 'createClaim', claim: 'gr0' });
