@@ -33,6 +33,16 @@ describe('crash-point explorer', () => {
     console.log(`${formatSummary(summary)}\n\n${formatFailures(summary)}`);
     expect(summary.points).toBeGreaterThanOrEqual(POINTS);
     expect(summary.counts, formatFailures(summary)).toEqual(zeroCounts());
+    // Group snapshots were explored, not only drawn: taken, refused across nodes, restored from,
+    // deleted under both policies, with their own crash points fired.
+    const g = summary.groups;
+    expect(g.createSnapshots).toBeGreaterThan(0);
+    expect(g.split).toBeGreaterThan(0);
+    expect(g.restores).toBeGreaterThan(0);
+    expect(g.deletedDelete).toBeGreaterThan(0);
+    expect(g.deletedRetain).toBeGreaterThan(0);
+    expect(summary.pointKinds['EC2 answer lost after CreateSnapshots']).toBeGreaterThan(0);
+    expect(Object.keys(summary.pointKinds).filter((k) => k.endsWith('of a group content')).length).toBeGreaterThan(0);
   }, 300_000);
 
   it('a seed replays its run exactly: the same lifecycle, crash points and trace', async () => {

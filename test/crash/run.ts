@@ -65,6 +65,27 @@ export interface RunReport {
   trace: string[];
   /** Not counted, but worth a look when a run fails: backend refusals, write failures… */
   diagnostics: string[];
+  /** What the run's group snapshot lifecycle did (zeros without one). */
+  groups: GroupFigures;
+}
+
+export interface GroupFigures {
+  /** Lifecycles with a VolumeGroupSnapshot; of them, with its claims on two nodes. */
+  lifecycles: number;
+  split: number;
+  /** CreateSnapshots EC2 carried out, and the snapshots they made. */
+  createSnapshots: number;
+  snapshots: number;
+  /** Claims restored from a member. */
+  restores: number;
+  /** Groups made and deleted, by policy; of them, deleted before the teardown. */
+  deletedDelete: number;
+  deletedRetain: number;
+  deletedEarly: number;
+}
+
+export function zeroGroupFigures(): GroupFigures {
+  return { lifecycles: 0, split: 0, createSnapshots: 0, snapshots: 0, restores: 0, deletedDelete: 0, deletedRetain: 0, deletedEarly: 0 };
 }
 
 const NAMESPACE = 'default';
@@ -244,6 +265,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
           return true;
       }
     };
+    let deletedEarly = 0;
     /** Actions held back, in order. */
     const heldBack: UserAction[] = [];
     const performOrHold = async (action: UserAction) => {
@@ -367,6 +389,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
         case 'deleteGroup': {
           const g = trackedGroups.find((t) => t.name === action.group)!;
           g.deleted = true;
+          deletedEarly++;
           ignoreNotFound(() => w.store.delete('volumegroupsnapshots', g.name, NAMESPACE));
           break;
         }
@@ -606,9 +629,21 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       ...stats.writeErrors.map((e) => `write failed: ${e}`),
       ...w.controllerErrors.map((e) => `controller: ${e}`),
     ];
+    const made = trackedGroups.filter((g) => g.uid && g.deleted);
+    const groups: GroupFigures = {
+      lifecycles: scenario.groups.length,
+      split: scenario.groups.filter((g) => g.split).length,
+      createSnapshots: [...oracle.createdGroups.values()].reduce((a, b) => a + b, 0),
+      snapshots: [...oracle.createdGroupSnapshots.values()].reduce((n, byVolume) => n + [...byVolume.values()].reduce((m, ids) => m + ids.size, 0), 0),
+      restores: tracked.filter((c) => c.fromGroup && c.uid).length,
+      deletedDelete: made.filter((g) => g.policy === 'Delete').length,
+      deletedRetain: made.filter((g) => g.policy === 'Retain').length,
+      deletedEarly,
+    };
     return {
       seed,
       scenario: describeScenario(scenario),
+      groups,
       points: [...crashes.injected],
       counts: verdict.counts,
       findings: verdict.findings,
