@@ -229,14 +229,15 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       );
       return member?.metadata.name;
     };
+    const podsRun = (group: string) =>
+      scenario.groups.find((g) => g.name === group)!.pods.every((p) => (w.store.get('pods', p.pod, NAMESPACE)?.status as { phase?: string } | undefined)?.phase === 'Running');
     /**
      * Whether an action can happen now, or is held back until it can: a group is taken once its
      * pods run (a group of volumes not attached is refused for good, as a user would not take
-     * one), and so is a member's own snapshot planned with it, a restore from a member once the member is there, an early group deletion once the
-     * group exists (ready or refused, when so planned) and its restore was asked for.
+     * one), and so is a member's own snapshot planned with it; a restore from a member once the
+     * member is there; an early group deletion once the group's content exists (once it is ready
+     * or refused, when so planned) and its restore was asked for.
      */
-    const podsRun = (group: string) =>
-      scenario.groups.find((g) => g.name === group)!.pods.every((p) => (w.store.get('pods', p.pod, NAMESPACE)?.status as { phase?: string } | undefined)?.phase === 'Running');
     const canPerform = (action: UserAction): boolean => {
       switch (action.kind) {
         case 'createGroup':
