@@ -24,6 +24,8 @@ export interface Ec2Judge {
   lost: Record<string, number>;
   /** AttachVolume calls EC2 carried out whose attachment will never leave `attaching`. */
   stuck: number;
+  /** The volumes of those calls, each with the performance.now() of its first stuck attach. */
+  stuckVolumes: ReadonlyMap<string, number>;
   /** From now on, lose answers at this rate (0: none). */
   setLossRate(rate: number): void;
   stop(): Promise<void>;
@@ -45,6 +47,7 @@ export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly J
     oracles.set(world.clusterId, oracle);
   }
   const judge = { stuck: 0 };
+  const stuckVolumes = new Map<string, number>();
   const target = new URL(sim.url);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -69,7 +72,10 @@ export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly J
       const oracle = clusterId ? oracles.get(clusterId) : undefined;
       const call: Ec2Call = { action, params, response, ...(volumeBefore && { volumeBefore }), ...(volumesBefore && { volumesBefore }) };
       if (action === 'AttachVolume' && response.status === 200 && volumeId) {
-        if (sim.sim.volume(volumeId)?.attachments.some((a) => a.stuck)) judge.stuck++;
+        if (sim.sim.volume(volumeId)?.attachments.some((a) => a.stuck)) {
+          judge.stuck++;
+          if (!stuckVolumes.has(volumeId)) stuckVolumes.set(volumeId, performance.now());
+        }
       }
       if (oracle?.observe(call)) return void res.destroy();
       res.writeHead(answer.status, answer.headers);
@@ -85,6 +91,7 @@ export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly J
     get stuck() {
       return judge.stuck;
     },
+    stuckVolumes,
     setLossRate(rate) {
       lossRate = rate;
     },

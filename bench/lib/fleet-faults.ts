@@ -20,6 +20,7 @@
  * deleted, wrongly detached, attached without a VolumeAttachment, not converged.
  */
 import { startForwarder, type Forwarder } from '../../lib/forwarder/index.js';
+import { DEFAULT_CADENCE } from '../../lib/forwarder/queue.js';
 import { kubeConfigFor } from '../../lib/kube/index.js';
 import { systemClock, type Ec2SimStats, type FaultConfig } from '../../lib/local/ec2/index.js';
 import type { LocalStack } from '../../lib/local/stack/index.js';
@@ -87,6 +88,13 @@ export interface FleetResult {
   floorSeconds: number;
   /** First create to the last claim Bound and attached; undefined if not all were. */
   readyMs: number | undefined;
+  /**
+   * First create to the last claim Bound and attached among those whose volume was never stuck
+   * `attaching` (each stuck one waits out the 90 s, ÷ the time scale, before it is tried again).
+   */
+  readyUnstuckMs: number | undefined;
+  /** Seconds after the first create at which each stuck attachment began, in order. */
+  stuckAtSeconds: number[];
   /** First create to everything settled: pods Running, every VolumeAttachment attached in EC2. */
   settledMs: number | undefined;
   /** From the deletion of everything to nothing left. */
@@ -149,7 +157,9 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
 
     // Forwarders, the same with faults or without: the first cluster two processes on one Lease,
     // the second in-process behind a proxy that can expire its watches, the others in-process.
-    const forwarderConfig = (stack: LocalStack, kubeServer: string) => ({ apiUrl: front.url, clusterId: stack.clusterId, secret: stack.secret, kubeServer, port: 0, listenHost: '127.0.0.1' });
+    // The send cadence is set against EC2's latencies: it shrinks with them (see forwarder-process.ts).
+    const cadenceMs = Math.round(DEFAULT_CADENCE.gridMs / options.timeScale);
+    const forwarderConfig = (stack: LocalStack, kubeServer: string) => ({ apiUrl: front.url, clusterId: stack.clusterId, secret: stack.secret, kubeServer, port: 0, listenHost: '127.0.0.1', cadenceMs });
     const replicas: ForwarderProcess[] = [];
     const inProcess: Forwarder[] = [];
     let watchExpiry: WatchExpiry | undefined;
@@ -160,7 +170,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
     for (const [c, stack] of stacks.entries()) {
       if (c === 0) {
         stack.store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: LEASE.namespace } });
-        for (const identity of ['replica-1', 'replica-2']) replicas.push(startForwarderProcess({ apiUrl: front.url, stack, leader: { identity, namespace: LEASE.namespace }, log: (line) => log(`[d] ${line}`) }));
+        for (const identity of ['replica-1', 'replica-2']) replicas.push(startForwarderProcess({ apiUrl: front.url, stack, cadenceMs, leader: { identity, namespace: LEASE.namespace }, log: (line) => log(`[d] ${line}`) }));
         continue;
       }
       let kubeServer = stack.urls.kube;
@@ -212,7 +222,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
               const leader = replicas.find((r) => r.leader?.identity === holder);
               if (!leader) return `no forwarder leader of ${stacks[0]!.clusterId} to kill (holder ${holder ?? 'none'})`;
               await killChild(leader.child);
-              replicas.push(startForwarderProcess({ apiUrl: front.url, stack: stacks[0]!, leader: { identity: `${leader.leader?.identity}-restarted`, namespace: LEASE.namespace }, log: (line) => log(`[d] ${line}`) }));
+              replicas.push(startForwarderProcess({ apiUrl: front.url, stack: stacks[0]!, cadenceMs, leader: { identity: `${leader.leader?.identity}-restarted`, namespace: LEASE.namespace }, log: (line) => log(`[d] ${line}`) }));
               return `SIGKILL forwarder leader ${leader.leader?.identity} of ${stacks[0]!.clusterId}; a new replica started`;
             },
           },
@@ -242,7 +252,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
       if (at() * 1000 < next) return;
       next += every;
       const s = sim.sim.getStats();
-      log(`[d] ${phase} ${at().toFixed(0).padStart(4)} s  ${line()}  EC2 calls ${s.total.calls} (throttled ${s.total.throttled}), backend requests ${front.requests - requestsBefore}`);
+      const mutations = ['CreateVolume', 'AttachVolume', 'DetachVolume', 'DeleteVolume'].map((a) => `${a.replace('Volume', '')} ${s.actions[a]?.calls ?? 0}`).join(' ');
+      log(`[d] ${phase} ${at().toFixed(0).padStart(4)} s  ${line()}  EC2 calls ${s.total.calls} (throttled ${s.total.throttled}; ${mutations}), backend requests ${front.requests - requestsBefore}`);
     };
     let readyMs: number | undefined;
     let settledMs: number | undefined;
@@ -269,6 +280,11 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
       progress('burst', () => `ready ${ready}/${n}`);
       await sleep(ready === n ? 1_000 : 100);
     }
+
+    const stuckClaims = stuckClaimNames(stacks, judge.stuckVolumes);
+    const unstuckReady = trackers.flatMap((t, c) => [...t.claims.values()].filter((times) => !stuckClaims[c]!.has(times.name)).map(readyAt));
+    const readyUnstuckMs = unstuckReady.every((t) => t !== undefined) && unstuckReady.length > 0 ? Math.max(...(unstuckReady as number[])) - t0 : undefined;
+    const stuckAtSeconds = [...judge.stuckVolumes.values()].map((t) => (t - t0) / 1000).sort((a, b) => a - b);
 
     // Everything deleted: pods and claims at once, as `kubectl delete -f` of a whole app would.
     const d0 = performance.now();
@@ -308,6 +324,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
       n,
       floorSeconds: tokenBucketFloorSeconds(n, options.timeScale),
       readyMs,
+      readyUnstuckMs,
+      stuckAtSeconds,
       settledMs,
       deletedMs,
       claims: all.map((t) => ({
@@ -365,6 +383,23 @@ function subtractStats(after: BackendStats, before: BackendStats): BackendStats 
     };
   }
   return out;
+}
+
+/** When a claim was Bound and attached (performance.now()), if it is. */
+function readyAt(times: ClaimTimes): number | undefined {
+  return times.bound !== undefined && times.attached !== undefined ? Math.max(times.bound, times.attached) : undefined;
+}
+
+/** Per cluster, the names of the claims whose volume had an attachment stuck `attaching`. */
+function stuckClaimNames(stacks: readonly LocalStack[], stuckVolumes: ReadonlyMap<string, number>): Array<Set<string>> {
+  return stacks.map((stack) => {
+    const names = new Set<string>();
+    for (const pv of stack.store.list('persistentvolumes').items) {
+      const spec = pv.spec as { csi?: { volumeHandle?: string }; claimRef?: { name?: string } } | undefined;
+      if (spec?.csi?.volumeHandle && stuckVolumes.has(spec.csi.volumeHandle) && spec.claimRef?.name) names.add(spec.claimRef.name);
+    }
+    return names;
+  });
 }
 
 function leaderOf(stack: LocalStack): string | undefined {

@@ -235,6 +235,8 @@ export function startForwarderProcess(options: {
   leader?: { identity: string; namespace: string };
   port?: number;
   env?: Record<string, string>;
+  /** The send cadence's grid (bench/lib/forwarder-process.ts); the forwarder's default without. */
+  cadenceMs?: number;
   log(line: string): void;
 }): ForwarderProcess {
   const env: NodeJS.ProcessEnv = {
@@ -252,10 +254,12 @@ export function startForwarderProcess(options: {
     }),
     VOLHOOK_LOG_LEVEL: 'warn',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...(options.cadenceMs !== undefined && { VOLHOOK_BENCH_CADENCE_MS: String(options.cadenceMs) }),
     ...options.env,
   };
   delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/forwarder.ts'], { cwd: repoRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const entry = options.cadenceMs !== undefined ? 'bench/lib/forwarder-process.ts' : 'bin/forwarder.ts';
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: repoRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
   const replica: ForwarderProcess = { child, errors: '', stopping: false, ...(options.leader && { leader: options.leader }), ...(options.port !== undefined && { port: options.port }) };
   const name = options.leader?.identity ?? options.stack.clusterId;
   child.stderr?.on('data', (chunk: Buffer) => {

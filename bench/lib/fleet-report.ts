@@ -16,12 +16,19 @@ export function fleetRows(r: FleetResult): string[][] {
   const rows: string[][] = [
     [label, 'all Bound + attached', seconds(r.readyMs)],
     ['', 'token-bucket floor', seconds(r.floorSeconds * 1000)],
-    ['', 'time ÷ floor', r.readyMs !== undefined && r.floorSeconds > 0 ? `${ratio(r.readyMs / 1000 / r.floorSeconds)}${r.options.timeScale !== 1 ? ` (time scale ${r.options.timeScale}: EC2's latencies and refill scaled, volhook's own delays not)` : ''}` : '—'],
+    ['', 'time ÷ floor', r.readyMs !== undefined && r.floorSeconds > 0 ? `${ratio(r.readyMs / 1000 / r.floorSeconds)}${r.options.timeScale !== 1 ? ` (time scale ${r.options.timeScale}: EC2's latencies and refill scaled, and the waits volhook sets by them: its send cadence, its looks at a volume creating or attaching)` : ''}` : '—'],
+    ...(r.stuckAtSeconds.length > 0
+      ? [
+          ['', 'time ÷ floor, claims never stuck', r.readyUnstuckMs !== undefined && r.floorSeconds > 0 ? ratio(r.readyUnstuckMs / 1000 / r.floorSeconds) : '—'],
+          ['', 'stuck attachments began at', r.stuckAtSeconds.map((s) => `${s.toFixed(0)} s`).join(', ')],
+        ]
+      : []),
     ['', 'all settled (pods Running)', seconds(r.settledMs)],
     ['', 'everything deleted in', seconds(r.deletedMs)],
     ['', 'time to Bound p50 / p95', p(times((c) => c.boundMs))],
     ['', 'time to attached p50 / p95', p(times((c) => c.attachedMs))],
     ['', 'EC2 calls (throttled)', `${ec2.calls} (${ec2.throttled}, ${percent(ec2.throttled, ec2.calls)})`],
+    ...(ec2.throttled > 0 ? [['', 'throttled by action', throttledByAction(r)]] : []),
     ['', 'DescribeVolumes per volume', (describes / r.n).toFixed(2)],
     ['', 'backend requests per volume', (r.backendRequests / r.n).toFixed(2)],
   ];
@@ -36,6 +43,13 @@ export function fleetRows(r: FleetResult): string[][] {
   }
   rows.push(['', 'judges', FLEET_JUDGES.map((k) => `${COUNT_NAMES[k]} ${r.counts[k]}`).join(', ')]);
   return rows;
+}
+
+function throttledByAction(r: FleetResult): string {
+  return Object.entries(r.ec2.actions)
+    .filter(([, s]) => s.throttled > 0)
+    .map(([action, s]) => `${action} ${s.throttled} of ${s.calls}`)
+    .join(', ');
 }
 
 export function printFleet(r: FleetResult): void {

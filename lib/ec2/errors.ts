@@ -45,6 +45,13 @@ const isMalformedId = (e: ErrorFacts) => ['InvalidVolumeID.Malformed', 'InvalidI
 const isVolumeInUse = (e: ErrorFacts) => e.code === 'VolumeInUse' || e.code === 'InvalidSnapshot.InUse';
 const isIncorrectState = (e: ErrorFacts) => ['IncorrectState', 'IncorrectInstanceState', 'IncorrectModificationState'].includes(e.code);
 const isModificationRate = (e: ErrorFacts) => e.code === 'VolumeModificationRateExceeded';
+/**
+ * EC2 takes one snapshot of a volume at a time: "Wait at least 15 seconds between concurrent
+ * volume snapshots" — a claim's own snapshot and its group's taken at once meet it. Not the
+ * object's failure: tried again then.
+ */
+const isSnapshotRate = (e: ErrorFacts) => e.code === 'SnapshotCreationPerVolumeRateExceeded';
+export const SNAPSHOT_PER_VOLUME_INTERVAL_SECONDS = 15;
 const isCapacity = (e: ErrorFacts) => e.code === 'InsufficientVolumeCapacity';
 const isAttachmentLimit = (e: ErrorFacts) => e.code === 'AttachmentLimitExceeded';
 const isZoneMismatch = (e: ErrorFacts) => e.code === 'InvalidVolume.ZoneMismatch';
@@ -62,6 +69,7 @@ const RULES: ReadonlyArray<readonly [(e: ErrorFacts) => boolean, Ec2ErrorKind]> 
   [isThrottling, 'transient'],
   [isUnavailable, 'transient'],
   [isNetwork, 'transient'],
+  [isSnapshotRate, 'transient'],
   [isDeviceInUse, 'deviceInUse'],
   [isInvalidParameter, 'invalidParameter'],
   [isNotFound, 'notFound'],
@@ -118,7 +126,8 @@ export function classifyEc2Error(err: unknown, action?: string): Ec2Error {
       ? `${prefix}: the backend's role is not allowed to call ec2:${action ?? '?'} (${facts.code}): ${facts.message}`
       : `${prefix}: ${facts.code}: ${facts.message}`;
   const retryAt = kind === 'modificationRate' ? timeNamedIn(facts.message) : undefined;
-  const error = new Ec2Error(kind, facts.code, message, action, undefined, retryAt);
+  const retryAfterSeconds = isSnapshotRate(facts) ? SNAPSHOT_PER_VOLUME_INTERVAL_SECONDS : undefined;
+  const error = new Ec2Error(kind, facts.code, message, action, retryAfterSeconds, retryAt);
   error.cause = err;
   return error;
 }

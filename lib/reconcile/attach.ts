@@ -137,7 +137,7 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
     case 'attaching': {
       const since = mine.attachTime ? Date.parse(mine.attachTime) : NaN;
       if (now.getTime() - since > stuckAttachingMs(ctx.ec2TimeScale)) return mutate({ verb: 'detachDisk', volumeId, instanceId });
-      return requeue(attachingWait(mine, now), `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`);
+      return requeue(attachingWait(mine, now, ctx.ec2TimeScale), `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`);
     }
     case 'detaching':
       return requeue(Requeue.detaching, `volume ${volumeId} is detaching from instance ${instanceId}; it is attached again after`);
@@ -151,7 +151,7 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
   if (held.length > 0) return refuse('AttachedElsewhere', `volume ${volumeId} is attached to instance ${held.join(', ')}`);
   const leaving = elsewhere[0];
   if (leaving) return requeue(Requeue.detaching, `volume ${volumeId} is detaching from instance ${leaving.instanceId}`);
-  if (disk.state === 'creating') return requeue(creatingWait(disk, now), `volume ${volumeId} is still being created`);
+  if (disk.state === 'creating') return requeue(creatingWait(disk, now, ctx.ec2TimeScale), `volume ${volumeId} is still being created`);
   if (disk.state !== 'available' && disk.state !== 'in-use') {
     return refuse('VolumeNotAvailable', `volume ${volumeId} is ${disk.state}`);
   }

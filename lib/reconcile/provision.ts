@@ -55,7 +55,7 @@ export interface ProvisionObserved {
   now?: Date;
 }
 
-type Names = { provisionerName: string; driverName: string; clusterId: string };
+type Names = { provisionerName: string; driverName: string; clusterId: string; ec2TimeScale?: number };
 
 /**
  * The one action that makes the claim's volume: CopyVolumes for a clone, CreateVolume
@@ -153,7 +153,7 @@ export function decideProvision(job: ProvisionJob, { disk, deletedFailed, snapsh
   if (notOurs) return notOurs;
   switch (disk.state) {
     case 'creating':
-      return requeue(creatingWait(disk, now), `volume ${disk.volumeId} is being created`);
+      return requeue(creatingWait(disk, now, names.ec2TimeScale), `volume ${disk.volumeId} is being created`);
     case 'available':
     case 'in-use': {
       const pv = buildPersistentVolume({

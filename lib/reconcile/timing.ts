@@ -18,23 +18,27 @@ export const Ec2Timing = {
   pollWhenDueMs: 250,
 } as const;
 
-/** Seconds from `now` until `expectedMs` after `since`, at least one due-poll interval. */
-function untilDue(since: string | undefined, expectedMs: number, now: Date, fallbackSeconds: number): number {
+/**
+ * Seconds from `now` until `expectedMs` after `since`, at least one due-poll interval. Against
+ * a simulator `ec2TimeScale` times faster than AWS (ReconcileContext), EC2's durations — and so
+ * the waits that predict them — are that much shorter.
+ */
+function untilDue(since: string | undefined, expectedMs: number, now: Date, fallbackSeconds: number, ec2TimeScale: number): number {
   const started = since === undefined ? NaN : Date.parse(since);
-  if (Number.isNaN(started)) return fallbackSeconds;
-  const left = started + expectedMs - now.getTime();
-  return Math.max(left, Ec2Timing.pollWhenDueMs) / 1000;
+  if (Number.isNaN(started)) return fallbackSeconds / ec2TimeScale;
+  const left = started + expectedMs / ec2TimeScale - now.getTime();
+  return Math.max(left, Ec2Timing.pollWhenDueMs / ec2TimeScale) / 1000;
 }
 
 /** A volume `creating`: look when EC2 usually has it `available`. */
-export function creatingWait(disk: Disk, now: Date | undefined): number {
-  if (!now) return Requeue.creating;
-  return untilDue(disk.createTime, Ec2Timing.createMedianMs, now, Requeue.creating);
+export function creatingWait(disk: Disk, now: Date | undefined, ec2TimeScale = 1): number {
+  if (!now) return Requeue.creating / ec2TimeScale;
+  return untilDue(disk.createTime, Ec2Timing.createMedianMs, now, Requeue.creating, ec2TimeScale);
 }
 
 /** An attachment `attaching`: look when EC2 may have it `attached`. */
-export function attachingWait(attachment: DiskAttachment, now: Date): number {
-  return untilDue(attachment.attachTime, Ec2Timing.attachFirstLookMs, now, Requeue.attaching);
+export function attachingWait(attachment: DiskAttachment, now: Date, ec2TimeScale = 1): number {
+  return untilDue(attachment.attachTime, Ec2Timing.attachFirstLookMs, now, Requeue.attaching, ec2TimeScale);
 }
 
 /**

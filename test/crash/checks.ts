@@ -6,6 +6,8 @@
  * once the budget is spent, the "not converged" verdict. `finalCounts` adds the end-of-run
  * counts that do not depend on the scenario's intent: leaked disks, duplicates, disks left
  * attached without a VolumeAttachment, another cluster's disk not as it was put into EC2.
+ * Snapshots count as leaked when no VolumeSnapshotContent nor VolumeGroupSnapshotContent names
+ * them (a group's are named by its content: recorded in its status, or by their name tag).
  *
  * What must not converge, narrowly: a clone whose source claim's disk is not, now, the
  * cluster's adopted disk stays Pending, with a Warning naming the disk; a VolumeAttachment of a
@@ -32,6 +34,22 @@ export interface TrackedClaim {
   takenOver?: string;
   /** Bound to a static PV (Retain) the run made, naming the disk it put into EC2. */
   static?: { disk: StaticDisk; volumeId: string; pv: string };
+  /** Restored from a member VolumeSnapshot of this group. */
+  fromGroup?: string;
+}
+
+/** A VolumeGroupSnapshot the scenario plans (scenario.ts GroupPlan), as the run made it. */
+export interface TrackedGroup {
+  name: string;
+  policy: 'Delete' | 'Retain';
+  /** Its claims are used on two nodes: it must be refused, never snapshotted. */
+  split: boolean;
+  /** How many claims it selects. */
+  members: number;
+  /** Set once made. */
+  uid?: string;
+  /** The scenario deleted it (or, never made, gave it up at the teardown). */
+  deleted: boolean;
 }
 
 export interface TrackedSnapshot {
@@ -57,6 +75,8 @@ export interface Counts {
   touchedNotAdopted: number;
   /** A volume made from a VolumeSnapshot or claim that did not carry external-provisioner's source protection then. */
   unprotectedSource: number;
+  /** A snapshot call for a group whose claims are used on two nodes (it must be refused before any EC2 call). */
+  splitGroupSnapshotted: number;
 }
 
 export const COUNT_NAMES: Record<keyof Counts, string> = {
@@ -70,10 +90,11 @@ export const COUNT_NAMES: Record<keyof Counts, string> = {
   copiedForeign: 'copied foreign',
   touchedNotAdopted: 'touched not adopted',
   unprotectedSource: 'made from unprotected source',
+  splitGroupSnapshotted: 'group across nodes snapshotted',
 };
 
 export function zeroCounts(): Counts {
-  return { leaked: 0, duplicate: 0, wronglyDeleted: 0, wronglyDetached: 0, attachedWithoutVa: 0, notConverged: 0, unauthorized: 0, copiedForeign: 0, touchedNotAdopted: 0, unprotectedSource: 0 };
+  return { leaked: 0, duplicate: 0, wronglyDeleted: 0, wronglyDetached: 0, attachedWithoutVa: 0, notConverged: 0, unauthorized: 0, copiedForeign: 0, touchedNotAdopted: 0, unprotectedSource: 0, splitGroupSnapshotted: 0 };
 }
 
 interface Claim extends KubeObject {
@@ -130,7 +151,15 @@ export interface Content extends KubeObject {
   status?: { snapshotHandle?: string | null; readyToUse?: boolean | null };
 }
 interface VolumeSnapshot extends KubeObject {
+  spec?: { source?: { persistentVolumeClaimName?: string } };
   status?: { readyToUse?: boolean; boundVolumeSnapshotContentName?: string };
+}
+export interface GroupContent extends KubeObject {
+  spec: { deletionPolicy?: string; volumeGroupSnapshotRef?: { name?: string; namespace?: string; uid?: string }; source?: { volumeHandles?: string[] } };
+  status?: { volumeGroupSnapshotHandle?: string | null; readyToUse?: boolean | null; error?: { message?: string } | null; volumeSnapshotInfoList?: { volumeHandle?: string; snapshotHandle?: string }[] | null };
+}
+interface VolumeGroupSnapshot extends KubeObject {
+  status?: { readyToUse?: boolean; boundVolumeGroupSnapshotContentName?: string; error?: { message?: string } };
 }
 
 export interface Snapshot {
@@ -142,6 +171,8 @@ export interface Snapshot {
   volumes: Volume[];
   volumeSnapshots: VolumeSnapshot[];
   contents: Content[];
+  groups: VolumeGroupSnapshot[];
+  groupContents: GroupContent[];
   /** EBS snapshots tagged for the cluster. */
   ebsSnapshots: Ec2Snapshot[];
   events: Event[];
@@ -157,6 +188,8 @@ export function snapshot(world: JudgedWorld): Snapshot {
     volumes: world.sim.volumes().filter((v) => tag(v, owner) === 'owned'),
     volumeSnapshots: world.store.list('volumesnapshots').items as VolumeSnapshot[],
     contents: world.store.list('volumesnapshotcontents').items as Content[],
+    groups: world.store.list('volumegroupsnapshots').items as VolumeGroupSnapshot[],
+    groupContents: world.store.list('volumegroupsnapshotcontents').items as GroupContent[],
     ebsSnapshots: world.sim.snapshots().filter((v) => v.tags.find((t) => t.key === owner)?.value === 'owned'),
     events: world.store.list('events').items as Event[],
   };
@@ -192,6 +225,76 @@ function refusedCloneSource(world: JudgedWorld, s: Snapshot, pvc: Claim): { id: 
 export function contentOf(s: Pick<Snapshot, 'contents'>, snapshot: Ec2Snapshot): Content | undefined {
   const name = snapshot.tags.find((t) => t.key === 'CSIVolumeSnapshotName')?.value;
   return s.contents.find((c) => c.status?.snapshotHandle === snapshot.id) ?? s.contents.find((c) => c.metadata.name === name);
+}
+
+/** The group content whose snapshot it is: recorded in its status, or named by the snapshot's name tag (`CSIVolumeSnapshotName`). */
+export function groupContentOf(s: Pick<Snapshot, 'groupContents'>, snapshot: Ec2Snapshot): GroupContent | undefined {
+  const name = snapshot.tags.find((t) => t.key === 'CSIVolumeSnapshotName')?.value;
+  return (
+    s.groupContents.find((c) => (c.status?.volumeSnapshotInfoList ?? []).some((i) => i.snapshotHandle === snapshot.id)) ?? s.groupContents.find((c) => c.metadata.name === name)
+  );
+}
+
+/** The name the common controller gives a group's content, spelled here apart from lib/local. */
+export const groupContentName = (uid: string) => `groupsnapcontent-${uid}`;
+/** The annotation that makes a VolumeSnapshotContent a member of a group (its value the group's handle). */
+const GROUP_HANDLE = 'groupsnapshot.storage.k8s.io/volumeGroupSnapshotHandle';
+
+/** The VolumeSnapshots a group owns (its members). */
+function membersOf(s: Snapshot, uid: string): VolumeSnapshot[] {
+  return s.volumeSnapshots.filter((v) => (v.metadata.ownerReferences as { kind?: string; uid?: string }[] | undefined)?.some((o) => o.kind === 'VolumeGroupSnapshot' && o.uid === uid));
+}
+
+/**
+ * What is not as it should be for the VolumeGroupSnapshots. A live one: ready, with a snapshot
+ * per claim — or, its claims on two nodes, refused (its content's error says so) and not ready.
+ * A deleted one: gone with its members (but while a restore from a member is Pending, not at the
+ * end); Delete: its content, member contents and EBS snapshots gone too; Retain: its content kept.
+ */
+export function groupProblems(s: Snapshot, groups: readonly TrackedGroup[], final = false): string[] {
+  const problems: string[] = [];
+  for (const g of groups) {
+    if (!g.uid) continue;
+    const vgs = s.groups.find((x) => x.metadata.uid === g.uid);
+    const name = groupContentName(g.uid);
+    const content = s.groupContents.find((c) => c.metadata.name === name);
+    const members = membersOf(s, g.uid);
+    const label = `VolumeGroupSnapshot ${g.name} (${g.policy}${g.split ? ', claims on two nodes' : ''})`;
+    if (!g.deleted) {
+      if (!vgs) {
+        problems.push(`${label} vanished though never deleted`);
+        continue;
+      }
+      if (g.split) {
+        const message = content?.status?.error?.message ?? '';
+        if (!message.includes('attached to different nodes')) problems.push(`${label}: its content is not refused for claims on different nodes (error: ${message || 'none'})`);
+        if (vgs.status?.readyToUse === true) problems.push(`${label} is ready, though its claims are on two nodes`);
+        continue;
+      }
+      if (vgs.status?.readyToUse !== true) problems.push(`${label} is not ready to use${vgs.status?.error?.message ? ` (${vgs.status.error.message})` : ''}`);
+      const recorded = content?.status?.volumeSnapshotInfoList ?? [];
+      if (vgs.status?.readyToUse === true && (recorded.length !== g.members || members.length !== g.members)) {
+        problems.push(`${label} is ready with ${recorded.length} recorded snapshot(s) and ${members.length} member VolumeSnapshot(s) for ${g.members} claims`);
+      }
+      continue;
+    }
+    const restoring = members.some((m) => pendingFrom(s, 'VolumeSnapshot', m.metadata.name, true).length > 0);
+    if (vgs || members.length > 0) {
+      if (!final && restoring) continue;
+      if (vgs) problems.push(`deleted ${label} is stuck terminating (finalizers: ${(vgs.metadata.finalizers ?? []).join(', ') || 'none'})`);
+      for (const m of members) problems.push(`deleted ${label}: its member VolumeSnapshot ${m.metadata.name} is still there`);
+      continue;
+    }
+    if (g.policy === 'Delete') {
+      if (content) problems.push(`deleted ${label}: its content ${name} is still there${content.metadata.deletionTimestamp ? ' (terminating)' : ''}`);
+      for (const c of s.contents) if (c.metadata.annotations?.[GROUP_HANDLE] === name) problems.push(`deleted ${label}: its member content ${c.metadata.name} is still there`);
+      for (const e of s.ebsSnapshots) {
+        if (e.tags.find((t) => t.key === 'CSIVolumeSnapshotName')?.value === name && !e.deleteRequested) problems.push(`deleted ${label}: its EBS snapshot ${e.id} is ${e.state}`);
+      }
+    } else if (!content) problems.push(`deleted ${label}: its Retain content ${name} is gone`);
+    else if (content.metadata.deletionTimestamp) problems.push(`deleted ${label}: its Retain content ${name} is terminating`);
+  }
+  return problems;
 }
 
 /**
@@ -237,11 +340,15 @@ export function sourceProtectionProblems(s: Snapshot): string[] {
  * external-provisioner refuses it ("is being deleted", or gone: "does not exist"), with a Warning
  * saying so. It stays Pending until deleted; that is right, not a failure to converge.
  */
-function refusedForDeletedSource(s: Snapshot, pvc: Claim, tracked: readonly TrackedClaim[], snapshots: readonly TrackedSnapshot[]): boolean {
+function refusedForDeletedSource(s: Snapshot, pvc: Claim, tracked: readonly TrackedClaim[], snapshots: readonly TrackedSnapshot[], groups: readonly TrackedGroup[]): boolean {
   const source = pvc.spec.dataSource;
   if (!source?.name || (pvc.status?.phase ?? 'Pending') !== 'Pending') return false;
+  // A member VolumeSnapshot goes with its group.
+  const fromGroup = tracked.find((c) => c.name === pvc.metadata.name)?.fromGroup;
   const deleted =
-    source.kind === 'VolumeSnapshot' ? snapshots.some((v) => v.name === source.name && v.deleted) : tracked.some((c) => c.name === source.name && c.deleted);
+    source.kind === 'VolumeSnapshot'
+      ? snapshots.some((v) => v.name === source.name && v.deleted) || groups.some((g) => g.name === fromGroup && g.deleted)
+      : tracked.some((c) => c.name === source.name && c.deleted);
   if (!deleted) return false;
   return ['is being deleted', 'does not exist'].some((text) => warned(s, 'PersistentVolumeClaim', pvc.metadata.name, 'ProvisioningFailed', text));
 }
@@ -286,9 +393,9 @@ function nodeOf(world: JudgedWorld, instanceId: string): string {
 }
 
 /** What is not as it should be, now. `final`: everything has been deleted. */
-export function convergenceProblems(world: JudgedWorld, tracked: readonly TrackedClaim[], final: boolean, snapshots: readonly TrackedSnapshot[] = []): string[] {
+export function convergenceProblems(world: JudgedWorld, tracked: readonly TrackedClaim[], final: boolean, snapshots: readonly TrackedSnapshot[] = [], groups: readonly TrackedGroup[] = []): string[] {
   const s = snapshot(world);
-  const problems: string[] = [...snapshotProblems(s, snapshots, final), ...sourceProtectionProblems(s)];
+  const problems: string[] = [...snapshotProblems(s, snapshots, final), ...groupProblems(s, groups, final), ...sourceProtectionProblems(s)];
   const livePodsUsing = (claim: string) => s.pods.filter((p) => claimsOf(p).includes(claim));
 
   for (const c of tracked) {
@@ -307,7 +414,7 @@ export function convergenceProblems(world: JudgedWorld, tracked: readonly Tracke
         else if (!warned(s, 'PersistentVolumeClaim', c.name, 'ProvisioningFailed', refused.id)) problems.push(`claim ${c.name} (${c.class.name}) is Pending with no Warning ProvisioningFailed naming its source's disk ${refused.id} (${refused.why})`);
         continue;
       }
-      if (refusedForDeletedSource(s, pvc, tracked, snapshots)) continue;
+      if (refusedForDeletedSource(s, pvc, tracked, snapshots, groups)) continue;
       if (shouldBind && phase !== 'Bound') problems.push(`claim ${c.name} (${c.class.name}) is ${phase}, not Bound`);
       if (phase === 'Bound') problems.push(...dayTwoProblems(c, pvc, s, livePodsUsing(c.name)));
       continue;
@@ -427,8 +534,8 @@ function dayTwoProblems(c: TrackedClaim, pvc: Claim, s: Snapshot, pods: Pod[]): 
 }
 
 /** Convergence problems plus attachments no VolumeAttachment names: empty once all is settled. */
-export function unsettled(world: JudgedWorld, tracked: readonly TrackedClaim[], final: boolean, snapshots: readonly TrackedSnapshot[] = []): string[] {
-  return [...convergenceProblems(world, tracked, final, snapshots), ...attachedWithoutVa(world, snapshot(world), tracked)];
+export function unsettled(world: JudgedWorld, tracked: readonly TrackedClaim[], final: boolean, snapshots: readonly TrackedSnapshot[] = [], groups: readonly TrackedGroup[] = []): string[] {
+  return [...convergenceProblems(world, tracked, final, snapshots, groups), ...attachedWithoutVa(world, snapshot(world), tracked)];
 }
 
 /** Attachments in EC2 (attaching, attached, detaching…) that no VolumeAttachment names. */
@@ -475,14 +582,24 @@ export function finalVerdict(world: JudgedWorld, tracked: readonly TrackedClaim[
   for (const e of s.ebsSnapshots) {
     if (e.deleteRequested) continue;
     const content = contentOf(s, e);
-    if (!content) note('leaked', `EBS snapshot ${e.id} (${e.state}) and no VolumeSnapshotContent names it`);
-    else if ((content.spec.deletionPolicy ?? 'Delete') === 'Delete' && content.metadata.deletionTimestamp) {
+    const group = groupContentOf(s, e);
+    if (!content && !group) note('leaked', `EBS snapshot ${e.id} (${e.state}) and no VolumeSnapshotContent or VolumeGroupSnapshotContent names it`);
+    else if (content && (content.spec.deletionPolicy ?? 'Delete') === 'Delete' && content.metadata.deletionTimestamp) {
       note('leaked', `EBS snapshot ${e.id} (${e.state}); its Delete content ${content.metadata.name} is being deleted`);
+    } else if (group && (group.spec.deletionPolicy ?? 'Delete') === 'Delete' && group.metadata.deletionTimestamp) {
+      note('leaked', `EBS snapshot ${e.id} (${e.state}); its Delete group content ${group.metadata.name} is being deleted`);
     }
   }
   for (const [name, ids] of oracle.createdSnapshots) {
     if (ids.size > 1) note('duplicate', `${ids.size} EBS snapshots created for ${name}: ${[...ids].join(', ')}`);
   }
+  for (const [name, n] of oracle.createdGroups) {
+    if (n > 1) note('duplicate', `${n} CreateSnapshots for group content ${name}`);
+  }
+  for (const [name, byVolume] of oracle.createdGroupSnapshots) {
+    for (const [volumeId, ids] of byVolume) if (ids.size > 1) note('duplicate', `${ids.size} EBS snapshots of member volume ${volumeId} created for group content ${name}: ${[...ids].join(', ')}`);
+  }
+  for (const line of oracle.splitSnapshotted) note('splitGroupSnapshotted', line);
   for (const [name, n] of oracle.modified) {
     const c = tracked.find((t) => t.uid && `pvc-${t.uid}` === name);
     const wanted = (c?.resized ? 1 : 0) + (c?.volumeAttributesClass === 'fast' ? 1 : 0);

@@ -8,7 +8,11 @@
  * on another cluster's disk, never copied, and a pod on a disk of the cluster not adopted, never
  * attached until the operator adopts it, and a pod with an inline in-tree volume (a VolumeAttachment
  * with `inlineVolumeSpec`, no PV) on a disk that is the user's, and a restore's snapshot or a clone's source claim deleted
- * while the new volume may be being made from it, protected until then and let go after) over the real app, gateway, EC2 simulator, controllers and
+ * while the new volume may be being made from it, protected until then and let go after, and
+ * group snapshots — one CreateSnapshots of the claims one pod uses on one node, a member
+ * restored, the group deleted under Delete and Retain, its CreateSnapshots answer lost, a crash
+ * applying its content's writes, its item sent twice; the claims on two nodes refused with no
+ * EC2 call) over the real app, gateway, EC2 simulator, controllers and
  * `applyWrites`: at least 300 crash points, and every count 0.
  *
  * `CRASH_POINTS` and `CRASH_SEED` change the amount and the first seed; the long run is
@@ -24,11 +28,21 @@ const POINTS = Number(process.env.CRASH_POINTS ?? 300);
 const SEED = Number(process.env.CRASH_SEED ?? 1);
 
 describe('crash-point explorer', () => {
-  it(`${POINTS} crash points from seed ${SEED}: 0 leaked, 0 duplicate, 0 wrongly deleted, 0 wrongly detached, 0 attached without a VolumeAttachment, 0 copied foreign, 0 touched not adopted, 0 made from unprotected source, every claim converged`, async () => {
+  it(`${POINTS} crash points from seed ${SEED}: 0 leaked, 0 duplicate, 0 wrongly deleted, 0 wrongly detached, 0 attached without a VolumeAttachment, 0 copied foreign, 0 touched not adopted, 0 made from unprotected source, 0 group across nodes snapshotted, every claim and group converged`, async () => {
     const summary = await explore({ points: POINTS, seed: SEED });
     console.log(`${formatSummary(summary)}\n\n${formatFailures(summary)}`);
     expect(summary.points).toBeGreaterThanOrEqual(POINTS);
     expect(summary.counts, formatFailures(summary)).toEqual(zeroCounts());
+    // Group snapshots were explored, not only drawn: taken, refused across nodes, restored from,
+    // deleted under both policies, with their own crash points fired.
+    const g = summary.groups;
+    expect(g.createSnapshots).toBeGreaterThan(0);
+    expect(g.split).toBeGreaterThan(0);
+    expect(g.restores).toBeGreaterThan(0);
+    expect(g.deletedDelete).toBeGreaterThan(0);
+    expect(g.deletedRetain).toBeGreaterThan(0);
+    expect(summary.pointKinds['EC2 answer lost after CreateSnapshots']).toBeGreaterThan(0);
+    expect(Object.keys(summary.pointKinds).filter((k) => k.endsWith('of a group content')).length).toBeGreaterThan(0);
   }, 300_000);
 
   it('a seed replays its run exactly: the same lifecycle, crash points and trace', async () => {

@@ -11,6 +11,7 @@ export class CrashController {
   readonly injected: string[] = [];
   private readonly mutations = new Map<string, number>();
   private resultsWithWrites = 0;
+  private groupResultsWithWrites = 0;
   private readonly done = new Set<CrashPlan>();
 
   constructor(private readonly plan: readonly CrashPlan[]) {}
@@ -35,11 +36,17 @@ export class CrashController {
     return true;
   }
 
-  /** A result with `writes` writes is about to be applied; a number: apply that many, then crash. */
-  beforeWrites(writes: number, detail: string): number | undefined {
+  /**
+   * A result with `writes` writes is about to be applied (`group`: of a VolumeGroupSnapshotContent
+   * item); a number: apply that many, then crash.
+   */
+  beforeWrites(writes: number, detail: string, group = false): number | undefined {
     if (writes === 0) return undefined;
     const n = ++this.resultsWithWrites;
-    const plan = this.plan.find((p): p is Extract<CrashPlan, { kind: 'lostWrites' }> => p.kind === 'lostWrites' && p.nth === n);
+    const g = group ? ++this.groupResultsWithWrites : 0;
+    const plan = this.plan.find(
+      (p): p is Extract<CrashPlan, { kind: 'lostWrites' }> => p.kind === 'lostWrites' && !this.done.has(p) && (p.group ? group && p.nth === g : p.nth === n),
+    );
     if (!plan) return undefined;
     const cut = Math.min(writes, Math.floor(plan.cut * (writes + 1)));
     this.fire(plan, `${detail}: ${cut} of ${writes} writes applied`);
@@ -51,9 +58,14 @@ export class CrashController {
     return this.due('restart', step);
   }
 
-  /** A duplicate send due at this step (from its planned step on, at the first step with items). */
-  duplicateAt(step: number): Extract<CrashPlan, { kind: 'duplicate' }> | undefined {
-    return this.due('duplicate', step);
+  /**
+   * A duplicate send due at this step (from its planned step on, at the first step with items;
+   * one of a group content's item, at the first step with such an item: `groupItem`).
+   */
+  duplicateAt(step: number, groupItem: boolean): Extract<CrashPlan, { kind: 'duplicate' }> | undefined {
+    return this.plan.find(
+      (p): p is Extract<CrashPlan, { kind: 'duplicate' }> => p.kind === 'duplicate' && p.step <= step && !this.done.has(p) && (!p.group || groupItem),
+    );
   }
 
   /** A leftover disk due at this step. */

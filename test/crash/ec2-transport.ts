@@ -11,9 +11,9 @@ import { accessKeyOf, sessionTokenOf } from '../../lib/local/ec2/iam.js';
 import type { Ec2Response, Ec2Simulator, Volume } from '../../lib/local/ec2/index.js';
 
 /** The EC2 actions that change something. */
-export const MUTATIONS = ['CreateVolume', 'AttachVolume', 'DetachVolume', 'DeleteVolume', 'ModifyVolume', 'CreateTags', 'CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes'] as const;
-/** The mutations of snapshots, restores and clones (a restore is a CreateVolume). */
-export const DATA_MUTATIONS: readonly Mutation[] = ['CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes'];
+export const MUTATIONS = ['CreateVolume', 'AttachVolume', 'DetachVolume', 'DeleteVolume', 'ModifyVolume', 'CreateTags', 'CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes', 'CreateSnapshots'] as const;
+/** The mutations of snapshots, group snapshots, restores and clones (a restore is a CreateVolume). */
+export const DATA_MUTATIONS: readonly Mutation[] = ['CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes', 'CreateSnapshots'];
 export type Mutation = (typeof MUTATIONS)[number];
 
 export function isMutation(action: string): action is Mutation {
@@ -131,6 +131,16 @@ export function createVolumeTags(params: URLSearchParams): Record<string, string
 /** The `<snapshotId>` of a CreateSnapshot answer. */
 export function createdSnapshotId(body: string): string | undefined {
   return /<snapshotId>(snap-[0-9a-f]+)<\/snapshotId>/.exec(body)?.[1];
+}
+
+/** The snapshots of a CreateSnapshots answer's snapshotSet: each one's ID and the volume it is of. */
+export function createdSnapshotSet(body: string): { snapshotId: string; volumeId: string }[] {
+  // Each SnapshotInfo names its snapshot, then its volume (tags, nested items, come after).
+  return body.split('<snapshotId>').slice(1).flatMap((part) => {
+    const snapshotId = /^(snap-[0-9a-f]+)<\/snapshotId>/.exec(part)?.[1];
+    const volumeId = /<volumeId>(vol-[0-9a-f]+)<\/volumeId>/.exec(part)?.[1];
+    return snapshotId && volumeId ? [{ snapshotId, volumeId }] : [];
+  });
 }
 
 /** The `<volumeId>` of a CreateVolume answer (the first in a CopyVolumes answer's volumeSet). */

@@ -4,7 +4,7 @@
  * run replays exactly with `npm run test:crash -- --seed <seed>`.
  */
 import { COUNT_NAMES, zeroCounts, type Counts } from './checks.js';
-import { failed, runOnce, type RunOptions, type RunReport } from './run.js';
+import { failed, runOnce, zeroGroupFigures, type GroupFigures, type RunOptions, type RunReport } from './run.js';
 
 export interface ExploreOptions extends RunOptions {
   /** Stop once this many crash points have fired. */
@@ -27,6 +27,8 @@ export interface ExploreSummary {
   /** Per count: how many runs had it. */
   runsWith: Counts;
   failures: RunReport[];
+  /** The group snapshot lifecycles' figures, summed. */
+  groups: GroupFigures;
   steps: number;
   requests: number;
   ms: number;
@@ -38,12 +40,14 @@ export function pointKind(description: string): string {
   if (lost) return `EC2 answer lost after ${lost[1]}`;
   if (description.startsWith('forwarder crash applying')) {
     const m = /: (\d+) of (\d+) writes applied/.exec(description);
-    if (m && m[1] === '0') return 'forwarder crash before the first write';
-    if (m && m[1] === m[2]) return 'forwarder crash after the last write';
-    return 'forwarder crash between writes';
+    const of = description.startsWith('forwarder crash applying group content') ? ' of a group content' : '';
+    if (m && m[1] === '0') return `forwarder crash before the first write${of}`;
+    if (m && m[1] === m[2]) return `forwarder crash after the last write${of}`;
+    return `forwarder crash between writes${of}`;
   }
   if (description.startsWith('forwarder restart')) return 'forwarder restart';
   if (description.startsWith('item sent twice')) return 'same item sent twice at once';
+  if (description.startsWith('group content item sent twice')) return "same group content's item sent twice at once";
   if (description.startsWith('claim ')) return "claim's item with its claim-deleted item";
   if (description.startsWith('a disk left')) return 'leftover disk of a gone claim and its snapshot (audit)';
   return 'other';
@@ -59,6 +63,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreSummary> 
     counts: zeroCounts(),
     runsWith: zeroCounts(),
     failures: [],
+    groups: zeroGroupFigures(),
     steps: 0,
     requests: 0,
     ms: 0,
@@ -74,6 +79,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreSummary> 
       const kind = pointKind(p);
       summary.pointKinds[kind] = (summary.pointKinds[kind] ?? 0) + 1;
     }
+    for (const key of Object.keys(summary.groups) as (keyof GroupFigures)[]) summary.groups[key] += report.groups[key];
     for (const key of Object.keys(summary.counts) as (keyof Counts)[]) {
       summary.counts[key] += report.counts[key];
       if (report.counts[key] > 0) summary.runsWith[key]++;
@@ -102,6 +108,11 @@ export function formatSummary(s: ExploreSummary): string {
   for (const key of Object.keys(COUNT_NAMES) as (keyof Counts)[]) {
     lines.push(`  ${COUNT_NAMES[key].padEnd(width)}${String(s.counts[key]).padStart(7)}${String(s.runsWith[key]).padStart(7)}`);
   }
+  const g = s.groups;
+  lines.push('');
+  lines.push(
+    `  group snapshots: ${g.lifecycles} lifecycles (${g.lifecycles - g.split} on one node, ${g.split} across two nodes), ${g.createSnapshots} CreateSnapshots making ${g.snapshots} snapshots, ${g.restores} members restored, ${g.deletedDelete + g.deletedRetain} groups deleted (${g.deletedDelete} Delete, ${g.deletedRetain} Retain; ${g.deletedEarly} before the teardown)`,
+  );
   lines.push('');
   lines.push('  crash points by kind:');
   for (const [kind, n] of Object.entries(s.pointKinds).sort((a, b) => b[1] - a[1])) lines.push(`    ${String(n).padStart(5)}  ${kind}`);

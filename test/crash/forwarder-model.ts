@@ -30,11 +30,12 @@ import * as z from 'zod';
 import { ItemSchema, pvNameForClaim, ReconcileResponseSchema, sign, type ItemInput, type Result, type Write } from '../../lib/contract/index.js';
 import { matchResults } from '../../lib/forwarder/backend-client.js';
 import { isOurContent, isSettledContent } from '../../lib/contract/index.js';
-import { attachmentNews, claimNews, fingerprint, snapshotContentNews, volumeNews } from '../../lib/forwarder/changes.js';
-import { isOurAttachment, isOurClaim, isOurVolume, isSettledAttachment, isSettledVolume, type Ownership } from '../../lib/forwarder/filter.js';
+import { attachmentNews, claimNews, fingerprint, groupSnapshotContentNews, snapshotContentNews, volumeNews } from '../../lib/forwarder/changes.js';
+import { isOurAttachment, isOurClaim, isOurGroupSnapshotContent, isOurVolume, isSettledAttachment, isSettledVolume, type Ownership } from '../../lib/forwarder/filter.js';
 import {
   buildAttachmentItem,
   buildClaimDeletedItem,
+  buildGroupSnapshotContentItem,
   buildClaimItem,
   sourceAwaitsRelease,
   buildSnapshotContentItem,
@@ -43,6 +44,8 @@ import {
   keys,
   type ClusterView,
   type DeletedClaim,
+  type GroupSnapshotClassObject,
+  type GroupSnapshotContentObject,
   type SnapshotContentObject,
 } from '../../lib/forwarder/items.js';
 import { applyWrites, WriteError } from '../../lib/kube/index.js';
@@ -79,7 +82,9 @@ type Resource =
   | 'volumeattributesclasses'
   | 'volumesnapshots'
   | 'volumesnapshotcontents'
-  | 'volumesnapshotclasses';
+  | 'volumesnapshotclasses'
+  | 'volumegroupsnapshotcontents'
+  | 'volumegroupsnapshotclasses';
 
 interface Candidate {
   key: string;
@@ -92,6 +97,8 @@ interface Candidate {
   deletedUid?: string;
   /** Its object changed since the last list: what a watch event would offer at once. */
   changed: boolean;
+  /** The item of a VolumeGroupSnapshotContent. */
+  group?: true;
 }
 
 interface Outgoing {
@@ -99,6 +106,7 @@ interface Outgoing {
   subject: string;
   item: ItemInput;
   deletedUid?: string;
+  group?: true;
 }
 
 export interface ForwarderStats {
@@ -154,8 +162,7 @@ export class ForwarderModel {
       volumeSnapshot: (namespace, name) => this.get('volumesnapshots', name, namespace),
       snapshotContent: (name) => this.get('volumesnapshotcontents', name),
       snapshotClass: (name) => this.get('volumesnapshotclasses', name),
-      // The explorer's world has no group snapshots yet.
-      groupSnapshotClass: () => undefined,
+      groupSnapshotClass: (name) => this.get<GroupSnapshotClassObject>('volumegroupsnapshotclasses', name),
       pvs: () => this.list<V1PersistentVolume>('persistentvolumes'),
     };
   }
@@ -316,6 +323,24 @@ export class ForwarderModel {
         },
       });
     }
+    for (const content of this.list<GroupSnapshotContentObject>('volumegroupsnapshotcontents')) {
+      const name = content.metadata?.name ?? '';
+      const key = keys.groupSnapshotContent(name);
+      const isChanged = changed(key, fingerprint(groupSnapshotContentNews(content, ownership)));
+      if (!isOurGroupSnapshotContent(content, ownership) || (isSettledContent(content) && !isChanged)) continue;
+      const group = content.spec?.volumeGroupSnapshotRef?.name ?? name;
+      out.push({
+        key,
+        changed: isChanged,
+        subject: `group content of ${group}`,
+        order: `${group}/5`,
+        group: true,
+        build: () => {
+          const now = this.get<GroupSnapshotContentObject>('volumegroupsnapshotcontents', name);
+          return now && isOurGroupSnapshotContent(now, ownership) ? buildGroupSnapshotContentItem(now, this.view, DRIVER) : undefined;
+        },
+      });
+    }
     // The volume report (for the audit): offered when it changed, and on resync.
     const report = () =>
       buildVolumeReport(
@@ -325,6 +350,7 @@ export class ForwarderModel {
           attachments: () => this.list<V1VolumeAttachment>('volumeattachments'),
           csiNode: (name) => this.get<V1CSINode>('csinodes', name),
           snapshotContents: () => this.list<SnapshotContentObject>('volumesnapshotcontents'),
+          groupSnapshotContents: () => this.list<GroupSnapshotContentObject>('volumegroupsnapshotcontents'),
         },
         ownership,
       );
@@ -348,7 +374,7 @@ export class ForwarderModel {
       }
       return undefined;
     }
-    return { key: candidate.key, subject: candidate.subject, item, ...(candidate.deletedUid ? { deletedUid: candidate.deletedUid } : {}) };
+    return { key: candidate.key, subject: candidate.subject, item, ...(candidate.deletedUid ? { deletedUid: candidate.deletedUid } : {}), ...(candidate.group ? { group: true as const } : {}) };
   }
 
   /**
@@ -390,8 +416,10 @@ export class ForwarderModel {
     }
     const all = this.collect();
     let candidates = all.filter((c) => c.changed || (this.dueAt.get(c.key) ?? 0) <= now);
-    const dupPlan = candidates.length > 0 ? this.crashes.duplicateAt(step) : undefined;
-    const dup = dupPlan ? candidates.splice(Math.floor(dupPlan.pick * candidates.length), 1)[0] : undefined;
+    const groupItems = candidates.filter((c) => c.group);
+    const dupPlan = candidates.length > 0 ? this.crashes.duplicateAt(step, groupItems.length > 0) : undefined;
+    const dupOf = dupPlan?.group ? (groupItems[Math.floor(dupPlan.pick * groupItems.length)] as Candidate) : dupPlan && candidates[Math.floor(dupPlan.pick * candidates.length)];
+    const dup = dupOf ? candidates.splice(candidates.indexOf(dupOf), 1)[0] : undefined;
 
     for (let round = 0; round < MAX_ROUNDS && candidates.length > 0; round++) {
       // The queue hands out batches: all at once, or a few at a time.
@@ -524,7 +552,7 @@ export class ForwarderModel {
         this.stats.outcomes[result.outcome] = (this.stats.outcomes[result.outcome] ?? 0) + 1;
         const why = result.outcome === 'done' ? '' : ` (${result.requeueAfterSeconds ?? '-'} s: ${(result.message ?? '').slice(0, 100)})`;
         this.trace(`result ${out.subject}: ${result.outcome}${why}${result.writes.length ? ` [${result.writes.map(describeWrite).join(', ')}]` : ''}`);
-        const cut = this.crashes.beforeWrites(result.writes.length, out.subject);
+        const cut = this.crashes.beforeWrites(result.writes.length, out.subject, out.group === true);
         if (cut !== undefined) {
           await this.apply(result.writes.slice(0, cut), out.subject);
           this.crash(step + 1 + this.rng.weighted([[0, 6], [1, 3], [2, 1]] as const), `crashed after ${cut} of ${result.writes.length} writes for ${out.subject}`);

@@ -3,7 +3,7 @@
  * the nearest one it must let pass, on a world built as a run builds it.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLONE_SOURCE_PROTECTION, finalVerdict, snapshot, SNAPSHOT_SOURCE_PROTECTION, sourceProtectionProblems, unsettled, type TrackedClaim } from './checks.js';
+import { CLONE_SOURCE_PROTECTION, finalVerdict, groupProblems, snapshot, SNAPSHOT_SOURCE_PROTECTION, sourceProtectionProblems, unsettled, type TrackedClaim, type TrackedGroup } from './checks.js';
 import { CrashController } from './crashes.js';
 import { simulatorTransport, type Ec2Call } from './ec2-transport.js';
 import { notAdopted, Oracle } from './oracle.js';
@@ -276,6 +276,197 @@ describe('crash explorer judges: snapshots', () => {
     expect(verdict.findings.filter((f) => f.startsWith('leaked: EBS snapshot'))).toEqual([expect.stringContaining(`leaked: EBS snapshot ${orphan}`)]);
     expect(verdict.findings.filter((f) => f.startsWith('duplicate'))).toEqual([expect.stringContaining(`2 EBS snapshots created for snapcontent-kept`)]);
     expect(verdict.counts).toMatchObject({ duplicate: 1, wronglyDeleted: 0 });
+  });
+});
+
+describe('crash explorer judges: group snapshots', () => {
+  const node = () => world.nodes[0]!;
+
+  /** Volumes attached to the first node, as a group's members are. */
+  async function attachedVolumes(n: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const id = await volume(`pvc-member-${i}`);
+      const out = await world.sim.call({ Action: 'AttachVolume', VolumeId: id, InstanceId: node().instanceId, Device: `/dev/xvdb${'abcdef'[i]}` });
+      if (out.status !== 200) throw new Error(out.body);
+      ids.push(id);
+    }
+    world.clock.advance(10_000);
+    return ids;
+  }
+
+  /** The group's CreateSnapshots as EC2 answers it, its snapshots tagged with the group content's name. */
+  async function createSnapshots(name: string, exclude: string[] = []): Promise<Ec2Call> {
+    const params: Record<string, string> = {
+      Action: 'CreateSnapshots',
+      'InstanceSpecification.InstanceId': node().instanceId,
+      'InstanceSpecification.ExcludeBootVolume': 'true',
+      'TagSpecification.1.ResourceType': 'snapshot',
+      'TagSpecification.1.Tag.1.Key': 'CSIVolumeSnapshotName',
+      'TagSpecification.1.Tag.1.Value': name,
+      'TagSpecification.1.Tag.2.Key': 'kubernetes.io/cluster/crash',
+      'TagSpecification.1.Tag.2.Value': 'owned',
+    };
+    exclude.forEach((id, i) => (params[`InstanceSpecification.ExcludeDataVolumeId.${i + 1}`] = id));
+    const response = await world.sim.call(params);
+    if (response.status !== 200) throw new Error(response.body);
+    // EC2 takes one snapshot of a volume at a time: 15 s between them.
+    world.clock.advance(16_000);
+    return { action: 'CreateSnapshots', params: new URLSearchParams(params), response };
+  }
+
+  /** The snapshots a CreateSnapshots made, by volume. */
+  function byVolume(c: Ec2Call): Map<string, string> {
+    return new Map(world.sim.snapshots().filter((s) => c.response.body.includes(s.id)).map((s) => [s.volumeId, s.id]));
+  }
+
+  /** A VolumeGroupSnapshot (the common controller's view of it is not needed: only what the judges read). */
+  function group(name: string, deleting = false): string {
+    const created = world.store.create('volumegroupsnapshots', {
+      apiVersion: 'groupsnapshot.storage.k8s.io/v1',
+      kind: 'VolumeGroupSnapshot',
+      metadata: { name, namespace: 'default', ...(deleting && { finalizers: ['groupsnapshot.storage.kubernetes.io/volumegroupsnapshot-bound-protection'] }) },
+      spec: { volumeGroupSnapshotClassName: 'group-delete', source: { selector: { matchLabels: { app: name } } } },
+    } as never);
+    if (deleting) world.store.delete('volumegroupsnapshots', name, 'default');
+    return created.metadata.uid;
+  }
+
+  /** A group content of `members`, recording `recorded` (volume → snapshot) when given; `deleting`: with a deletion timestamp. */
+  function groupContent(name: string, policy: 'Delete' | 'Retain', ref: { name: string; uid: string }, members: string[], recorded?: Map<string, string>, deleting = false) {
+    const created = world.store.create('volumegroupsnapshotcontents', {
+      apiVersion: 'groupsnapshot.storage.k8s.io/v1',
+      kind: 'VolumeGroupSnapshotContent',
+      metadata: { name, finalizers: ['groupsnapshot.storage.kubernetes.io/volumegroupsnapshotcontent-bound-protection'] },
+      spec: {
+        driver: DRIVER,
+        deletionPolicy: policy,
+        volumeGroupSnapshotClassName: `group-${policy.toLowerCase()}`,
+        volumeGroupSnapshotRef: { kind: 'VolumeGroupSnapshot', namespace: 'default', ...ref },
+        source: { volumeHandles: members },
+      },
+    } as never);
+    if (recorded) {
+      const list = [...recorded].map(([volumeHandle, snapshotHandle]) => ({ volumeHandle, snapshotHandle, readyToUse: true }));
+      world.store.updateStatus('volumegroupsnapshotcontents', { ...created, status: { volumeGroupSnapshotHandle: name, readyToUse: true, volumeSnapshotInfoList: list } } as never);
+    }
+    if (deleting) world.store.delete('volumegroupsnapshotcontents', name);
+  }
+
+  const deleteSnapshot = (id: string) => oracle.observe(call('DeleteSnapshot', { SnapshotId: id }));
+
+  it("wrongly deleted: a group's snapshot its Retain content records, one its live group's content records, the oldest of a member volume while the group is alive; fine: its Delete content being deleted with the group, a younger duplicate, a non-member's", async () => {
+    const [a, b, other] = await attachedVolumes(3);
+    // Retain, its group gone: its snapshots are the content's, kept.
+    const retain = await createSnapshots('groupsnapcontent-retain', [other!]);
+    groupContent('groupsnapcontent-retain', 'Retain', { name: 'gone', uid: 'uid-gone' }, [a!, b!], byVolume(retain), true);
+    // Delete, its group alive: nothing of it may go.
+    const live = await createSnapshots('groupsnapcontent-live', [other!]);
+    groupContent('groupsnapcontent-live', 'Delete', { name: 'live', uid: group('live') }, [a!, b!], byVolume(live));
+    // Delete, nothing recorded yet, its group alive: a lost answer's set, then a duplicate of it, and one of a volume not in the group.
+    const first = await createSnapshots('groupsnapcontent-unrecorded');
+    const second = await createSnapshots('groupsnapcontent-unrecorded', [other!]);
+    groupContent('groupsnapcontent-unrecorded', 'Delete', { name: 'unrecorded', uid: group('unrecorded') }, [a!, b!]);
+    // Delete, being deleted with its group: its snapshots go.
+    const going = await createSnapshots('groupsnapcontent-going', [other!]);
+    groupContent('groupsnapcontent-going', 'Delete', { name: 'going', uid: group('going', true) }, [a!, b!], byVolume(going), true);
+
+    deleteSnapshot(byVolume(retain).get(a!)!);
+    deleteSnapshot(byVolume(live).get(b!)!);
+    deleteSnapshot(byVolume(first).get(a!)!);
+    expect(oracle.wronglyDeleted).toEqual([
+      expect.stringMatching(new RegExp(`${byVolume(retain).get(a!)}: it is recorded by group content groupsnapcontent-retain, which has deletion policy Retain`)),
+      expect.stringMatching(new RegExp(`${byVolume(live).get(b!)}: .*VolumeGroupSnapshot live is alive`)),
+      expect.stringMatching(new RegExp(`${byVolume(first).get(a!)}: it is the oldest of its volume named by group content groupsnapcontent-unrecorded, whose VolumeGroupSnapshot unrecorded is alive`)),
+    ]);
+    // The controls: none of these is judged wrong.
+    deleteSnapshot(byVolume(second).get(a!)!);
+    deleteSnapshot(byVolume(first).get(other!)!);
+    deleteSnapshot(byVolume(going).get(a!)!);
+    deleteSnapshot(byVolume(going).get(b!)!);
+    expect(oracle.wronglyDeleted).toHaveLength(3);
+  });
+
+  it('the end: a group snapshot no content names is leaked, one its Retain group content names is not; a second CreateSnapshots for one group, and a second snapshot of one member, are duplicates; one call of two members is not', async () => {
+    const [a, b] = await attachedVolumes(2);
+    const kept = await createSnapshots('groupsnapcontent-kept');
+    groupContent('groupsnapcontent-kept', 'Retain', { name: 'gone', uid: 'uid-gone' }, [a!, b!], undefined, true);
+    oracle.observe(kept);
+    const orphan = await createSnapshots('groupsnapcontent-orphan');
+    oracle.observe(orphan);
+    let verdict = finalVerdict(world, [], oracle, []);
+    expect(verdict.findings.filter((f) => f.startsWith('leaked: EBS snapshot'))).toEqual([
+      expect.stringContaining(`leaked: EBS snapshot ${byVolume(orphan).get(a!)}`),
+      expect.stringContaining(`leaked: EBS snapshot ${byVolume(orphan).get(b!)}`),
+    ]);
+    expect(verdict.counts.duplicate).toBe(0);
+
+    oracle.observe(await createSnapshots('groupsnapcontent-kept', [b!]));
+    verdict = finalVerdict(world, [], oracle, []);
+    expect(verdict.findings.filter((f) => f.startsWith('duplicate'))).toEqual([
+      expect.stringContaining('2 CreateSnapshots for group content groupsnapcontent-kept'),
+      expect.stringContaining(`2 EBS snapshots of member volume ${a} created for group content groupsnapcontent-kept`),
+    ]);
+    expect(verdict.counts).toMatchObject({ duplicate: 2, wronglyDeleted: 0 });
+  });
+
+  it('a group across two nodes snapshotted: a CreateSnapshots for its content is counted, answered or refused; the same for a group on one node, not', async () => {
+    await attachedVolumes(2);
+    const uid = group('split');
+    groupContent('groupsnapcontent-split', 'Delete', { name: 'split', uid }, ['vol-a', 'vol-b']);
+    groupContent('groupsnapcontent-whole', 'Delete', { name: 'whole', uid: group('whole') }, ['vol-a', 'vol-b']);
+    oracle.splitGroups.add('split');
+    oracle.observe(await createSnapshots('groupsnapcontent-whole'));
+    expect(oracle.splitSnapshotted).toEqual([]);
+    const refused = await createSnapshots('groupsnapcontent-split');
+    oracle.observe({ ...refused, response: { ...refused.response, status: 400, code: 'InvalidParameterValue' } });
+    expect(oracle.splitSnapshotted).toEqual([expect.stringContaining('for group split (groupsnapcontent-split), whose claims are used on two nodes (EC2 answered InvalidParameterValue)')]);
+    expect(finalVerdict(world, [], oracle, []).counts.splitGroupSnapshotted).toBe(1);
+  });
+
+  it('not converged: a deleted Delete group whose content and EBS snapshots are still there, a live split group not refused; a ready group on one node and a deleted Retain group with its content kept are fine', async () => {
+    const [a, b] = await attachedVolumes(2);
+    const make = (name: string, policy: 'Delete' | 'Retain', deleting: boolean) => {
+      const uid = group(name);
+      if (deleting) world.store.delete('volumegroupsnapshots', name, 'default');
+      return uid;
+    };
+    // Deleted (gone), Delete: its content and snapshots remain.
+    const stale = make('stale', 'Delete', true);
+    const staleSet = await createSnapshots(`groupsnapcontent-${stale}`);
+    groupContent(`groupsnapcontent-${stale}`, 'Delete', { name: 'stale', uid: stale }, [a!, b!], byVolume(staleSet));
+    // Deleted (gone), Retain: its content kept — right.
+    const kept = make('kept', 'Retain', true);
+    groupContent(`groupsnapcontent-${kept}`, 'Retain', { name: 'kept', uid: kept }, [a!, b!], byVolume(await createSnapshots(`groupsnapcontent-${kept}`)));
+    // Live, split: its content must carry the refusal.
+    const split = make('split', 'Delete', false);
+    groupContent(`groupsnapcontent-${split}`, 'Delete', { name: 'split', uid: split }, [a!, b!]);
+    // Live, one node, ready.
+    const ready = make('ready', 'Delete', false);
+    groupContent(`groupsnapcontent-${ready}`, 'Delete', { name: 'ready', uid: ready }, [a!, b!], byVolume(await createSnapshots(`groupsnapcontent-${ready}`)));
+    const vgs = world.store.get('volumegroupsnapshots', 'ready', 'default')!;
+    world.store.updateStatus('volumegroupsnapshots', { ...vgs, status: { readyToUse: true, boundVolumeGroupSnapshotContentName: `groupsnapcontent-${ready}` } } as never);
+    for (const m of [a!, b!]) {
+      world.store.create('volumesnapshots', {
+        apiVersion: 'snapshot.storage.k8s.io/v1',
+        kind: 'VolumeSnapshot',
+        metadata: { name: `member-${m}`, namespace: 'default', ownerReferences: [{ apiVersion: 'groupsnapshot.storage.k8s.io/v1', kind: 'VolumeGroupSnapshot', name: 'ready', uid: ready }] },
+        spec: { source: { persistentVolumeClaimName: m } },
+      } as never);
+    }
+    const groups: TrackedGroup[] = [
+      { name: 'stale', policy: 'Delete', split: false, members: 2, uid: stale, deleted: true },
+      { name: 'kept', policy: 'Retain', split: false, members: 2, uid: kept, deleted: true },
+      { name: 'split', policy: 'Delete', split: true, members: 2, uid: split, deleted: false },
+      { name: 'ready', policy: 'Delete', split: false, members: 2, uid: ready, deleted: false },
+    ];
+    const problems = groupProblems(snapshot(world), groups, true);
+    expect(problems).toEqual([
+      expect.stringContaining(`deleted VolumeGroupSnapshot stale (Delete): its content groupsnapcontent-${stale} is still there`),
+      expect.stringContaining(`deleted VolumeGroupSnapshot stale (Delete): its EBS snapshot ${byVolume(staleSet).get(a!)}`),
+      expect.stringContaining(`deleted VolumeGroupSnapshot stale (Delete): its EBS snapshot ${byVolume(staleSet).get(b!)}`),
+      expect.stringContaining('VolumeGroupSnapshot split (Delete, claims on two nodes): its content is not refused for claims on different nodes'),
+    ]);
   });
 });
 

@@ -19,12 +19,18 @@
  * And: made from an unprotected source — a volume made from a VolumeSnapshot, or a copy of a
  * claim's volume, while that source lacked external-provisioner's source protection (write
  * before act: the protection is on before the volume is made from it).
+ *
+ * Group snapshots: every CreateSnapshots by its group content's name (a second call for one
+ * group, or a second snapshot of one member, is a duplicate); a DeleteSnapshot of a group's
+ * snapshot while its group content is Retain, not being deleted, or its VolumeGroupSnapshot is
+ * alive is wrongly deleted; and a CreateSnapshots for a group whose claims are used on two nodes
+ * is counted whatever EC2 answers (it must be refused before any EC2 call).
  */
 import type { KubeObject } from '../../lib/local/kube/index.js';
-import type { Volume } from '../../lib/local/ec2/index.js';
+import type { Snapshot as Ec2Snapshot, Volume } from '../../lib/local/ec2/index.js';
 import { stuckAttachingMs } from '../../lib/reconcile/attach.js';
-import { changesVolumes, createdSnapshotId, createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
-import { CLONE_SOURCE_PROTECTION, contentOf, diskIdOf, SNAPSHOT_SOURCE_PROTECTION, type Content, type Pv } from './checks.js';
+import { changesVolumes, createdSnapshotId, createdSnapshotSet, createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
+import { CLONE_SOURCE_PROTECTION, contentOf, diskIdOf, groupContentOf, SNAPSHOT_SOURCE_PROTECTION, type Content, type GroupContent, type Pv } from './checks.js';
 import type { CrashController } from './crashes.js';
 import type { JudgedWorld } from './world.js';
 
@@ -37,6 +43,14 @@ export class Oracle {
   readonly created = new Map<string, Set<string>>();
   /** CSIVolumeSnapshotName → IDs of the snapshots CreateSnapshot made for it. */
   readonly createdSnapshots = new Map<string, Set<string>>();
+  /** A group content's name (its snapshots' CSIVolumeSnapshotName) → CreateSnapshots calls EC2 carried out for it. */
+  readonly createdGroups = new Map<string, number>();
+  /** A group content's name → per member volume, the IDs of the snapshots CreateSnapshots made of it. */
+  readonly createdGroupSnapshots = new Map<string, Map<string, Set<string>>>();
+  /** VolumeGroupSnapshots whose claims are used on two nodes: never to be snapshotted. */
+  readonly splitGroups = new Set<string>();
+  /** Snapshot calls (answered or refused) for a group of volumes attached to different nodes. */
+  readonly splitSnapshotted: string[] = [];
   readonly wronglyDeleted: string[] = [];
   readonly wronglyDetached: string[] = [];
   /** Calls answered UnauthorizedOperation: the simulator holds the backend to the role policy. */
@@ -80,6 +94,7 @@ export class Oracle {
     const world = this.world;
     if (!world) throw new Error('oracle used before its world was set');
     this.judgeOwnership(world, call);
+    if (action === 'CreateSnapshots') this.judgeSplit(world, call);
     if (!isMutation(action) || response.status !== 200) return false;
     const volumeId = action === 'CreateVolume' || action === 'CopyVolumes' ? createdVolumeId(response.body) : (params.get('VolumeId') ?? undefined);
     let subject = volumeId ?? '?';
@@ -93,6 +108,20 @@ export class Oracle {
           ids.add(id);
         }
         subject = `${id ?? '?'} of ${this.describe(volumeId ?? '?')}`;
+        break;
+      }
+      case 'CreateSnapshots': {
+        const name = createVolumeTags(params).CSIVolumeSnapshotName ?? '(no CSIVolumeSnapshotName)';
+        this.createdGroups.set(name, (this.createdGroups.get(name) ?? 0) + 1);
+        let byVolume = this.createdGroupSnapshots.get(name);
+        if (!byVolume) this.createdGroupSnapshots.set(name, (byVolume = new Map()));
+        const set = createdSnapshotSet(response.body);
+        for (const { snapshotId, volumeId: of } of set) {
+          let ids = byVolume.get(of);
+          if (!ids) byVolume.set(of, (ids = new Set()));
+          ids.add(snapshotId);
+        }
+        subject = `${name}: ${set.map((x) => `${x.snapshotId} of ${this.describe(x.volumeId)}`).join(', ') || 'no snapshot'}`;
         break;
       }
       case 'DeleteSnapshot': {
@@ -163,6 +192,16 @@ export class Oracle {
     }
   }
 
+  /** A CreateSnapshots for the content of a group whose claims are used on two nodes: asking is the fault. */
+  private judgeSplit(world: JudgedWorld, call: Ec2Call): void {
+    const name = createVolumeTags(call.params).CSIVolumeSnapshotName ?? '';
+    const content = world.store.get('volumegroupsnapshotcontents', name) as GroupContent | undefined;
+    const group = content?.spec.volumeGroupSnapshotRef?.name;
+    if (group && this.splitGroups.has(group)) {
+      this.splitSnapshotted.push(`CreateSnapshots of instance ${call.params.get('InstanceSpecification.InstanceId') ?? '?'} for group ${group} (${name}), whose claims are used on two nodes (EC2 answered ${call.response.code ?? call.response.status})`);
+    }
+  }
+
   /** Why the volume's source was not protected when it was made from it; undefined when it was (or had no source). */
   private judgeSource(world: JudgedWorld, call: Ec2Call, csiName: string): string | undefined {
     const uid = csiName.startsWith('pvc-') ? csiName.slice(4) : '';
@@ -214,6 +253,42 @@ export class Oracle {
     const snapshot = world.sim.snapshot(snapshotId);
     if (!snapshot) return undefined;
     if (snapshot.tags.find((t) => t.key === `kubernetes.io/cluster/${world.clusterId}`)?.value !== 'owned') return 'it is not owned by this cluster';
+    return this.judgeContentSnapshotDelete(world, snapshot) ?? this.judgeGroupSnapshotDelete(world, snapshot);
+  }
+
+  /**
+   * Of a group's snapshot (its group content records it, or — nothing recorded for its volume —
+   * it is the oldest of a member volume tagged with the content's name), wrong: when the group
+   * content is Retain; when the content is not being deleted, or its VolumeGroupSnapshot is alive.
+   * A younger duplicate, or a snapshot of a volume not in the group, was never the group's.
+   */
+  private judgeGroupSnapshotDelete(world: JudgedWorld, snapshot: Ec2Snapshot): string | undefined {
+    const groupContents = world.store.list('volumegroupsnapshotcontents').items as GroupContent[];
+    const content = groupContentOf({ groupContents }, snapshot);
+    if (!content) return undefined;
+    const name = content.metadata.name;
+    const infos = content.status?.volumeSnapshotInfoList ?? [];
+    const recorded = infos.some((i) => i.snapshotHandle === snapshot.id);
+    if (!recorded) {
+      if (!(content.spec.source?.volumeHandles ?? []).includes(snapshot.volumeId)) return undefined;
+      if (infos.some((i) => i.volumeHandle === snapshot.volumeId && i.snapshotHandle)) return undefined;
+      const oldest = world.sim
+        .snapshots()
+        .filter((x) => x.volumeId === snapshot.volumeId && x.tags.find((t) => t.key === 'CSIVolumeSnapshotName')?.value === name)
+        .sort((a, b) => a.startTime - b.startTime || (a.id < b.id ? -1 : 1))[0];
+      if (oldest?.id !== snapshot.id) return undefined;
+    }
+    const what = `${recorded ? 'recorded by' : 'the oldest of its volume named by'} group content ${name}`;
+    if ((content.spec.deletionPolicy ?? 'Delete') !== 'Delete') return `it is ${what}, which has deletion policy ${content.spec.deletionPolicy}`;
+    const ref = content.spec.volumeGroupSnapshotRef;
+    const group = ref?.name ? world.store.get('volumegroupsnapshots', ref.name, ref.namespace ?? undefined) : undefined;
+    if (group && group.metadata.uid === ref?.uid && !group.metadata.deletionTimestamp) return `it is ${what}, whose VolumeGroupSnapshot ${ref?.name} is alive (not being deleted)`;
+    if (!content.metadata.deletionTimestamp) return `it is ${what}, which is not being deleted`;
+    return undefined;
+  }
+
+  private judgeContentSnapshotDelete(world: JudgedWorld, snapshot: Ec2Snapshot): string | undefined {
+    const snapshotId = snapshot.id;
     const contents = world.store.list('volumesnapshotcontents').items as Content[];
     const content = contentOf({ contents }, snapshot);
     if (!content) return undefined;

@@ -20,16 +20,21 @@
  * of the one not adopted is a call of its own to the simulator, as `cluster adopt` is outside
  * the backend. At the end the user deletes those static PVs (Released): the disks stay, the
  * cluster's one the user's (taken over, like a Retain disk).
+ *
+ * Group snapshot actions wait until they can happen (canPerform): the VolumeGroupSnapshot once
+ * its pods run, a restore from a member once the member exists, an early deletion once the group
+ * content exists; each step first performs what waited. At the teardown the groups are deleted
+ * with the VolumeSnapshots.
  */
 import { createHash } from 'node:crypto';
 import { CrashController } from './crashes.js';
 import { seedNodeRandomness } from './determinism.js';
-import { convergenceProblems, diskIdOf, finalVerdict, unsettled, type Counts, type Pv, type TrackedClaim, type TrackedSnapshot } from './checks.js';
+import { convergenceProblems, diskIdOf, finalVerdict, groupContentName, unsettled, type Counts, type Pv, type TrackedClaim, type TrackedGroup, type TrackedSnapshot } from './checks.js';
 import { ForwarderModel } from './forwarder-model.js';
 import { Oracle } from './oracle.js';
 import { Rng } from './rng.js';
 import { describeAction, describeScenario, generateScenario, type StaticDisk, type UserAction } from './scenario.js';
-import { createWorld, DRIVER, FOREIGN_CLUSTER, REGION, snapshotClassName, type World } from './world.js';
+import { createWorld, DRIVER, FOREIGN_CLUSTER, groupClassName, REGION, snapshotClassName, type World } from './world.js';
 import { wantedTags } from '../../lib/cli/adopt-plan.js';
 import type { KubeObject } from '../../lib/local/kube/index.js';
 import { runAudit } from '../../lib/audit/index.js';
@@ -60,6 +65,27 @@ export interface RunReport {
   trace: string[];
   /** Not counted, but worth a look when a run fails: backend refusals, write failures… */
   diagnostics: string[];
+  /** What the run's group snapshot lifecycle did (zeros without one). */
+  groups: GroupFigures;
+}
+
+export interface GroupFigures {
+  /** Lifecycles with a VolumeGroupSnapshot; of them, with its claims on two nodes. */
+  lifecycles: number;
+  split: number;
+  /** CreateSnapshots EC2 carried out, and the snapshots they made. */
+  createSnapshots: number;
+  snapshots: number;
+  /** Claims restored from a member. */
+  restores: number;
+  /** Groups made and deleted, by policy; of them, deleted before the teardown. */
+  deletedDelete: number;
+  deletedRetain: number;
+  deletedEarly: number;
+}
+
+export function zeroGroupFigures(): GroupFigures {
+  return { lifecycles: 0, split: 0, createSnapshots: 0, snapshots: 0, restores: 0, deletedDelete: 0, deletedRetain: 0, deletedEarly: 0 };
 }
 
 const NAMESPACE = 'default';
@@ -97,6 +123,11 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     const crashes = new CrashController(scenario.crashes);
     const tracked: TrackedClaim[] = scenario.claims.map((c) => ({ name: c.name, class: c.class, deleted: false }));
     const trackedSnapshots: TrackedSnapshot[] = [];
+    const trackedGroups: TrackedGroup[] = scenario.groups.map((g) => ({ name: g.name, policy: g.policy, split: g.split, members: g.claims.length, deleted: false }));
+    for (const c of tracked) {
+      const from = scenario.claims.find((p) => p.name === c.name)?.fromGroupMember;
+      if (from) c.fromGroup = from.group;
+    }
     const claimOfPvName = (pvName: string) => tracked.find((c) => c.uid && `pvc-${c.uid}` === pvName)?.name;
     const describeVolume = (volumeId: string, csiName?: string) => {
       const name = csiName ?? world?.sim.volume(volumeId)?.tags.find((t) => t.key === 'CSIVolumeName')?.value ?? '';
@@ -104,6 +135,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       return claim ? `${volumeId} (${claim})` : volumeId;
     };
     const oracle = new Oracle(crashes, log, describeVolume);
+    for (const g of scenario.groups) if (g.split) oracle.splitGroups.add(g.name);
     world = await createWorld({ seed, clusterId: 'crash', observe: (call) => oracle.observe(call) });
     const w = world;
     oracle.world = w;
@@ -185,6 +217,73 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       log(`operator adopts ${volumeId} (${claim}): ${tags.map(([key, value]) => `${key}=${value}`).join(', ')}`);
     };
 
+    /** The member VolumeSnapshot group `group` made of claim `claim`, once there (and not being deleted). */
+    const memberSnapshotOf = (group: string, claim: string): string | undefined => {
+      const uid = trackedGroups.find((g) => g.name === group)?.uid;
+      if (!uid) return undefined;
+      const member = w.store.list('volumesnapshots', { namespace: NAMESPACE }).items.find(
+        (v) =>
+          !v.metadata.deletionTimestamp &&
+          (v.metadata.ownerReferences as { kind?: string; uid?: string }[] | undefined)?.some((o) => o.kind === 'VolumeGroupSnapshot' && o.uid === uid) &&
+          (v.spec as { source?: { persistentVolumeClaimName?: string } }).source?.persistentVolumeClaimName === claim,
+      );
+      return member?.metadata.name;
+    };
+    const podsRun = (group: string) =>
+      scenario.groups.find((g) => g.name === group)!.pods.every((p) => (w.store.get('pods', p.pod, NAMESPACE)?.status as { phase?: string } | undefined)?.phase === 'Running');
+    /**
+     * Whether an action can happen now, or is held back until it can: a group is taken once its
+     * pods run (a group of volumes not attached is refused for good, as a user would not take
+     * one), and so is a member's own snapshot planned with it; a restore from a member once the
+     * member is there; an early group deletion once the group's content exists (once it is ready
+     * or refused, when so planned) and its restore was asked for.
+     */
+    const canPerform = (action: UserAction): boolean => {
+      switch (action.kind) {
+        case 'createGroup':
+          return podsRun(action.group);
+        case 'createSnapshot': {
+          // A member's own snapshot is taken with its group, once the group's pods run.
+          const group = scenario.claims.find((p) => p.name === action.claim)?.memberOf;
+          return !group || podsRun(group);
+        }
+        case 'createClaim': {
+          const from = scenario.claims.find((p) => p.name === action.claim)?.fromGroupMember;
+          return !from || memberSnapshotOf(from.group, from.claim) !== undefined;
+        }
+        case 'deleteGroup': {
+          const g = trackedGroups.find((t) => t.name === action.group)!;
+          if (!g.uid) return false;
+          const restore = tracked.find((c) => c.fromGroup === g.name);
+          if (restore && !restore.uid) return false;
+          // Not ready: once its content is made, while its snapshots may be being taken.
+          const content = w.store.get('volumegroupsnapshotcontents', groupContentName(g.uid));
+          if (!action.whenReady) return content !== undefined;
+          const vgs = w.store.get('volumegroupsnapshots', g.name, NAMESPACE)?.status as { readyToUse?: boolean } | undefined;
+          return vgs?.readyToUse === true || (content?.status as { error?: unknown } | undefined)?.error !== undefined;
+        }
+        default:
+          return true;
+      }
+    };
+    let deletedEarly = 0;
+    /** Actions held back, in order. */
+    const heldBack: UserAction[] = [];
+    const performOrHold = async (action: UserAction) => {
+      if (canPerform(action)) await perform(action);
+      else {
+        log(`user ${describeAction(action)} held back`);
+        heldBack.push(action);
+      }
+    };
+    const performHeldBack = async () => {
+      for (const action of [...heldBack]) {
+        if (!canPerform(action)) continue;
+        heldBack.splice(heldBack.indexOf(action), 1);
+        await perform(action);
+      }
+    };
+
     const perform = async (action: UserAction) => {
       log(`user ${describeAction(action)}`);
       switch (action.kind) {
@@ -195,12 +294,14 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
             createStatic(c, plan.static.disk, plan.static.zone);
             break;
           }
-          const source = plan?.source;
+          const member = plan?.fromGroupMember && memberSnapshotOf(plan.fromGroupMember.group, plan.fromGroupMember.claim);
+          const source = member ? { kind: 'VolumeSnapshot' as const, name: member } : plan?.source;
           const dataSource = source && (source.kind === 'VolumeSnapshot' ? { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: source.name } : { kind: 'PersistentVolumeClaim', name: source.name });
+          if (member) log(`user restores ${c.name} from ${member}, the member of ${plan?.fromGroupMember?.claim} in ${plan?.fromGroupMember?.group}`);
           const created = w.store.create('persistentvolumeclaims', {
             apiVersion: 'v1',
             kind: 'PersistentVolumeClaim',
-            metadata: { name: c.name, namespace: NAMESPACE },
+            metadata: { name: c.name, namespace: NAMESPACE, ...(plan?.memberOf && { labels: { app: plan.memberOf } }) },
             spec: {
               accessModes: ['ReadWriteOnce'],
               storageClassName: c.class.name,
@@ -261,6 +362,38 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
         case 'deletePod':
           ignoreNotFound(() => w.store.delete('pods', action.pod, NAMESPACE));
           break;
+        case 'createGroupPod': {
+          const node = w.nodes[action.node]!;
+          w.store.create('pods', {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: action.pod, namespace: NAMESPACE },
+            spec: {
+              nodeSelector: { 'kubernetes.io/hostname': node.name },
+              containers: [{ name: 'app', image: 'busybox:1.36', volumeMounts: action.claims.map((claim) => ({ name: claim, mountPath: `/data/${claim}` })) }],
+              volumes: action.claims.map((claim) => ({ name: claim, persistentVolumeClaim: { claimName: claim } })),
+            },
+          });
+          break;
+        }
+        case 'createGroup': {
+          const g = trackedGroups.find((t) => t.name === action.group)!;
+          const created = w.store.create('volumegroupsnapshots', {
+            apiVersion: 'groupsnapshot.storage.k8s.io/v1',
+            kind: 'VolumeGroupSnapshot',
+            metadata: { name: g.name, namespace: NAMESPACE },
+            spec: { volumeGroupSnapshotClassName: groupClassName(g.policy), source: { selector: { matchLabels: { app: g.name } } } },
+          } as never);
+          g.uid = created.metadata.uid;
+          break;
+        }
+        case 'deleteGroup': {
+          const g = trackedGroups.find((t) => t.name === action.group)!;
+          g.deleted = true;
+          deletedEarly++;
+          ignoreNotFound(() => w.store.delete('volumegroupsnapshots', g.name, NAMESPACE));
+          break;
+        }
         case 'resizeClaim':
         case 'changeClass': {
           const c = tracked.find((t) => t.name === action.claim) as TrackedClaim;
@@ -325,6 +458,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     let lastLeftoverAt = -Infinity;
     /** One step: a due restart, the forwarder's step (with an audit sometimes), then the clock moves on. */
     const forwarderStep = async (minMs: number, maxMs: number, during?: () => Promise<void>) => {
+      await performHeldBack();
       const restart = crashes.restartAt(step);
       if (restart && forwarder.running) {
         crashes.fired(restart, `at step ${step}`);
@@ -368,7 +502,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
 
     /** What would show progress: the storage objects and the volumes. Events are left out. */
     const fingerprint = () => {
-      const rvs = (['persistentvolumeclaims', 'persistentvolumes', 'volumeattachments', 'pods', 'volumesnapshots', 'volumesnapshotcontents'] as const).map((r) =>
+      const rvs = (['persistentvolumeclaims', 'persistentvolumes', 'volumeattachments', 'pods', 'volumesnapshots', 'volumesnapshotcontents', 'volumegroupsnapshots', 'volumegroupsnapshotcontents'] as const).map((r) =>
         w.store.list(r).items.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).join(','),
       );
       const volumes = w.sim.volumes().map((v) => `${v.id}:${v.state}:${v.attachments.map((a) => `${a.instanceId}/${a.state}`).join('+')}`);
@@ -384,7 +518,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       let last = '';
       let since = w.clock.now();
       for (let i = 0; i < MAX_CONVERGE_STEPS && w.clock.now() < until; i++) {
-        if (unsettled(w, tracked, final, trackedSnapshots).length === 0) return;
+        if (unsettled(w, tracked, final, trackedSnapshots, trackedGroups).length === 0 && heldBack.length === 0) return;
         const now = fingerprint();
         if (now !== last) {
           last = now;
@@ -401,7 +535,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     for (let s = 0; s < scenario.activeSteps; s++) {
       const actions = scenario.actions[s] ?? [];
       const all = async () => {
-        for (const action of actions) await perform(action);
+        for (const action of actions) await performOrHold(action);
       };
       if (scenario.midFlight[s]) await forwarderStep(500, 4000, all);
       else {
@@ -412,7 +546,15 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     // Checkpoint: the live state must converge.
     log('checkpoint');
     await converge(options.liveBudgetMs ?? 240_000, false);
-    const atCheckpoint = unsettled(w, tracked, false, trackedSnapshots).map((p) => `at checkpoint (step ${step}): ${p}`);
+    const atCheckpoint = [
+      ...unsettled(w, tracked, false, trackedSnapshots, trackedGroups),
+      ...heldBack.map((a) => `user ${describeAction(a)} still held back`),
+    ].map((p) => `at checkpoint (step ${step}): ${p}`);
+    for (const action of heldBack.splice(0)) {
+      log(`user ${describeAction(action)} given up`);
+      // A restore never asked for is no claim to judge.
+      if (action.kind === 'createClaim') (tracked.find((t) => t.name === action.claim) as TrackedClaim).deleted = true;
+    }
     // Teardown: pods, then (after a gap) claims.
     log('teardown');
     for (const pod of w.store.list('pods', { namespace: NAMESPACE }).items) ignoreNotFound(() => w.store.delete('pods', pod.metadata.name, NAMESPACE));
@@ -426,6 +568,11 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     for (const v of trackedSnapshots) {
       v.deleted = true;
       ignoreNotFound(() => w.store.delete('volumesnapshots', v.name, NAMESPACE));
+    }
+    for (const g of trackedGroups) {
+      if (g.deleted) continue;
+      g.deleted = true;
+      if (g.uid) ignoreNotFound(() => w.store.delete('volumegroupsnapshots', g.name, NAMESPACE));
     }
     await w.settle();
     await converge(options.finalBudgetMs ?? 360_000, true);
@@ -473,7 +620,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     }
     await audit();
     for (let extra = 0; extra < 2; extra++) await forwarderStep(1000, 5000);
-    const atEnd = convergenceProblems(w, tracked, true, trackedSnapshots).map((p) => `at end (step ${step}): ${p}`);
+    const atEnd = convergenceProblems(w, tracked, true, trackedSnapshots, trackedGroups).map((p) => `at end (step ${step}): ${p}`);
 
     const verdict = finalVerdict(w, tracked, oracle, [...atCheckpoint, ...atEnd]);
     const stats = forwarder.stats;
@@ -483,9 +630,21 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       ...stats.writeErrors.map((e) => `write failed: ${e}`),
       ...w.controllerErrors.map((e) => `controller: ${e}`),
     ];
+    const made = trackedGroups.filter((g) => g.uid && g.deleted);
+    const groups: GroupFigures = {
+      lifecycles: scenario.groups.length,
+      split: scenario.groups.filter((g) => g.split).length,
+      createSnapshots: [...oracle.createdGroups.values()].reduce((a, b) => a + b, 0),
+      snapshots: [...oracle.createdGroupSnapshots.values()].reduce((n, byVolume) => n + [...byVolume.values()].reduce((m, ids) => m + ids.size, 0), 0),
+      restores: tracked.filter((c) => c.fromGroup && c.uid).length,
+      deletedDelete: made.filter((g) => g.policy === 'Delete').length,
+      deletedRetain: made.filter((g) => g.policy === 'Retain').length,
+      deletedEarly,
+    };
     return {
       seed,
       scenario: describeScenario(scenario),
+      groups,
       points: [...crashes.injected],
       counts: verdict.counts,
       findings: verdict.findings,

@@ -16,7 +16,12 @@
  * `inlineVolumeSpec`, no PV) on a disk put into EC2 for it. They are drawn after everything
  * else, so a lifecycle without them is drawn exactly as before they existed. So are, last, the
  * deletions of a restore's VolumeSnapshot and a clone's source claim while the new volume may
- * still be being made from them (the source protection's test).
+ * still be being made from them (the source protection's test), and, last of all, a group
+ * snapshot: two or three claims used by one pod on one node, a VolumeGroupSnapshot of them (Delete
+ * or Retain), sometimes a member restored and the group deleted early — or the claims used on two
+ * nodes, which must be refused with no EC2 call — with crash points of its own (its CreateSnapshots
+ * or a DeleteSnapshot answer lost, a crash applying a group content's writes, its item sent twice,
+ * a restart).
  */
 import { DATA_MUTATIONS, MUTATIONS, type Mutation } from './ec2-transport.js';
 import type { Rng } from './rng.js';
@@ -43,7 +48,20 @@ export type UserAction =
    * adopted disk of the cluster the run puts into EC2 for it: no claim, no PV, a VolumeAttachment
    * with `spec.source.inlineVolumeSpec`. The disk is the user's: attached and detached, never deleted.
    */
-  | { kind: 'createInlinePod'; pod: string; zone: string };
+  | { kind: 'createInlinePod'; pod: string; zone: string }
+  /** A pod using several claims, pinned to node `node` (an index into the world's nodes). */
+  | { kind: 'createGroupPod'; pod: string; claims: string[]; node: number }
+  /**
+   * The VolumeGroupSnapshot `group` of the claims labelled for it: taken once its pods run (the
+   * runner holds it back until then — a group of volumes not attached is refused for good).
+   */
+  | { kind: 'createGroup'; group: string }
+  /**
+   * The VolumeGroupSnapshot deleted before the teardown, once it exists (`whenReady`: once it is
+   * ready or refused, else while its snapshots may still be being taken), and after a restore
+   * from one of its members was asked for.
+   */
+  | { kind: 'deleteGroup'; group: string; whenReady: boolean };
 
 export type CrashPlan =
   /** The nth successful call of `action` acts in EC2, and its answer is lost. */
@@ -51,8 +69,10 @@ export type CrashPlan =
   /**
    * The nth backend result that carries writes: the forwarder applies the first ⌊cut·(n+1)⌋
    * of its n writes (0…n), then crashes — the rest of that answer, and of the step, is lost.
+   * `group`: the nth such result of a VolumeGroupSnapshotContent item (its mark, status,
+   * refusal, release), counted apart from the others.
    */
-  | { kind: 'lostWrites'; nth: number; cut: number }
+  | { kind: 'lostWrites'; nth: number; cut: number; group?: true }
   /**
    * The forwarder restarts before step `step` (or the first later step it runs): its memory is
    * lost and it stays down `down` steps.
@@ -60,9 +80,10 @@ export type CrashPlan =
   | { kind: 'restart'; step: number; down: number }
   /**
    * In step `step` (or the first later step with items), one item — the one at fraction `pick`
-   * of the step's items — is sent twice at once.
+   * of the step's items — is sent twice at once. `group`: the item of a VolumeGroupSnapshotContent
+   * (waiting for a step that has one).
    */
-  | { kind: 'duplicate'; step: number; pick: number }
+  | { kind: 'duplicate'; step: number; pick: number; group?: true }
   /** The claim is deleted while its item is in flight: claim and claim-deleted items at once. */
   | { kind: 'claimRace'; claim: string }
   /**
@@ -80,6 +101,25 @@ export interface ClaimPlan {
   source?: { kind: 'VolumeSnapshot' | 'PersistentVolumeClaim'; name: string };
   /** Bound to a static PV (Retain) naming a disk put into EC2 for it, in `zone`. */
   static?: { disk: StaticDisk; zone: string };
+  /** A member of group `group` (labelled for its selector). */
+  memberOf?: string;
+  /**
+   * Restored from the member VolumeSnapshot the group `group` makes of claim `claim` (its name is
+   * the snapshot controller's, known once the group is recorded: the runner holds the claim back until then).
+   */
+  fromGroupMember?: { group: string; claim: string };
+}
+
+/**
+ * A VolumeGroupSnapshot of the claims labelled `app=<name>`. `split`: its claims are used by pods
+ * on two nodes, so it must be refused (NotOneNode) with no EC2 call.
+ */
+export interface GroupPlan {
+  name: string;
+  claims: string[];
+  policy: SnapshotPolicy;
+  split: boolean;
+  pods: { pod: string; claims: string[]; node: number }[];
 }
 
 /**
@@ -102,6 +142,13 @@ const SNAPSHOT_DELETE_CHANCE = 0.4;
 const CLONE_SOURCE_DELETE_CHANCE = 0.8;
 /** How often a second claim is restored from the same snapshot. */
 const SECOND_RESTORE_CHANCE = 0.5;
+/** How often a lifecycle has a group snapshot, how often that group spans two nodes (refused), is restored from, is deleted early. */
+const GROUP_CHANCE = 0.35;
+const SPLIT_GROUP_CHANCE = 0.25;
+const GROUP_RESTORE_CHANCE = 0.5;
+const GROUP_EARLY_DELETE_CHANCE = 0.5;
+/** How often a member is snapshotted on its own at the moment the group is taken. */
+const GROUP_SINGLE_SNAPSHOT_CHANCE = 0.3;
 
 export interface SnapshotPlan {
   name: string;
@@ -112,6 +159,7 @@ export interface SnapshotPlan {
 export interface Scenario {
   claims: ClaimPlan[];
   snapshots: SnapshotPlan[];
+  groups: GroupPlan[];
   /** Steps with user actions, before the checkpoint. */
   activeSteps: number;
   /** User actions by step, in order. */
@@ -217,7 +265,8 @@ export function generateScenario(rng: Rng): Scenario {
       (withPods && (m === 'AttachVolume' || m === 'DetachVolume')) ||
       (m === 'ModifyVolume' && flat.some((a) => a.kind === 'resizeClaim' || (a.kind === 'changeClass' && a.className === FAST_CLASS))) ||
       (m === 'CreateTags' && flat.some((a) => a.kind === 'changeClass' && a.className === TAGGED_CLASS)) ||
-      (hasData && DATA_MUTATIONS.includes(m)),
+      // CreateSnapshots only in a lifecycle with a group snapshot, which draws its own points.
+      (hasData && DATA_MUTATIONS.includes(m) && m !== 'CreateSnapshots'),
   );
   const horizon = activeSteps + 4;
   for (let p = 0; p < points; p++) {
@@ -316,7 +365,55 @@ export function generateScenario(rng: Rng): Scenario {
   if (claims.some((c) => c.name === 'k0') && snapshots.length === 0 && rng.chance(CLONE_SOURCE_DELETE_CHANCE)) {
     at(Math.max(createdAt('k0'), createdAt('d0')) + rng.int(0, 2)).push({ kind: 'deleteClaim', claim: 'd0', race: false });
   }
-  return { claims, snapshots, activeSteps, actions, midFlight, crashes, teardownGap };
+  // A group snapshot, last of all for the same reason: two or three claims of CSI
+  // WaitForFirstConsumer classes used by one pod on one node (or, split, by pods on two nodes).
+  const groups: GroupPlan[] = [];
+  if (rng.chance(GROUP_CHANCE)) {
+    const group = 'g0';
+    const split = rng.chance(SPLIT_GROUP_CHANCE);
+    const members = Array.from({ length: rng.int(2, 3) }, (_, i) => `m${i}`);
+    const wffc = CLASSES.filter((c) => c.binding === 'WaitForFirstConsumer' && !c.inTree);
+    const created = rng.int(0, 2);
+    for (const name of members) {
+      claims.push({ name, class: rng.pick(wffc), memberOf: group });
+      at(created).push({ kind: 'createClaim', claim: name });
+    }
+    const node = rng.int(0, ZONES.length - 1);
+    const pods = split
+      ? [
+          { pod: `${group}-pod0`, claims: members.slice(0, -1), node },
+          { pod: `${group}-pod1`, claims: members.slice(-1), node: (node + 1) % ZONES.length },
+        ]
+      : [{ pod: `${group}-pod0`, claims: members, node }];
+    const podAt = created + rng.int(0, 1);
+    for (const p of pods) at(podAt).push({ kind: 'createGroupPod', ...p });
+    const policy = rng.pick(SNAPSHOT_POLICIES);
+    groups.push({ name: group, claims: members, policy, split, pods });
+    const groupAt = podAt + rng.int(1, 3);
+    at(groupAt).push({ kind: 'createGroup', group });
+    // A VolumeSnapshot of a member taken the moment the group is (a claim's own schedule meeting
+    // the group's): EC2 takes one snapshot of a volume at a time, so one of the two must wait.
+    if (!split && rng.chance(GROUP_SINGLE_SNAPSHOT_CHANCE)) {
+      const single: SnapshotPlan = { name: 'gs0', claim: rng.pick(members), policy: rng.pick(SNAPSHOT_POLICIES) };
+      snapshots.push(single);
+      const action: UserAction = { kind: 'createSnapshot', snapshot: single.name, claim: single.claim, policy: single.policy };
+      if (rng.chance(0.5)) at(groupAt).unshift(action);
+      else at(groupAt).push(action);
+    }
+    if (!split && rng.chance(GROUP_RESTORE_CHANCE)) {
+      claims.push({ name: 'gr0', class: rng.pick(immediateCsi), fromGroupMember: { group, claim: rng.pick(members) } });
+      at(groupAt + rng.int(0, 2)).push({ kind: 'createClaim', claim: 'gr0' });
+    }
+    if (rng.chance(GROUP_EARLY_DELETE_CHANCE)) at(groupAt + rng.int(0, 4)).push({ kind: 'deleteGroup', group, whenReady: rng.chance(0.5) });
+    // Its own crash points: the group's CreateSnapshots answer lost, a DeleteSnapshot's (its
+    // deletion), a crash applying a group content's writes, its item sent twice, a restart.
+    if (!split && rng.chance(0.6)) crashes.push({ kind: 'lostEc2', action: 'CreateSnapshots', nth: 1 });
+    if (!split && rng.chance(0.4)) crashes.push({ kind: 'lostEc2', action: 'DeleteSnapshot', nth: rng.int(1, members.length) });
+    if (rng.chance(0.7)) crashes.push({ kind: 'lostWrites', nth: rng.int(1, 4), cut: rng.next(), group: true });
+    if (rng.chance(0.4)) crashes.push({ kind: 'duplicate', step: groupAt + rng.int(0, 3), pick: rng.next(), group: true });
+    if (rng.chance(0.3)) crashes.push({ kind: 'restart', step: groupAt + rng.int(0, 4), down: rng.weighted([[0, 5], [1, 3], [2, 2]] as const) });
+  }
+  return { claims, snapshots, groups, activeSteps, actions, midFlight, crashes, teardownGap };
 }
 
 export function describeCrash(plan: CrashPlan): string {
@@ -324,11 +421,11 @@ export function describeCrash(plan: CrashPlan): string {
     case 'lostEc2':
       return `lost answer of ${plan.action} #${plan.nth}`;
     case 'lostWrites':
-      return `forwarder crash applying result-with-writes #${plan.nth} (cut ${plan.cut.toFixed(2)})`;
+      return `forwarder crash applying ${plan.group ? 'group content ' : ''}result-with-writes #${plan.nth} (cut ${plan.cut.toFixed(2)})`;
     case 'restart':
       return `forwarder restart (due from step ${plan.step}, down ${plan.down} steps)`;
     case 'duplicate':
-      return `item sent twice at once (due from step ${plan.step})`;
+      return `${plan.group ? 'group content ' : ''}item sent twice at once (due from step ${plan.step})`;
     case 'claimRace':
       return `claim ${plan.claim} deleted with its item in flight`;
     case 'leftover':
@@ -339,8 +436,12 @@ export function describeCrash(plan: CrashPlan): string {
 /** `3~[…]`: the actions of step 3 happen while requests are in flight. */
 export function describeScenario(s: Scenario): string {
   const claims = [
-    ...s.claims.map((c) => `${c.name}:${c.class.name}${c.source ? `<${c.source.kind === 'VolumeSnapshot' ? 'snapshot' : 'clone'} ${c.source.name}` : ''}${c.static ? `=static ${c.static.disk} disk` : ''}`),
+    ...s.claims.map(
+      (c) =>
+        `${c.name}:${c.class.name}${c.source ? `<${c.source.kind === 'VolumeSnapshot' ? 'snapshot' : 'clone'} ${c.source.name}` : ''}${c.fromGroupMember ? `<member ${c.fromGroupMember.claim} of ${c.fromGroupMember.group}` : ''}${c.static ? `=static ${c.static.disk} disk` : ''}`,
+    ),
     ...s.snapshots.map((v) => `${v.name}:snapshot of ${v.claim} (${v.policy})`),
+    ...s.groups.map((g) => `${g.name}:group of ${g.claims.join('+')} (${g.policy}${g.split ? ', split over two nodes' : ''})`),
   ].join(' ');
   const actions = s.actions
     .map((list, step) => (list.length ? `${step}${s.midFlight[step] ? '~' : ''}[${list.map(describeAction).join(',')}]` : ''))
@@ -371,5 +472,11 @@ export function describeAction(a: UserAction): string {
       return `adopt(${a.claim})`;
     case 'createInlinePod':
       return `+${a.pod}(inline, ${a.zone})`;
+    case 'createGroupPod':
+      return `+${a.pod}(${a.claims.join('+')} on node ${a.node})`;
+    case 'createGroup':
+      return `+${a.group}`;
+    case 'deleteGroup':
+      return `-${a.group}${a.whenReady ? '(ready)' : ''}`;
   }
 }

@@ -83,6 +83,8 @@ export const CLASSES: readonly ClassSpec[] = [
 export const SNAPSHOT_POLICIES = ['Delete', 'Retain'] as const;
 export type SnapshotPolicy = (typeof SNAPSHOT_POLICIES)[number];
 export const snapshotClassName = (policy: SnapshotPolicy) => `snap-${policy.toLowerCase()}`;
+/** The VolumeGroupSnapshotClass of each deletion policy. */
+export const groupClassName = (policy: SnapshotPolicy) => `group-${policy.toLowerCase()}`;
 
 /** What the judges (checks.ts, oracle.ts) read of a world: one cluster's store and nodes, EC2 and its clock. */
 export type JudgedWorld = Pick<World, 'clusterId' | 'sim' | 'store' | 'nodes'> & { clock: Pick<Clock, 'now'> };
@@ -160,6 +162,13 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
       apiVersion: 'snapshot.storage.k8s.io/v1',
       kind: 'VolumeSnapshotClass',
       metadata: { name: snapshotClassName(policy) },
+      driver: DRIVER,
+      deletionPolicy: policy,
+    } as never);
+    seed('volumegroupsnapshotclasses', {
+      apiVersion: 'groupsnapshot.storage.k8s.io/v1',
+      kind: 'VolumeGroupSnapshotClass',
+      metadata: { name: groupClassName(policy) },
       driver: DRIVER,
       deletionPolicy: policy,
     } as never);

@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { SNAPSHOT_PER_VOLUME_INTERVAL_SECONDS } from '../../lib/ec2/errors.js';
 import { classifyEc2Error, Ec2Error, type Ec2ErrorKind } from '../../lib/ec2/index.js';
+import { verdictForEc2Error } from '../../lib/reconcile/outcomes.js';
 import { ec2Error } from './fake-ec2.js';
 
 const codes: Array<[code: string, kind: Ec2ErrorKind, status?: number]> = [
@@ -31,6 +34,7 @@ const codes: Array<[code: string, kind: Ec2ErrorKind, status?: number]> = [
   ['InvalidSnapshotID.Malformed', 'notFound'],
   ['InvalidSnapshot.InUse', 'inUse'],
   ['SnapshotLimitExceeded', 'other'],
+  ['SnapshotCreationPerVolumeRateExceeded', 'transient', 400],
   ['SomethingNew', 'other'],
   ['SomethingNewOnTheServer', 'transient', 502],
 ];
@@ -42,6 +46,18 @@ describe('classifyEc2Error', () => {
     expect(err).toMatchObject({ kind, code, action: 'AttachVolume' });
     expect(err.message).toContain(`message of ${code}`);
     expect(err.cause).toBeDefined();
+  });
+
+  it('SnapshotCreationPerVolumeRateExceeded -> transient, tried again after the 15 s EC2 asks for: a requeue, not a failure; a throttle carries no such wait (control)', () => {
+    const err = classifyEc2Error(ec2Error('SnapshotCreationPerVolumeRateExceeded', 'Wait at least 15 seconds between concurrent volume snapshots.', 400), 'CreateSnapshots');
+    expect(err).toMatchObject({ kind: 'transient', retryAfterSeconds: 15 });
+    expect(verdictForEc2Error(err, 'createSnapshots')).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 15 });
+    expect(classifyEc2Error(ec2Error('RequestLimitExceeded', 'Request limit exceeded.', 503)).retryAfterSeconds).toBeUndefined();
+  });
+
+  it('docs/snapshots.md states the wait the classifier gives SnapshotCreationPerVolumeRateExceeded', () => {
+    const doc = readFileSync(new URL('../../docs/snapshots.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    expect(doc).toContain(`\`SnapshotCreationPerVolumeRateExceeded\`, which is tried again ${SNAPSHOT_PER_VOLUME_INTERVAL_SECONDS} s later, not recorded as an error`);
   });
 
   it('"Attachment point … is already in use" -> deviceInUse, not invalidParameter', () => {

@@ -98,4 +98,20 @@ describe('createSnapshots over the EC2 simulator', () => {
     expect(t.sim.getStats().actions.CreateSnapshots?.calls).toBe(1);
     expect(await gateway().findSnapshotsByName(NAME)).toHaveLength(3);
   });
+
+  it("a member snapshotted on its own a moment before -> CreateSnapshots meets SnapshotCreationPerVolumeRateExceeded: transient, again in 15 s; 15 s later the group is taken", async () => {
+    const node = t.sim.runInstance({ zone: ZONE });
+    const members = [await attachedDisk(node.id, 'pvc-a', '/dev/xvdba'), await attachedDisk(node.id, 'pvc-b', '/dev/xvdbb')];
+    await gateway().createSnapshot({ name: 'snapcontent-own', volumeId: members[0]!, tags: {} });
+    t.clock.advance(5_000);
+    await expect(gateway().createSnapshots({ name: NAME, instanceId: node.id, excludeDataVolumeIds: [], tags: {} })).rejects.toMatchObject({
+      kind: 'transient',
+      code: 'SnapshotCreationPerVolumeRateExceeded',
+      retryAfterSeconds: 15,
+    });
+    expect(await gateway().findSnapshotsByName(NAME)).toEqual([]);
+    t.clock.advance(15_000);
+    const snapshots = await gateway().createSnapshots({ name: NAME, instanceId: node.id, excludeDataVolumeIds: [], tags: {} });
+    expect(snapshots.map((s) => s.volumeId)).toEqual([...members].sort());
+  });
 });

@@ -36,4 +36,13 @@ describe('requeue hints from EC2 timing', () => {
   ])('attaching: %s', (_name, attachTime, seconds) => {
     expect(attachingWait({ instanceId: 'i-1', device: '/dev/xvdaa', state: 'attaching', ...(attachTime !== undefined && { attachTime }) }, NOW)).toBe(seconds);
   });
+
+  it.each([
+    ['creating, created just now: 1.5 s at AWS speed, 0.75 s at time scale 2', () => creatingWait(creating(ago(0)), NOW, 2), 0.75],
+    ['creating, due: the due-poll ÷ 2', () => creatingWait(creating(ago(10_000)), NOW, 2), 0.125],
+    ['creating, create time unknown: the fixed interval ÷ 4', () => creatingWait(creating(), NOW, 4), Requeue.creating / 4],
+    ['attaching for 0.5 s at time scale 2: the rest of 1.25 s', () => attachingWait({ instanceId: 'i-1', device: '/dev/xvdaa', state: 'attaching', attachTime: ago(500) }, NOW, 2), 0.75],
+  ])('against a simulator faster than AWS, the waits predicting EC2 shrink with it: %s', (_name, wait, seconds) => {
+    expect(wait()).toBe(seconds);
+  });
 });
