@@ -19,6 +19,7 @@ import type { Snapshot as Ec2Snapshot, Volume } from '../../lib/local/ec2/index.
 import { notAdopted, type Oracle } from './oracle.js';
 import type { StaticDisk } from './scenario.js';
 import type { ClassSpec, JudgedWorld } from './world.js';
+import { COPY_REGION } from './world.js';
 
 export interface TrackedClaim {
   name: string;
@@ -77,6 +78,8 @@ export interface Counts {
   unprotectedSource: number;
   /** A snapshot call for a group whose claims are used on two nodes (it must be refused before any EC2 call). */
   splitGroupSnapshotted: number;
+  /** A cross-Region copy no content names, or whose content is being deleted under Delete. */
+  copiesLeftBehind: number;
 }
 
 export const COUNT_NAMES: Record<keyof Counts, string> = {
@@ -91,10 +94,11 @@ export const COUNT_NAMES: Record<keyof Counts, string> = {
   touchedNotAdopted: 'touched not adopted',
   unprotectedSource: 'made from unprotected source',
   splitGroupSnapshotted: 'group across nodes snapshotted',
+  copiesLeftBehind: 'copies left behind',
 };
 
 export function zeroCounts(): Counts {
-  return { leaked: 0, duplicate: 0, wronglyDeleted: 0, wronglyDetached: 0, attachedWithoutVa: 0, notConverged: 0, unauthorized: 0, copiedForeign: 0, touchedNotAdopted: 0, unprotectedSource: 0, splitGroupSnapshotted: 0 };
+  return { leaked: 0, duplicate: 0, wronglyDeleted: 0, wronglyDetached: 0, attachedWithoutVa: 0, notConverged: 0, unauthorized: 0, copiedForeign: 0, touchedNotAdopted: 0, unprotectedSource: 0, splitGroupSnapshotted: 0, copiesLeftBehind: 0 };
 }
 
 interface Claim extends KubeObject {
@@ -175,6 +179,8 @@ export interface Snapshot {
   groupContents: GroupContent[];
   /** EBS snapshots tagged for the cluster. */
   ebsSnapshots: Ec2Snapshot[];
+  /** The cluster's cross-Region copies, in COPY_REGION. */
+  copies: Ec2Snapshot[];
   events: Event[];
 }
 
@@ -191,6 +197,7 @@ export function snapshot(world: JudgedWorld): Snapshot {
     groups: world.store.list('volumegroupsnapshots').items as VolumeGroupSnapshot[],
     groupContents: world.store.list('volumegroupsnapshotcontents').items as GroupContent[],
     ebsSnapshots: world.sim.snapshots().filter((v) => v.tags.find((t) => t.key === owner)?.value === 'owned'),
+    copies: world.sim.inRegion(COPY_REGION).snapshots().filter((v) => v.tags.find((t) => t.key === owner)?.value === 'owned'),
     events: world.store.list('events').items as Event[],
   };
 }
@@ -592,6 +599,17 @@ export function finalVerdict(world: JudgedWorld, tracked: readonly TrackedClaim[
   }
   for (const [name, ids] of oracle.createdSnapshots) {
     if (ids.size > 1) note('duplicate', `${ids.size} EBS snapshots created for ${name}: ${[...ids].join(', ')}`);
+  }
+  for (const [name, ids] of oracle.createdCopies) {
+    if (ids.size > 1) note('duplicate', `${ids.size} cross-Region copies made for ${name}: ${[...ids].join(', ')}`);
+  }
+  for (const e of s.copies) {
+    if (e.deleteRequested) continue;
+    const content = contentOf({ contents: s.contents }, { ...e, id: '' });
+    if (!content) note('copiesLeftBehind', `copy ${e.id} (${e.state}) in ${COPY_REGION} and no VolumeSnapshotContent names it`);
+    else if ((content.spec.deletionPolicy ?? 'Delete') === 'Delete' && content.metadata.deletionTimestamp) {
+      note('copiesLeftBehind', `copy ${e.id} (${e.state}) in ${COPY_REGION}; its Delete content ${content.metadata.name} is being deleted`);
+    }
   }
   for (const [name, n] of oracle.createdGroups) {
     if (n > 1) note('duplicate', `${n} CreateSnapshots for group content ${name}`);

@@ -28,7 +28,7 @@ const POINTS = Number(process.env.CRASH_POINTS ?? 300);
 const SEED = Number(process.env.CRASH_SEED ?? 1);
 
 describe('crash-point explorer', () => {
-  it(`${POINTS} crash points from seed ${SEED}: 0 leaked, 0 duplicate, 0 wrongly deleted, 0 wrongly detached, 0 attached without a VolumeAttachment, 0 copied foreign, 0 touched not adopted, 0 made from unprotected source, 0 group across nodes snapshotted, every claim and group converged`, async () => {
+  it(`${POINTS} crash points from seed ${SEED}: 0 leaked, 0 duplicate, 0 wrongly deleted, 0 wrongly detached, 0 attached without a VolumeAttachment, 0 copied foreign, 0 touched not adopted, 0 made from unprotected source, 0 group across nodes snapshotted, 0 copies left behind, every claim and group converged`, async () => {
     const summary = await explore({ points: POINTS, seed: SEED });
     console.log(`${formatSummary(summary)}\n\n${formatFailures(summary)}`);
     expect(summary.points).toBeGreaterThanOrEqual(POINTS);
@@ -43,6 +43,10 @@ describe('crash-point explorer', () => {
     expect(g.deletedRetain).toBeGreaterThan(0);
     expect(summary.pointKinds['EC2 answer lost after CreateSnapshots']).toBeGreaterThan(0);
     expect(Object.keys(summary.pointKinds).filter((k) => k.endsWith('of a group content')).length).toBeGreaterThan(0);
+    // Cross-Region copies (every snapshot class copies): CopySnapshot answers lost, crashes
+    // applying a result that writes the copy's annotation; 0 copies left behind, 0 duplicated.
+    expect(summary.pointKinds['EC2 answer lost after CopySnapshot']).toBeGreaterThan(0);
+    expect(Object.keys(summary.pointKinds).filter((k) => k.endsWith('writing a copy annotation')).length).toBeGreaterThan(0);
   }, 300_000);
 
   it('a seed replays its run exactly: the same lifecycle, crash points and trace', async () => {

@@ -12,6 +12,7 @@ export class CrashController {
   private readonly mutations = new Map<string, number>();
   private resultsWithWrites = 0;
   private groupResultsWithWrites = 0;
+  private copyResultsWithWrites = 0;
   private readonly done = new Set<CrashPlan>();
 
   constructor(private readonly plan: readonly CrashPlan[]) {}
@@ -38,14 +39,16 @@ export class CrashController {
 
   /**
    * A result with `writes` writes is about to be applied (`group`: of a VolumeGroupSnapshotContent
-   * item); a number: apply that many, then crash.
+   * item; `copy`: one writing a content's copy annotation); a number: apply that many, then crash.
    */
-  beforeWrites(writes: number, detail: string, group = false): number | undefined {
+  beforeWrites(writes: number, detail: string, group = false, copy = false): number | undefined {
     if (writes === 0) return undefined;
     const n = ++this.resultsWithWrites;
     const g = group ? ++this.groupResultsWithWrites : 0;
+    const c = copy ? ++this.copyResultsWithWrites : 0;
     const plan = this.plan.find(
-      (p): p is Extract<CrashPlan, { kind: 'lostWrites' }> => p.kind === 'lostWrites' && !this.done.has(p) && (p.group ? group && p.nth === g : p.nth === n),
+      (p): p is Extract<CrashPlan, { kind: 'lostWrites' }> =>
+        p.kind === 'lostWrites' && !this.done.has(p) && (p.group ? group && p.nth === g : p.copy ? copy && p.nth === c : p.nth === n),
     );
     if (!plan) return undefined;
     const cut = Math.min(writes, Math.floor(plan.cut * (writes + 1)));

@@ -7,13 +7,13 @@
  */
 import { STSClient } from '@aws-sdk/client-sts';
 import { createClusterClients, createClusterSessions, createEc2Client, type ClusterClients } from '../../lib/ec2/index.js';
-import { accessKeyOf, sessionTokenOf } from '../../lib/local/ec2/iam.js';
+import { accessKeyOf, sessionTokenOf, signedRegionOf } from '../../lib/local/ec2/iam.js';
 import type { Ec2Response, Ec2Simulator, Volume } from '../../lib/local/ec2/index.js';
 
 /** The EC2 actions that change something. */
-export const MUTATIONS = ['CreateVolume', 'AttachVolume', 'DetachVolume', 'DeleteVolume', 'ModifyVolume', 'CreateTags', 'CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes', 'CreateSnapshots'] as const;
-/** The mutations of snapshots, group snapshots, restores and clones (a restore is a CreateVolume). */
-export const DATA_MUTATIONS: readonly Mutation[] = ['CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes', 'CreateSnapshots'];
+export const MUTATIONS = ['CreateVolume', 'AttachVolume', 'DetachVolume', 'DeleteVolume', 'ModifyVolume', 'CreateTags', 'CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes', 'CreateSnapshots', 'CopySnapshot'] as const;
+/** The mutations of snapshots, group snapshots, cross-Region copies, restores and clones (a restore is a CreateVolume). */
+export const DATA_MUTATIONS: readonly Mutation[] = ['CreateSnapshot', 'DeleteSnapshot', 'CopyVolumes', 'CreateSnapshots', 'CopySnapshot'];
 export type Mutation = (typeof MUTATIONS)[number];
 
 export function isMutation(action: string): action is Mutation {
@@ -35,6 +35,8 @@ export function namedVolumeIds(params: URLSearchParams): string[] {
 export interface Ec2Call {
   action: string;
   params: URLSearchParams;
+  /** The Region the request is signed for (its SigV4 scope): the simulator serves it there. */
+  region?: string;
   response: Ec2Response;
   /** For calls naming a `VolumeId`: the volume as it was just before the call. */
   volumeBefore?: Volume;
@@ -76,11 +78,13 @@ export function simulatorTransport(sim: Ec2Simulator, observe: Ec2CallObserver) 
       const volumeId = isMutation(action) ? (params.get('VolumeId') ?? params.get('SourceVolumeId')) : null;
       const volumeBefore = volumeId ? sim.volume(volumeId) : undefined;
       const volumesBefore = changesVolumes(action) ? namedVolumeIds(params).flatMap((id) => sim.volume(id) ?? []) : undefined;
+      const region = signedRegionOf(request.headers['authorization'], new URLSearchParams());
       const response = await sim.call(Object.fromEntries(params), {
         accessKeyId: accessKeyOf(request.headers['authorization'], new URLSearchParams()),
         sessionToken: sessionTokenOf(request.headers['x-amz-security-token'], new URLSearchParams()),
+        ...(region !== undefined && { region }),
       });
-      if (observe({ action, params, response, ...(volumeBefore ? { volumeBefore } : {}), ...(volumesBefore ? { volumesBefore } : {}) })) throw lostAnswerError(action);
+      if (observe({ action, params, response, ...(region !== undefined && { region }), ...(volumeBefore ? { volumeBefore } : {}), ...(volumesBefore ? { volumesBefore } : {}) })) throw lostAnswerError(action);
       return {
         response: {
           statusCode: response.status,

@@ -40,7 +40,11 @@ export function pointKind(description: string): string {
   if (lost) return `EC2 answer lost after ${lost[1]}`;
   if (description.startsWith('forwarder crash applying')) {
     const m = /: (\d+) of (\d+) writes applied/.exec(description);
-    const of = description.startsWith('forwarder crash applying group content') ? ' of a group content' : '';
+    const of = description.startsWith('forwarder crash applying group content')
+      ? ' of a group content'
+      : description.startsWith('forwarder crash applying copy annotation')
+        ? ' writing a copy annotation'
+        : '';
     if (m && m[1] === '0') return `forwarder crash before the first write${of}`;
     if (m && m[1] === m[2]) return `forwarder crash after the last write${of}`;
     return `forwarder crash between writes${of}`;

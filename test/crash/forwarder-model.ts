@@ -29,7 +29,7 @@ import type { V1CSINode, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1
 import * as z from 'zod';
 import { ItemSchema, pvNameForClaim, ReconcileResponseSchema, sign, type ItemInput, type Result, type Write } from '../../lib/contract/index.js';
 import { matchResults } from '../../lib/forwarder/backend-client.js';
-import { isOurContent, isSettledContent } from '../../lib/contract/index.js';
+import { isOurContent, isSettledContent, SNAPSHOT_COPY_ANNOTATION } from '../../lib/contract/index.js';
 import { attachmentNews, claimNews, fingerprint, groupSnapshotContentNews, snapshotContentNews, volumeNews } from '../../lib/forwarder/changes.js';
 import { isOurAttachment, isOurClaim, isOurGroupSnapshotContent, isOurVolume, isSettledAttachment, isSettledVolume, type Ownership } from '../../lib/forwarder/filter.js';
 import {
@@ -552,7 +552,9 @@ export class ForwarderModel {
         this.stats.outcomes[result.outcome] = (this.stats.outcomes[result.outcome] ?? 0) + 1;
         const why = result.outcome === 'done' ? '' : ` (${result.requeueAfterSeconds ?? '-'} s: ${(result.message ?? '').slice(0, 100)})`;
         this.trace(`result ${out.subject}: ${result.outcome}${why}${result.writes.length ? ` [${result.writes.map(describeWrite).join(', ')}]` : ''}`);
-        const cut = this.crashes.beforeWrites(result.writes.length, out.subject, out.group === true);
+        // A result that records a cross-Region copy on its content is told apart: its crash points are the copy's.
+        const copyWrite = result.writes.some((w) => w.op === 'setAnnotation' && w.key === SNAPSHOT_COPY_ANNOTATION);
+        const cut = this.crashes.beforeWrites(result.writes.length, out.subject, out.group === true, copyWrite);
         if (cut !== undefined) {
           await this.apply(result.writes.slice(0, cut), out.subject);
           this.crash(step + 1 + this.rng.weighted([[0, 6], [1, 3], [2, 1]] as const), `crashed after ${cut} of ${result.writes.length} writes for ${out.subject}`);

@@ -43,6 +43,8 @@ export class Oracle {
   readonly created = new Map<string, Set<string>>();
   /** CSIVolumeSnapshotName → IDs of the snapshots CreateSnapshot made for it. */
   readonly createdSnapshots = new Map<string, Set<string>>();
+  /** CopySnapshot answers by the copy's CSIVolumeSnapshotName: more than one per content is a duplicate. */
+  readonly createdCopies = new Map<string, Set<string>>();
   /** A group content's name (its snapshots' CSIVolumeSnapshotName) → CreateSnapshots calls EC2 carried out for it. */
   readonly createdGroups = new Map<string, number>();
   /** A group content's name → per member volume, the IDs of the snapshots CreateSnapshots made of it. */
@@ -124,10 +126,21 @@ export class Oracle {
         subject = `${name}: ${set.map((x) => `${x.snapshotId} of ${this.describe(x.volumeId)}`).join(', ') || 'no snapshot'}`;
         break;
       }
+      case 'CopySnapshot': {
+        const name = createVolumeTags(params).CSIVolumeSnapshotName ?? '(no CSIVolumeSnapshotName)';
+        const id = createdSnapshotId(response.body);
+        if (id) {
+          let ids = this.createdCopies.get(name);
+          if (!ids) this.createdCopies.set(name, (ids = new Set()));
+          ids.add(id);
+        }
+        subject = `${id ?? '?'} in ${call.region ?? '?'}, a copy of ${params.get('SourceSnapshotId') ?? '?'}`;
+        break;
+      }
       case 'DeleteSnapshot': {
         const id = params.get('SnapshotId') ?? '?';
-        subject = id;
-        const wrong = this.judgeSnapshotDelete(world, id);
+        subject = call.region && call.region !== world.sim.region ? `${id} in ${call.region}` : id;
+        const wrong = this.judgeSnapshotDelete(world, id, call.region);
         if (wrong) this.wronglyDeleted.push(`DeleteSnapshot ${id}: ${wrong}`);
         break;
       }
@@ -249,8 +262,9 @@ export class Oracle {
    * content is there and not being deleted — unless it is a younger duplicate its content never
    * recorded (the name tag names the content, the handle another snapshot).
    */
-  private judgeSnapshotDelete(world: JudgedWorld, snapshotId: string): string | undefined {
-    const snapshot = world.sim.snapshot(snapshotId);
+  /** A copy (in another Region) is judged as its content's snapshot is: by the content its name tag names. */
+  private judgeSnapshotDelete(world: JudgedWorld, snapshotId: string, region?: string): string | undefined {
+    const snapshot = (region && region !== world.sim.region ? world.sim.inRegion(region) : world.sim).snapshot(snapshotId);
     if (!snapshot) return undefined;
     if (snapshot.tags.find((t) => t.key === `kubernetes.io/cluster/${world.clusterId}`)?.value !== 'owned') return 'it is not owned by this cluster';
     return this.judgeContentSnapshotDelete(world, snapshot) ?? this.judgeGroupSnapshotDelete(world, snapshot);

@@ -21,7 +21,9 @@
  * or Retain), sometimes a member restored and the group deleted early — or the claims used on two
  * nodes, which must be refused with no EC2 call — with crash points of its own (its CreateSnapshots
  * or a DeleteSnapshot answer lost, a crash applying a group content's writes, its item sent twice,
- * a restart).
+ * a restart). Every VolumeSnapshotClass copies its snapshots to another Region (copyToRegion), so
+ * a lifecycle with snapshots draws, after everything else, a CopySnapshot answer lost and a crash
+ * applying a result that writes a content's copy annotation.
  */
 import { DATA_MUTATIONS, MUTATIONS, type Mutation } from './ec2-transport.js';
 import type { Rng } from './rng.js';
@@ -70,9 +72,10 @@ export type CrashPlan =
    * The nth backend result that carries writes: the forwarder applies the first ⌊cut·(n+1)⌋
    * of its n writes (0…n), then crashes — the rest of that answer, and of the step, is lost.
    * `group`: the nth such result of a VolumeGroupSnapshotContent item (its mark, status,
-   * refusal, release), counted apart from the others.
+   * refusal, release), counted apart from the others. `copy`: the nth result that writes a
+   * content's cross-Region copy annotation (volhook.io/snapshot-copy), counted apart too.
    */
-  | { kind: 'lostWrites'; nth: number; cut: number; group?: true }
+  | { kind: 'lostWrites'; nth: number; cut: number; group?: true; copy?: true }
   /**
    * The forwarder restarts before step `step` (or the first later step it runs): its memory is
    * lost and it stays down `down` steps.
@@ -413,6 +416,13 @@ export function generateScenario(rng: Rng): Scenario {
     if (rng.chance(0.4)) crashes.push({ kind: 'duplicate', step: groupAt + rng.int(0, 3), pick: rng.next(), group: true });
     if (rng.chance(0.3)) crashes.push({ kind: 'restart', step: groupAt + rng.int(0, 4), down: rng.weighted([[0, 5], [1, 3], [2, 2]] as const) });
   }
+  // Last of all, so that every draw before is as it was: the cross-Region copy of each snapshot
+  // (every VolumeSnapshotClass copies to COPY_REGION) — a CopySnapshot answer lost, and a crash
+  // applying a result that writes the copy's annotation (its intent, `copying`, its ID, its state).
+  if (snapshots.length > 0) {
+    if (rng.chance(0.6)) crashes.push({ kind: 'lostEc2', action: 'CopySnapshot', nth: rng.int(1, snapshots.length) });
+    if (rng.chance(0.6)) crashes.push({ kind: 'lostWrites', nth: rng.int(1, 3 * snapshots.length), cut: rng.next(), copy: true });
+  }
   return { claims, snapshots, groups, activeSteps, actions, midFlight, crashes, teardownGap };
 }
 
@@ -421,7 +431,7 @@ export function describeCrash(plan: CrashPlan): string {
     case 'lostEc2':
       return `lost answer of ${plan.action} #${plan.nth}`;
     case 'lostWrites':
-      return `forwarder crash applying ${plan.group ? 'group content ' : ''}result-with-writes #${plan.nth} (cut ${plan.cut.toFixed(2)})`;
+      return `forwarder crash applying ${plan.group ? 'group content ' : plan.copy ? 'copy annotation ' : ''}result-with-writes #${plan.nth} (cut ${plan.cut.toFixed(2)})`;
     case 'restart':
       return `forwarder restart (due from step ${plan.step}, down ${plan.down} steps)`;
     case 'duplicate':

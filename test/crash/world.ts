@@ -30,6 +30,8 @@ export const DRIVER = 'ebs.csi.aws.com';
 /** The cluster whose disk a foreign clone's static PV names. */
 export const FOREIGN_CLUSTER = 'other';
 export const REGION = 'us-east-1';
+/** Where every VolumeSnapshotClass copies its snapshots (copyToRegion): a further Region of the simulator. */
+export const COPY_REGION = 'us-west-2';
 /** The backend's own key: the simulator holds it to the Lambda role's policy (AssumeRole of the EC2 role, no EC2 call). */
 export const BACKEND_KEY = 'crash-backend-role';
 /** The Lambda role signing with BACKEND_KEY, and the deployment's EC2 role trusting it. */
@@ -120,6 +122,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
     {
       seed: options.seed,
       region: REGION,
+      regions: [COPY_REGION],
       zones: ZONES,
       throttling: false,
       latency: { snapshot: { kind: 'lognormal', medianMs: 8_000, p99Ms: 30_000, maxMs: 45_000 } },
@@ -164,6 +167,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
       metadata: { name: snapshotClassName(policy) },
       driver: DRIVER,
       deletionPolicy: policy,
+      parameters: { copyToRegion: COPY_REGION },
     } as never);
     seed('volumegroupsnapshotclasses', {
       apiVersion: 'groupsnapshot.storage.k8s.io/v1',
@@ -213,7 +217,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
   const reports = createMemoryReportStore();
   // Small buckets, so that a run's few claims meet refusals too: items answered with the
   // budget's wait and sent again, interleaved with the crashes.
-  const budget = createMemoryBudget({ now: () => clock.now(), rates: { [REGION]: { share: 1, buckets: CRASH_BUCKETS } } });
+  const budget = createMemoryBudget({ now: () => clock.now(), rates: { [REGION]: { share: 1, buckets: CRASH_BUCKETS }, [COPY_REGION]: { share: 1, buckets: CRASH_BUCKETS } } });
   const app = createApp({
     registry: createStaticRegistry([registration]),
     reports,
@@ -230,6 +234,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
         batchWindowMs: 0,
         pacing: { budget, account: 'crash', region: registration.region },
         observer,
+        clientFor: (region) => ec2Clients.for({ ...registration, region }).client,
       }),
   });
 
@@ -256,7 +261,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
     correlator: new EventCorrelator({ now: () => clock.now() }),
     app,
     reports,
-    gateway: () => createEc2Gateway({ client: ec2, clusterId, deadline: Date.now() + 20_000, batchWindowMs: 0 }),
+    gateway: () => createEc2Gateway({ client: ec2, clusterId, deadline: Date.now() + 20_000, batchWindowMs: 0, clientFor: (region) => ec2Clients.for({ ...registration, region }).client }),
     nodes,
     controllerErrors,
     settle,
