@@ -8,7 +8,7 @@ import { CrashController } from './crashes.js';
 import { simulatorTransport, type Ec2Call } from './ec2-transport.js';
 import { notAdopted, Oracle } from './oracle.js';
 import { clusterSession } from '../iam/fixtures.js';
-import { CLASSES, createWorld, DRIVER, type World } from './world.js';
+import { CLASSES, COPY_REGION, createWorld, DRIVER, type World } from './world.js';
 import { STUCK_ATTACHING_MS } from '../../lib/reconcile/attach.js';
 
 const retain = CLASSES.find((c) => c.name === 'wffc-retain')!;
@@ -276,6 +276,59 @@ describe('crash explorer judges: snapshots', () => {
     expect(verdict.findings.filter((f) => f.startsWith('leaked: EBS snapshot'))).toEqual([expect.stringContaining(`leaked: EBS snapshot ${orphan}`)]);
     expect(verdict.findings.filter((f) => f.startsWith('duplicate'))).toEqual([expect.stringContaining(`2 EBS snapshots created for snapcontent-kept`)]);
     expect(verdict.counts).toMatchObject({ duplicate: 1, wronglyDeleted: 0 });
+  });
+
+  /** A copy of `source` in COPY_REGION, made as the backend makes it: sent to that Region, tagged like its snapshot. */
+  async function copyIn(source: string, name: string): Promise<string> {
+    world.clock.advance(60_000);
+    const out = await world.sim.call(
+      {
+        Action: 'CopySnapshot',
+        SourceRegion: 'us-east-1',
+        SourceSnapshotId: source,
+        'TagSpecification.1.ResourceType': 'snapshot',
+        'TagSpecification.1.Tag.1.Key': 'CSIVolumeSnapshotName',
+        'TagSpecification.1.Tag.1.Value': name,
+        'TagSpecification.1.Tag.2.Key': 'kubernetes.io/cluster/crash',
+        'TagSpecification.1.Tag.2.Value': 'owned',
+      },
+      { region: COPY_REGION },
+    );
+    const id = /<snapshotId>(snap-[0-9a-f]+)<\/snapshotId>/.exec(out.body)?.[1];
+    if (!id) throw new Error(out.body);
+    return id;
+  }
+
+  it('cross-Region copies at the end: a copy no content names, or whose Delete content is being deleted, is left behind; one its Retain content names is not; two CopySnapshot for one name are a duplicate', async () => {
+    const kept = await ebsSnapshot('snapcontent-kept');
+    content('snapcontent-kept', 'Retain', kept);
+    const keptCopy = await copyIn(kept, 'snapcontent-kept');
+    const gone = await ebsSnapshot('snapcontent-gone');
+    const orphanCopy = await copyIn(gone, 'snapcontent-gone');
+    const going = await ebsSnapshot('snapcontent-going');
+    content('snapcontent-going', 'Delete', going, true);
+    const goingCopy = await copyIn(going, 'snapcontent-going');
+    const params = { 'TagSpecification.1.Tag.1.Key': 'CSIVolumeSnapshotName', 'TagSpecification.1.Tag.1.Value': 'snapcontent-kept' };
+    oracle.observe({ ...call('CopySnapshot', params, `<snapshotId>${keptCopy}</snapshotId>`), region: COPY_REGION });
+    oracle.observe({ ...call('CopySnapshot', params, `<snapshotId>${orphanCopy}</snapshotId>`), region: COPY_REGION });
+    const verdict = finalVerdict(world, [], oracle, []);
+    expect(verdict.findings.filter((f) => f.startsWith('copiesLeftBehind') || f.includes(`copy `))).toEqual([
+      expect.stringContaining(`copy ${orphanCopy}`),
+      expect.stringMatching(new RegExp(`copy ${goingCopy}.*its Delete content snapcontent-going is being deleted`)),
+    ]);
+    expect(verdict.findings.filter((f) => f.startsWith('duplicate'))).toEqual([expect.stringContaining('2 cross-Region copies made for snapcontent-kept')]);
+    expect(verdict.counts).toMatchObject({ copiesLeftBehind: 2, duplicate: 1 });
+  });
+
+  it("a copy deleted is judged as its content's snapshot: while its Retain content names it -> wrongly deleted; its Delete content being deleted -> fine", async () => {
+    const kept = await ebsSnapshot('snapcontent-kept');
+    content('snapcontent-kept', 'Retain', kept);
+    const keptCopy = await copyIn(kept, 'snapcontent-kept');
+    const going = await ebsSnapshot('snapcontent-going');
+    content('snapcontent-going', 'Delete', going, true);
+    const goingCopy = await copyIn(going, 'snapcontent-going');
+    for (const id of [keptCopy, goingCopy]) oracle.observe({ ...call('DeleteSnapshot', { SnapshotId: id }), region: COPY_REGION });
+    expect(oracle.wronglyDeleted).toEqual([expect.stringMatching(new RegExp(`${keptCopy} in ${COPY_REGION}.*deletion policy Retain`))]);
   });
 });
 

@@ -141,7 +141,7 @@ export class Oracle {
         const id = params.get('SnapshotId') ?? '?';
         subject = call.region && call.region !== world.sim.region ? `${id} in ${call.region}` : id;
         const wrong = this.judgeSnapshotDelete(world, id, call.region);
-        if (wrong) this.wronglyDeleted.push(`DeleteSnapshot ${id}: ${wrong}`);
+        if (wrong) this.wronglyDeleted.push(`DeleteSnapshot ${subject}: ${wrong}`);
         break;
       }
       case 'CopyVolumes':
