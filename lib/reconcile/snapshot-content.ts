@@ -28,8 +28,6 @@ import {
   SNAPSHOT_COPY_ANNOTATION,
   SnapshotFinalizers,
   type SnapshotCopyRecord,
-  tagOwnership,
-  TagKeys,
   type VolumeSnapshotContent,
   type VolumeSnapshotContentItem,
   type Write,
@@ -43,7 +41,7 @@ import { exclusively } from './in-flight.js';
 import { contentEvent, EventReasons } from './events.js';
 import { Requeue } from './outcomes.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
-import { adoptionProblem, isOwnedDisk, notAdoptedProblem, notOwnedWhy } from './tags.js';
+import { isOwnedDisk, notAdoptedProblem, notOwnedWhy } from './tags.js';
 import { contentRef, dropAnnotation, dropFinalizer, ensureAnnotation, kubeTime } from './writes.js';
 
 type CreateAction = Extract<Ec2Action, { verb: 'createSnapshot' | 'deleteSnapshot' | 'enableFastSnapshotRestores' }>;

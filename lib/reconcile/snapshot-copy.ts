@@ -30,7 +30,7 @@ import { Requeue } from './outcomes.js';
 import { act, done, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
 import { notOwnedWhy } from './tags.js';
 import { contentRef, ensureAnnotation } from './writes.js';
-import { isOwnedSnapshot, snapshotNotAdoptedProblem } from './snapshot-ownership.js';
+import { isOwnedSnapshot } from './snapshot-ownership.js';
 
 export type CopyAction = Extract<Ec2Action, { verb: 'copySnapshot' | 'deleteSnapshotIn' }>;
 
