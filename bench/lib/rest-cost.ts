@@ -11,9 +11,9 @@
  * backend requests per cluster, EC2 calls by action, DynamoDB writes by operation and table,
  * the forwarders' CPU time and memory.
  *
- * volhook's other delays are not scaled: the backend's once-a-minute records (the secret a
- * request was verified with, lib/reports/verified-by.ts) are written at most once a minute of
- * wall time, so a rest scale above 300 / 60 = 5 (a resync more often than a minute) counts fewer
+ * The backend asks for the reports restScale times sooner too (`reportTimeScale`). volhook's
+ * other delays are not scaled: the backend's once-a-minute records (the secret a request was
+ * verified with, lib/reports/verified-by.ts) are written at most once a minute of wall time, so a rest scale above 300 / 60 = 5 (a resync more often than a minute) counts fewer
  * of them than an hour at scale 1 would.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -106,7 +106,8 @@ export async function runRestCost(options: RestOptions): Promise<RestResult> {
     // One backend paces itself in its memory, as scale-out.ts's does: at rest it calls EC2 not at all, so no budget write
     // is left out; the audit below takes its tokens from the budget table, as functions/audit.ts does.
     const shared = options.backends > 1 ? TABLES : { replay: TABLES.replay, reports: TABLES.reports };
-    const env = backendEnvironment(base, { ec2Endpoint: sim.url, timeScale: options.timeScale, tables: { endpoint: dynamodb.url, ...shared } });
+    // The forwarders resync restScale times faster: the backend asks for their reports as much sooner.
+    const env = { ...backendEnvironment(base, { ec2Endpoint: sim.url, timeScale: options.timeScale, tables: { endpoint: dynamodb.url, ...shared } }), VOLHOOK_BENCH_REPORT_TIME_SCALE: String(options.restScale) };
     const backends = await Promise.all(Array.from({ length: options.backends }, () => startBackendProcess(env)));
     cleanups.push(() => Promise.all(backends.map((b) => b.stop())).then(() => undefined));
     // One front per cluster, each dealing out over every backend: the requests of each cluster counted apart.
