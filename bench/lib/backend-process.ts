@@ -4,6 +4,8 @@
  * (`VOLHOOK_BUDGET_TABLE`, `VOLHOOK_REPLAY_TABLE`, `VOLHOOK_REPORTS_TABLE`: DynamoDB, shared by
  * every process; each unset: in this process's memory). `VOLHOOK_BENCH_EC2_TIME_SCALE`: the
  * simulator's time scale, by which the backend's waits on EC2's own durations shrink.
+ * `VOLHOOK_BENCH_REPORT_TIME_SCALE`: how much faster than real time the forwarders resync, by
+ * which the report interval the backend asks for shrinks (lib/reconcile/context.ts `reportTimeScale`).
  *
  *   VOLHOOK_REGISTRY_FILE=… VOLHOOK_BENCH_EC2_ENDPOINT=http://127.0.0.1:… node --import tsx bench/lib/backend-process.ts
  *
@@ -37,6 +39,7 @@ const backend = createBackendApp({
   ec2Endpoint: endpoint,
   ec2Credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   ...(process.env.VOLHOOK_BENCH_EC2_TIME_SCALE && { ec2TimeScale: Number(process.env.VOLHOOK_BENCH_EC2_TIME_SCALE) }),
+  ...(process.env.VOLHOOK_BENCH_REPORT_TIME_SCALE && { reportTimeScale: Number(process.env.VOLHOOK_BENCH_REPORT_TIME_SCALE) }),
   onEc2Calls: (_clusterId, stats) => totals.merge(stats),
   onError: (clusterId, itemKey, error, stage) =>
     process.stderr.write(`${JSON.stringify({ level: 'ERROR', stage, clusterId, itemKey, error: error instanceof Error ? error.message : String(error) })}\n`),

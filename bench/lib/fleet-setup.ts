@@ -25,8 +25,7 @@ export async function runCleanups(cleanups: Cleanups): Promise<void> {
   for (const c of cleanups.splice(0).reverse()) await Promise.resolve(c()).catch(() => undefined);
 }
 
-export interface FleetBase {
-  sim: RunningEc2Simulator;
+export interface FleetRegistry {
   /** `<prefix>-a`, `<prefix>-b`, … */
   clusterIds: string[];
   secrets: Map<string, string>;
@@ -34,17 +33,26 @@ export interface FleetBase {
   registryFile: string;
 }
 
-/** The simulator and the clusters' registry; both undone by `cleanups`. */
+export interface FleetBase extends FleetRegistry {
+  sim: RunningEc2Simulator;
+}
+
+/** The simulator in this process and the clusters' registry; both undone by `cleanups`. */
 export async function startFleetBase(options: { prefix: string; clusters: number; seed: number; timeScale: number }, cleanups: Cleanups): Promise<FleetBase> {
   const sim = await startEc2Simulator({ port: 0, host: '127.0.0.1', region: REGION, zones: ZONES, seed: options.seed, timeScale: options.timeScale });
   cleanups.push(() => sim.close());
+  return { sim, ...startFleetRegistry(options, cleanups) };
+}
+
+/** A registry file of `clusters` clusters with their webhook secrets; undone by `cleanups`. */
+export function startFleetRegistry(options: { prefix: string; clusters: number }, cleanups: Cleanups): FleetRegistry {
   const clusterIds = Array.from({ length: options.clusters }, (_, i) => `${options.prefix}-${String.fromCharCode(97 + i)}`);
   const secrets = new Map(clusterIds.map((id) => [id, `whsec_${randomBytes(24).toString('base64')}`]));
   const dir = mkdtempSync(join(tmpdir(), `volhook-${options.prefix}-`));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const registryFile = join(dir, 'clusters.json');
   writeFileSync(registryFile, JSON.stringify({ clusters: Object.fromEntries(clusterIds.map((id) => [id, { clusterId: id, secrets: [secrets.get(id)], region: REGION }])) }));
-  return { sim, clusterIds, secrets, registryFile };
+  return { clusterIds, secrets, registryFile };
 }
 
 /** The DynamoDB tables the backend processes share, by store; a store left out stays in each process's memory. */
@@ -56,7 +64,7 @@ export interface SharedTables {
 }
 
 /** The environment of a backend process against `ec2Endpoint`, with the stores in `tables`. */
-export function backendEnvironment(base: FleetBase, options: { ec2Endpoint: string; timeScale: number; tables?: SharedTables }): NodeJS.ProcessEnv {
+export function backendEnvironment(base: Pick<FleetRegistry, 'registryFile'>, options: { ec2Endpoint: string; timeScale: number; tables?: SharedTables }): NodeJS.ProcessEnv {
   const t = options.tables;
   return {
     ...process.env,
@@ -81,7 +89,7 @@ export function backendEnvironment(base: FleetBase, options: { ec2Endpoint: stri
  * caller starts them).
  */
 export async function startClusterStacks(
-  base: FleetBase,
+  base: FleetRegistry & { sim: { url: string } },
   options: { pods: readonly number[]; backendUrl?: string; onControllerError(error: unknown, context: { controller: string; key: string }): void; logger: Logger },
   cleanups: Cleanups,
 ): Promise<LocalStack[]> {

@@ -3,16 +3,17 @@
  * controllers), each with its forwarder in a process of its own (bin/forwarder.ts, as its pod
  * runs it), against `backends` backend processes sharing the replay and report tables in
  * DynamoDB (moto_server, behind a proxy that counts the writes) and, when more than one, the
- * rate budget's too, one simulated EC2 account. First `n` WaitForFirstConsumer claims with a pod each, dealt out over the clusters,
+ * rate budget's too, one simulated EC2 account (the simulator in a process of its own,
+ * bench/lib/ec2-sim-process.ts). First `n` WaitForFirstConsumer claims with a pod each, dealt out over the clusters,
  * are bound and attached (the simulator at `timeScale`); then, nothing changing, an hour passes
  * at `restScale`: the forwarders resync every 300 s ÷ restScale, the scheduled audit runs once
  * (lib/audit, as functions/audit.ts runs it each hour), and everything volhook does is counted —
  * backend requests per cluster, EC2 calls by action, DynamoDB writes by operation and table,
  * the forwarders' CPU time and memory.
  *
- * volhook's other delays are not scaled: the backend's once-a-minute records (the secret a
- * request was verified with, lib/reports/verified-by.ts) are written at most once a minute of
- * wall time, so a rest scale above 300 / 60 = 5 (a resync more often than a minute) counts fewer
+ * The backend asks for the reports restScale times sooner too (`reportTimeScale`). volhook's
+ * other delays are not scaled: the backend's once-a-minute records (the secret a request was
+ * verified with, lib/reports/verified-by.ts) are written at most once a minute of wall time, so a rest scale above 300 / 60 = 5 (a resync more often than a minute) counts fewer
  * of them than an hour at scale 1 would.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -22,11 +23,11 @@ import { createEc2Client, createEc2Gateway, DEFAULT_BUDGET_ACCOUNT } from '../..
 import type { Ec2SimStats } from '../../lib/local/ec2/index.js';
 import { createFileRegistry } from '../../lib/registry/index.js';
 import { createDynamoDbReportStore } from '../../lib/reports/index.js';
-import { until } from './bench-stack.js';
 import { Diagnostics } from './diagnostics.js';
+import { startEc2SimProcess } from './ec2-sim-handle.js';
 import { startDynamoDbWriteCounter, subtractWrites, writeUnits, type WriteCounts } from './dynamodb-writes.js';
 import { createTables, freePort, startBackendProcess, startForwarderProcess, startMotoServer, startRoundRobin, stopChild, type ForwarderProcess, type RoundRobin } from './fleet-processes.js';
-import { backendEnvironment, createClaimsWithPods, dealOut, nodesRunning, REGION, runCleanups, startClusterStacks, startFleetBase, type Cleanups } from './fleet-setup.js';
+import { backendEnvironment, createClaimsWithPods, dealOut, REGION, runCleanups, startClusterStacks, startFleetRegistry, ZONES, type Cleanups } from './fleet-setup.js';
 import { say } from './format.js';
 import { BENCH_NAMESPACE } from './manifests.js';
 import { httpGet, procCpuMs, procMemory, promValue } from './proc.js';
@@ -91,8 +92,11 @@ export async function runRestCost(options: RestOptions): Promise<RestResult> {
   const cleanups: Cleanups = [];
   const diagnostics = new Diagnostics();
   try {
-    const base = await startFleetBase({ prefix: 'rest', clusters: options.clusters, seed: options.seed, timeScale: options.timeScale }, cleanups);
-    const { sim, clusterIds } = base;
+    // The simulator in a process of its own: beside five Kubernetes APIs and their controllers it answers too late.
+    const sim = await startEc2SimProcess({ region: REGION, zones: ZONES, seed: options.seed, timeScale: options.timeScale });
+    cleanups.push(() => sim.stop());
+    const base = { sim, ...startFleetRegistry({ prefix: 'rest', clusters: options.clusters }, cleanups) };
+    const { clusterIds } = base;
     const moto = await startMotoServer();
     cleanups.push(() => moto.stop());
     await createTables(moto.url, REGION, Object.values(TABLES));
@@ -102,7 +106,8 @@ export async function runRestCost(options: RestOptions): Promise<RestResult> {
     // One backend paces itself in its memory, as scale-out.ts's does: at rest it calls EC2 not at all, so no budget write
     // is left out; the audit below takes its tokens from the budget table, as functions/audit.ts does.
     const shared = options.backends > 1 ? TABLES : { replay: TABLES.replay, reports: TABLES.reports };
-    const env = backendEnvironment(base, { ec2Endpoint: sim.url, timeScale: options.timeScale, tables: { endpoint: dynamodb.url, ...shared } });
+    // The forwarders resync restScale times faster: the backend asks for their reports as much sooner.
+    const env = { ...backendEnvironment(base, { ec2Endpoint: sim.url, timeScale: options.timeScale, tables: { endpoint: dynamodb.url, ...shared } }), VOLHOOK_BENCH_REPORT_TIME_SCALE: String(options.restScale) };
     const backends = await Promise.all(Array.from({ length: options.backends }, () => startBackendProcess(env)));
     cleanups.push(() => Promise.all(backends.map((b) => b.stop())).then(() => undefined));
     // One front per cluster, each dealing out over every backend: the requests of each cluster counted apart.
@@ -129,7 +134,11 @@ export async function runRestCost(options: RestOptions): Promise<RestResult> {
       const port = await freePort();
       forwarders.push(startForwarderProcess({ apiUrl: fronts[c]!.url, stack, port, env: { VOLHOOK_RESYNC_SECONDS: String(resyncWallMs / 1000) }, log: (line) => log(`[e] ${line}`) }));
     }
-    await until(() => nodesRunning(base, stacks), 120_000, 'node instances running');
+    const nodesDeadline = Date.now() + 120_000;
+    while (!(await sim.instancesRunning(stacks.flatMap((s) => s.nodes.map((n) => n.instanceId))))) {
+      if (Date.now() > nodesDeadline) throw new Error('timed out after 120000 ms waiting for node instances running');
+      await sleep(500);
+    }
     for (const f of forwarders) {
       const deadline = Date.now() + 90_000;
       while ((await httpGet(`http://127.0.0.1:${f.port}/readyz`))?.status !== 200) {
@@ -161,7 +170,7 @@ export async function runRestCost(options: RestOptions): Promise<RestResult> {
       }
       if (at >= next) {
         next += every;
-        log(`[e] ${(at / 1000).toFixed(0).padStart(4)} s  Bound and attached ${c.ready}/${options.n}, Running ${c.running}/${options.n}, EC2 calls ${sim.sim.getStats().total.calls}`);
+        log(`[e] ${(at / 1000).toFixed(0).padStart(4)} s  Bound and attached ${c.ready}/${options.n}, Running ${c.running}/${options.n}, EC2 calls ${(await sim.stats()).total.calls}`);
       }
       await sleep(200);
     }
@@ -186,7 +195,7 @@ export async function runRestCost(options: RestOptions): Promise<RestResult> {
     const peakRss = forwarders.map(() => 0);
     const sampler = setInterval(() => forwarders.forEach((f, i) => (peakRss[i] = Math.max(peakRss[i]!, procMemory(f.child.pid!)?.rss ?? 0))), 1_000);
     cleanups.push(() => clearInterval(sampler));
-    sim.sim.resetStats();
+    await sim.resetStats();
     const writesBefore = dynamodb.counts();
     const requestsBefore = fronts.map((f) => f.requests);
     const routesBefore = fronts.map((f) => f.byRoute());
@@ -208,7 +217,7 @@ export async function runRestCost(options: RestOptions): Promise<RestResult> {
       onSkipped: (clusterId, why) => log(`[e] audit of ${clusterId} skipped: ${why}`),
     });
     await sleep(Math.max(0, hourWallMs - (performance.now() - h0)));
-    const ec2 = sim.sim.getStats();
+    const ec2 = await sim.stats();
     const itemsAfter = await itemsSent(forwarders);
     const itemsByKind = Object.fromEntries(Object.entries(itemsAfter).map(([kind, k]) => [kind, k - (itemsBefore[kind] ?? 0)]).filter(([, k]) => k !== 0));
     const dynamodbWrites = subtractWrites(dynamodb.counts(), writesBefore);

@@ -65,6 +65,8 @@ export interface AppDependencies {
   now?(): number;
   /** A simulator's time scale: ReconcileContext's `ec2TimeScale`. Never set against AWS. */
   ec2TimeScale?: number;
+  /** A bench's forwarders resyncing faster than real time: ReconcileContext's `reportTimeScale`. Never set deployed. */
+  reportTimeScale?: number;
   /** Called once per item after reconciling: logs and metrics hang here. */
   onResult?(clusterId: string, item: Item, result: Result): void;
   /**
@@ -106,6 +108,9 @@ export function createApp(deps: AppDependencies): Hono {
   const now = deps.now ?? Date.now;
   if (deps.ec2TimeScale !== undefined && !(deps.ec2TimeScale > 0 && Number.isFinite(deps.ec2TimeScale))) {
     throw new Error(`ec2TimeScale must be a positive number, got ${deps.ec2TimeScale}`);
+  }
+  if (deps.reportTimeScale !== undefined && !(deps.reportTimeScale > 0 && Number.isFinite(deps.reportTimeScale))) {
+    throw new Error(`reportTimeScale must be a positive number, got ${deps.reportTimeScale}`);
   }
   const onError = deps.onError ?? logError;
   const maxBodyBytes = deps.maxBodyBytes ?? MAX_BODY_BYTES;
@@ -246,6 +251,7 @@ export function createApp(deps: AppDependencies): Hono {
         provisionerName: servedProvisioner(registration),
         now: () => new Date(now()),
         ...(deps.ec2TimeScale !== undefined && { ec2TimeScale: deps.ec2TimeScale }),
+        ...(deps.reportTimeScale !== undefined && { reportTimeScale: deps.reportTimeScale }),
         signedAt: new Date(message.timestamp * 1000),
         reports,
         reportError: (itemKey, error) => onError(clusterId, itemKey, error, 'reconcile', correlation),

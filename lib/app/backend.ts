@@ -74,6 +74,8 @@ export interface BackendOptions {
    * environment: the deployed backend talks to AWS, at 1.
    */
   ec2TimeScale?: number;
+  /** How much faster than real time the forwarders resync (a bench): ReconcileContext's `reportTimeScale`. */
+  reportTimeScale?: number;
 }
 
 export function createBackendApp(options: BackendOptions) {
@@ -135,5 +137,6 @@ export function createBackendApp(options: BackendOptions) {
     onEc2Calls: options.onEc2Calls,
     now: options.now,
     ...(options.ec2TimeScale !== undefined && { ec2TimeScale: options.ec2TimeScale }),
+    ...(options.reportTimeScale !== undefined && { reportTimeScale: options.reportTimeScale }),
   });
 }

@@ -17,7 +17,7 @@ export {
   type UnknownFinding,
   type UntaggedFinding,
 } from './findings.js';
-export { FRESH_REPORT_MS, isDue, markChanges, markedWhy, markOf, newMarkTime, refusedSinceWhy, REPORT_RESYNC_SECONDS, staleReportWhy, type MarkState } from './marks.js';
+export { FORWARDER_SILENCE_MS, FRESH_REPORT_MS, isDue, markChanges, markedWhy, markOf, newMarkTime, refusedSinceWhy, REPORT_RESYNC_SECONDS, reportWithinSeconds, staleReportWhy, type MarkState } from './marks.js';
 export {
   judgeSnapshotOrphan,
   lostSnapshotCandidates,

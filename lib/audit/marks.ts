@@ -7,9 +7,11 @@
  * for. The report a deletion rests on must also be fresh when the deletion happens
  * ({@link FRESH_REPORT_MS}): a report received after the mark but an hour ago says nothing of a
  * PV made since — and received after the latest request of the cluster the backend refused
- * ({@link refusedSinceWhy}), which may have carried one. A mark whose resource is not provably orphaned any more (named again,
+ * ({@link refusedSinceWhy}), which may have carried one. So while the cluster has marks the
+ * backend asks its forwarder for a report every resync ({@link reportWithinSeconds}). A mark whose resource is not provably orphaned any more (named again,
  * attached, gone) is dropped; the report store keeps the marks per cluster.
  */
+import { REPORT_WITHIN_MAX_SECONDS } from '../contract/report.js';
 import { REFUSAL_RECORD_INTERVAL_MS, type Refusal } from '../reports/refusals.js';
 import { reportTime, type StoredReport } from '../reports/store.js';
 
@@ -26,9 +28,10 @@ export function newMarkTime(report: StoredReport, now: number): number {
 }
 
 /**
- * The forwarder's resync period (its `resyncSeconds` default, the chart's `resyncSeconds`): it
- * sends the cluster's report, or the report's digest alone, at least this often, and the
- * backend dates each one it takes by its own clock (`receivedAt`).
+ * The forwarder's resync period (its `resyncSeconds` default, the chart's `resyncSeconds`): while
+ * the cluster has marks it sends the cluster's report, or the report's digest alone, at least
+ * this often ({@link reportWithinSeconds}), and the backend dates each one it takes by its own
+ * clock (`receivedAt`).
  */
 export const REPORT_RESYNC_SECONDS = 300;
 
@@ -39,6 +42,27 @@ export const REPORT_RESYNC_SECONDS = 300;
  * fault) stops every deletion within two rounds — a PV made meanwhile is in no report.
  */
 export const FRESH_REPORT_MS = 2 * REPORT_RESYNC_SECONDS * 1000;
+
+/**
+ * How soon the backend asks the cluster's forwarder for its next report, in the answer to each
+ * one (the contract's `reportWithinSeconds`): every resync (undefined, the contract's default)
+ * while the audit holds a mark of the cluster, since a deletion rests on a report received after
+ * the mark and at most {@link FRESH_REPORT_MS} old when it happens; otherwise within
+ * REPORT_WITHIN_MAX_SECONDS — with no mark no deletion rests on the report (an audit only marks,
+ * and dates its marks by its own clock, never before the report: {@link newMarkTime}), and a
+ * report that changed goes at the forwarder's next resync whatever it was told.
+ */
+export function reportWithinSeconds(marks: ReadonlyMap<string, number>): number | undefined {
+  return marks.size > 0 ? undefined : REPORT_WITHIN_MAX_SECONDS;
+}
+
+/**
+ * How long a forwarder that still runs may go without a request reaching the backend: the
+ * longest it waits between reports (REPORT_WITHIN_MAX_SECONDS), and two resyncs more — one lost
+ * round, as {@link FRESH_REPORT_MS} allows. What `release` and `rotate-secret --finish` wait for
+ * before taking away what a running forwarder needs.
+ */
+export const FORWARDER_SILENCE_MS = REPORT_WITHIN_MAX_SECONDS * 1000 + FRESH_REPORT_MS;
 
 /** Why `report` is too old for a deletion at `now` (epoch ms, the backend's clock), if it is. */
 export function staleReportWhy(report: StoredReport, now: number): string | undefined {
@@ -95,5 +119,5 @@ export function markChanges(
 
 /** What a --delete audit says of a candidate it only marked: when it may go. */
 export function markedWhy(mark: MarkState): string {
-  return `marked ${mark.at}: deleted by the first --delete audit after a report received after that still names nothing of it, while the latest report is at most ${FRESH_REPORT_MS / 1000} s old and no request of the cluster was refused since (the forwarder reports at least every resync)`;
+  return `marked ${mark.at}: deleted by the first --delete audit after a report received after that still names nothing of it, while the latest report is at most ${FRESH_REPORT_MS / 1000} s old and no request of the cluster was refused since (while the cluster has marks, the backend asks its forwarder for a report every resync)`;
 }

@@ -3,14 +3,15 @@
  * a forwarder release cannot see (no Lease, another kubeconfig, a copy elsewhere) that still
  * sends would, once the registration is gone, get 404 and tell its cluster's users to
  * register it again. The evidence is the backend's own, dated by its clock: the latest report
- * it received from the cluster (every forwarder sends or confirms one at least every resync)
+ * it received from the cluster (every forwarder sends or confirms one at least every
+ * REPORT_WITHIN_MAX_SECONDS, and at once when its volumes change)
  * and the latest request it refused, both kept per cluster in the report store (lib/reports).
  */
-import { FRESH_REPORT_MS } from '../audit/index.js';
+import { FORWARDER_SILENCE_MS } from '../audit/index.js';
 import type { ReportStore } from '../reports/index.js';
 
-/** How long the backend must have heard nothing: two resyncs, as long as a report stays fresh. */
-export const QUIET_MS = FRESH_REPORT_MS;
+/** How long the backend must have heard nothing: longer than a running forwarder stays silent. */
+export const QUIET_MS = FORWARDER_SILENCE_MS;
 
 export type BackendHeard =
   /** No report store to ask: the backend's evidence is not known. */

@@ -5,10 +5,14 @@
  * clock: per secret fingerprint, when it last verified a request of the cluster with it, kept in
  * the report store (lib/reports/verified-by.ts).
  */
+import { FORWARDER_SILENCE_MS } from '../audit/marks.js';
 import { VERIFIED_RECORD_INTERVAL_MS, type VerifiedBy } from '../reports/index.js';
 
-/** How long no request may have been verified with a secret about to be removed. */
-export const ROTATION_QUIET_MS = 600_000;
+/**
+ * How long no request may have been verified with a secret about to be removed: longer than a
+ * running forwarder at rest goes without a request (it reports within REPORT_WITHIN_MAX_SECONDS).
+ */
+export const ROTATION_QUIET_MS = FORWARDER_SILENCE_MS;
 
 /**
  * Why the secrets `removed` (fingerprints) must not be removed at `now`, or undefined when none

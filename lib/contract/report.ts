@@ -141,6 +141,14 @@ export const MAX_GZIPPED_PART_JSON_BYTES = 2560 * 1024;
 /** Parts one item may carry (`report` and `more`): three gzip'd parts fit one request's bytes and decoded bytes. */
 export const MAX_PARTS_PER_ITEM = 3;
 
+/**
+ * The longest a forwarder goes without sending its report (or the report's digest), whatever
+ * the backend's answer (`reportWithinSeconds`) asks: half the scheduled audit's hour, so a mark
+ * an audit sets is followed by a report before the next audit — and from then on by one every
+ * resync, the backend asking for that while the cluster has marks.
+ */
+export const REPORT_WITHIN_MAX_SECONDS = 1800;
+
 /** How a report's parts are measured: by their JSON, or (bodies gzip'd) by what they compress to. */
 export type PartSizing = 'json' | 'gzip';
 

@@ -16,6 +16,13 @@ export const DoneResultSchema = deferred(() => z.object({
   outcome: z.literal('done'),
   /** Why, when the backend destroyed something (e.g. the disk of a claim deleted before its PV). */
   message: z.optional(z.string()),
+  /**
+   * Answering a VolumeReport item: the backend needs the cluster's next report (or its digest)
+   * within this long, not every resync (nothing it keeps rests on the report's freshness now).
+   * Absent: every resync. The forwarder waits no longer than REPORT_WITHIN_MAX_SECONDS, whatever
+   * it is told, and sends a report that changed at once.
+   */
+  reportWithinSeconds: z.optional(z.number().check(z.positive())),
 }));
 
 /** Progress is being made (a volume is creating, an attachment in flight, EC2 throttled). */

@@ -18,7 +18,7 @@ import type { Ownership } from './filter.js';
 import { FORWARDER_VERSIONS, postCheck, RequestCodings, ServedFeatures, type FetchLike } from './backend-client.js';
 import { backendUrls, leaseTiming, parseConfig, type ForwarderConfig, type ForwarderConfigInput } from './config.js';
 import { BackendChoice, startFailback } from './failover.js';
-import { itemSource, liveClassRead, livePvRead } from './item-source.js';
+import { itemSource, liveClassRead, livePvRead, reportOfCaches } from './item-source.js';
 import type { DeletedClaim } from './items.js';
 import { httpFetch } from './http-fetch.js';
 import { startLeaderElection, type LeaderElector, type LeaseApi } from './leader-election.js';
@@ -84,7 +84,11 @@ export interface Forwarder {
   leading(): boolean;
   /** Its holderIdentity with leader election. */
   identity?: string;
-  /** Re-offers every object of ours that is not settled (also runs every `resyncSeconds`). */
+  /**
+   * Re-offers every object of ours that is not settled, and the volume report. Also runs every
+   * `resyncSeconds`, offering the report only when it changed or the backend needs it by the
+   * next (ReportTracker `due`).
+   */
   resync(): void;
 }
 
@@ -146,8 +150,11 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
   }
   const watching = createWatching({ rest, config, ownership, metrics, logger, offer, onSynced: () => offer({ key: ItemKeys.report() }) });
   const { ctx, ready } = watching;
-  const resync = (): void => {
-    if (ready() && !stopping) watching.resync((key) => queue.has(key));
+  // Asked for (a test, a new leader): the report too. On the timer: the report when due.
+  const resync = (report: 'always' | 'when due' = 'always'): void => {
+    if (!ready() || stopping) return;
+    const offerReport = report === 'always' || reports.due(() => reportOfCaches(ctx.caches, ownership), Date.now(), config.resyncSeconds * 1000);
+    watching.resync((key) => queue.has(key), offerReport);
   };
 
   /**
@@ -198,7 +205,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     async send(batch) {
       const completions = await sendBatch(batch.keys, batch.payloads);
       const reported = completions.get(ItemKeys.report());
-      if (reported) reports.answered(reported.type === 'done');
+      if (reported) reports.answered(reported.type === 'done', reported.type === 'done' ? reported.reportWithinSeconds : undefined);
       return completions;
     },
     ready: () => ready() && leading() && !refusals.contractRefusal(),
@@ -211,7 +218,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     tls.close();
     throw err;
   });
-  const resyncTimer = setInterval(resync, config.resyncSeconds * 1000);
+  const resyncTimer = setInterval(() => resync('when due'), config.resyncSeconds * 1000);
   const stopFailback = config.standbyApiUrls.length > 0 ? startFailback({ choice: backends, check: checkAt, intervalMs: config.failbackSeconds * 1000, logger, onSwitch: inUse }) : () => undefined;
   watching.start();
   if (config.leaderElect) {
@@ -226,7 +233,7 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
         metrics.leader.set(1);
         term = new AbortController();
         // The queue holds every key offered while standing by; resync adds what is unsettled.
-        resync();
+        resync('always');
         pump.schedule();
       },
       onStoppedLeading() {
@@ -281,6 +288,6 @@ export async function startForwarder(input: ForwarderConfigInput, deps: Forwarde
     contractRefusal: () => refusals.contractRefusal(),
     leading: () => !stopping && leading(),
     ...(elector ? { identity: elector.identity } : {}),
-    resync,
+    resync: () => resync('always'),
   };
 }

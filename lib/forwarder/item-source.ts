@@ -3,7 +3,7 @@
  * (through a `ClusterView`), with the PV's absence confirmed by a live read for the items
  * that may delete a disk.
  */
-import { BackendFeatures, claimReleasesDisk, pvNameForClaim, type BackendFeature, type ItemInput } from '../contract/index.js';
+import { BackendFeatures, claimReleasesDisk, pvNameForClaim, type BackendFeature, type ItemInput, type VolumeReport } from '../contract/index.js';
 import type { KubeClients } from '../kube/clients.js';
 import { isApiError } from '../kube/errors.js';
 import type { Dependents } from './dependents.js';
@@ -79,6 +79,21 @@ export function liveClassRead(clients: KubeClients, logger: Logger): LiveClassRe
  * The item for `key` from the caches now; undefined when its object is gone or not ours.
  * Items that may delete a disk get the PV's absence confirmed live.
  */
+/** The volume report as the caches hold it now. */
+export function reportOfCaches(caches: WatchContext['caches'], ownership: Ownership): VolumeReport {
+  return buildVolumeReport(
+    {
+      claims: () => caches.persistentvolumeclaims.list(),
+      volumes: () => caches.persistentvolumes.list(),
+      attachments: () => caches.volumeattachments.list(),
+      csiNode: (name) => caches.csinodes.get(name),
+      snapshotContents: () => caches.volumesnapshotcontents.list(),
+      groupSnapshotContents: () => caches.volumegroupsnapshotcontents.list(),
+    },
+    ownership,
+  );
+}
+
 export function itemSource(options: {
   ctx: Pick<WatchContext, 'caches' | 'dependents'>;
   ownership: Ownership;
@@ -138,19 +153,7 @@ export function itemSource(options: {
       case 'VolumeReport': {
         const observedAt = Date.now();
         // Read only when needed: a report going out in parts sends the parts of one earlier reading.
-        const report = () =>
-          buildVolumeReport(
-            {
-              claims: () => caches.persistentvolumeclaims.list(),
-              volumes: () => caches.persistentvolumes.list(),
-              attachments: () => caches.volumeattachments.list(),
-              csiNode: (name) => caches.csinodes.get(name),
-              snapshotContents: () => caches.volumesnapshotcontents.list(),
-              groupSnapshotContents: () => caches.volumegroupsnapshotcontents.list(),
-            },
-            ownership,
-          );
-        return options.reports?.item(report, observedAt);
+        return options.reports?.item(() => reportOfCaches(caches, ownership), observedAt);
       }
       default:
         return undefined;

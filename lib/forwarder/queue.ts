@@ -60,8 +60,11 @@ export interface WorkQueueOptions {
 
 /** How one key's turn ended. */
 export type Completion =
-  /** Converged: leaves the queue until the next event or resync; backoff reset. */
-  | { type: 'done' }
+  /**
+   * Converged: leaves the queue until the next event or resync; backoff reset. The volume
+   * report's answer may say how soon the backend needs the next one (ReportTracker).
+   */
+  | { type: 'done'; reportWithinSeconds?: number }
   /** Progressing: look again after `afterMs`. */
   | { type: 'requeue'; afterMs: number }
   /** The backend refused the object (bad parameter…): backoff, or `afterMs` when it said so. */

@@ -2,8 +2,9 @@
  * The forwarder's volume report (lib/contract/report.ts), built from the caches: every PV of
  * ours with the disk it names, every VolumeAttachment of our driver with its node's instance,
  * the uids of our claims, and every VolumeSnapshotContent of our driver with the snapshot it
- * names. Sent on each resync under one queue key; the report itself (whole, or in parts) only
- * when its digest is not the one the backend last acknowledged.
+ * names. Sent under one queue key: at a resync when it changed, or when the backend needs it
+ * by the next resync (ReportTracker `due`); the report itself (whole, or in parts) only when
+ * its digest is not the one the backend last acknowledged, else the digest alone.
  */
 import type { V1CSINode, V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
 import {
@@ -17,6 +18,7 @@ import {
   MAX_REPORT_PART_BYTES,
   reclaimPolicy,
   reportItemProblem,
+  REPORT_WITHIN_MAX_SECONDS,
   GroupSnapshotAnnotations,
   SnapshotAnnotations,
   snapshotCopyOf,
@@ -162,6 +164,13 @@ const GZIPPED_PART_TARGET = Math.floor(MAX_GZIPPED_PART_BYTES * 0.95);
 type Sent = { digest: string; as: 'digest' | 'whole' | 'part' };
 
 /**
+ * When the backend needs the next report: `withinMs` after the answer at `answeredAt` (its
+ * `reportWithinSeconds`, at most REPORT_WITHIN_MAX_SECONDS). Unknown (no answer yet, or one
+ * without it — a backend that asks for none): every resync.
+ */
+type Wanted = { answeredAt: number; withinMs: number };
+
+/**
  * Which digest the backend holds: the report item carries only the digest while the report
  * is the one last acknowledged (`done`), the whole report otherwise — in one item when it
  * fits in one part, else one part per turn of the report's key, the parts of one reading of
@@ -170,6 +179,7 @@ type Sent = { digest: string; as: 'digest' | 'whole' | 'part' };
 export class ReportTracker {
   #acknowledged: string | undefined;
   #sent: Sent | undefined;
+  #wanted: Wanted | undefined;
   #inParts: InParts | undefined;
   readonly #maxPartBytes: number;
   readonly #sizing: () => PartSizing;
@@ -227,8 +237,24 @@ export class ReportTracker {
     };
   }
 
-  /** The backend's answer to the last item: `done` means it holds that digest now. */
-  answered(done: boolean): void {
+  /**
+   * Whether a resync at `now` (epoch ms), the next one `resyncMs` later, offers the report's key:
+   * while it goes in parts, when the backend acknowledged none or asked for one every resync, when
+   * the backend needs it before the next resync, and when it changed (`report` read and digested).
+   */
+  due(report: () => VolumeReport, now: number, resyncMs: number): boolean {
+    const wanted = this.#wanted;
+    if (this.#inParts || this.#acknowledged === undefined || wanted === undefined) return true;
+    if (now + resyncMs > wanted.answeredAt + wanted.withinMs) return true;
+    return canonicalDigest(canonicalReport(report())) !== this.#acknowledged;
+  }
+
+  /**
+   * The backend's answer to the last item: `done` means it holds that digest now, and
+   * `reportWithinSeconds` how soon it needs the next (absent: every resync), answered at `now`.
+   */
+  answered(done: boolean, reportWithinSeconds?: number, now: number = Date.now()): void {
+    this.#wanted = done && reportWithinSeconds !== undefined ? { answeredAt: now, withinMs: Math.min(reportWithinSeconds, REPORT_WITHIN_MAX_SECONDS) * 1000 } : undefined;
     const sent = this.#sent;
     if (!sent) return;
     if (done) {

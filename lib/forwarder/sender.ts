@@ -272,7 +272,7 @@ function isForbidden(err: unknown): boolean {
 export function completionOf(result: Result): Completion {
   switch (result.outcome) {
     case 'done':
-      return { type: 'done' };
+      return result.reportWithinSeconds === undefined ? { type: 'done' } : { type: 'done', reportWithinSeconds: result.reportWithinSeconds };
     case 'requeue':
       return { type: 'requeue', afterMs: result.requeueAfterSeconds * 1000 };
     case 'failed':

@@ -22,8 +22,8 @@ export interface Watching {
   ctx: WatchContext;
   /** Every cache has synced. */
   ready(): boolean;
-  /** Offers the volume report and every object of ours that is not settled and not queued. */
-  resync(queued: (key: string) => boolean): void;
+  /** Offers every object of ours that is not settled and not queued, and the volume report when `report` says so. */
+  resync(queued: (key: string) => boolean, report: boolean): void;
   start(): void;
   stop(): Promise<void>;
 }
@@ -99,9 +99,9 @@ export function createWatching(deps: WatchingDeps): Watching {
     });
   }
 
-  function resync(queued: (key: string) => boolean): void {
+  function resync(queued: (key: string) => boolean, report: boolean): void {
     // The audit's view of the cluster: a digest, or the whole report when it changed.
-    deps.offer({ key: ItemKeys.report() });
+    if (report) deps.offer({ key: ItemKeys.report() });
     for (const resource of RESOURCES) {
       const watch = WATCHES[resource] as Watch<KubernetesObject>;
       if (!watch.resync) continue;

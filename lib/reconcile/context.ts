@@ -19,6 +19,12 @@ export interface ReconcileContext {
    * may stay `attaching` — are divided by it too. 1, or absent, against AWS.
    */
   ec2TimeScale?: number;
+  /**
+   * How much faster than real time the cluster's forwarder resyncs (a bench's hour at rest): how
+   * soon the backend asks for the next report (`reportWithinSeconds`) shrinks by it. 1, or
+   * absent, deployed.
+   */
+  reportTimeScale?: number;
   /** When the forwarder signed the request (its `webhook-timestamp`): how stale its items may be. */
   signedAt: Date;
   /** Where the cluster's volume reports are kept for the audit; without one, reports are refused. */

@@ -134,7 +134,13 @@ export function verdictForError(error: unknown): Verdict {
 export function toResult(key: string, verdict: Verdict, writes: Write[]): Result {
   switch (verdict.outcome) {
     case 'done':
-      return { key, outcome: 'done', ...(verdict.message !== undefined && { message: verdict.message }), writes };
+      return {
+        key,
+        outcome: 'done',
+        ...(verdict.message !== undefined && { message: verdict.message }),
+        ...(verdict.reportWithinSeconds !== undefined && { reportWithinSeconds: verdict.reportWithinSeconds }),
+        writes,
+      };
     case 'requeue':
       return { key, outcome: 'requeue', requeueAfterSeconds: verdict.requeueAfterSeconds, message: verdict.message, writes };
     case 'failed':

@@ -8,7 +8,7 @@ import type { CopyDiskRequest, CopySnapshotRequest, CreateDiskRequest, CreateSna
 
 /** How a reconcile ends; becomes the Result's outcome and its fields. */
 export type Verdict =
-  | { outcome: 'done'; message?: string }
+  | { outcome: 'done'; message?: string; reportWithinSeconds?: number }
   | { outcome: 'requeue'; requeueAfterSeconds: number; message: string }
   | { outcome: 'failed'; reason: string; message: string; requeueAfterSeconds: number };
 

@@ -7,14 +7,17 @@
  * Each report is dated by the backend's clock too (when it received it, or its first part),
  * and the disks and snapshots it no longer names under a Retain PV or content are remembered
  * as the user's (lib/reports/retained.ts) before it replaces the one that named them.
- * The answer carries the Warning Events an audit left for the cluster (a PV whose disk is lost).
+ * The answer carries the Warning Events an audit left for the cluster (a PV whose disk is lost),
+ * and how soon the backend needs the next report: every resync while the audit holds marks of
+ * the cluster, else within REPORT_WITHIN_MAX_SECONDS (lib/audit/marks.ts `reportWithinSeconds`).
  */
+import { reportWithinSeconds } from '../audit/marks.js';
 import { assembleReport, reportDigest, type VolumeReport, type VolumeReportItem } from '../contract/index.js';
 import { retainedChange } from '../reports/retained.js';
 import type { ReportStore, StoredReportPart } from '../reports/index.js';
 import type { Scope } from './context.js';
 import { Requeue } from './outcomes.js';
-import { done, failed, requeue, type Settled } from './plan.js';
+import { failed, requeue, type Settled } from './plan.js';
 
 /** What the forwarder is told when the backend holds no report under the digest it sent. */
 export const SEND_WHOLE_REPORT = 'no report with this digest is kept: send the whole report';
@@ -33,7 +36,7 @@ export async function reconcileReport(item: VolumeReportItem, scope: Scope): Pro
     const kept = `part${sent.length > 1 ? 's' : ''} ${sent.map((p) => p.index).join(', ')} of ${count} of report ${item.digest} kept`;
     // A part of the report already kept (a forwarder that restarted sends the parts again): nothing
     // to keep, and its arrival dates nothing (the part was read with the others, earlier).
-    if (await reports.confirm(clusterId, item.digest, observedAt)) return done(await reports.takeEvents(clusterId));
+    if (await reports.confirm(clusterId, item.digest, observedAt)) return answer(scope, reports);
     let held = 0;
     for (const { index, report } of sent) held = await reports.putPart({ clusterId, digest: item.digest, index, count, observedAt, receivedAt, report });
     if (held < count) return requeue(Requeue.recorded, `${kept}; ${count - held} to come`);
@@ -56,7 +59,15 @@ export async function reconcileReport(item: VolumeReportItem, scope: Scope): Pro
   } else if (!(await reports.confirm(clusterId, item.digest, observedAt, receivedAt))) {
     return requeue(Requeue.recorded, SEND_WHOLE_REPORT);
   }
-  return done(await reports.takeEvents(clusterId));
+  return answer(scope, reports);
+}
+
+/** Done: with the queued Events, and how soon the next report is needed. */
+async function answer(scope: Scope, reports: ReportStore): Promise<Settled> {
+  const [events, marks] = await Promise.all([reports.takeEvents(scope.clusterId), reports.marks(scope.clusterId)]);
+  const asked = reportWithinSeconds(marks);
+  const within = asked === undefined ? undefined : asked / (scope.reportTimeScale ?? 1);
+  return { writes: events, verdict: { outcome: 'done', ...(within !== undefined && { reportWithinSeconds: within }) } };
 }
 
 /**

@@ -1,14 +1,22 @@
 /**
- * Reports in a DynamoDB table shared by every Lambda container: partition key `pk` (the
- * cluster id), `digest`, `observedAt` (epoch ms), `body` (the report as gzip'd JSON: a PV
- * entry is ~150 bytes of JSON and compresses well, and an item may hold 400 KB), `events`
- * (queued Warning Events, JSON strings). One item per cluster; every write is one
- * conditional UpdateItem, so a late request never replaces a newer report.
+ * Reports in a DynamoDB table shared by every Lambda container: partition key `pk`. The
+ * cluster's item (`pk` the cluster id) is small: `digest`, `observedAt` (epoch ms),
+ * `receivedAt`, `events` (queued Warning Events, JSON strings) and the records below — what
+ * every request of the cluster writes, each write billed by the size of the item it writes.
+ * The report itself is an item of its own, `<clusterId>#whole#<digest>` with `wholeBody` (the
+ * report as gzip'd JSON: a PV entry is ~150 bytes of JSON and compresses well, and an item may
+ * hold 400 KB), named by the cluster's item's `whole` (true). A report is kept by one
+ * transaction that writes both, conditional on the cluster's `observedAt`, so a late request
+ * never replaces a newer report and the cluster's item never names a report not written; the
+ * report it replaced is deleted after, by a transaction that deletes it only while the
+ * cluster's item does not name it (another request may have kept the same report again). A
+ * cluster's item from before this layout holds its report in `body`; it is read as before, and
+ * the next report kept takes it off.
  *
  * A report sent in parts (lib/contract/report.ts) is kept one item per part,
  * `<clusterId>#part#<digest>#<index>` with `partBody` (gzip'd JSON of the part), and one
  * item `<clusterId>#parts#<digest>` counting the parts in (`held`, a number set). Once all
- * are in, the cluster's item takes `parts` (their count) in place of `body`: the report is
+ * are in, the cluster's item takes `parts` (their count) in place of `whole`: the report is
  * the parts of its digest, which never change (a digest is its content). The parts of the
  * report it replaced are deleted then.
  *
@@ -39,6 +47,10 @@
  * wrote or was told is held, as for refusals. The first entry of an item makes the map (a second
  * UpdateItem, conditional on there being none).
  *
+ * A confirmation (the digest alone) answers the cluster's item (`ReturnValues`), so the store
+ * knows whether Events are queued: when none were, taking them right after writes nothing (a
+ * conditional write that fails is billed too). Events queued in between go with the next report.
+ *
  * The DynamoDB client is loaded on first use, not at import (lib/dynamodb).
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -63,6 +75,9 @@ export const PART_TTL_SECONDS = 24 * 60 * 60;
 /** Marks set or removed by one UpdateItem: its expression stays well under DynamoDB's 4 KB. */
 const MARKS_PER_UPDATE = 50;
 
+/** How long a confirmation's finding of no queued Events spares the `takeEvents` after it. */
+const NO_EVENTS_VALID_MS = 5_000;
+
 /** Clusters whose last recorded refusal one store remembers, to skip writes; past this many it forgets them all (a write too many, never one too few). */
 const REMEMBERED_REFUSALS = 10_000;
 
@@ -84,6 +99,21 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
   const remember = (clusterId: string, at: number) => {
     if (refusalsWritten.size >= REMEMBERED_REFUSALS) refusalsWritten.clear();
     refusalsWritten.set(clusterId, Math.max(at, refusalsWritten.get(clusterId) ?? -Infinity));
+  };
+
+  /**
+   * Per cluster, when a confirmation of this store found no Events queued: the `takeEvents`
+   * right after it (within NO_EVENTS_VALID_MS) writes nothing.
+   */
+  const noEventsSeen = new Map<string, number>();
+  const rememberNoEvents = (clusterId: string) => {
+    if (noEventsSeen.size >= REMEMBERED_REFUSALS) noEventsSeen.clear();
+    noEventsSeen.set(clusterId, now());
+  };
+  const noEventsJustNow = (clusterId: string): boolean => {
+    const seen = noEventsSeen.get(clusterId);
+    noEventsSeen.delete(clusterId);
+    return seen !== undefined && now() - seen <= NO_EVENTS_VALID_MS;
   };
 
   /** Per cluster and fingerprint, the latest verification time this store wrote or found held. */
@@ -172,29 +202,21 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
     return kept.every(Boolean);
   }
 
-  /** The cluster's item replaced (unless a later report is kept): the parts of the report it held go. */
-  async function replace(clusterId: string, digest: string, at: { observedAt: number; receivedAt: number }, set: { body: Uint8Array } | { parts: number }): Promise<boolean> {
+  /** The cluster's item names the report in `parts` parts (unless a later report is kept): the report it named before goes. */
+  async function replaceWithParts(clusterId: string, digest: string, at: { observedAt: number; receivedAt: number }, parts: number): Promise<boolean> {
     const {
       sdk: { UpdateItemCommand },
       client,
     } = await sdk();
-    const body = 'body' in set;
     let old: Record<string, AttributeValue> | undefined;
     try {
       ({ Attributes: old } = await client.send(
         new UpdateItemCommand({
           TableName,
           Key: key(clusterId),
-          UpdateExpression: body
-            ? 'SET digest = :d, observedAt = :t, receivedAt = :r, body = :b REMOVE parts'
-            : 'SET digest = :d, observedAt = :t, receivedAt = :r, parts = :n REMOVE body',
+          UpdateExpression: 'SET digest = :d, observedAt = :t, receivedAt = :r, parts = :n REMOVE body, whole',
           ConditionExpression: 'attribute_not_exists(observedAt) OR observedAt <= :t',
-          ExpressionAttributeValues: {
-            ':d': { S: digest },
-            ':t': { N: String(at.observedAt) },
-            ':r': { N: String(at.receivedAt) },
-            ...('body' in set ? { ':b': { B: set.body } } : { ':n': { N: String(set.parts) } }),
-          },
+          ExpressionAttributeValues: { ':d': { S: digest }, ':t': { N: String(at.observedAt) }, ':r': { N: String(at.receivedAt) }, ':n': { N: String(parts) } },
           ReturnValues: 'UPDATED_OLD',
         }),
       ));
@@ -202,10 +224,75 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
       if (isConditionFailed(err)) return false;
       throw err;
     }
-    const oldDigest = old?.digest?.S;
-    const oldParts = old?.parts?.N;
-    if (oldDigest && oldParts && oldDigest !== digest) await deleteParts(clusterId, oldDigest, Number(oldParts));
+    await dropReplaced(clusterId, old, { digest, whole: false });
     return true;
+  }
+
+  /**
+   * The report `digest` written whole, and the cluster's item naming it, in one transaction
+   * (unless a later report is kept): the report the item named before goes. The item is read
+   * first for that; should another request replace it in between, the report it named is left
+   * in the table (a leak, never a report the item names deleted).
+   */
+  async function replaceWhole(stored: StoredReport, body: Uint8Array): Promise<boolean> {
+    const {
+      sdk: { GetItemCommand, TransactWriteItemsCommand },
+      client,
+    } = await sdk();
+    const { clusterId, digest } = stored;
+    const { Item: old } = await client.send(new GetItemCommand({ TableName, Key: key(clusterId), ConsistentRead: true, ProjectionExpression: 'digest, parts, whole' }));
+    try {
+      await client.send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName,
+                Key: key(clusterId),
+                UpdateExpression: 'SET digest = :d, observedAt = :t, receivedAt = :r, whole = :w REMOVE body, parts',
+                ConditionExpression: 'attribute_not_exists(observedAt) OR observedAt <= :t',
+                ExpressionAttributeValues: { ':d': { S: digest }, ':t': { N: String(stored.observedAt) }, ':r': { N: String(stored.receivedAt) }, ':w': { BOOL: true } },
+              },
+            },
+            { Put: { TableName, Item: { ...wholeKey(clusterId, digest), digest: { S: digest }, wholeBody: { B: body } } } },
+          ],
+        }),
+      );
+    } catch (err) {
+      if (isTransactionConditionFailed(err)) return false;
+      throw err;
+    }
+    await dropReplaced(clusterId, old, { digest, whole: true });
+    return true;
+  }
+
+  /** What the cluster's item named before (`old`) and names no more (`now`) deleted: a whole report only while the item does not name it again. */
+  async function dropReplaced(clusterId: string, old: Record<string, AttributeValue> | undefined, now: { digest: string; whole: boolean }): Promise<void> {
+    const oldDigest = old?.digest?.S;
+    if (!oldDigest) return;
+    const oldParts = old?.parts?.N;
+    if (oldParts && oldDigest !== now.digest) await deleteParts(clusterId, oldDigest, Number(oldParts));
+    if (old?.whole?.BOOL && (oldDigest !== now.digest || !now.whole)) await deleteWhole(clusterId, oldDigest);
+  }
+
+  async function deleteWhole(clusterId: string, digest: string): Promise<void> {
+    const {
+      sdk: { TransactWriteItemsCommand },
+      client,
+    } = await sdk();
+    try {
+      await client.send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            { ConditionCheck: { TableName, Key: key(clusterId), ConditionExpression: 'NOT (digest = :d AND attribute_exists(whole))', ExpressionAttributeValues: { ':d': { S: digest } } } },
+            { Delete: { TableName, Key: wholeKey(clusterId, digest) } },
+          ],
+        }),
+      );
+    } catch (err) {
+      // Named again meanwhile (the same report kept by another request): it stays.
+      if (!isTransactionConditionFailed(err)) throw err;
+    }
   }
 
   async function toStored(clusterId: string, item: Record<string, AttributeValue> | undefined): Promise<StoredReport | 'parts missing' | undefined> {
@@ -213,6 +300,16 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
     const digest = item.digest.S;
     const observedAt = Number(item.observedAt.N);
     const receivedAt = Number(item.receivedAt?.N ?? 0);
+    if (item.whole?.BOOL) {
+      const {
+        sdk: { GetItemCommand },
+        client,
+      } = await sdk();
+      const { Item: whole } = await client.send(new GetItemCommand({ TableName, Key: wholeKey(clusterId, digest), ConsistentRead: true }));
+      if (!whole?.wholeBody?.B || whole.digest?.S !== digest) return 'parts missing';
+      return { clusterId, digest, observedAt, receivedAt, report: unzipped(whole.wholeBody.B) };
+    }
+    // A cluster's item from before the report had an item of its own.
     if (item.body?.B) return { clusterId, digest, observedAt, receivedAt, report: unzipped(item.body.B) };
     if (!item.parts?.N) return undefined;
     const parts = await readParts(clusterId, digest, Number(item.parts.N));
@@ -230,7 +327,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
       }
     },
     async put(stored) {
-      return replace(stored.clusterId, stored.digest, stored, { body: gzipped(stored.report, `the volume report of cluster "${stored.clusterId}"`) });
+      return replaceWhole(stored, gzipped(stored.report, `the volume report of cluster "${stored.clusterId}"`));
     },
     async putPart(part) {
       const body = gzipped(part.report, `part ${part.index} of ${part.count} of the volume report of cluster "${part.clusterId}"`);
@@ -283,7 +380,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
         if ((await read(clusterId))?.digest?.S !== digest) await deleteParts(clusterId, digest, count);
         throw partsMissing(clusterId, digest);
       }
-      const kept = await replace(clusterId, digest, { observedAt, receivedAt }, { parts: count });
+      const kept = await replaceWithParts(clusterId, digest, { observedAt, receivedAt }, count);
       if (!kept) await deleteParts(clusterId, digest, count);
       else {
         const {
@@ -300,7 +397,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
         client,
       } = await sdk();
       try {
-        await client.send(
+        const out = await client.send(
           new UpdateItemCommand({
             TableName,
             Key: key(clusterId),
@@ -311,8 +408,11 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
               ':t': { N: String(observedAt) },
               ...(receivedAt !== undefined && { ':r': { N: String(receivedAt) } }),
             },
+            // The cluster's item is small: answered whole, it says whether Events are queued.
+            ReturnValues: 'ALL_NEW',
           }),
         );
+        if (out.Attributes && !out.Attributes.events) rememberNoEvents(clusterId);
         return true;
       } catch (err) {
         if (!isConditionFailed(err)) throw err;
@@ -322,6 +422,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
     },
     async queueEvents(clusterId, events) {
       if (events.length === 0) return;
+      noEventsSeen.delete(clusterId);
       const {
         sdk: { UpdateItemCommand },
         client,
@@ -336,6 +437,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
       );
     },
     async takeEvents(clusterId) {
+      if (noEventsJustNow(clusterId)) return [];
       const {
         sdk: { UpdateItemCommand },
         client,
@@ -365,7 +467,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
       let ExclusiveStartKey: Record<string, AttributeValue> | undefined;
       do {
         const out = await client.send(
-          new ScanCommand({ TableName, ProjectionExpression: 'pk', FilterExpression: 'attribute_exists(body) OR attribute_exists(parts)', ExclusiveStartKey }),
+          new ScanCommand({ TableName, ProjectionExpression: 'pk', FilterExpression: 'attribute_exists(whole) OR attribute_exists(body) OR attribute_exists(parts)', ExclusiveStartKey }),
         );
         for (const item of out.Items ?? []) if (item.pk?.S) ids.push(item.pk.S);
         ExclusiveStartKey = out.LastEvaluatedKey;
@@ -552,6 +654,7 @@ export function createDynamoDbReportStore(options: DynamoDbReportStoreOptions): 
 }
 
 const marksKey = (clusterId: string) => ({ pk: { S: `${clusterId}#marks` } });
+const wholeKey = (clusterId: string, digest: string) => ({ pk: { S: `${clusterId}#whole#${digest}` } });
 const retainedKey = (clusterId: string) => ({ pk: { S: `${clusterId}#retained` } });
 
 function chunks<T>(all: readonly T[], size: number): T[][] {
@@ -560,4 +663,11 @@ function chunks<T>(all: readonly T[], size: number): T[][] {
 
 function isConditionFailed(err: unknown): boolean {
   return (err as Error | undefined)?.name === 'ConditionalCheckFailedException';
+}
+
+/** A transaction cancelled because a condition of it failed (and for no other reason). */
+function isTransactionConditionFailed(err: unknown): boolean {
+  if ((err as Error | undefined)?.name !== 'TransactionCanceledException') return false;
+  const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+  return reasons.some((r) => r.Code === 'ConditionalCheckFailed') && reasons.every((r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'None' || r.Code === undefined);
 }

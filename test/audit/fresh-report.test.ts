@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { createApp } from '../../lib/app/index.js';
 import { runAudit } from '../../lib/audit/index.js';
-import { reportDigest, sign, type VolumeReport } from '../../lib/contract/index.js';
+import { ReconcileResponseSchema, REPORT_WITHIN_MAX_SECONDS, reportDigest, sign, type VolumeReport } from '../../lib/contract/index.js';
 import { createFileReportStore, createMemoryReportStore, type ReportStore } from '../../lib/reports/index.js';
 import { createStaticRegistry } from '../../lib/registry/index.js';
 import { FakeGateway } from '../reconcile/fake-gateway.js';
@@ -61,6 +61,49 @@ it('requests refused after the mark became due -> the hourly audit keeps the dis
   expect(await resync(SECRET)).toBe(200);
   now += MINUTE;
   expect((await audit()).deletions).toEqual([{ volumeId: disk.volumeId, outcome: 'deleted' }]);
+});
+
+it(`a quiet cluster (asked for a report within ${REPORT_WITHIN_MAX_SECONDS} s) -> marked by an audit on its 25-minute-old report, then asked for one every resync; a report after the mark but 20 minutes old at the next audit -> kept; a fresh one -> deleted, and quiet again`, async () => {
+  const ec2 = new FakeGateway('alpha');
+  const reports = createMemoryReportStore();
+  let now = Date.UTC(2026, 10, 30, 10);
+  const app = createApp({ registry: createStaticRegistry([{ clusterId: 'alpha', secrets: [SECRET], region: 'us-east-1' }]), reports, gatewayFor: () => ec2, now: () => now });
+  const disk = ec2.addVolume({
+    volumeId: 'vol-0ddddddddddddddd3',
+    tags: { CSIVolumeName: `pvc-${randomUUID()}`, 'kubernetes.io/cluster/alpha': 'owned', 'ebs.csi.aws.com/cluster': 'true', 'volhook.io/cluster': 'alpha' },
+    createdAt: new Date(now - 2 * HOUR).toISOString(),
+  });
+  const report: VolumeReport = { volumes: [], attachments: [], claims: [] };
+  /** The forwarder's report (its digest alone once kept): how soon the backend asks for the next, undefined for every resync. */
+  const send = async (item: object) => {
+    const body = JSON.stringify({ clusterId: 'alpha', items: [{ kind: 'VolumeReport', digest: reportDigest(report), observedAt: now, ...item }] });
+    const res = await app.request('/v1/clusters/alpha/reconcile', { method: 'POST', body, headers: { 'content-type': 'application/json', ...sign(body, SECRET, { now: Math.floor(now / 1000), versions: VERSIONS }) } });
+    expect(res.status).toBe(200);
+    const [result] = ReconcileResponseSchema.parse(await res.json()).results;
+    expect(result?.outcome).toBe('done');
+    return result?.outcome === 'done' ? result.reportWithinSeconds : -1;
+  };
+  const audit = () => runAudit({ clusterId: 'alpha', region: 'us-east-1', gateway: ec2, reports, graceMs: HOUR, delete: true, now: () => now });
+
+  expect(await send({ report })).toBe(REPORT_WITHIN_MAX_SECONDS);
+  now += 25 * MINUTE;
+  // No deletion rests on a report this old; the audit only marks, dated by its own clock.
+  const marking = await audit();
+  expect(marking.deletions).toMatchObject([{ volumeId: disk.volumeId, outcome: 'marked' }]);
+  expect(marking.reportAgeSeconds).toBe(25 * 60);
+  now += 5 * MINUTE;
+  // The forwarder's next report, within the 30 minutes: the mark is due by it, and from now on every resync is asked for.
+  expect(await send({})).toBeUndefined();
+  // A forwarder that sends no more (or whose reports are lost): the report is received after the mark, but not fresh.
+  now += 20 * MINUTE;
+  const stale = await audit();
+  expect(stale.deletions).toMatchObject([{ volumeId: disk.volumeId, outcome: 'kept', why: expect.stringContaining('not arriving or are refused') }]);
+  expect(ec2.callsOf('deleteDisk')).toEqual([]);
+  // The control: a report at the resync -> deleted; the mark gone, the backend asks for one within 30 minutes again.
+  expect(await send({})).toBeUndefined();
+  now += MINUTE;
+  expect((await audit()).deletions).toEqual([{ volumeId: disk.volumeId, outcome: 'deleted' }]);
+  expect(await send({})).toBe(REPORT_WITHIN_MAX_SECONDS);
 });
 
 /** The backend's store, and the one the audit reads: the same in memory; in files, another store over the directory, as the CLI's audit in its own process. */

@@ -1,6 +1,6 @@
 /**
  * `cluster release --apply` deregisters only once the backend has heard nothing from the
- * cluster for QUIET_MS (two resyncs), by its own dates: the latest report it received and the
+ * cluster for QUIET_MS (the longest a running forwarder is silent: REPORT_WITHIN_MAX_SECONDS and two resyncs), by its own dates: the latest report it received and the
  * latest request it refused (lib/reports). A forwarder release cannot see that still sends
  * would otherwise get 404 and tell the cluster's users to register it again.
  */
@@ -57,16 +57,25 @@ describe('cluster release --apply and what the backend last heard', () => {
     const w = world(reports);
     expect(await w.run()).toBe(1);
     expect(w.out().refusals).toEqual([
-      expect.stringMatching(/^the backend received a report from the cluster 100 s ago \(2026-09-01T11:58:20\.000Z, table volhook-test-reports\): a forwarder still sends\. Uninstall every forwarder .* wait until the backend has heard nothing for 600 s \(2026-09-01T12:08:20\.000Z at the earliest\).*would get 404/),
+      expect.stringMatching(/^the backend received a report from the cluster 100 s ago \(2026-09-01T11:58:20\.000Z, table volhook-test-reports\): a forwarder still sends\. Uninstall every forwarder .* wait until the backend has heard nothing for 2400 s \(2026-09-01T12:38:20\.000Z at the earliest\).*would get 404/),
     ]);
     expect(w.writes()).toBe(0);
     expect(w.deleted).toEqual([]);
     expect(w.out().registration.status).toBe('kept');
   });
 
+  it('a report received 1,500 s ago (past two resyncs: a forwarder at rest reports within 1,800 s) -> refused', async () => {
+    const reports = createMemoryReportStore();
+    await reportAt(reports, NOW - 1_500_000);
+    const w = world(reports);
+    expect(await w.run()).toBe(1);
+    expect(w.out().refusals).toEqual([expect.stringMatching(/^the backend received a report from the cluster 1500 s ago/)]);
+    expect(w.deleted).toEqual([]);
+  });
+
   it('no report for long, but a request refused 30 s ago -> refused', async () => {
     const reports = createMemoryReportStore();
-    await reportAt(reports, NOW - 3_600_000);
+    await reportAt(reports, NOW - 7_200_000);
     await reports.refused('c1', { at: NOW - 30_000, status: 401, code: 'bad_signature' });
     const w = world(reports);
     expect(await w.run()).toBe(1);

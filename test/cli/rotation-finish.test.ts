@@ -18,6 +18,10 @@ describe('rotate-secret --finish: whether the older secrets may go', () => {
     expect(why).not.toContain(OLDER);
   });
 
+  it('a forwarder at rest reports within 1,800 s: an old secret last verified 1,500 s ago (past two resyncs) -> still refused', () => {
+    expect(decide({ [OLD]: NOW - 1_500_000 })).toContain(OLD);
+  });
+
   it('two old secrets in use -> both named, the latest first', () => {
     const why = decide({ [OLD]: NOW - 300_000, [OLDER]: NOW - 10_000 }) ?? '';
     expect(why.indexOf(OLDER)).toBeGreaterThan(-1);
@@ -31,7 +35,7 @@ describe('rotate-secret --finish: whether the older secrets may go', () => {
   });
 
   it('the control: only the kept secret in recent use, or nothing recorded -> allowed', () => {
-    expect(decide({ [NEW]: NOW, [OLD]: NOW - 3_600_000 })).toBeUndefined();
+    expect(decide({ [NEW]: NOW, [OLD]: NOW - 7_200_000 })).toBeUndefined();
     expect(decide({})).toBeUndefined();
     // A recent use of a secret not being removed is not counted.
     expect(decide({ [OLD]: NOW }, [OLDER])).toBeUndefined();

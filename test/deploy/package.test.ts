@@ -515,7 +515,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     expect(dynamo[0]!.Condition).toBeUndefined();
   });
 
-  it('volume reports: a PAY_PER_REQUEST table keyed by cluster id, TTL on expiresAt (parts of reports never completed); GetItem, UpdateItem, DeleteItem (the parts of a replaced report) and Scan on it alone; DynamoDB otherwise only on the replay and rate-budget tables', () => {
+  it('volume reports: a PAY_PER_REQUEST table keyed by cluster id, TTL on expiresAt (parts of reports never completed); GetItem, PutItem and UpdateItem (a whole report with the cluster\'s item, in one transaction), ConditionCheckItem and DeleteItem (a replaced report) and Scan on it alone; DynamoDB otherwise only on the replay and rate-budget tables', () => {
     expect(template.Resources.ReportsTable!.Properties).toMatchObject({
       TableName: `volhook-${STAGE}-reports`,
       BillingMode: 'PAY_PER_REQUEST',
@@ -526,7 +526,7 @@ describe('osls package (no credentials, no AWS) -> CloudFormation', () => {
     const dynamo = statements().filter((s) => list(s.Action).some((a) => a.startsWith('dynamodb:')));
     expect(dynamo.map((s) => [list(s.Action).sort(), list(s.Resource)])).toEqual([
       [['dynamodb:PutItem'], [{ 'Fn::Sub': tableArnSub(`volhook-${STAGE}-webhook-ids`) }]],
-      [['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:UpdateItem'], [{ 'Fn::GetAtt': ['ReportsTable', 'Arn'] }]],
+      [['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Scan', 'dynamodb:UpdateItem'], [{ 'Fn::GetAtt': ['ReportsTable', 'Arn'] }]],
       [['dynamodb:GetItem', 'dynamodb:UpdateItem'], [{ 'Fn::Sub': tableArnSub(`volhook-${STAGE}-rate-budget`) }]],
     ]);
   });

@@ -26,6 +26,8 @@ export interface FakeBackend {
   statuses: number[];
   /** Scripts the answer to a verified request's items (volume reports aside, always done). Default: every item done, no writes. */
   answer: (items: Item[]) => Answer;
+  /** What a volume report's answer says of the next (the contract's `reportWithinSeconds`); undefined: nothing, every resync. */
+  reportWithinSeconds: number | undefined;
   secrets: string[];
   close(): Promise<void>;
 }
@@ -45,6 +47,7 @@ export async function startFakeBackend(options: { secrets: string[]; port?: numb
     checks: 0,
     statuses: [],
     answer: (items) => ({ results: items.map((item) => done(item)) }),
+    reportWithinSeconds: undefined,
     secrets: options.secrets,
     close: async () => {},
   };
@@ -99,7 +102,9 @@ export async function startFakeBackend(options: { secrets: string[]; port?: numb
       backend.reports.push(...reports);
       // The scripted answer is about the items; a volume report is simply done.
       const answer = items.length > 0 ? backend.answer(items) : { results: [] };
-      if ('results' in answer) reply(200, { results: [...answer.results, ...reports.map((r) => done(r))] });
+      const within = backend.reportWithinSeconds;
+      const reported = reports.map((r) => ({ ...done(r), ...(within !== undefined && { reportWithinSeconds: within }) }));
+      if ('results' in answer) reply(200, { results: [...answer.results, ...reported] });
       else reply(answer.status, answer.body ?? { error: { code: 'Unavailable', message: 'scripted failure' } });
     });
   });

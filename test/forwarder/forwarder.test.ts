@@ -142,6 +142,29 @@ describe('forwarder against the local Kubernetes API and a fake backend', () => 
     expect(keysOf(fake.items)).toEqual(['PersistentVolumeClaim/marker', 'PersistentVolumeClaim/marker']);
   });
 
+  it('the backend asks for a report within 1800 s -> resyncs every second send none while nothing changes; a claim of ours made -> the next resync sends the report; asked for one every resync (no reportWithinSeconds) -> every resync', async () => {
+    const kube = await cluster();
+    const fake = await backend();
+    fake.reportWithinSeconds = 1800;
+    await forwarder(kube, testConfig(fake.url, { resyncSeconds: 1 }));
+    // The first report, once the caches synced.
+    await eventually(() => fake.reports.length === 1, 5_000, 'the first report');
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    expect(fake.reports).toHaveLength(1);
+    // The report changes (a claim's uid): sent at the next resync, whatever the backend said.
+    kube.store.create('persistentvolumeclaims', ourClaim('data-0'));
+    const changed = await eventually(() => fake.reports.find((r) => r.report !== undefined && r.report.claims.length === 1), 5_000, 'the changed report');
+    expect(changed?.digest).not.toBe(fake.reports[0]!.digest);
+    const afterChange = fake.reports.length;
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(fake.reports).toHaveLength(afterChange);
+    // Control: a backend that asks for one every resync (an older one, or a cluster with marks) -> every resync.
+    // The answer saying so comes with the next report: one is sent for another claim.
+    fake.reportWithinSeconds = undefined;
+    kube.store.create('persistentvolumeclaims', ourClaim('data-1'));
+    await eventually(() => fake.reports.length >= afterChange + 4, 8_000, 'a report every resync');
+  });
+
   it('a PVC of ours deleted before it got a PV -> PersistentVolumeClaimDeleted posted', async () => {
     const kube = await cluster();
     const fake = await backend();

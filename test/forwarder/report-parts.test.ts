@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { V1CSINode, V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
 import { runAudit } from '../../lib/audit/index.js';
-import { canonicalReport, identityTags, ItemKeys, MAX_REPORT_PART_BYTES, MAX_REQUEST_BYTES, reportDigest, ReconcileRequestSchema, type VolumeReportItem } from '../../lib/contract/index.js';
+import { canonicalReport, identityTags, ItemKeys, MAX_REPORT_PART_BYTES, MAX_REQUEST_BYTES, REPORT_WITHIN_MAX_SECONDS, reportDigest, ReconcileRequestSchema, type VolumeReportItem } from '../../lib/contract/index.js';
 import type { KubeClients } from '../../lib/kube/clients.js';
 import { createMetrics } from '../../lib/forwarder/metrics.js';
 import { silentLogger } from '../../lib/forwarder/logger.js';
@@ -105,7 +105,7 @@ describe('a volume report of 20,000 PVs, claims and attachments', () => {
     expect(stored?.report).toEqual(expected);
 
     // Nothing changed: the digest alone, acknowledged.
-    expect(await turn()).toEqual({ type: 'done' });
+    expect(await turn()).toEqual({ type: 'done', reportWithinSeconds: REPORT_WITHIN_MAX_SECONDS });
     expect(requests.at(-1)?.items).toEqual([{ kind: 'VolumeReport', digest, observedAt: expect.any(Number) }]);
     expect(requests.at(-1)!.bytes).toBeLessThan(1000);
 

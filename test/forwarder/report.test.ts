@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalReport, ItemSchema, reportDigest, splitReport, MAX_REPORT_PART_BYTES, type VolumeReport } from '../../lib/contract/index.js';
+import { canonicalReport, ItemSchema, reportDigest, splitReport, MAX_REPORT_PART_BYTES, REPORT_WITHIN_MAX_SECONDS, type VolumeReport } from '../../lib/contract/index.js';
 import { bigReport, incompressible } from '../contract/big-report.js';
 import { buildVolumeReport, ReportTracker } from '../../lib/forwarder/report.js';
 import { attachment, claim, csiNode, volume } from './objects.js';
@@ -87,6 +87,47 @@ describe('the volume report', () => {
     tracker.answered(true);
     const changed = { ...report, claims: [...report.claims, 'c-3'] };
     expect(tracker.item(changed, 1000).report).toEqual(changed);
+  });
+
+  it('tracker, when a resync offers the report: every resync until the backend says how soon it needs one (an older backend never does); then only when needed by the next resync or changed', () => {
+    const RESYNC = 300_000;
+    const tracker = new ReportTracker();
+    const report = buildVolumeReport(source, ownership);
+    const read = () => report;
+    expect(tracker.due(read, 0, RESYNC)).toBe(true);
+    tracker.item(report, 0);
+    // An answer without reportWithinSeconds: every resync, as before the backend asked for less.
+    tracker.answered(true, undefined, 0);
+    expect(tracker.due(read, 1_000, RESYNC)).toBe(true);
+    tracker.item(report, 1_000);
+    tracker.answered(true, 1800, 1_000);
+    expect(tracker.due(read, 1_000 + RESYNC, RESYNC)).toBe(false);
+    // The last resync before the backend needs it: the next would be late.
+    expect(tracker.due(read, 1_000 + 1_500_000, RESYNC)).toBe(false);
+    expect(tracker.due(read, 1_000 + 1_500_001, RESYNC)).toBe(true);
+    // Changed: at once, however long the backend would wait.
+    expect(tracker.due(() => ({ ...report, claims: [...report.claims, 'c-3'] }), 1_000 + RESYNC, RESYNC)).toBe(true);
+    // Asked for one every resync again (the cluster has marks): every resync.
+    tracker.item(report, 2_000);
+    tracker.answered(true, undefined, 2_000);
+    expect(tracker.due(read, 2_000 + RESYNC, RESYNC)).toBe(true);
+    // An answer other than done: every resync until one is.
+    tracker.item(report, 3_000);
+    tracker.answered(true, 1800, 3_000);
+    tracker.item(report, 4_000);
+    tracker.answered(false, undefined, 4_000);
+    expect(tracker.due(read, 4_000 + RESYNC, RESYNC)).toBe(true);
+  });
+
+  it(`tracker: told to wait longer than REPORT_WITHIN_MAX_SECONDS (${REPORT_WITHIN_MAX_SECONDS} s) -> waits that long at most`, () => {
+    const RESYNC = 300_000;
+    const tracker = new ReportTracker();
+    const report = buildVolumeReport(source, ownership);
+    tracker.item(report, 0);
+    tracker.answered(true, 86_400, 0);
+    const last = REPORT_WITHIN_MAX_SECONDS * 1000 - RESYNC;
+    expect(tracker.due(() => report, last, RESYNC)).toBe(false);
+    expect(tracker.due(() => report, last + 1, RESYNC)).toBe(true);
   });
 
   it('tracker, a report larger than a part: one part per turn of one reading, whatever the caches say meanwhile; done -> the digest alone', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalReport, reportDigest, splitReport, type VolumeReport, type VolumeReportItem, type Write } from '../../lib/contract/index.js';
+import { canonicalReport, REPORT_WITHIN_MAX_SECONDS, reportDigest, ResultSchema, splitReport, type VolumeReport, type VolumeReportItem, type Write } from '../../lib/contract/index.js';
 import { reconcileItems } from '../../lib/reconcile/index.js';
 import { SEND_WHOLE_REPORT } from '../../lib/reconcile/report.js';
 import { createMemoryReportStore, reportTime, type ReportStore } from '../../lib/reports/index.js';
@@ -65,6 +65,29 @@ describe('VolumeReport items', () => {
     expect(first?.writes).toEqual([lost]);
     const [second] = await reconcileItems([{ kind: 'VolumeReport', digest, observedAt: 9_000_000 }], ctx);
     expect(second?.writes).toEqual([]);
+  });
+
+  it(`the answer says how soon the next report is needed: with no mark of the cluster, within REPORT_WITHIN_MAX_SECONDS (${REPORT_WITHIN_MAX_SECONDS} s); with a mark, nothing (every resync)`, async () => {
+    const { reports, ctx } = setup();
+    const [quiet] = await reconcileItems([{ kind: 'VolumeReport', digest, observedAt: 9_000_000, report }], ctx);
+    expect(quiet).toMatchObject({ outcome: 'done', reportWithinSeconds: REPORT_WITHIN_MAX_SECONDS });
+    const [digestAlone] = await reconcileItems([{ kind: 'VolumeReport', digest, observedAt: 9_000_000 }], ctx);
+    expect(digestAlone).toMatchObject({ outcome: 'done', reportWithinSeconds: REPORT_WITHIN_MAX_SECONDS });
+    await reports.mark(ctx.clusterId, new Map([['vol-0000000000000000f', 1_000_000]]));
+    const [marked] = await reconcileItems([{ kind: 'VolumeReport', digest, observedAt: 9_000_000 }], ctx);
+    expect(marked?.outcome).toBe('done');
+    expect(marked).not.toHaveProperty('reportWithinSeconds');
+    // The answer as the contract parses it: the field is optional, and absent means every resync.
+    expect(ResultSchema.parse(marked)).not.toHaveProperty('reportWithinSeconds');
+    await reports.unmark(ctx.clusterId, ['vol-0000000000000000f']);
+    const [unmarked] = await reconcileItems([{ kind: 'VolumeReport', digest, observedAt: 9_000_000 }], ctx);
+    expect(ResultSchema.parse(unmarked)).toMatchObject({ reportWithinSeconds: REPORT_WITHIN_MAX_SECONDS });
+  });
+
+  it('a bench whose forwarders resync 4 times faster (reportTimeScale 4) -> asked for a report 4 times sooner', async () => {
+    const { ctx } = setup();
+    const [result] = await reconcileItems([{ kind: 'VolumeReport', digest, observedAt: 9_000_000, report }], { ...ctx, reportTimeScale: 4 });
+    expect(result).toMatchObject({ outcome: 'done', reportWithinSeconds: REPORT_WITHIN_MAX_SECONDS / 4 });
   });
 
   /** The items of a report in parts, as a forwarder sends them. */

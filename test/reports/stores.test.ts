@@ -342,7 +342,93 @@ describe('refusals across processes', () => {
     expect((await store.get('c1'))?.digest).toBe('a'.repeat(64));
     await store.refused('nobody', { at: T, status: 401, code: 'bad_signature' });
     const pks = ((await client.send(new ScanCommand({ TableName, ConsistentRead: true }))).Items ?? []).map((i) => i.pk?.S);
-    expect(pks.sort()).toEqual(['c1', 'c2']);
+    expect(pks.sort()).toEqual(['c1', `c1#whole#${'a'.repeat(64)}`, 'c2', `c2#whole#${'a'.repeat(64)}`]);
+  });
+});
+
+describe('report store: DynamoDB (moto), what each request writes', () => {
+  /** The store over a client that counts the write commands it sends, by the item each names. */
+  const counted = async () => {
+    const TableName = await reportsTable();
+    const writes: { command: string; pk: string[] }[] = [];
+    const counting = {
+      send: (command: Parameters<DynamoDBClient['send']>[0]) => {
+        const input = command.input as { Key?: { pk?: { S?: string } }; TransactItems?: Record<string, { Key?: { pk?: { S?: string } }; Item?: { pk?: { S?: string } } }>[] };
+        const name = command.constructor.name;
+        if (name === 'UpdateItemCommand' || name === 'PutItemCommand' || name === 'DeleteItemCommand') writes.push({ command: name, pk: [input.Key?.pk?.S ?? ''] });
+        if (name === 'TransactWriteItemsCommand') writes.push({ command: name, pk: (input.TransactItems ?? []).map((t) => Object.values(t)[0]?.Key?.pk?.S ?? Object.values(t)[0]?.Item?.pk?.S ?? '') });
+        return client.send(command);
+      },
+    } as unknown as DynamoDBClient;
+    return { TableName, writes, store: createDynamoDbReportStore({ tableName: TableName, client: counting }) };
+  };
+  /** Every item of the table with the bytes DynamoDB bills a write of it by (names and values). */
+  const itemSizes = async (TableName: string) =>
+    Object.fromEntries(
+      ((await client.send(new ScanCommand({ TableName, ConsistentRead: true }))).Items ?? []).map((item) => [
+        item.pk?.S ?? '',
+        Object.entries(item).reduce((sum, [name, value]) => sum + name.length + (value.B?.length ?? JSON.stringify(value).length), 0),
+      ]),
+    );
+
+  it('a report of 5,000 PVs kept whole -> in an item of its own; the cluster\'s item, which every confirmation, Events take and record writes, stays under 1 KB', async () => {
+    const { TableName, store, writes } = await counted();
+    const whole = canonicalReport(bigReport(5000));
+    const digest = reportDigest(whole);
+    expect(await store.put({ clusterId: 'c1', digest, observedAt: 1000, receivedAt: 1000, report: whole })).toBe(true);
+    writes.length = 0;
+    expect(await store.confirm('c1', digest, 2000, 2000)).toBe(true);
+    await store.verifiedWith('c1', 'sha256:ffffffffffff', 2000);
+    await store.refused('c1', { at: 2000, status: 401, code: 'bad_signature' });
+    await store.queueEvents('c1', [event('VolumeLost')]);
+    expect(await store.takeEvents('c1')).toEqual([event('VolumeLost')]);
+    expect(writes.length).toBeGreaterThanOrEqual(5);
+    expect(writes.every((w) => w.pk.length === 1 && w.pk[0] === 'c1')).toBe(true);
+    const sizes = await itemSizes(TableName);
+    expect(sizes['c1']).toBeLessThan(1024);
+    // The control: the report is there, and large.
+    expect(sizes[`c1#whole#${digest}`]).toBeGreaterThan(20 * 1024);
+    expect((await store.get('c1'))?.report).toEqual(whole);
+  });
+
+  it('a confirmation that finds no Events queued -> taking them right after writes nothing; Events queued -> the confirmation sees them and they are taken', async () => {
+    const { TableName, store, writes } = await counted();
+    const stored = report('c1', 'a'.repeat(64), 1000);
+    await store.put(stored);
+    writes.length = 0;
+    expect(await store.confirm('c1', stored.digest, 2000, 2000)).toBe(true);
+    expect(await store.takeEvents('c1')).toEqual([]);
+    expect(writes.map((w) => w.command)).toEqual(['UpdateItemCommand']);
+    // Queued by another store (the audit's process): this one learns it from its next confirmation.
+    writes.length = 0;
+    const audit = createDynamoDbReportStore({ tableName: TableName, client });
+    await audit.queueEvents('c1', [event('VolumeLost')]);
+    expect(await store.confirm('c1', stored.digest, 3000, 3000)).toBe(true);
+    expect(await store.takeEvents('c1')).toEqual([event('VolumeLost')]);
+    expect(writes.map((w) => w.command)).toEqual(['UpdateItemCommand', 'UpdateItemCommand']);
+  });
+
+  it('reports replaced whole -> the one replaced deleted; the same report kept again -> stays; a late one (observed earlier) -> refused, nothing of it left; parts after a whole one -> the whole one deleted', async () => {
+    const { TableName, store } = await counted();
+    const pks = async () => Object.keys(await itemSizes(TableName)).sort();
+    const [a, b, late] = ['a', 'b', 'c'].map((x) => x.repeat(64)) as [string, string, string];
+    await store.put(report('c1', a, 1000));
+    await store.put(report('c1', a, 2000));
+    expect(await pks()).toEqual(['c1', `c1#whole#${a}`]);
+    expect((await store.get('c1'))?.digest).toBe(a);
+    await store.put(report('c1', b, 3000, ['u2']));
+    expect(await pks()).toEqual(['c1', `c1#whole#${b}`]);
+    expect(await store.put(report('c1', late, 2500))).toBe(false);
+    expect(await pks()).toEqual(['c1', `c1#whole#${b}`]);
+    expect(await store.get('c1')).toEqual(report('c1', b, 3000, ['u2']));
+    // In parts: the whole one goes once they are the cluster's report.
+    const whole = canonicalReport(bigReport(200));
+    const digest = reportDigest(whole);
+    const parts = splitReport(whole, 8 * 1024);
+    for (const [index, part] of parts.entries()) await store.putPart({ clusterId: 'c1', digest, index, count: parts.length, observedAt: 4000, receivedAt: 4000, report: part });
+    expect(await store.complete('c1', digest, parts.length, 4000, 4000)).toBe(true);
+    expect((await pks()).filter((pk) => pk.includes('#whole#'))).toEqual([]);
+    expect((await store.get('c1'))?.report).toEqual(whole);
   });
 });
 
