@@ -283,7 +283,16 @@ function deleteGroup(world: GroupWorld, group: VolumeGroupSnapshot): GroupStep {
   // every snapshot of the group with it, the one being restored from too.
   const restoring = members.filter((m) => beingRestored(world, m)).map((m) => m.metadata.name);
   if (restoring.length > 0) {
-    return { writes: [], events: [{ object: group, type: 'Warning', reason: 'GroupSnapshotDeletePending', message: `Group snapshot member ${restoring.join(', ')} is being used to restore a PVC` }] };
+    // The members' status still follows the content (the restore waits for its member to be ready).
+    const writes: GroupWrite[] = [];
+    const handle = content?.status?.volumeGroupSnapshotHandle;
+    if (ours && handle) {
+      for (const info of ours.status?.volumeSnapshotInfoList ?? []) {
+        const existing = info.volumeHandle && members.some((m) => m.metadata.name === memberSnapshotName(group, info.volumeHandle!));
+        if (existing && info.snapshotHandle) memberWrites(world, group, ours, handle, info, writes);
+      }
+    }
+    return { writes, events: [{ object: group, type: 'Warning', reason: 'GroupSnapshotDeletePending', message: `Group snapshot member ${restoring.join(', ')} is being used to restore a PVC` }] };
   }
   for (const member of members) {
     const memberContent = member.status?.boundVolumeSnapshotContentName ? world.content(member.status.boundVolumeSnapshotContentName) : undefined;
