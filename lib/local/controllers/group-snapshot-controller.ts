@@ -89,7 +89,11 @@ export function startGroupSnapshotController(store: ObjectStore, options?: Contr
         volumegroupsnapshotclasses: () => groups().filter((g) => g.status?.readyToUse !== true).map((g) => objectKey(g)),
         volumesnapshotcontents: ({ object }: WatchEvent) => groupOfMember(object),
         volumesnapshots: ({ object }: WatchEvent) => groupOfMember(object),
-        persistentvolumeclaims: ({ object }: WatchEvent) => groups().filter((g) => g.metadata.namespace === object.metadata.namespace && !g.status?.boundVolumeGroupSnapshotContentName).map((g) => objectKey(g)),
+        // A group waits for its claims to be bound, and a group being deleted for the restores from its members.
+        persistentvolumeclaims: ({ object }: WatchEvent) =>
+          groups()
+            .filter((g) => g.metadata.namespace === object.metadata.namespace && (!g.status?.boundVolumeGroupSnapshotContentName || g.metadata.deletionTimestamp))
+            .map((g) => objectKey(g)),
       },
       keys: all,
       sync(key) {

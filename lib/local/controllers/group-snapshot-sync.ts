@@ -7,7 +7,8 @@
  * recorded handle, and its VolumeSnapshot (`snapshot-`/`snapcontent-` + sha256(uid + volume
  * handle), owned by the group, bound to the content); the group's status from its content's.
  *
- * Deleting a group (`processGroupSnapshotWithDeletionTimestamp`): the group content marked
+ * Deleting a group (`processGroupSnapshotWithDeletionTimestamp`): nothing while a claim is being
+ * restored from a member (a Warning says so); then the group content marked
  * being-deleted and, Delete policy, deleted; each member's content marked and deleted (Delete)
  * and its snapshot let go and deleted; the group's finalizer removed once its content is gone
  * (or at once, Retain).
@@ -21,6 +22,7 @@ import type { PersistentVolume, PersistentVolumeClaim } from './objects.js';
 import { matchesLabelSelector, type LabelSelector } from './selectors.js';
 import { ANN_SNAPSHOT_BEING_DELETED, binaryQuantity, nanosToTime, SNAPSHOT_API_VERSION, type VolumeSnapshot, type VolumeSnapshotContent } from './snapshot-objects.js';
 import { hasFinalizer, setAnnotation, setFinalizer } from './objects.js';
+import { beingRestored } from './snapshot-lookups.js';
 
 export const GROUP_SNAPSHOT_API_VERSION = 'groupsnapshot.storage.k8s.io/v1';
 export const GROUP_CONTENT_BOUND_FINALIZER = 'groupsnapshot.storage.kubernetes.io/volumegroupsnapshotcontent-bound-protection';
@@ -276,6 +278,22 @@ function deleteGroup(world: GroupWorld, group: VolumeGroupSnapshot): GroupStep {
   const deleteContent = ours?.spec.deletionPolicy === 'Delete';
   const namespace = group.metadata.namespace ?? '';
   const members = world.snapshots(namespace).filter((s) => (s.metadata.ownerReferences as { kind?: string; uid?: string }[] | undefined)?.some((o) => o.kind === 'VolumeGroupSnapshot' && o.uid === group.metadata.uid));
+  // As for a single VolumeSnapshot (isVolumeBeingCreatedFromSnapshot): while a claim is being
+  // restored from a member, nothing of the group is deleted — its content's deletion would take
+  // every snapshot of the group with it, the one being restored from too.
+  const restoring = members.filter((m) => beingRestored(world, m)).map((m) => m.metadata.name);
+  if (restoring.length > 0) {
+    // The members' status still follows the content (the restore waits for its member to be ready).
+    const writes: GroupWrite[] = [];
+    const handle = content?.status?.volumeGroupSnapshotHandle;
+    if (ours && handle) {
+      for (const info of ours.status?.volumeSnapshotInfoList ?? []) {
+        const existing = info.volumeHandle && members.some((m) => m.metadata.name === memberSnapshotName(group, info.volumeHandle!));
+        if (existing && info.snapshotHandle) memberWrites(world, group, ours, handle, info, writes);
+      }
+    }
+    return { writes, events: [{ object: group, type: 'Warning', reason: 'GroupSnapshotDeletePending', message: `Group snapshot member ${restoring.join(', ')} is being used to restore a PVC` }] };
+  }
   for (const member of members) {
     const memberContent = member.status?.boundVolumeSnapshotContentName ? world.content(member.status.boundVolumeSnapshotContentName) : undefined;
     if (memberContent && !memberContent.metadata.deletionTimestamp) {

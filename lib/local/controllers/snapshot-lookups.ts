@@ -95,7 +95,7 @@ export function findContent(world: SnapshotWorld, snapshot: VolumeSnapshot, step
 }
 
 /** `isVolumeBeingCreatedFromSnapshot`: a Pending claim of the namespace restores from it. */
-export function beingRestored(world: SnapshotWorld, snapshot: VolumeSnapshot): boolean {
+export function beingRestored(world: Pick<SnapshotWorld, 'claims'>, snapshot: VolumeSnapshot): boolean {
   return world.claims(snapshot.metadata.namespace ?? '').some((claim) => {
     // The API server mirrors dataSourceRef into dataSource for these kinds; read either.
     const source = (claim.spec.dataSource ?? claim.spec.dataSourceRef) as { kind?: string; apiGroup?: string; name?: string } | undefined;

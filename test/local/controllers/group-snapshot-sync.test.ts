@@ -133,6 +133,43 @@ describe('local group snapshot controller', () => {
     expect(syncGroupSnapshot(world({}), deleted).writes).toMatchObject([{ op: 'update', resource: 'volumegroupsnapshots', desired: { metadata: { finalizers: [] } } }]);
   });
 
+  it('a group deleted while a claim is restored from a member -> nothing deleted, a Warning naming the member; the restore bound (the control) -> the deletion goes on', () => {
+    const content = { apiVersion: 'groupsnapshot.storage.k8s.io/v1', kind: 'VolumeGroupSnapshotContent', metadata: meta('groupsnapcontent-nightly-uid'), spec: { driver: DRIVER, deletionPolicy: 'Delete', volumeGroupSnapshotRef: { namespace: 'shop', name: 'nightly', uid: 'nightly-uid' }, source: { volumeHandles: ['vol-data-a'] } } } as VolumeGroupSnapshotContent;
+    const memberContent = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotContent', metadata: meta('snapcontent-m'), spec: { deletionPolicy: 'Delete', driver: DRIVER, source: { volumeHandle: 'vol-data-a' }, volumeSnapshotRef: { namespace: 'shop', name: 'snapshot-m' } } } as VolumeSnapshotContent;
+    const member = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: meta('snapshot-m', 'shop', { finalizers: [SNAPSHOT_IN_GROUP_FINALIZER], ownerReferences: [{ kind: 'VolumeGroupSnapshot', name: 'nightly', uid: 'nightly-uid' }] }), spec: { source: { persistentVolumeClaimName: 'data-a' } }, status: { boundVolumeSnapshotContentName: 'snapcontent-m' } } as VolumeSnapshot;
+    const restore = (phase: string) =>
+      ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta('restored', 'shop'), spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snapshot-m' } }, status: { phase } }) as PersistentVolumeClaim;
+    const deleted = group({}, { finalizers: [GROUP_BOUND_FINALIZER], deletionTimestamp: '2026-01-02T00:00:00Z' });
+    const waiting = syncGroupSnapshot(world({ content, contents: [memberContent], snapshots: [member], claims: [restore('Pending')] }), deleted);
+    expect(waiting.writes).toEqual([]);
+    expect(waiting.events).toMatchObject([{ type: 'Warning', reason: 'GroupSnapshotDeletePending', message: expect.stringContaining('snapshot-m is being used to restore a PVC') }]);
+    const after = syncGroupSnapshot(world({ content, contents: [memberContent], snapshots: [member], claims: [restore('Bound')] }), deleted);
+    expect(after.writes.map((w) => [w.op, w.resource])).toContainEqual(['delete', 'volumegroupsnapshotcontents']);
+  });
+
+  it('a group deleted while a claim is restored from a member not ready yet -> the member still gets its recorded snapshot and status (else the restore and the deletion wait for each other), nothing deleted', () => {
+    const deleted = group({}, { finalizers: [GROUP_BOUND_FINALIZER], deletionTimestamp: '2026-01-02T00:00:00Z' });
+    const name = memberSnapshotName(deleted, 'vol-data-a');
+    const contentName = memberContentName(deleted, 'vol-data-a');
+    const content = {
+      apiVersion: 'groupsnapshot.storage.k8s.io/v1',
+      kind: 'VolumeGroupSnapshotContent',
+      metadata: meta('groupsnapcontent-nightly-uid'),
+      spec: { driver: DRIVER, deletionPolicy: 'Delete', volumeGroupSnapshotRef: { namespace: 'shop', name: 'nightly', uid: 'nightly-uid' }, source: { volumeHandles: ['vol-data-a'] } },
+      status: { volumeGroupSnapshotHandle: 'groupsnapcontent-nightly-uid', readyToUse: true, volumeSnapshotInfoList: [{ volumeHandle: 'vol-data-a', snapshotHandle: 'snap-a', readyToUse: true }] },
+    } as VolumeGroupSnapshotContent;
+    const memberContent = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotContent', metadata: meta(contentName, undefined, { annotations: { [GROUP_HANDLE_ANNOTATION]: 'groupsnapcontent-nightly-uid' } }), spec: { deletionPolicy: 'Delete', driver: DRIVER, source: { volumeHandle: 'vol-data-a' }, volumeSnapshotRef: { namespace: 'shop', name } } } as VolumeSnapshotContent;
+    const member = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: meta(name, 'shop', { finalizers: [SNAPSHOT_IN_GROUP_FINALIZER], ownerReferences: [{ kind: 'VolumeGroupSnapshot', name: 'nightly', uid: 'nightly-uid' }] }), spec: { source: { persistentVolumeClaimName: 'data-a' } } } as VolumeSnapshot;
+    const restore = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta('restored', 'shop'), spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name } }, status: { phase: 'Pending' } } as PersistentVolumeClaim;
+    const step = syncGroupSnapshot(world({ content, contents: [memberContent], snapshots: [member], claims: [restore] }), deleted);
+    expect(step.writes.map((w) => [w.op, w.resource])).toEqual([
+      ['update', 'volumesnapshotcontents'],
+      ['update', 'volumesnapshots'],
+    ]);
+    expect((step.writes[0] as unknown as { desired: VolumeSnapshotContent }).desired.status).toMatchObject({ snapshotHandle: 'snap-a', readyToUse: true });
+    expect(step.events).toMatchObject([{ reason: 'GroupSnapshotDeletePending' }]);
+  });
+
   it('a member VolumeSnapshot is the group part\'s: the single-snapshot sync leaves it alone (no default class, no content of its own)', () => {
     const member = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: meta('snapshot-x', 'shop', { finalizers: [SNAPSHOT_IN_GROUP_FINALIZER] }), spec: { source: { persistentVolumeClaimName: 'data-a' } } } as VolumeSnapshot;
     expect(syncSnapshot({} as never, member)).toMatchObject({ writes: [], events: [] });
