@@ -197,7 +197,8 @@ export function snapshot(world: JudgedWorld): Snapshot {
     groups: world.store.list('volumegroupsnapshots').items as VolumeGroupSnapshot[],
     groupContents: world.store.list('volumegroupsnapshotcontents').items as GroupContent[],
     ebsSnapshots: world.sim.snapshots().filter((v) => v.tags.find((t) => t.key === owner)?.value === 'owned'),
-    copies: world.sim.inRegion(COPY_REGION).snapshots().filter((v) => v.tags.find((t) => t.key === owner)?.value === 'owned'),
+    // A world whose simulator holds only its home Region (the fleet bench, the e2e stacks) has no copies.
+    copies: world.sim.holdsRegion(COPY_REGION) ? world.sim.inRegion(COPY_REGION).snapshots().filter((v) => v.tags.find((t) => t.key === owner)?.value === 'owned') : [],
     events: world.store.list('events').items as Event[],
   };
 }

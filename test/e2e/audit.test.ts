@@ -115,6 +115,12 @@ describe('cluster audit over the local stack', () => {
     const ns = 'race';
     await createNamespace(stack.kube, ns);
     const uids: string[] = [];
+    // Each CreateVolume held about 2 s of wall time before EC2 acts: a claim is seen protected
+    // with its disk still to come, the window the deletes race (at the stack's time scale the
+    // whole provisioning is otherwise over between two looks).
+    const sim = stack.simulator!;
+    const { timeScale } = sim.configure({});
+    sim.configure({ faults: { CreateVolume: { rate: 1, delayMs: 2_000 * timeScale } } });
     for (let i = 0; i < 5; i++) {
       const created = await createClaim(stack.kube, ns, `racer-${i}`, { storageClassName: IMMEDIATE_CLASS });
       uids.push(created.metadata!.uid!);
@@ -125,6 +131,7 @@ describe('cluster audit over the local stack', () => {
       });
       await stack.kube.core.deleteNamespacedPersistentVolumeClaim({ namespace: ns, name: `racer-${i}` });
     }
+    sim.configure({ faults: {} });
     const disksOf = async () =>
       (await provisionedVolumes(stack.ec2, stack.clusterId)).filter(
         (v) => uids.some((uid) => v.Tags?.some((t) => t.Key === Tags.csiVolumeName && t.Value === `pvc-${uid}`)) && v.State !== 'deleting',

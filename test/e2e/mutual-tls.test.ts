@@ -95,17 +95,25 @@ describe('a backend behind mutual TLS', () => {
     const files = { caFile: pki.caFile, clientCertFile: join(pki.dir, 'tls.crt'), clientKeyFile: join(pki.dir, 'tls.key') };
     writeFileSync(files.clientCertFile, first.cert);
     writeFileSync(files.clientKeyFile, first.key);
-    await forwarder(files, []);
+    const withFiles = await forwarder(files, []);
     const pvc = await waitClaimBound(ctx, 'mtls', 'refused', 90_000);
     expect(pvc.spec?.volumeName).toMatch(/^pvc-/);
     expect(passed.length).toBeGreaterThan(0);
     expect(new Set(passed)).toEqual(new Set(['cluster-before']));
 
-    // Rotated on disk: the next requests show the new certificate.
+    // Rotated on disk: the next requests show the new certificate. A forwarder at rest sends its
+    // report only when the backend needs it; each resync asked for here sends it.
     const next = pki.client('cluster-after');
     writeFileSync(files.clientCertFile, next.cert);
     writeFileSync(files.clientKeyFile, next.key);
-    await waitFor(() => passed.at(-1), (cn) => cn === 'cluster-after', { timeoutMs: 30_000, what: 'a request with the rotated certificate' });
+    await waitFor(
+      () => {
+        withFiles.resync();
+        return passed.at(-1);
+      },
+      (cn) => cn === 'cluster-after',
+      { timeoutMs: 30_000, what: 'a request with the rotated certificate' },
+    );
     await createClaim(stack.kube, 'mtls', 'after-rotation', { storageClassName: IMMEDIATE_CLASS });
     await waitClaimBound(ctx, 'mtls', 'after-rotation', 90_000);
   }, 240_000);

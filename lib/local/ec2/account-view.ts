@@ -135,6 +135,11 @@ export class Ec2Account {
     return this.shared.regions.get(region)?.get(this.accountId)?.view;
   }
 
+  /** Whether the simulator holds `region` (its home Region, or one configured beside it). */
+  holdsRegion(region: string): boolean {
+    return this.viewIn(region) !== undefined;
+  }
+
   /** This account in another Region the simulator holds (throws for one it does not). */
   inRegion(region: string): Ec2Account {
     const view = this.viewIn(region);
