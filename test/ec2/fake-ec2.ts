@@ -26,6 +26,7 @@ import {
   type Filter,
   type Instance,
   type Volume,
+  type TagSpecification,
 } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
 
@@ -350,4 +351,35 @@ function matchesAll(volume: Volume, filters: Filter[]): boolean {
     }
     throw ec2Error('InvalidParameterValue', `The filter '${filter.Name}' is invalid`);
   });
+}
+
+/**
+ * The TagSpecifications a snapshot (or a copy, or a group's set) of cluster `c1` named `name` is
+ * created with, the caller's `team: shop` tag first: what every snapshot test expects sent.
+ */
+export function snapshotTagSpecifications(name: string): TagSpecification[] {
+  return [
+    {
+      ResourceType: 'snapshot',
+      Tags: [
+        { Key: 'team', Value: 'shop' },
+        { Key: 'CSIVolumeSnapshotName', Value: name },
+        { Key: 'ebs.csi.aws.com/cluster', Value: 'true' },
+        { Key: 'kubernetes.io/cluster/c1', Value: 'owned' },
+        { Key: 'volhook.io/cluster', Value: 'c1' },
+        { Key: 'ebs.csi.aws.com/cluster-name', Value: 'c1' },
+      ],
+    },
+  ];
+}
+
+/** The DescribeSnapshots that looks a snapshot up by `name`: cluster `c1`'s, in this account only. */
+export function snapshotLookupByName(name: string) {
+  return {
+    OwnerIds: ['self'],
+    Filters: [
+      { Name: 'tag:CSIVolumeSnapshotName', Values: [name] },
+      { Name: 'tag:kubernetes.io/cluster/c1', Values: ['owned'] },
+    ],
+  };
 }

@@ -8,6 +8,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TagKeys } from '../../lib/contract/tags.js';
 import { createEc2Gateway } from '../../lib/ec2/index.js';
+import { snapshotTagSpecifications } from './fake-ec2.js';
 import { simPerTest, ZONE } from '../local/ec2/helpers.js';
 
 const NAME = 'groupsnapcontent-5a4f4e3d';
@@ -36,19 +37,7 @@ describe('createSnapshots over aws-sdk-client-mock', () => {
     expect(ec2).toHaveReceivedCommandTimes(CreateSnapshotsCommand, 1);
     expect(ec2).toHaveReceivedCommandWith(CreateSnapshotsCommand, {
       InstanceSpecification: { InstanceId: 'i-1', ExcludeBootVolume: true, ExcludeDataVolumeIds: ['vol-other'] },
-      TagSpecifications: [
-        {
-          ResourceType: 'snapshot',
-          Tags: [
-            { Key: 'team', Value: 'shop' },
-            { Key: 'CSIVolumeSnapshotName', Value: NAME },
-            { Key: 'ebs.csi.aws.com/cluster', Value: 'true' },
-            { Key: 'kubernetes.io/cluster/c1', Value: 'owned' },
-            { Key: 'volhook.io/cluster', Value: 'c1' },
-            { Key: 'ebs.csi.aws.com/cluster-name', Value: 'c1' },
-          ],
-        },
-      ],
+      TagSpecifications: snapshotTagSpecifications(NAME),
     });
   });
 

@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEc2Gateway } from '../../lib/ec2/index.js';
 import { Ec2Error } from '../../lib/ec2/types.js';
-import { ec2Error } from './fake-ec2.js';
+import { ec2Error, snapshotLookupByName, snapshotTagSpecifications } from './fake-ec2.js';
 
 const NAME = 'snapcontent-0b7d2c1e-5a4f-4e3d-8c2b-1a0f9e8d7c6b';
 const SOURCE = 'snap-0bbbbbbbbbbbbbbb1';
@@ -37,28 +37,10 @@ describe('snapshotsIn(region).copySnapshot', () => {
       SourceSnapshotId: SOURCE,
       Encrypted: true,
       KmsKeyId: 'alias/backups',
-      TagSpecifications: [
-        {
-          ResourceType: 'snapshot',
-          Tags: [
-            { Key: 'team', Value: 'shop' },
-            { Key: 'CSIVolumeSnapshotName', Value: NAME },
-            { Key: 'ebs.csi.aws.com/cluster', Value: 'true' },
-            { Key: 'kubernetes.io/cluster/c1', Value: 'owned' },
-            { Key: 'volhook.io/cluster', Value: 'c1' },
-            { Key: 'ebs.csi.aws.com/cluster-name', Value: 'c1' },
-          ],
-        },
-      ],
+      TagSpecifications: snapshotTagSpecifications(NAME),
     });
     // The look-up names this cluster's copies of that name, in this account.
-    expect(westMock).toHaveReceivedCommandWith(DescribeSnapshotsCommand, {
-      OwnerIds: ['self'],
-      Filters: [
-        { Name: 'tag:CSIVolumeSnapshotName', Values: [NAME] },
-        { Name: 'tag:kubernetes.io/cluster/c1', Values: ['owned'] },
-      ],
-    });
+    expect(westMock).toHaveReceivedCommandWith(DescribeSnapshotsCommand, snapshotLookupByName(NAME));
   });
 
   it('a copy of that name already in the destination -> it, and no CopySnapshot (a retry after a lost answer)', async () => {

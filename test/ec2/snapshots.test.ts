@@ -13,7 +13,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createEc2Gateway } from '../../lib/ec2/index.js';
 import { clientTokenFor } from '../../lib/ec2/token.js';
-import { ec2Error } from './fake-ec2.js';
+import { ec2Error, snapshotLookupByName, snapshotTagSpecifications } from './fake-ec2.js';
 
 const ec2 = mockClient(EC2Client);
 const gw = () => createEc2Gateway({ client: new EC2Client({ region: 'us-east-1' }), clusterId: 'c1', batchWindowMs: 0 });
@@ -33,28 +33,10 @@ describe('createSnapshot', () => {
     expect(ec2).toHaveReceivedCommandTimes(CreateSnapshotCommand, 1);
     expect(ec2).toHaveReceivedCommandWith(CreateSnapshotCommand, {
       VolumeId: VOL,
-      TagSpecifications: [
-        {
-          ResourceType: 'snapshot',
-          Tags: [
-            { Key: 'team', Value: 'shop' },
-            { Key: 'CSIVolumeSnapshotName', Value: NAME },
-            { Key: 'ebs.csi.aws.com/cluster', Value: 'true' },
-            { Key: 'kubernetes.io/cluster/c1', Value: 'owned' },
-            { Key: 'volhook.io/cluster', Value: 'c1' },
-            { Key: 'ebs.csi.aws.com/cluster-name', Value: 'c1' },
-          ],
-        },
-      ],
+      TagSpecifications: snapshotTagSpecifications(NAME),
     });
     // The look-up names this cluster and this account only.
-    expect(ec2).toHaveReceivedCommandWith(DescribeSnapshotsCommand, {
-      OwnerIds: ['self'],
-      Filters: [
-        { Name: 'tag:CSIVolumeSnapshotName', Values: [NAME] },
-        { Name: 'tag:kubernetes.io/cluster/c1', Values: ['owned'] },
-      ],
-    });
+    expect(ec2).toHaveReceivedCommandWith(DescribeSnapshotsCommand, snapshotLookupByName(NAME));
   });
 
   it('the name tag finds one (a lost answer earlier) -> no CreateSnapshot: CreateSnapshot has no ClientToken', async () => {
