@@ -15,7 +15,7 @@ import { SNAPSHOT_COPY_ANNOTATION, snapshotCopyOf } from '../../lib/contract/ind
 import { auditCli, clusterCli, freshReport } from './support/audit.js';
 import { tagsOf } from './support/ec2.js';
 import { eventsFor } from './support/kube.js';
-import { kubectlFor, type Kubectl } from './support/kubectl.js';
+import { claimYaml, kubectlFor, type Kubectl } from './support/kubectl.js';
 import { STACK_START_MS } from './support/plane.js';
 import { waitClaimBound, type ScenarioContext } from './support/scenarios.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
@@ -88,14 +88,6 @@ parameters:
   tagSpecification_1: "backup={{ .VolumeSnapshotNamespace }}/{{ .VolumeSnapshotName }}"
 `;
 
-const claimYaml = (ns: string, name: string) => `apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: { name: ${name}, namespace: ${ns} }
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: ${IMMEDIATE_CLASS}
-  resources: { requests: { storage: 4Gi } }
-`;
 
 const snapshotYaml = (ns: string, name: string, className: string) => `apiVersion: snapshot.storage.k8s.io/v1
 kind: VolumeSnapshot
@@ -188,7 +180,7 @@ describe('cross-Region snapshot copies over the local stack', () => {
     expect(events.find((e) => e.reason === 'SnapshotCopyFailed')?.message).toMatch(/to Region eu-west-1 failed \(the snapshot itself is ready to use\): .*ec2:CopySnapshot/);
     expect(await clusterSnapshotsIn(DENIED)).toEqual([]);
     // The source is usable: a claim restores from it.
-    await kubectl.create(`${claimYaml(ns, 'restored')}  dataSource: { apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: nightly }\n`);
+    await kubectl.create(claimYaml(ns, 'restored', { spec: `  dataSource: { apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: nightly }\n` }));
     await waitClaimBound(ctx, ns, 'restored');
   }, 240_000);
 });

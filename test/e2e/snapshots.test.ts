@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tagsOf, TagKeys, volumeById } from './support/ec2.js';
 import { eventsFor, readClaim, readVolume } from './support/kube.js';
-import { kubectlFor, podYaml, type Kubectl } from './support/kubectl.js';
+import { claimYaml, kubectlFor, podYaml, type Kubectl } from './support/kubectl.js';
 import { waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
 import { STACK_START_MS } from './support/plane.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
@@ -40,14 +40,6 @@ async function clusterSnapshots(): Promise<Snapshot[]> {
 
 const calls = (action: string) => stack.simulator!.getStats().actions[action]?.calls ?? 0;
 
-const claimYaml = (ns: string, name: string, size: string, source = '') => `apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: { name: ${name}, namespace: ${ns} }
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: ${IMMEDIATE_CLASS}
-  resources: { requests: { storage: ${size} } }
-${source}`;
 
 const classYaml = (name: string, policy: 'Delete' | 'Retain') => `apiVersion: snapshot.storage.k8s.io/v1
 kind: VolumeSnapshotClass
@@ -89,7 +81,7 @@ describe('snapshots over the local stack', () => {
   it('VolumeSnapshot -> content readyToUse, one EBS snapshot tagged for the cluster; restored claim Bound from it; Delete policy -> the EBS snapshot goes with the VolumeSnapshot', async () => {
     const ns = 'snap-delete';
     await kubectl('create', 'namespace', ns);
-    await kubectl.create(claimYaml(ns, 'data', '4Gi'));
+    await kubectl.create(claimYaml(ns, 'data'));
     await waitClaimBound(ctx, ns, 'data');
     await kubectl.create(classYaml('ebs-delete', 'Delete'));
     await kubectl.create(snapshotYaml(ns, 'nightly', 'ebs-delete', 'data'));
@@ -101,7 +93,7 @@ describe('snapshots over the local stack', () => {
     expect(calls('CreateSnapshot')).toBeGreaterThanOrEqual(1);
     expect(await kubectl('get', 'volumesnapshot', '-n', ns)).toContain('nightly');
 
-    await kubectl.create(claimYaml(ns, 'restored', '6Gi', `  dataSource: { apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: nightly }\n`));
+    await kubectl.create(claimYaml(ns, 'restored', { size: '6Gi', spec: `  dataSource: { apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: nightly }\n` }));
     const restored = await waitClaimBound(ctx, ns, 'restored');
     const pv = await readVolume(stack.kube, restored.spec!.volumeName!);
     const volume = await volumeById(stack.ec2, pv.spec!.csi!.volumeHandle);
@@ -122,7 +114,7 @@ describe('snapshots over the local stack', () => {
   it('Retain policy -> the VolumeSnapshot deleted, the EBS snapshot stays', async () => {
     const ns = 'snap-retain';
     await kubectl('create', 'namespace', ns);
-    await kubectl.create(claimYaml(ns, 'data', '4Gi'));
+    await kubectl.create(claimYaml(ns, 'data'));
     await waitClaimBound(ctx, ns, 'data');
     await kubectl.create(classYaml('ebs-retain', 'Retain'));
     await kubectl.create(snapshotYaml(ns, 'keep', 'ebs-retain', 'data'));
@@ -139,14 +131,14 @@ describe('snapshots over the local stack', () => {
   it('clone: a claim with dataSource of a bound claim -> CopyVolumes once, the copy in the source zone, Bound', async () => {
     const ns = 'clone-ok';
     await kubectl('create', 'namespace', ns);
-    await kubectl.create(claimYaml(ns, 'original', '4Gi'));
+    await kubectl.create(claimYaml(ns, 'original'));
     const source = await waitClaimBound(ctx, ns, 'original');
     const sourcePv = await readVolume(stack.kube, source.spec!.volumeName!);
     const sourceVolume = await volumeById(stack.ec2, sourcePv.spec!.csi!.volumeHandle);
     const copies = calls('CopyVolumes');
     const blanks = calls('CreateVolume');
 
-    await kubectl.create(claimYaml(ns, 'copy', '4Gi', `  dataSource: { kind: PersistentVolumeClaim, name: original }\n`));
+    await kubectl.create(claimYaml(ns, 'copy', { spec: `  dataSource: { kind: PersistentVolumeClaim, name: original }\n` }));
     const copy = await waitClaimBound(ctx, ns, 'copy');
     const pv = await readVolume(stack.kube, copy.spec!.volumeName!);
     const volume = await volumeById(stack.ec2, pv.spec!.csi!.volumeHandle);
@@ -181,7 +173,7 @@ spec:
       nodeSelectorTerms:
         - matchExpressions: [{ key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a] }]
 ---
-${claimYaml(ns, name, '4Gi', `  volumeName: ${ns}-${name}\n`)}`);
+${claimYaml(ns, name, { spec: `  volumeName: ${ns}-${name}\n` })}`);
       await waitClaimBound(ctx, ns, name);
       return VolumeId!;
     };
@@ -189,7 +181,7 @@ ${claimYaml(ns, name, '4Gi', `  volumeName: ${ns}-${name}\n`)}`);
     const own = await staticClaim('ours', { [TagKeys.owner(stack.clusterId)]: 'owned', [TagKeys.ebsCluster]: 'true', [TagKeys.volhookCluster]: stack.clusterId });
     const copies = calls('CopyVolumes');
 
-    await kubectl.create(claimYaml(ns, 'stolen', '4Gi', `  dataSource: { kind: PersistentVolumeClaim, name: theirs }\n`));
+    await kubectl.create(claimYaml(ns, 'stolen', { spec: `  dataSource: { kind: PersistentVolumeClaim, name: theirs }\n` }));
     const events = await waitFor(
       () => eventsFor(stack.kube, ns, 'PersistentVolumeClaim', 'stolen'),
       (es) => es.some((e) => e.type === 'Warning' && e.reason === 'ProvisioningFailed'),
@@ -204,7 +196,7 @@ ${claimYaml(ns, name, '4Gi', `  volumeName: ${ns}-${name}\n`)}`);
     expect(calls('CopyVolumes')).toBe(copies);
 
     // The same path, the cluster's own disk: copied once, into the source's zone.
-    await kubectl.create(claimYaml(ns, 'copy', '4Gi', `  dataSource: { kind: PersistentVolumeClaim, name: ours }\n`));
+    await kubectl.create(claimYaml(ns, 'copy', { spec: `  dataSource: { kind: PersistentVolumeClaim, name: ours }\n` }));
     const copy = await waitClaimBound(ctx, ns, 'copy');
     const volume = await volumeById(stack.ec2, (await readVolume(stack.kube, copy.spec!.volumeName!)).spec!.csi!.volumeHandle);
     expect(volume?.VolumeId).not.toBe(own);
@@ -217,7 +209,7 @@ ${claimYaml(ns, name, '4Gi', `  volumeName: ${ns}-${name}\n`)}`);
     const ns = 'unknown-source';
     await kubectl('create', 'namespace', ns);
     const before = { create: calls('CreateVolume'), copy: calls('CopyVolumes') };
-    await kubectl.create(claimYaml(ns, 'seeded', '4Gi', `  dataSourceRef: { apiGroup: populator.example.com, kind: Seed, name: golden }\n`));
+    await kubectl.create(claimYaml(ns, 'seeded', { spec: `  dataSourceRef: { apiGroup: populator.example.com, kind: Seed, name: golden }\n` }));
     const events = await waitFor(
       () => eventsFor(stack.kube, ns, 'PersistentVolumeClaim', 'seeded'),
       (es) => es.some((e) => e.type === 'Warning' && e.reason === 'ProvisioningFailed'),
@@ -232,7 +224,7 @@ ${claimYaml(ns, name, '4Gi', `  volumeName: ${ns}-${name}\n`)}`);
   it('blockAttachUntilInitialized: "true" on a restore -> its VolumeAttachment unattached, no AttachVolume, while EC2 says initializing; attached after; the same class without it (the control) attached while initializing', async () => {
     const ns = 'init-wait';
     await kubectl('create', 'namespace', ns);
-    await kubectl.create(claimYaml(ns, 'seed', '4Gi'));
+    await kubectl.create(claimYaml(ns, 'seed'));
     await waitClaimBound(ctx, ns, 'seed');
     await kubectl.create(classYaml('ebs-init', 'Delete'));
     await kubectl.create(snapshotYaml(ns, 'golden', 'ebs-init', 'seed'));
@@ -252,7 +244,7 @@ ${block ? '  blockAttachUntilInitialized: "true"\n' : ''}`;
 
     const restore = async (claim: string, className: string) => {
       await kubectl.create(
-        claimYaml(ns, claim, '200Gi', `  dataSource: { apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: golden }\n`).replace(`storageClassName: ${IMMEDIATE_CLASS}`, `storageClassName: ${className}`),
+        claimYaml(ns, claim, { size: '200Gi', spec: `  dataSource: { apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: golden }\n` }).replace(`storageClassName: ${IMMEDIATE_CLASS}`, `storageClassName: ${className}`),
       );
       const bound = await waitClaimBound(ctx, ns, claim);
       const volumeId = (await readVolume(stack.kube, bound.spec!.volumeName!)).spec!.csi!.volumeHandle;

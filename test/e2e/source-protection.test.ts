@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceFinalizers } from '../../lib/contract/index.js';
 import { DEFAULT_LATENCY } from '../../lib/local/ec2/config.js';
-import { kubectlFor, type Kubectl } from './support/kubectl.js';
+import { claimYaml, kubectlFor, type Kubectl } from './support/kubectl.js';
 import { waitClaimBound, type ScenarioContext } from './support/scenarios.js';
 import { STACK_START_MS } from './support/plane.js';
 import { IMMEDIATE_CLASS, startScenarioStack, type E2eStack } from './support/stack.js';
@@ -49,14 +49,6 @@ async function read(kind: string, ns: string, name: string): Promise<Meta | unde
   return out.trim() ? (JSON.parse(out) as Meta) : undefined;
 }
 
-const claimYaml = (ns: string, name: string, source = '') => `apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: { name: ${name}, namespace: ${ns} }
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: ${IMMEDIATE_CLASS}
-  resources: { requests: { storage: 4Gi } }
-${source}`;
 
 const fromSnapshot = (name: string) => `  dataSource: { apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: ${name} }\n`;
 
@@ -90,7 +82,7 @@ describe('source protection over the local stack', () => {
 
     slowCreates(true);
     try {
-      await kubectl.create(claimYaml(ns, 'restored', fromSnapshot('nightly')));
+      await kubectl.create(claimYaml(ns, 'restored', { spec: fromSnapshot('nightly') }));
       await waitFor(() => read('volumesnapshot', ns, 'nightly'), (s) => hasFinalizer(s, SourceFinalizers.snapshot), { what: 'the source protection on nightly' });
       await kubectl('delete', 'volumesnapshot', 'nightly', '-n', ns, '--wait=false');
       await sleep(2_000);
@@ -113,7 +105,7 @@ describe('source protection over the local stack', () => {
 
     slowCreates(true);
     try {
-      await kubectl.create(claimYaml(ns, 'doomed', fromSnapshot('weekly')));
+      await kubectl.create(claimYaml(ns, 'doomed', { spec: fromSnapshot('weekly') }));
       await waitFor(() => read('volumesnapshot', ns, 'weekly'), (s) => hasFinalizer(s, SourceFinalizers.snapshot), { what: 'the source protection on weekly' });
       await kubectl('delete', 'pvc', 'doomed', '-n', ns, '--wait=false');
       const released = await waitFor(() => read('volumesnapshot', ns, 'weekly'), (s) => !hasFinalizer(s, SourceFinalizers.snapshot), {
@@ -139,7 +131,7 @@ describe('source protection over the local stack', () => {
 
     slowCreates(true);
     try {
-      await kubectl.create(claimYaml(ns, 'copy', `  dataSource: { kind: PersistentVolumeClaim, name: original }\n`));
+      await kubectl.create(claimYaml(ns, 'copy', { spec: `  dataSource: { kind: PersistentVolumeClaim, name: original }\n` }));
       await waitFor(() => read('pvc', ns, 'original'), (c) => hasFinalizer(c, SourceFinalizers.claim), { what: 'the cloning protection on original' });
       await kubectl('delete', 'pvc', 'original', '-n', ns, '--wait=false');
       await sleep(2_000);

@@ -7,6 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { IMMEDIATE_CLASS } from './stack.js';
 
 const run = promisify(execFile);
 
@@ -52,6 +53,16 @@ export async function kubectlFor(target: string | { kubeconfig: string }): Promi
   kubectl.close = () => rm(home, { recursive: true, force: true });
   return kubectl;
 }
+
+/** A claim `name` in `ns` of the stack's Immediate class, `spec` (lines indented two) added to its spec. */
+export const claimYaml = (ns: string, name: string, { size = '4Gi', spec = '' }: { size?: string; spec?: string } = {}) => `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: { name: ${name}, namespace: ${ns} }
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ${IMMEDIATE_CLASS}
+  resources: { requests: { storage: ${size} } }
+${spec}`;
 
 /** A pod `name` in `ns` mounting the claim `claimName` at /data. */
 export const podYaml = (ns: string, name: string, claimName: string) => `apiVersion: v1
