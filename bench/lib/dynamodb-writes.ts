@@ -3,10 +3,11 @@
  * requests it carries, by operation and by table: what DynamoDB bills as writes. A conditional
  * write whose condition fails is counted too (DynamoDB charges it a write all the same).
  */
-import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent, createServer, request, type Server } from 'node:http';
+import { buffer } from 'node:stream/consumers';
 import { GetItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
+import { listen } from '../../lib/http/index.js';
 
 /** The operations that write, as `X-Amz-Target: DynamoDB_20120810.<operation>` names them. */
 export const WRITE_OPERATIONS = ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems'] as const;
@@ -82,7 +83,7 @@ export async function startDynamoDbWriteCounter(upstream: string): Promise<Dynam
   const counts: WriteCounts = { total: 0, byOperation: {}, byTable: {}, byItem: {} };
   const server: Server = createServer((req, res) => {
     void (async () => {
-      const body = await readAll(req);
+      const body = await buffer(req);
       const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
       if ((WRITE_OPERATIONS as readonly string[]).includes(operation)) {
         counts.total++;
@@ -100,28 +101,17 @@ export async function startDynamoDbWriteCounter(upstream: string): Promise<Dynam
       upstreamReq.end(body);
     })().catch(() => res.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listen(server, 0, '127.0.0.1');
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     counts: () => ({ total: counts.total, byOperation: { ...counts.byOperation }, byTable: { ...counts.byTable }, byItem: { ...counts.byItem } }),
-    stop: () =>
-      new Promise<void>((resolve) => {
-        agent.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    stop: () => {
+      agent.destroy();
+      return listening.close();
+    },
   };
 }
 
-function readAll(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
 
 /**
  * An item's size as DynamoDB measures it for capacity (attribute names plus values; numbers

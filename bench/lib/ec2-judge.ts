@@ -7,7 +7,8 @@
  * written, as a network cut or a crashed function would lose it.
  */
 import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { text } from 'node:stream/consumers';
+import { listen } from '../../lib/http/index.js';
 import type { Ec2Response, RunningEc2Simulator } from '../../lib/local/ec2/index.js';
 import { changesVolumes, createVolumeTags, isMutation, namedVolumeIds, type Ec2Call } from '../../test/crash/ec2-transport.js';
 import { Oracle } from '../../test/crash/oracle.js';
@@ -53,7 +54,7 @@ export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly J
 
   const server: Server = createServer((req, res) => {
     void (async () => {
-      const body = await readAll(req);
+      const body = await text(req);
       const params = new URLSearchParams(body);
       const action = params.get('Action') ?? '';
       const volumeId = isMutation(action) ? (params.get('VolumeId') ?? params.get('SourceVolumeId')) : null;
@@ -82,10 +83,9 @@ export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly J
       res.end(answer.body);
     })().catch(() => res.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listen(server, 0, '127.0.0.1');
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     oracles,
     lost,
     get stuck() {
@@ -95,23 +95,13 @@ export async function startEc2Judge(sim: RunningEc2Simulator, worlds: readonly J
     setLossRate(rate) {
       lossRate = rate;
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        agent.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    stop: () => {
+      agent.destroy();
+      return listening.close();
+    },
   };
 }
 
-function readAll(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
 function forward(agent: Agent, target: URL, req: IncomingMessage, body: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {

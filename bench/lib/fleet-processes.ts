@@ -5,11 +5,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
+import { listen } from '../../lib/http/index.js';
 import type { LocalStack } from '../../lib/local/stack/index.js';
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -133,10 +133,9 @@ export async function startRoundRobin(initial: readonly string[]): Promise<Round
     });
     req.pipe(upstream);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listen(server, 0, '127.0.0.1');
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     get requests() {
       return requests;
     },
@@ -144,12 +143,10 @@ export async function startRoundRobin(initial: readonly string[]): Promise<Round
     replace(index, target) {
       targets[index] = target;
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        agent.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    stop: () => {
+      agent.destroy();
+      return listening.close();
+    },
   };
 }
 
@@ -273,9 +270,7 @@ export function startForwarderProcess(options: {
 
 /** A loopback port free now (for a child told its port up front). */
 export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
+  const probe = await listen(createServer(), 0, '127.0.0.1');
+  await probe.close();
+  return probe.port;
 }

@@ -6,7 +6,7 @@
  * to list afresh.
  */
 import { createServer, request, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../../lib/http/index.js';
 
 const EXPIRED = `${JSON.stringify({
   type: 'ERROR',
@@ -52,10 +52,9 @@ export async function startWatchExpiry(kubeUrl: string): Promise<WatchExpiry> {
     });
     req.pipe(up);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listen(server, 0, '127.0.0.1');
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     expire(resource) {
       pending.add(resource);
       let streams = 0;
@@ -71,10 +70,6 @@ export async function startWatchExpiry(kubeUrl: string): Promise<WatchExpiry> {
     get expired() {
       return expired;
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    stop: () => listening.close(),
   };
 }
