@@ -104,11 +104,7 @@ export class Oracle {
       case 'CreateSnapshot': {
         const name = createVolumeTags(params).CSIVolumeSnapshotName ?? '(no CSIVolumeSnapshotName)';
         const id = createdSnapshotId(response.body);
-        if (id) {
-          let ids = this.createdSnapshots.get(name);
-          if (!ids) this.createdSnapshots.set(name, (ids = new Set()));
-          ids.add(id);
-        }
+        if (id) addTo(this.createdSnapshots, name, id);
         subject = `${id ?? '?'} of ${this.describe(volumeId ?? '?')}`;
         break;
       }
@@ -118,22 +114,14 @@ export class Oracle {
         let byVolume = this.createdGroupSnapshots.get(name);
         if (!byVolume) this.createdGroupSnapshots.set(name, (byVolume = new Map()));
         const set = createdSnapshotSet(response.body);
-        for (const { snapshotId, volumeId: of } of set) {
-          let ids = byVolume.get(of);
-          if (!ids) byVolume.set(of, (ids = new Set()));
-          ids.add(snapshotId);
-        }
+        for (const { snapshotId, volumeId: of } of set) addTo(byVolume, of, snapshotId);
         subject = `${name}: ${set.map((x) => `${x.snapshotId} of ${this.describe(x.volumeId)}`).join(', ') || 'no snapshot'}`;
         break;
       }
       case 'CopySnapshot': {
         const name = createVolumeTags(params).CSIVolumeSnapshotName ?? '(no CSIVolumeSnapshotName)';
         const id = createdSnapshotId(response.body);
-        if (id) {
-          let ids = this.createdCopies.get(name);
-          if (!ids) this.createdCopies.set(name, (ids = new Set()));
-          ids.add(id);
-        }
+        if (id) addTo(this.createdCopies, name, id);
         subject = `${id ?? '?'} in ${call.region ?? '?'}, a copy of ${params.get('SourceSnapshotId') ?? '?'}`;
         break;
       }
@@ -147,11 +135,7 @@ export class Oracle {
       case 'CopyVolumes':
       case 'CreateVolume': {
         const name = createVolumeTags(params).CSIVolumeName ?? '(no CSIVolumeName)';
-        if (volumeId) {
-          let ids = this.created.get(name);
-          if (!ids) this.created.set(name, (ids = new Set()));
-          ids.add(volumeId);
-        }
+        if (volumeId) addTo(this.created, name, volumeId);
         subject = this.describe(volumeId ?? '?', name);
         const unprotected = this.judgeSource(world, call, name);
         if (unprotected) this.unprotectedSource.push(`${action} ${subject}: ${unprotected}`);
@@ -360,4 +344,11 @@ export function notAdopted(volume: Pick<Volume, 'tags'>, clusterId: string): str
 
 export function pvNaming(world: JudgedWorld, volumeId: string): Pv | undefined {
   return (world.store.list('persistentvolumes').items as Pv[]).find((pv) => diskIdOf(pv) === volumeId);
+}
+
+/** Adds `value` to the set `map` holds under `key`, making the set on first use. */
+function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  set.add(value);
 }
