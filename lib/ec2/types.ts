@@ -62,6 +62,19 @@ export interface Instance {
   rootVolumeId?: string;
   /** The volumes in its block device mappings, root included. */
   volumeIds?: string[];
+  /**
+   * Its EBS block device mappings' state and AttachTime, root included: a later attach to the
+   * instance finished is EC2's own evidence that an earlier one still `attaching` is stuck.
+   */
+  mappings?: InstanceMapping[];
+}
+
+/** A volume in an instance's block device mappings, as DescribeInstances reports it. */
+export interface InstanceMapping {
+  volumeId: string;
+  state: AttachmentState;
+  /** ISO 8601, EC2's AttachTime. */
+  attachTime?: string;
 }
 
 /**

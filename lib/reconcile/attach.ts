@@ -21,6 +21,7 @@ import { EventReasons, pvEvent } from './events.js';
 import { staleRequest } from './freshness.js';
 import { attachErrorCode } from './grpc-codes.js';
 import { Requeue } from './outcomes.js';
+import { stuckAttachment } from './stuck-attachment.js';
 import { notAdoptedProblem } from './tags.js';
 import { attachingWait, creatingWait, initializingWait } from './timing.js';
 import { act, done, failed, requeue, type Ec2Action, type Plan, type Settled, type Verdict } from './plan.js';
@@ -52,13 +53,6 @@ type AttachContext = { clusterId: string; driverName: string; ec2TimeScale?: num
 
 /** EC2 refusing a device name as in use is answered with the next name, this many times. */
 export const MAX_DEVICE_ATTEMPTS = 4;
-/** An attachment `attaching` for longer is detached and tried again (as the EBS CSI driver does). */
-export const STUCK_ATTACHING_MS = 90_000;
-
-/** {@link STUCK_ATTACHING_MS} against an EC2 that runs `ec2TimeScale` times faster than AWS (a simulator). */
-export function stuckAttachingMs(ec2TimeScale = 1): number {
-  return STUCK_ATTACHING_MS / ec2TimeScale;
-}
 
 /**
  * Pure: `failed`, recorded in the VolumeAttachment's `attachError` with the gRPC code the
@@ -115,12 +109,12 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
   if (notOurs) return refuse('NotOwned', notOurs, Requeue.failedSlow);
   // A disk attached already needs nothing of EC2; one that does must be adopted first.
   const unadopted = notAdoptedProblem(disk, ctx.clusterId, `attach it to node "${target.nodeName}"`);
-  const mutate = (action: AttachAction): Plan<AttachAction> =>
+  const mutate = (action: AttachAction, writes: Write[] = []): Plan<AttachAction> =>
     unadopted
       ? // Said on the PV too: the VolumeAttachment's error reaches only the pod's events, and
         // this one needs a person, not a retry.
         attachFailed(va, now, 'NotAdopted', unadopted, Requeue.failedSlow, pv ? [pvEvent(pv, 'Warning', EventReasons.failedAttachVolume, unadopted)] : [])
-      : act(action);
+      : act(action, writes);
   if (disk.zone !== instance.zone) {
     return refuse('ZoneMismatch', `volume ${volumeId} is in zone ${disk.zone}, instance ${instanceId} in zone ${instance.zone}`, Requeue.failedSlow);
   }
@@ -135,9 +129,10 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
     case 'busy':
       return done(vaStatusWrites(va, { attached: true, attachmentMetadata: { devicePath: mine.device }, attachError: null }));
     case 'attaching': {
-      const since = mine.attachTime ? Date.parse(mine.attachTime) : NaN;
-      if (now.getTime() - since > stuckAttachingMs(ctx.ec2TimeScale)) return mutate({ verb: 'detachDisk', volumeId, instanceId });
-      return requeue(attachingWait(mine, now, ctx.ec2TimeScale), `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`);
+      const stuck = stuckAttachment(volumeId, mine, instance, now, ctx.ec2TimeScale);
+      if (!stuck) return requeue(attachingWait(mine, now, ctx.ec2TimeScale), `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`);
+      // Said in the VolumeAttachment's error, as external-attacher records the driver's.
+      return mutate({ verb: 'detachDisk', volumeId, instanceId }, attachFailed(va, now, 'AttachmentStuck', stuck).writes);
     }
     case 'detaching':
       return requeue(Requeue.detaching, `volume ${volumeId} is detaching from instance ${instanceId}; it is attached again after`);

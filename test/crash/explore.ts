@@ -29,6 +29,9 @@ export interface ExploreSummary {
   failures: RunReport[];
   /** The group snapshot lifecycles' figures, summed. */
   groups: GroupFigures;
+  /** Stuck attachments given up and made again; of them, before the driver's 90 s. */
+  stuckGivenUp: number;
+  stuckGivenUpEarly: number;
   steps: number;
   requests: number;
   ms: number;
@@ -68,6 +71,8 @@ export async function explore(options: ExploreOptions): Promise<ExploreSummary> 
     runsWith: zeroCounts(),
     failures: [],
     groups: zeroGroupFigures(),
+    stuckGivenUp: 0,
+    stuckGivenUpEarly: 0,
     steps: 0,
     requests: 0,
     ms: 0,
@@ -84,6 +89,8 @@ export async function explore(options: ExploreOptions): Promise<ExploreSummary> 
       summary.pointKinds[kind] = (summary.pointKinds[kind] ?? 0) + 1;
     }
     for (const key of Object.keys(summary.groups) as (keyof GroupFigures)[]) summary.groups[key] += report.groups[key];
+    summary.stuckGivenUp += report.stuckGivenUp;
+    summary.stuckGivenUpEarly += report.stuckGivenUpEarly;
     for (const key of Object.keys(summary.counts) as (keyof Counts)[]) {
       summary.counts[key] += report.counts[key];
       if (report.counts[key] > 0) summary.runsWith[key]++;
@@ -117,6 +124,7 @@ export function formatSummary(s: ExploreSummary): string {
   lines.push(
     `  group snapshots: ${g.lifecycles} lifecycles (${g.lifecycles - g.split} on one node, ${g.split} across two nodes), ${g.createSnapshots} CreateSnapshots making ${g.snapshots} snapshots, ${g.restores} members restored, ${g.deletedDelete + g.deletedRetain} groups deleted (${g.deletedDelete} Delete, ${g.deletedRetain} Retain; ${g.deletedEarly} before the teardown)`,
   );
+  lines.push(`  attachments stuck attaching given up and made again: ${s.stuckGivenUp} (${s.stuckGivenUpEarly} behind a later attach to their node, before the driver's 90 s)`);
   lines.push('');
   lines.push('  crash points by kind:');
   for (const [kind, n] of Object.entries(s.pointKinds).sort((a, b) => b[1] - a[1])) lines.push(`    ${String(n).padStart(5)}  ${kind}`);

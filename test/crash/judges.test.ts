@@ -9,7 +9,7 @@ import { simulatorTransport, type Ec2Call } from './ec2-transport.js';
 import { notAdopted, Oracle } from './oracle.js';
 import { clusterSession } from '../iam/fixtures.js';
 import { CLASSES, COPY_REGION, createWorld, DRIVER, type World } from './world.js';
-import { STUCK_ATTACHING_MS } from '../../lib/reconcile/attach.js';
+import { STUCK_ATTACHING_MS } from '../../lib/reconcile/stuck-attachment.js';
 
 const retain = CLASSES.find((c) => c.name === 'wffc-retain')!;
 const del = CLASSES.find((c) => c.name === 'wffc-delete')!;
@@ -113,20 +113,23 @@ describe('crash explorer judges', () => {
     expect(oracle.wronglyDetached).toEqual([expect.stringMatching(new RegExp(`${live}.*not being deleted`))]);
   });
 
-  it('wrongly detached: not the DetachVolume of an attachment stuck attaching past the backend’s bound; still one that is attaching but young', async () => {
+  it('wrongly detached: not the DetachVolume of an attachment attaching past the driver’s bound, nor of a young one the simulator holds stuck; still one that is attaching, young and not stuck', async () => {
     const node = world.nodes[0]!;
+    const old = await volume('pvc-old');
     const stuck = await volume('pvc-stuck');
     const young = await volume('pvc-young');
-    for (const [name, id] of [['pvc-stuck', stuck], ['pvc-young', young]] as const) {
+    for (const [name, id] of [['pvc-old', old], ['pvc-stuck', stuck], ['pvc-young', young]] as const) {
       pv(name, id, 'Delete', 'Bound');
       va(name, node.name);
     }
-    const attaching = (id: string, sinceMs: number) => {
+    const attaching = (id: string, sinceMs: number, stuckThere: boolean) => {
       const v = world.sim.volume(id)!;
-      return { ...v, attachments: [{ instanceId: node.instanceId, device: '/dev/xvdba', state: 'attaching' as const, attachTime: world.clock.now() - sinceMs, deleteOnTermination: false, epoch: 1, stuck: true }] };
+      const attachment = { instanceId: node.instanceId, device: '/dev/xvdba', state: 'attaching' as const, attachTime: world.clock.now() - sinceMs, deleteOnTermination: false, epoch: 1 };
+      return { ...v, attachments: [stuckThere ? { ...attachment, stuck: true } : attachment] };
     };
-    oracle.observe({ ...call('DetachVolume', { VolumeId: stuck, InstanceId: node.instanceId }), volumeBefore: attaching(stuck, STUCK_ATTACHING_MS + 1_000) });
-    oracle.observe({ ...call('DetachVolume', { VolumeId: young, InstanceId: node.instanceId }), volumeBefore: attaching(young, STUCK_ATTACHING_MS / 2) });
+    oracle.observe({ ...call('DetachVolume', { VolumeId: old, InstanceId: node.instanceId }), volumeBefore: attaching(old, STUCK_ATTACHING_MS + 1_000, false) });
+    oracle.observe({ ...call('DetachVolume', { VolumeId: stuck, InstanceId: node.instanceId }), volumeBefore: attaching(stuck, STUCK_ATTACHING_MS / 6, true) });
+    oracle.observe({ ...call('DetachVolume', { VolumeId: young, InstanceId: node.instanceId }), volumeBefore: attaching(young, STUCK_ATTACHING_MS / 6, false) });
     expect(oracle.wronglyDetached).toEqual([expect.stringMatching(new RegExp(`${young}.*not being deleted`))]);
   });
 
@@ -136,7 +139,7 @@ describe('crash explorer judges', () => {
     pv('pvc-scaled', id, 'Delete', 'Bound');
     va('pvc-scaled', node.name);
     const v = world.sim.volume(id)!;
-    const before = { ...v, attachments: [{ instanceId: node.instanceId, device: '/dev/xvdba', state: 'attaching' as const, attachTime: world.clock.now() - STUCK_ATTACHING_MS / 10 - 1_000, deleteOnTermination: false, epoch: 1, stuck: true }] };
+    const before = { ...v, attachments: [{ instanceId: node.instanceId, device: '/dev/xvdba', state: 'attaching' as const, attachTime: world.clock.now() - STUCK_ATTACHING_MS / 10 - 1_000, deleteOnTermination: false, epoch: 1 }] };
     const scaled = new Oracle(new CrashController([]), () => {}, (volumeId) => volumeId, 10);
     scaled.world = world;
     scaled.observe({ ...call('DetachVolume', { VolumeId: id, InstanceId: node.instanceId }), volumeBefore: before });

@@ -6,7 +6,9 @@
  *   Released; or, with no PV, of a disk whose claim is alive (not being deleted) and that is
  *   not a failed (`error`) volume, or of a disk the user took over (its Retain PV deleted);
  * - wrongly detached: DetachVolume while a VolumeAttachment that is not being deleted names
- *   that volume's PV and that instance's node;
+ *   that volume's PV and that instance's node — except of an attachment still `attaching` that
+ *   the simulator holds stuck (it would never have attached), or that has been attaching for
+ *   longer than the driver's bound (90 s ÷ the time scale);
  * - created: every volume CreateVolume made, by `CSIVolumeName`, to count duplicates from
  *   what EC2 created rather than from what is left.
  *
@@ -28,7 +30,7 @@
  */
 import type { KubeObject } from '../../lib/local/kube/index.js';
 import type { Snapshot as Ec2Snapshot, Volume } from '../../lib/local/ec2/index.js';
-import { stuckAttachingMs } from '../../lib/reconcile/attach.js';
+import { stuckAttachingMs } from '../../lib/reconcile/stuck-attachment.js';
 import { changesVolumes, createdSnapshotId, createdSnapshotSet, createdVolumeId, createVolumeTags, isMutation, type Ec2Call } from './ec2-transport.js';
 import { CLONE_SOURCE_PROTECTION, contentOf, diskIdOf, groupContentOf, SNAPSHOT_SOURCE_PROTECTION, type Content, type GroupContent, type Pv } from './checks.js';
 import type { CrashController } from './crashes.js';
@@ -55,6 +57,9 @@ export class Oracle {
   readonly splitSnapshotted: string[] = [];
   readonly wronglyDeleted: string[] = [];
   readonly wronglyDetached: string[] = [];
+  /** DetachVolumes of attachments the simulator held stuck `attaching`; of them, before the driver's 90 s (÷ the scale). */
+  stuckGivenUp = 0;
+  stuckGivenUpEarly = 0;
   /** Calls answered UnauthorizedOperation: the simulator holds the backend to the role policy. */
   readonly unauthorized: string[] = [];
   /** `CSIVolumeName` (pvc-<claim uid>) → ModifyVolume calls EC2 carried out on its volume. */
@@ -305,13 +310,20 @@ export class Oracle {
 
   /**
    * Wrong while a VolumeAttachment that is not being deleted names the disk on that node — unless
-   * the attachment was stuck: `attaching` for longer than the backend gives one (never attached,
-   * so nothing was written through it), which is detached to attach it afresh.
+   * the attachment was stuck (never attached, so nothing was written through it), which is
+   * detached to attach it afresh: held stuck by the simulator (the truth, whatever evidence the
+   * backend went by), or `attaching` for longer than the driver's bound. An attachment that
+   * would have finished, given up early, is wrong.
    */
   private judgeDetach(world: JudgedWorld, call: Ec2Call, volumeId: string, node: string): string | undefined {
     const instanceId = call.params.get('InstanceId');
     const before = call.volumeBefore?.attachments.find((a) => a.instanceId === instanceId);
-    if (before?.state === 'attaching' && world.clock.now() - before.attachTime > stuckAttachingMs(this.ec2TimeScale)) return undefined;
+    const late = before !== undefined && world.clock.now() - before.attachTime > stuckAttachingMs(this.ec2TimeScale);
+    if (before?.state === 'attaching' && before.stuck) {
+      this.stuckGivenUp++;
+      if (!late) this.stuckGivenUpEarly++;
+    }
+    if (before?.state === 'attaching' && (before.stuck || late)) return undefined;
     const inline = (world.store.list('volumeattachments').items as Va[]).find(
       (a) => a.spec.source?.inlineVolumeSpec?.csi?.volumeHandle === volumeId && a.spec.nodeName === node && !a.metadata.deletionTimestamp,
     );

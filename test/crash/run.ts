@@ -67,6 +67,9 @@ export interface RunReport {
   diagnostics: string[];
   /** What the run's group snapshot lifecycle did (zeros without one). */
   groups: GroupFigures;
+  /** Attachments the simulator held stuck `attaching` that were detached to be made again; of them, before the driver's 90 s. */
+  stuckGivenUp: number;
+  stuckGivenUpEarly: number;
 }
 
 export interface GroupFigures {
@@ -95,6 +98,8 @@ const NAMESPACE = 'default';
  * ~2 min for a CreateVolume that may still land) plus a forwarder resync.
  */
 const STUCK_MS = 200_000;
+/** The share of AttachVolumes the simulator leaves stuck `attaching`, for the backend to give up and make again. */
+const STUCK_ATTACH_RATE = 0.05;
 /** A step that sends nothing moves the clock to the next due item, but no further than this. */
 const IDLE_JUMP_MS = 20_000;
 /** The graces the audit runs with, picked at random: the smallest leave only the report's evidence. */
@@ -136,7 +141,7 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
     };
     const oracle = new Oracle(crashes, log, describeVolume);
     for (const g of scenario.groups) if (g.split) oracle.splitGroups.add(g.name);
-    world = await createWorld({ seed, clusterId: 'crash', observe: (call) => oracle.observe(call) });
+    world = await createWorld({ seed, clusterId: 'crash', observe: (call) => oracle.observe(call), stuckAttachRate: STUCK_ATTACH_RATE });
     const w = world;
     oracle.world = w;
     const forwarder = new ForwarderModel(w, crashes, runtime.fork(), log, (uid) => tracked.find((c) => c.uid === uid)?.name ?? uid);
@@ -645,6 +650,8 @@ export async function runOnce(seed: number, options: RunOptions = {}): Promise<R
       seed,
       scenario: describeScenario(scenario),
       groups,
+      stuckGivenUp: oracle.stuckGivenUp,
+      stuckGivenUpEarly: oracle.stuckGivenUpEarly,
       points: [...crashes.injected],
       counts: verdict.counts,
       findings: verdict.findings,

@@ -112,7 +112,7 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function createWorld(options: { seed: number; clusterId: string; observe: Ec2CallObserver }): Promise<World> {
+export async function createWorld(options: { seed: number; clusterId: string; observe: Ec2CallObserver; stuckAttachRate?: number }): Promise<World> {
   const { clusterId } = options;
   // A fixed start: nothing in a run depends on the wall clock but the gateway's deadline.
   const clock = new ManualClock(CLOCK_START);
@@ -127,6 +127,7 @@ export async function createWorld(options: { seed: number; clusterId: string; ob
       throttling: false,
       latency: { snapshot: { kind: 'lognormal', medianMs: 8_000, p99Ms: 30_000, maxMs: 45_000 } },
       modificationWindowMs: MODIFICATION_WINDOW_MS,
+      ...(options.stuckAttachRate && { attachFaults: [{ rate: options.stuckAttachRate, outcome: 'stuck' as const }] }),
       // As deployed: the backend's key is the Lambda role's, which may only assume the EC2 role;
       // every EC2 call is made in the cluster's session of it, fenced by IAM to the cluster.
       iam: { principals: DEPLOYMENT.principals, roles: DEPLOYMENT.roles },

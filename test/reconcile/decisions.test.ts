@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Write } from '../../lib/contract/index.js';
 import { Ec2Error, type Disk, type DiskAttachment, type Ec2ErrorKind, type Instance } from '../../lib/ec2/types.js';
-import { decideAttach, refusedAttach, STUCK_ATTACHING_MS, type AttachTarget } from '../../lib/reconcile/attach.js';
+import { decideAttach, refusedAttach, type AttachTarget } from '../../lib/reconcile/attach.js';
 import { decideClaimDeleted } from '../../lib/reconcile/claim-deleted.js';
 import { decideDetach, refusedDetach, type DetachTarget } from '../../lib/reconcile/detach.js';
 import { verdictForEc2Error } from '../../lib/reconcile/outcomes.js';
@@ -15,6 +15,7 @@ import type { Ec2Action, Plan } from '../../lib/reconcile/plan.js';
 import { prepareProvision } from '../../lib/reconcile/provision-job.js';
 import { decideProvision, refusedProvision } from '../../lib/reconcile/provision.js';
 import { decideReclaim, refusedReclaim } from '../../lib/reconcile/reclaim.js';
+import { STUCK_ATTACHING_MS, STUCK_BEHIND_LATER_ATTACH_MS } from '../../lib/reconcile/stuck-attachment.js';
 import {
   CLAIM_UID,
   claimItem,
@@ -220,6 +221,7 @@ describe('decideAttach: volume and instance -> plan', () => {
   const attachedStatus = 'status attached=true attachmentMetadata';
   const longAgo = new Date(NOW.getTime() - STUCK_ATTACHING_MS - 1_000);
   const justNow = new Date(NOW.getTime() - 10_000);
+  const twentyAgo = new Date(NOW.getTime() - 20_000);
 
   it.each<[string, string, object, Disk | undefined, Instance | undefined]>([
     ['no volume', `failed VolumeNotFound 60s + ${attachError}`, {}, undefined, instance()],
@@ -235,7 +237,11 @@ describe('decideAttach: volume and instance -> plan', () => {
     ['busy here', `done + ${attachedStatus}`, {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'busy')] }), instance()],
     ['attached here, status already says so', 'done', { volumeAttachment: volumeAttachment({ status: { attached: true, attachmentMetadata: { devicePath: '/dev/xvdaa' } } }) }, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attached')] }), instance()],
     ['attaching here for 10 s (past the usual 2.5 s: due)', 'requeue 0.25s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', justNow)] }), instance()],
-    ['attaching here for too long', 'detachDisk', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', longAgo)] }), instance()],
+    ['attaching here for too long', `detachDisk + ${attachError}`, {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', longAgo)] }), instance()],
+    ['attaching here for 10 s, a later attach to the instance finished (too soon to tell)', 'requeue 0.25s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', justNow)] }), instance({ mappings: [{ volumeId: 'vol-later', state: 'attached', attachTime: new Date(justNow.getTime() + 1_000).toISOString() }] })],
+    ['attaching here for 20 s, a later attach to the instance finished', `detachDisk + ${attachError}`, {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', twentyAgo)] }), instance({ mappings: [{ volumeId: 'vol-later', state: 'attached', attachTime: new Date(twentyAgo.getTime() + 1_000).toISOString() }] })],
+    ['attaching here for 20 s, the later attach to the instance still attaching too', 'requeue 0.25s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', twentyAgo)] }), instance({ mappings: [{ volumeId: 'vol-later', state: 'attaching', attachTime: new Date(twentyAgo.getTime() + 1_000).toISOString() }] })],
+    ['attaching here for 20 s, only an earlier attach to the instance finished', 'requeue 0.25s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', twentyAgo)] }), instance({ mappings: [{ volumeId: 'vol-earlier', state: 'attached', attachTime: new Date(twentyAgo.getTime() - 1_000).toISOString() }] })],
     ['detaching from here', 'requeue 2s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'detaching')] }), instance()],
     ['attached elsewhere', `failed AttachedElsewhere 60s + ${attachError}`, {}, disk({ state: 'in-use', attachments: [on(OTHER_INSTANCE, 'attached')] }), instance()],
     ['detaching from elsewhere', 'requeue 2s', {}, disk({ state: 'in-use', attachments: [on(OTHER_INSTANCE, 'detaching')] }), instance()],
@@ -250,9 +256,38 @@ describe('decideAttach: volume and instance -> plan', () => {
   it('a simulator at time scale 10: attaching for a tenth of the stuck window and more -> detached; for less -> waited on (at scale 1 both wait)', () => {
     const attaching = (msAgo: number) => disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', new Date(NOW.getTime() - msAgo))] });
     const scaled = { ...ctx, ec2TimeScale: 10 };
-    expect(summary(decideAttach(target, { disk: attaching(STUCK_ATTACHING_MS / 10 + 1_000), instance: instance(), now: NOW }, scaled))).toBe('detachDisk');
+    expect(summary(decideAttach(target, { disk: attaching(STUCK_ATTACHING_MS / 10 + 1_000), instance: instance(), now: NOW }, scaled))).toBe(`detachDisk + ${attachError}`);
     expect(summary(decideAttach(target, { disk: attaching(STUCK_ATTACHING_MS / 10 - 1_000), instance: instance(), now: NOW }, scaled))).toMatch(/^requeue/);
     expect(summary(decideAttach(target, { disk: attaching(STUCK_ATTACHING_MS / 10 + 1_000), instance: instance(), now: NOW }, ctx))).toMatch(/^requeue/);
+  });
+
+  it('a simulator at time scale 10: attaching past a tenth of 15 s behind a later attach finished -> detached; short of it -> waited on', () => {
+    const began = (msAgo: number) => new Date(NOW.getTime() - msAgo);
+    const behind = (msAgo: number) => ({
+      disk: disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', began(msAgo))] }),
+      instance: instance({ mappings: [{ volumeId: 'vol-later', state: 'attached', attachTime: began(msAgo - 500).toISOString() }] }),
+      now: NOW,
+    });
+    const scaled = { ...ctx, ec2TimeScale: 10 };
+    expect(summary(decideAttach(target, behind(STUCK_BEHIND_LATER_ATTACH_MS / 10 + 1_000), scaled))).toBe(`detachDisk + ${attachError}`);
+    expect(summary(decideAttach(target, behind(STUCK_BEHIND_LATER_ATTACH_MS / 10 - 1_000), scaled))).toMatch(/^requeue/);
+  });
+
+  it('the detach of a stuck attachment says why in the VolumeAttachment error: how long, and the later attach that finished', () => {
+    const plan = decideAttach(
+      target,
+      {
+        disk: disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', twentyAgo)] }),
+        instance: instance({ mappings: [{ volumeId: 'vol-later', state: 'attached', attachTime: new Date(twentyAgo.getTime() + 1_000).toISOString() }] }),
+        now: NOW,
+      },
+      ctx,
+    );
+    const status = plan.writes.find((w) => w.op === 'updateVolumeAttachmentStatus');
+    expect(status?.op === 'updateVolumeAttachmentStatus' && status.status.attachError).toMatchObject({
+      message: expect.stringMatching(new RegExp(`^volume ${VOL} stuck attaching to instance ${INSTANCE_ID} as /dev/xvdaa for 20 s, while vol-later, whose attach to it began later .*, is attached; detached to be attached again$`)),
+      errorCode: 13,
+    });
   });
 
   it('available, every device name taken -> failed NoDeviceName', () => {
