@@ -90,7 +90,8 @@ export interface FleetResult {
   readyMs: number | undefined;
   /**
    * First create to the last claim Bound and attached among those whose volume was never stuck
-   * `attaching` (each stuck one waits out the 90 s, ÷ the time scale, before it is tried again).
+   * `attaching` (each stuck one is given up behind a later attach to its node, or after the
+   * driver's 90 s ÷ the time scale, and attached again).
    */
   readyUnstuckMs: number | undefined;
   /** Seconds after the first create at which each stuck attachment began, in order. */
@@ -107,6 +108,8 @@ export interface FleetResult {
   backendRequests: number;
   /** The faults injected, by kind: EC2's refusals by code, lost answers by action, attachments left stuck, watch requests answered 410. */
   faults: { refused: Record<string, number>; lostAnswers: Record<string, number>; stuckAttachments: number; watchesExpired: number };
+  /** Stuck attachments given up (detached to be attached again); of them, before the driver's 90 s (÷ the time scale). */
+  stuckGivenUp: { all: number; early: number };
   disruptions: Disruption[];
   counts: Counts;
   findings: string[];
@@ -336,6 +339,10 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
       backendStats,
       backendRequests: front.requests - requestsBefore,
       faults: { refused: refusedByCode(ec2), lostAnswers: { ...judge.lost }, stuckAttachments: judge.stuck, watchesExpired: watchExpiry?.expired ?? 0 },
+      stuckGivenUp: {
+        all: [...judge.oracles.values()].reduce((n, o) => n + o.stuckGivenUp, 0),
+        early: [...judge.oracles.values()].reduce((n, o) => n + o.stuckGivenUpEarly, 0),
+      },
       disruptions,
       counts: total,
       findings: verdicts.flatMap((v, c) => v.findings.map((f) => `${clusterIds[c]}: ${f}`)),

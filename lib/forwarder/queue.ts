@@ -7,8 +7,8 @@
  *   batch is in flight marks it to run again once that batch settles.
  * - Batching: `take()` returns up to `batchSize` due keys, and nothing while `maxInFlight`
  *   batches are out.
- * - Backoff per key: each failure doubles the wait (1 s, 2 s, 4 s … capped at 5 min); `done`
- *   resets it. A new event cuts short the wait after `requeue` or `failed` (the object
+ * - Backoff per key: each consecutive failure doubles the wait (1 s, 2 s, 4 s … capped at
+ *   5 min); an answer that applied (`done`, `requeue`) resets it. A new event cuts short the wait after `requeue` or `failed` (the object
  *   changed, so the answer may differ: a node was re-selected, a class fixed; echoes of
  *   volhook's own writes are no such event and never get here, see changes.ts), but not the
  *   backoff after an `error` (no answer, or writes that did not apply): a backend that is
@@ -225,6 +225,8 @@ export class WorkQueue<P = unknown> {
           }
           break;
         case 'requeue':
+          // An answer whose writes applied: the backend is reachable, the failures no longer consecutive.
+          entry.failures = 0;
           entry.backingOff = false;
           this.#schedule(key, entry, dirty ? now : now + completion.afterMs);
           break;

@@ -129,7 +129,7 @@ export function decideAttach(target: AttachTarget, observed: AttachObserved, ctx
     case 'busy':
       return done(vaStatusWrites(va, { attached: true, attachmentMetadata: { devicePath: mine.device }, attachError: null }));
     case 'attaching': {
-      const stuck = stuckAttachment(volumeId, mine, instance, now, ctx.ec2TimeScale);
+      const stuck = stuckAttachment(volumeId, mine, instance, now, ctx.ec2TimeScale, va.status?.attachError?.message);
       if (!stuck) return requeue(attachingWait(mine, now, ctx.ec2TimeScale), `volume ${volumeId} is attaching to instance ${instanceId} as ${mine.device}`);
       // Said in the VolumeAttachment's error, as external-attacher records the driver's.
       return mutate({ verb: 'detachDisk', volumeId, instanceId }, attachFailed(va, now, 'AttachmentStuck', stuck).writes);

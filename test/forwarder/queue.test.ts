@@ -66,6 +66,21 @@ describe('WorkQueue', () => {
     expect(q.dueAt('k')! - clock.now).toBe(1000);
   });
 
+  it('errors, then a requeue answer, then an error -> backoff starts again at 1 s: only consecutive failures count', () => {
+    const { q, clock } = queue();
+    q.add('k');
+    const settleNext = (completion: Completion) => {
+      clock.advance(q.dueAt('k')! - clock.now);
+      const batch = q.take()!;
+      q.settle(batch, all(batch, completion));
+      return q.dueAt('k')! - clock.now;
+    };
+    expect([settleNext({ type: 'error' }), settleNext({ type: 'error' }), settleNext({ type: 'error' })]).toEqual([1000, 2000, 4000]);
+    expect(settleNext({ type: 'requeue', afterMs: 500 })).toBe(500);
+    expect(q.failures('k')).toBe(0);
+    expect(settleNext({ type: 'error' })).toBe(1000);
+  });
+
   it('backoffDelay -> doubling from 1 s, never above 5 min', () => {
     expect([1, 2, 3, 9, 10, 100].map((n) => backoffDelay(n))).toEqual([1000, 2000, 4000, 256_000, 300_000, 300_000]);
   });

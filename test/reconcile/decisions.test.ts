@@ -285,9 +285,25 @@ describe('decideAttach: volume and instance -> plan', () => {
     );
     const status = plan.writes.find((w) => w.op === 'updateVolumeAttachmentStatus');
     expect(status?.op === 'updateVolumeAttachmentStatus' && status.status.attachError).toMatchObject({
-      message: expect.stringMatching(new RegExp(`^volume ${VOL} stuck attaching to instance ${INSTANCE_ID} as /dev/xvdaa for 20 s, while vol-later, whose attach to it began later .*, is attached; detached to be attached again$`)),
+      message: expect.stringMatching(new RegExp(`^volume ${VOL} stuck attaching to instance ${INSTANCE_ID} as /dev/xvdaa for 20 s, behind a later attach \\(vol-later, attaching since .*, is attached\\); detached to be attached again$`)),
       errorCode: 13,
     });
+  });
+
+  it('given up behind a later attach once already (its error says so) -> the next attempt waits the full 90 s; a different error before -> given up early', () => {
+    const observed = {
+      disk: disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', twentyAgo)] }),
+      instance: instance({ mappings: [{ volumeId: 'vol-later', state: 'attached', attachTime: new Date(twentyAgo.getTime() + 1_000).toISOString() }] }),
+      now: NOW,
+    };
+    const first = decideAttach(target, observed, ctx);
+    const status = first.writes.find((w) => w.op === 'updateVolumeAttachmentStatus');
+    if (status?.op !== 'updateVolumeAttachmentStatus') throw new Error('no attachError written');
+    const erred = (message: string) => targetOf({ volumeAttachment: volumeAttachment({ status: { attached: false, attachError: { message, time: NOW.toISOString() } } }) });
+    expect(summary(decideAttach(erred(status.status.attachError!.message!), observed, ctx))).toBe('requeue 0.25s');
+    expect(summary(decideAttach(erred('volume vol-x is attached to instance i-other'), observed, ctx))).toMatch(/^detachDisk/);
+    const old = { ...observed, disk: disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', longAgo)] }) };
+    expect(summary(decideAttach(erred(status.status.attachError!.message!), old, ctx))).toMatch(/^detachDisk/);
   });
 
   it('available, every device name taken -> failed NoDeviceName', () => {
