@@ -108,6 +108,16 @@ export class Diagnostics {
     };
   }
 
+  /**
+   * The event loop's longest delay (beyond the sampler's timer) since the last call, in ms.
+   * Resets the sampler: not for a run that reads {@link processLoad} too.
+   */
+  loopMaxSinceLastMs(): number {
+    const max = excess(this.loop.max);
+    this.loop.reset();
+    return max;
+  }
+
   stop(): void {
     this.loop.disable();
   }

@@ -29,7 +29,7 @@ import type { ClassSpec, JudgedWorld } from '../../test/crash/world.js';
 import { until } from './bench-stack.js';
 import { Diagnostics } from './diagnostics.js';
 import { startEc2Judge } from './ec2-judge.js';
-import { createTables, killChild, startBackendProcess, startForwarderProcess, startMotoServer, startRoundRobin, stopChild, sumStats, type BackendProcess, type BackendStats, type ForwarderProcess } from './fleet-processes.js';
+import { createTables, killChild, startBackendProcess, startForwarderProcess, startMotoServer, startRoundRobin, stopChild, sumStats, type BackendProcess, type BackendStats, type ForwarderProcess, type RoundRobin } from './fleet-processes.js';
 import { backendEnvironment, nodesRunning, REGION, runCleanups, startClusterStacks, startFleetBase, type Cleanups } from './fleet-setup.js';
 import { say } from './format.js';
 import { BENCH_NAMESPACE, claim, podFor } from './manifests.js';
@@ -251,12 +251,24 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
     const counts = () => trackers.reduce((sum, t) => sum + t.counts().ready, 0);
     const every = options.progressEveryMs ?? 10_000;
     let next = every;
-    const progress = (phase: string, line: () => string) => {
+    const progress = async (phase: string, line: () => string) => {
       if (at() * 1000 < next) return;
       next += every;
+      const live = await Promise.all(backends.map((b) => b.stats().catch(() => ({}) as BackendStats)));
+      const refused = live.reduce((n, stats) => n + Object.values(stats).reduce((m, a) => m + a.tokensWaited, 0), 0);
       const s = sim.sim.getStats();
       const mutations = ['CreateVolume', 'AttachVolume', 'DetachVolume', 'DeleteVolume'].map((a) => `${a.replace('Volume', '')} ${s.actions[a]?.calls ?? 0}`).join(' ');
-      log(`[d] ${phase} ${at().toFixed(0).padStart(4)} s  ${line()}  EC2 calls ${s.total.calls} (throttled ${s.total.throttled}; ${mutations}), backend requests ${front.requests - requestsBefore}`);
+      const byCluster = trackers
+        .map((t, c) => {
+          const { ready, bound, attachments } = t.counts();
+          return `${clusterIds[c]} ${ready} of ${bound} Bound, ${attachments} VolumeAttachments`;
+        })
+        .join('; ');
+      const errorLines = backends.flatMap((b) => b.takeErrorLines());
+      const backendErrors = errorLines.length === 0 ? '' : `; backend errors ${errorLines.length}, the first: ${errorLines[0]!.slice(0, 300)}`;
+      log(
+        `[d] ${phase} ${at().toFixed(0).padStart(4)} s  ${line()} (${byCluster})  EC2 calls ${s.total.calls} (throttled ${s.total.throttled}; ${mutations}), backend requests ${front.requests - requestsBefore} (slowest ${slowestRequest(front)}; budget tokens refused by the live backends ${refused}), this process's event loop held up to ${diagnostics.loopMaxSinceLastMs().toFixed(0)} ms${backendErrors}`,
+      );
     };
     let readyMs: number | undefined;
     let settledMs: number | undefined;
@@ -280,7 +292,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
         log(`[d] burst TIMEOUT after ${at().toFixed(0)} s`);
         break;
       }
-      progress('burst', () => `ready ${ready}/${n}`);
+      await progress('burst', () => `ready ${ready}/${n}`);
       await sleep(ready === n ? 1_000 : 100);
     }
 
@@ -311,7 +323,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
         log(`[d] deletion TIMEOUT after ${((performance.now() - d0) / 1000).toFixed(0)} s`);
         break;
       }
-      progress('delete', () => `${left.reduce((sum, [, p]) => sum + p.length, 0)} things left`);
+      await progress('delete', () => `${left.reduce((sum, [, p]) => sum + p.length, 0)} things left`);
       await sleep(1_000);
     }
 
@@ -415,3 +427,9 @@ function leaderOf(stack: LocalStack): string | undefined {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The slowest backend request since the last progress line, as `12.3 s at 127.0.0.1:4567`. */
+function slowestRequest(front: RoundRobin): string {
+  const slowest = front.slowestSinceLast();
+  return slowest ? `${(slowest.ms / 1000).toFixed(1)} s at ${slowest.target}` : 'none';
+}

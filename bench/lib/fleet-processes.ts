@@ -36,6 +36,8 @@ export interface BackendProcess {
   stop(): Promise<void>;
   /** SIGKILL at once: requests in flight get no answer. */
   kill(): Promise<void>;
+  /** The lines it wrote to stderr (its errors) since the last call. */
+  takeErrorLines(): string[];
 }
 
 /** The URL a backend-process.ts child prints (`READY <url>`) once it listens; refused if it exits first or takes 60 s. */
@@ -62,12 +64,20 @@ export function readyUrl(child: ChildProcess, errors: () => string): Promise<str
 export async function startBackendProcess(env: NodeJS.ProcessEnv): Promise<BackendProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/lib/backend-process.ts')], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let errors = '';
+  let unread: string[] = [];
   child.stderr?.on('data', (chunk: Buffer) => {
-    errors = (errors + chunk.toString()).slice(-10_000);
+    const text = chunk.toString();
+    errors = (errors + text).slice(-10_000);
+    unread = [...unread, ...text.split('\n').filter((line) => line.trim() !== '')].slice(-1_000);
   });
   const url = await readyUrl(child, () => errors);
   return {
     url,
+    takeErrorLines() {
+      const lines = unread;
+      unread = [];
+      return lines;
+    },
     async stats() {
       const res = await fetch(`${url}/_bench/stats`);
       return BackendStatsSchema.parse(await res.json());
@@ -103,6 +113,8 @@ export interface RoundRobin {
   readonly requests: number;
   /** The same, by `<method> <path>` (a copy). */
   byRoute(): Record<string, number>;
+  /** The longest a request took to be answered (or to fail) since the last call, in ms, and which backend took it. */
+  slowestSinceLast(): { ms: number; target: string } | undefined;
   /** Sends the `index`th share of requests to `target` from now on (a backend replaced). */
   replace(index: number, target: string): void;
   stop(): Promise<void>;
@@ -115,11 +127,17 @@ export async function startRoundRobin(initial: readonly string[]): Promise<Round
   let turn = 0;
   let requests = 0;
   const routes: Record<string, number> = {};
+  let slowest: { ms: number; target: string } | undefined;
   const server: Server = createServer((req, res) => {
     requests++;
     const route = `${req.method} ${(req.url ?? '/').split('?')[0]}`;
     routes[route] = (routes[route] ?? 0) + 1;
     const target = new URL(req.url ?? '/', targets[turn++ % targets.length]);
+    const started = performance.now();
+    res.on('close', () => {
+      const ms = performance.now() - started;
+      if (!slowest || ms > slowest.ms) slowest = { ms, target: target.host };
+    });
     const upstream = request(target, { method: req.method, headers: req.headers, agent }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
@@ -140,6 +158,11 @@ export async function startRoundRobin(initial: readonly string[]): Promise<Round
       return requests;
     },
     byRoute: () => ({ ...routes }),
+    slowestSinceLast() {
+      const was = slowest;
+      slowest = undefined;
+      return was;
+    },
     replace(index, target) {
       targets[index] = target;
     },

@@ -1,4 +1,5 @@
-import { classifyEc2Error, deadlineExceeded } from './errors.js';
+import { classifyEc2Error, DEADLINE_EXCEEDED, deadlineExceeded, isThrottlingCode } from './errors.js';
+import { Ec2Error } from './types.js';
 
 /** What one EC2 call gets from the gateway: the signal that aborts it at the deadline. */
 export interface CallOptions {
@@ -40,4 +41,23 @@ export async function callEc2<T>(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The waits before trying a failed read again, one per retry: as the SDK's standard mode would
+ * (three attempts in all, about 100 ms apart and growing), which the backend turns off because
+ * an SDK retry would be a call the budget did not grant (lib/app/backend.ts).
+ */
+export const READ_RETRY_DELAYS_MS = [100, 400] as const;
+
+/**
+ * Pure: how long to wait before the `retry`-th retry (0-based) of `action` that failed with
+ * `error`, or undefined when it is not tried again here: only reads (`Describe…`), only
+ * after an error that may pass at once — EC2's 5xx, a cut connection — never a throttle (the
+ * budget slows down instead) nor the request's deadline.
+ */
+export function readRetryDelayMs(action: string, error: unknown, retry: number): number | undefined {
+  if (!action.startsWith('Describe') || !(error instanceof Ec2Error)) return undefined;
+  if (error.kind !== 'transient' || isThrottlingCode(error.code) || error.code === DEADLINE_EXCEEDED) return undefined;
+  return READ_RETRY_DELAYS_MS[retry];
 }

@@ -148,6 +148,9 @@ export function timeNamedIn(message: string): Date | undefined {
 }
 
 /** The error a gateway call ends with when the request's deadline passes first. */
+/** The code of a call that got no answer before its request's deadline. */
+export const DEADLINE_EXCEEDED = 'DeadlineExceeded';
+
 export function deadlineExceeded(action: string): Ec2Error {
-  return new Ec2Error('transient', 'DeadlineExceeded', `EC2 ${action}: no answer before the request's deadline`, action);
+  return new Ec2Error('transient', DEADLINE_EXCEEDED, `EC2 ${action}: no answer before the request's deadline`, action);
 }

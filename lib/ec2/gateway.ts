@@ -16,7 +16,7 @@ import {
 } from '@aws-sdk/client-ec2';
 import DataLoader from 'dataloader';
 import { identityTags, snapshotIdentityTags } from '../contract/tags.js';
-import { callEc2, type CallOptions } from './call.js';
+import { callEc2, readRetryDelayMs, type CallOptions } from './call.js';
 import {
   describeClusterVolumes,
   describeInstancesByIds,
@@ -103,22 +103,33 @@ export function createEc2Gateway(options: Ec2GatewayOptions): Ec2Gateway {
   const pacer = options.pacing && new Pacer(options.pacing, batchScheduleFn, observer);
   const call = pacedCall(pacer);
 
-  /** Every EC2 call of the gateway: a token first (of the Region's budget), then the call, observed; a throttle slows the bucket. */
+  /**
+   * Every EC2 call of the gateway: a token first (of the Region's budget), then the call,
+   * observed; a throttle slows the bucket. A read that fails as EC2's 5xx or the network
+   * sometimes do is tried again here, a token each time ({@link readRetryDelayMs}): one
+   * DescribeVolumes answers for every item of the request, which would otherwise all go back
+   * to the forwarder for a wait. A mutation is not: the reconcile reads before acting again.
+   */
   function pacedCall(pacer: Pacer | undefined): Ec2Context['call'] {
     return async function call<T>(action: string, run: (o: CallOptions) => Promise<T>, callOptions: { unbounded?: boolean } = {}): Promise<T> {
-    await pacer?.take(action);
-    const started = performance.now();
-    try {
-      const out = await callEc2(action, callOptions.unbounded ? undefined : options.deadline, run);
-      observer.call?.(action, { ms: performance.now() - started, throttled: false });
-      return out;
-    } catch (error) {
-      const code = error instanceof Ec2Error ? error.code : 'Unknown';
-      const throttled = isThrottlingCode(code);
-      observer.call?.(action, { ms: performance.now() - started, code, throttled });
-      if (throttled) await pacer?.throttled(action);
-      throw error;
-    }
+      const deadline = callOptions.unbounded ? undefined : options.deadline;
+      for (let retry = 0; ; retry++) {
+        await pacer?.take(action);
+        const started = performance.now();
+        try {
+          const out = await callEc2(action, deadline, run);
+          observer.call?.(action, { ms: performance.now() - started, throttled: false });
+          return out;
+        } catch (error) {
+          const code = error instanceof Ec2Error ? error.code : 'Unknown';
+          const throttled = isThrottlingCode(code);
+          observer.call?.(action, { ms: performance.now() - started, code, throttled });
+          if (throttled) await pacer?.throttled(action);
+          const delay = readRetryDelayMs(action, error, retry);
+          if (delay === undefined || (deadline !== undefined && Date.now() + delay >= deadline)) throw error;
+          await new Promise((resolve) => setTimeout(resolve, delay));
+        }
+      }
     };
   }
   const ctx: Ec2Context = {

@@ -9,7 +9,7 @@ import type { Ec2Verb, Verdict } from './plan.js';
 export const Requeue = {
   /** Writes that must be seen applied before acting (write before act): as soon as they are. */
   recorded: 0,
-  /** EC2 throttled or unavailable. Short: the SDK's retries already backed off. */
+  /** EC2 throttled, or unavailable for a mutation or through a read's retries in the request (lib/ec2/call.ts). */
   transient: 5,
   /** CreateVolume to `available` takes ~1.5 s (p99 ~4 s). */
   creating: 2,
