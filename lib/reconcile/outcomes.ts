@@ -2,6 +2,7 @@
  * Timings of requeues, and the one place where a gateway error becomes an outcome.
  */
 import type { Result, Write } from '../contract/index.js';
+import { isThrottlingCode } from '../ec2/errors.js';
 import { Ec2Error } from '../ec2/types.js';
 import type { Ec2Verb, Verdict } from './plan.js';
 
@@ -9,8 +10,15 @@ import type { Ec2Verb, Verdict } from './plan.js';
 export const Requeue = {
   /** Writes that must be seen applied before acting (write before act): as soon as they are. */
   recorded: 0,
-  /** EC2 throttled, or unavailable for a mutation or through a read's retries in the request (lib/ec2/call.ts). */
+  /** EC2 throttled (RequestLimitExceeded and the like): the budget's rate steps down meanwhile. */
   transient: 5,
+  /**
+   * EC2 answered a mutation with a 5xx, the answer was lost, or a read still failed after its
+   * retries in the request (lib/ec2/call.ts): tried again after 1 s, as external-provisioner
+   * and external-attacher retry a failed call (`--retry-interval-start`). The next try reads
+   * EC2 before it acts, and takes a budget token like any other call.
+   */
+  unavailable: 1,
   /** CreateVolume to `available` takes ~1.5 s (p99 ~4 s). */
   creating: 2,
   /** Attach and detach take 1–4 s. */
@@ -80,7 +88,7 @@ export function verdictForEc2Error(error: Ec2Error, verb?: Ec2Verb): Verdict {
   switch (error.kind) {
     case 'transient':
       // The rate budget's refusal knows when this item's token is there.
-      return { outcome: 'requeue', requeueAfterSeconds: error.retryAfterSeconds ?? Requeue.transient, message };
+      return { outcome: 'requeue', requeueAfterSeconds: error.retryAfterSeconds ?? (isThrottlingCode(error.code) ? Requeue.transient : Requeue.unavailable), message };
     case 'incorrectState':
     case 'deviceInUse':
       return { outcome: 'requeue', requeueAfterSeconds: Requeue.inTransition, message };

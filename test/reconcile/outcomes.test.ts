@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Ec2ErrorKind } from '../../lib/ec2/types.js';
+import { Ec2Error, type Ec2ErrorKind } from '../../lib/ec2/types.js';
 import { verdictForEc2Error, verdictForError } from '../../lib/reconcile/outcomes.js';
 import { ec2Error } from './fake-gateway.js';
 
@@ -28,6 +28,21 @@ describe('verdictForEc2Error', () => {
       expect(verdict.requeueAfterSeconds).toBeGreaterThanOrEqual(60);
       expect(verdict.requeueAfterSeconds).toBeLessThanOrEqual(300);
     }
+  });
+
+  it.each<[string, string, number]>([
+    ['throttled', 'RequestLimitExceeded', 5],
+    ['a 5xx', 'InternalError', 1],
+    ['unavailable', 'Unavailable', 1],
+    ['the answer lost', 'ECONNRESET', 1],
+    ['no answer by the deadline', 'DeadlineExceeded', 1],
+  ])('transient, %s (%s) -> requeue after %i s', (_case, code, seconds) => {
+    expect(verdictForEc2Error(ec2Error('transient', code), 'attachDisk')).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: seconds });
+  });
+
+  it('transient with the budget\'s wait -> that wait, whatever the code', () => {
+    const refused = new Ec2Error('transient', 'RateBudgetExhausted', 'no token now', 'CreateVolume', 4.2);
+    expect(verdictForEc2Error(refused, 'createDisk')).toMatchObject({ outcome: 'requeue', requeueAfterSeconds: 4.2 });
   });
 
   it('unauthorized -> the message names the permission', () => {
