@@ -62,10 +62,33 @@ export interface TakeResult {
 /** Tokens a fraction short of a whole one through floating-point sums still count. */
 const EPSILON = 1e-9;
 
+/**
+ * How late an item may come back for its promised slot and still count as on time: the
+ * forwarder's send cadence (1.5 s) and the way to the backend.
+ */
+export const PROMISE_GRACE_MS = 2_000;
+
+/**
+ * The end of the promised slots once those that passed unclaimed are given back. Every take
+ * settles the state, so no item took a token between `state.at` and `now`: a slot promised in
+ * that span (and more than {@link PROMISE_GRACE_MS} ago) was not claimed — its item's answer
+ * was lost, its forwarder's leader died, its object changed and was sent again and given a
+ * slot at the end. Without this the slots after it would stay promised to nobody, and items
+ * refused now would be told to wait behind them while the bucket refills for no one.
+ */
+export function releaseMissedSlots(state: BucketState, limits: BucketLimits, now: number): number | undefined {
+  const until = state.promisedUntil;
+  if (until === undefined) return undefined;
+  const perMs = limits.refillPerMs * state.factor;
+  const missed = Math.floor((Math.min(until, now - PROMISE_GRACE_MS) - state.at) * perMs + EPSILON);
+  return missed > 0 ? until - missed / perMs : until;
+}
+
 /** Takes up to `wanted` whole tokens at `now`. */
 export function take(state: BucketState, limits: BucketLimits, aimd: AimdOptions, wanted: number, now: number): TakeResult {
   if (!Number.isInteger(wanted) || wanted < 0) throw new RangeError(`wanted must be a whole number ≥ 0, got ${wanted}`);
-  const settled = settle(state, limits, aimd, now);
+  const promisedUntil = releaseMissedSlots(state, limits, now);
+  const settled = { ...settle(state, limits, aimd, now), ...(promisedUntil !== undefined && { promisedUntil }) };
   const granted = Math.min(wanted, Math.max(0, Math.floor(settled.tokens + EPSILON)));
   const next: BucketState = { ...settled, tokens: settled.tokens - granted };
   const perMs = limits.refillPerMs * next.factor;

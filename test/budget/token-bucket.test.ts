@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_AIMD, type AimdOptions, type BucketLimits } from '../../lib/budget/options.js';
-import { fullBucket, recoveredFactor, settle, take, throttle, waits } from '../../lib/budget/token-bucket.js';
+import { fullBucket, PROMISE_GRACE_MS, recoveredFactor, releaseMissedSlots, settle, take, throttle, waits, type BucketState } from '../../lib/budget/token-bucket.js';
 
 // CreateVolume at full share: 100 tokens, 5 per second.
 const create: BucketLimits = { capacity: 100, refillPerMs: 5 / 1000 };
@@ -31,6 +31,32 @@ describe('token bucket arithmetic', () => {
     expect(second.state.promisedUntil).toBeCloseTo(1_000, 3);
     // The promises take no token: the first refused item, back at its slot, finds its token there.
     expect(take(second.state, create, aimd, 1, 200).granted).toBe(1);
+  });
+
+  it('100 slots promised up to 20 s, none claimed by 10 s (the items gone) -> the 40 past the 2 s grace are given back: a refusal now waits 2.2 s, not 10.2 s', () => {
+    const state = { tokens: 0, at: 0, factor: 1, promisedUntil: 20_000 };
+    const r = take(state, create, aimd, 150, 10_000);
+    expect(r.granted).toBe(50); // what refilled meanwhile, as before
+    expect(r.waitMs(0)).toBe(2_200);
+    expect(r.state.promisedUntil).toBeCloseTo(12_000 + 100 * 200, 3);
+    expect(releaseMissedSlots(state, create, 10_000)).toBeCloseTo(12_000, 3);
+  });
+
+  it('the same slots, each claimed on time -> nothing given back: a refusal waits behind every promise (control)', () => {
+    let state: BucketState = { tokens: 0, at: 0, factor: 1, promisedUntil: 20_000 };
+    for (let slot = 200; slot <= 10_000; slot += 200) {
+      const back = take(state, create, aimd, 1, slot);
+      expect(back.granted).toBe(1);
+      state = back.state;
+    }
+    const r = take(state, create, aimd, 1, 10_000);
+    expect(r.granted).toBe(0);
+    expect(r.waitMs(0)).toBe(10_200);
+  });
+
+  it('a promised item back within the grace -> its slot is not given back', () => {
+    const state = { tokens: 0, at: 0, factor: 1, promisedUntil: 20_000 };
+    expect(releaseMissedSlots(state, create, PROMISE_GRACE_MS)).toBe(20_000);
   });
 
   it('promised slots long past -> a refusal waits from the bucket as it is now', () => {
