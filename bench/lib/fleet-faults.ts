@@ -90,8 +90,8 @@ export interface FleetResult {
   readyMs: number | undefined;
   /**
    * First create to the last claim Bound and attached among those whose volume was never stuck
-   * `attaching` (each stuck one is given up behind a later attach to its node, or after the
-   * driver's 90 s ÷ the time scale, and attached again).
+   * `attaching` (each stuck one is given up early on EC2's evidence, or after the driver's
+   * 90 s ÷ the time scale, and attached again).
    */
   readyUnstuckMs: number | undefined;
   /** Seconds after the first create at which each stuck attachment began, in order. */

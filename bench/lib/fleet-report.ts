@@ -21,7 +21,7 @@ export function fleetRows(r: FleetResult): string[][] {
       ? [
           ['', 'time ÷ floor, claims never stuck', r.readyUnstuckMs !== undefined && r.floorSeconds > 0 ? ratio(r.readyUnstuckMs / 1000 / r.floorSeconds) : '—'],
           ['', 'stuck attachments began at', r.stuckAtSeconds.map((s) => `${s.toFixed(0)} s`).join(', ')],
-          ['', 'stuck attachments given up', `${r.stuckGivenUp.all} (${r.stuckGivenUp.early} behind a later attach to the node, ${r.stuckGivenUp.all - r.stuckGivenUp.early} at the driver's 90 s ÷ ${r.options.timeScale})`],
+          ['', 'stuck attachments given up', `${r.stuckGivenUp.all} (${r.stuckGivenUp.early} early on EC2's evidence, ${r.stuckGivenUp.all - r.stuckGivenUp.early} at the driver's 90 s ÷ ${r.options.timeScale})`],
         ]
       : []),
     ['', 'all settled (pods Running)', seconds(r.settledMs)],

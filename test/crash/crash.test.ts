@@ -47,7 +47,7 @@ describe('crash-point explorer', () => {
     // applying a result that writes the copy's annotation; 0 copies left behind, 0 duplicated.
     expect(summary.pointKinds['EC2 answer lost after CopySnapshot']).toBeGreaterThan(0);
     expect(Object.keys(summary.pointKinds).filter((k) => k.endsWith('writing a copy annotation')).length).toBeGreaterThan(0);
-    // Attachments left stuck attaching were given up and made again, some behind a later attach.
+    // Attachments left stuck attaching were given up and made again, some before the driver's 90 s.
     expect(summary.stuckGivenUp).toBeGreaterThan(0);
     expect(summary.stuckGivenUpEarly).toBeGreaterThan(0);
   }, 300_000);

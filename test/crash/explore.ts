@@ -124,7 +124,7 @@ export function formatSummary(s: ExploreSummary): string {
   lines.push(
     `  group snapshots: ${g.lifecycles} lifecycles (${g.lifecycles - g.split} on one node, ${g.split} across two nodes), ${g.createSnapshots} CreateSnapshots making ${g.snapshots} snapshots, ${g.restores} members restored, ${g.deletedDelete + g.deletedRetain} groups deleted (${g.deletedDelete} Delete, ${g.deletedRetain} Retain; ${g.deletedEarly} before the teardown)`,
   );
-  lines.push(`  attachments stuck attaching given up and made again: ${s.stuckGivenUp} (${s.stuckGivenUpEarly} behind a later attach to their node, before the driver's 90 s)`);
+  lines.push(`  attachments stuck attaching given up and made again: ${s.stuckGivenUp} (${s.stuckGivenUpEarly} before the driver's 90 s, on EC2's evidence)`);
   lines.push('');
   lines.push('  crash points by kind:');
   for (const [kind, n] of Object.entries(s.pointKinds).sort((a, b) => b[1] - a[1])) lines.push(`    ${String(n).padStart(5)}  ${kind}`);

@@ -1,10 +1,11 @@
 /**
  * An attachment stuck `attaching`, end to end over the local stack (simulator at time scale 4:
- * the driver's 90 s is 22.5 s, the 15 s behind a later attach 3.75 s). Two claims' attaches
- * stuck on two nodes; then a third claim attached on the first node. The first stuck one is
- * given up as soon as the later attach to its node has finished — detached and attached
- * again, its pod Running — while the one on the other node, with no later attach there, is
- * still waited on; it is given up at the driver's 90 s (÷ 4) and its pod runs too.
+ * the driver's 90 s is 22.5 s, an early give-up's 15 s 3.75 s): a claim's attach stuck on a
+ * node, then another claim attached there. The stuck one is given up early — detached and
+ * attached again, its pod Running — well before the 90 s. When it is waited on instead (another
+ * attach in flight on the instance, or an early give-up already spent) is pinned by
+ * test/reconcile/decisions.test.ts; the crash explorer judges every such detach against the
+ * simulator's truth.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TagKeys } from '../../lib/contract/tags.js';
@@ -43,42 +44,34 @@ async function diskOf(ns: string, claim: string): Promise<() => Volume> {
 }
 
 describe('an attachment stuck attaching', () => {
-  it('given up once a later attach to its node has finished, well before the 90 s; on a node with no later attach, waited on until the 90 s; both pods Running', async () => {
+  it('given up early once EC2 has finished a later attach to its node: detached, attached again, its pod Running, well before the driver’s 90 s', async () => {
     const ns = 'stuck';
     await createNamespace(stack.kube, ns);
-    const [first, second] = ctx.nodes;
-    expect(first && second && first.zone !== second.zone, 'two nodes in two zones').toBe(true);
-    for (const claim of ['a', 'b', 'c']) await createClaim(stack.kube, ns, claim, { storageClassName: 'gp3' });
+    const node = ctx.nodes[0]!;
+    for (const claim of ['a', 'b']) await createClaim(stack.kube, ns, claim, { storageClassName: 'gp3' });
 
     sim().configure({ attachFaults: [{ outcome: 'stuck' }] });
-    await podOn(ns, 'pod-a', 'a', first!.name);
-    await podOn(ns, 'pod-c', 'c', second!.name);
+    await podOn(ns, 'pod-a', 'a', node.name);
     const a = await diskOf(ns, 'a');
-    const c = await diskOf(ns, 'c');
     const stuckOn = (v: () => Volume) => v().attachments.some((x) => x.state === 'attaching' && x.stuck);
-    await waitFor(() => [a, c].every(stuckOn), Boolean, { what: 'both attaches stuck', timeoutMs: 60_000 });
-    const cBegan = c().attachments[0]!.attachTime;
+    await waitFor(() => stuckOn(a), Boolean, { what: "a's attach stuck", timeoutMs: 60_000 });
     const aBegan = a().attachments[0]!.attachTime;
     const detachesBefore = detachCalls();
 
-    // The later attach on the first node: no longer stuck.
+    // The later attach on the same node: no longer stuck.
     sim().configure({ attachFaults: [] });
-    await podOn(ns, 'pod-b', 'b', first!.name);
+    await podOn(ns, 'pod-b', 'b', node.name);
     await waitPodRunning(ctx, ns, 'pod-b', 60_000);
-    // a and c read at one moment: the first poll that finds a given up.
-    const seen = await waitFor(
-      () => ({ aStuck: stuckOn(a), cStuck: stuckOn(c), aFor: Date.now() - aBegan, cFor: Date.now() - cBegan }),
-      (s) => !s.aStuck,
+    const givenUpAfter = await waitFor(
+      () => (stuckOn(a) ? undefined : Date.now() - aBegan),
+      (ms) => ms !== undefined,
       { what: "a's stuck attach given up", timeoutMs: 60_000 },
     );
     expect(detachCalls()).toBeGreaterThan(detachesBefore);
-    expect(seen.aFor, 'a given up sooner than the driver’s 90 s').toBeLessThan(stuckAttachingMs(TIME_SCALE));
-    // The control: c, stuck past the 15 s too but with no later attach on its node, still waited on.
-    expect(seen.cFor).toBeGreaterThan(stuckBehindLaterAttachMs(TIME_SCALE));
-    expect(seen.cStuck, 'c still waited on').toBe(true);
+    expect(givenUpAfter, 'given up sooner than the driver’s 90 s').toBeLessThan(stuckAttachingMs(TIME_SCALE));
+    expect(givenUpAfter, 'not before the early give-up’s 15 s').toBeGreaterThan(stuckBehindLaterAttachMs(TIME_SCALE));
 
     await waitPodRunning(ctx, ns, 'pod-a', 60_000);
-    await waitPodRunning(ctx, ns, 'pod-c', 60_000);
-    for (const v of [a, c]) expect(v().attachments.map((x) => x.state)).toEqual(['attached']);
+    expect(a().attachments.map((x) => x.state)).toEqual(['attached']);
   }, 240_000);
 });

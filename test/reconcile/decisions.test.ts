@@ -15,7 +15,7 @@ import type { Ec2Action, Plan } from '../../lib/reconcile/plan.js';
 import { prepareProvision } from '../../lib/reconcile/provision-job.js';
 import { decideProvision, refusedProvision } from '../../lib/reconcile/provision.js';
 import { decideReclaim, refusedReclaim } from '../../lib/reconcile/reclaim.js';
-import { STUCK_ATTACHING_MS, STUCK_BEHIND_LATER_ATTACH_MS } from '../../lib/reconcile/stuck-attachment.js';
+import { EARLY_GIVE_UP_FLOOR_MS, STUCK_ATTACHING_MS, STUCK_BEHIND_LATER_ATTACH_MS } from '../../lib/reconcile/stuck-attachment.js';
 import {
   CLAIM_UID,
   claimItem,
@@ -241,7 +241,9 @@ describe('decideAttach: volume and instance -> plan', () => {
     ['attaching here for 10 s, a later attach to the instance finished (too soon to tell)', 'requeue 0.25s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', justNow)] }), instance({ mappings: [{ volumeId: 'vol-later', state: 'attached', attachTime: new Date(justNow.getTime() + 1_000).toISOString() }] })],
     ['attaching here for 20 s, a later attach to the instance finished', `detachDisk + ${attachError}`, {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', twentyAgo)] }), instance({ mappings: [{ volumeId: 'vol-later', state: 'attached', attachTime: new Date(twentyAgo.getTime() + 1_000).toISOString() }] })],
     ['attaching here for 20 s, the later attach to the instance still attaching too', 'requeue 0.25s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', twentyAgo)] }), instance({ mappings: [{ volumeId: 'vol-later', state: 'attaching', attachTime: new Date(twentyAgo.getTime() + 1_000).toISOString() }] })],
-    ['attaching here for 20 s, only an earlier attach to the instance finished', 'requeue 0.25s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', twentyAgo)] }), instance({ mappings: [{ volumeId: 'vol-earlier', state: 'attached', attachTime: new Date(twentyAgo.getTime() - 1_000).toISOString() }] })],
+    ['attaching here for 20 s, an earlier attach finished, no other in flight', `detachDisk + ${attachError}`, {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', twentyAgo)] }), instance({ mappings: [{ volumeId: 'vol-earlier', state: 'attached', attachTime: new Date(twentyAgo.getTime() - 1_000).toISOString() }] })],
+    ['attaching here for 20 s, an earlier attach finished, another earlier one still attaching', 'requeue 0.25s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', twentyAgo)] }), instance({ mappings: [{ volumeId: 'vol-earlier', state: 'attached', attachTime: new Date(twentyAgo.getTime() - 1_000).toISOString() }, { volumeId: 'vol-queued', state: 'attaching', attachTime: new Date(twentyAgo.getTime() - 500).toISOString() }] })],
+    ['attaching here for 20 s, nothing else known on the instance', 'requeue 0.25s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', twentyAgo)] }), instance()],
     ['detaching from here', 'requeue 2s', {}, disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'detaching')] }), instance()],
     ['attached elsewhere', `failed AttachedElsewhere 60s + ${attachError}`, {}, disk({ state: 'in-use', attachments: [on(OTHER_INSTANCE, 'attached')] }), instance()],
     ['detaching from elsewhere', 'requeue 2s', {}, disk({ state: 'in-use', attachments: [on(OTHER_INSTANCE, 'detaching')] }), instance()],
@@ -261,7 +263,7 @@ describe('decideAttach: volume and instance -> plan', () => {
     expect(summary(decideAttach(target, { disk: attaching(STUCK_ATTACHING_MS / 10 + 1_000), instance: instance(), now: NOW }, ctx))).toMatch(/^requeue/);
   });
 
-  it('a simulator at time scale 10: attaching past a tenth of 15 s behind a later attach finished -> detached; short of it -> waited on', () => {
+  it('a simulator at time scale 10: attaching past the 2 s floor (more than a tenth of 15 s) behind a later attach finished -> detached; short of it -> waited on', () => {
     const began = (msAgo: number) => new Date(NOW.getTime() - msAgo);
     const behind = (msAgo: number) => ({
       disk: disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', began(msAgo))] }),
@@ -269,7 +271,9 @@ describe('decideAttach: volume and instance -> plan', () => {
       now: NOW,
     });
     const scaled = { ...ctx, ec2TimeScale: 10 };
-    expect(summary(decideAttach(target, behind(STUCK_BEHIND_LATER_ATTACH_MS / 10 + 1_000), scaled))).toBe(`detachDisk + ${attachError}`);
+    expect(summary(decideAttach(target, behind(EARLY_GIVE_UP_FLOOR_MS + 500), scaled))).toBe(`detachDisk + ${attachError}`);
+    // Past a tenth of 15 s, short of the floor: the simulator may only be busy.
+    expect(summary(decideAttach(target, behind(STUCK_BEHIND_LATER_ATTACH_MS / 10 + 300), scaled))).toMatch(/^requeue/);
     expect(summary(decideAttach(target, behind(STUCK_BEHIND_LATER_ATTACH_MS / 10 - 1_000), scaled))).toMatch(/^requeue/);
   });
 
@@ -285,12 +289,12 @@ describe('decideAttach: volume and instance -> plan', () => {
     );
     const status = plan.writes.find((w) => w.op === 'updateVolumeAttachmentStatus');
     expect(status?.op === 'updateVolumeAttachmentStatus' && status.status.attachError).toMatchObject({
-      message: expect.stringMatching(new RegExp(`^volume ${VOL} stuck attaching to instance ${INSTANCE_ID} as /dev/xvdaa for 20 s, behind a later attach \\(vol-later, attaching since .*, is attached\\); detached to be attached again$`)),
+      message: expect.stringMatching(new RegExp(`^volume ${VOL} stuck attaching to instance ${INSTANCE_ID} as /dev/xvdaa for 20 s behind a later attach \\(vol-later, attaching since .*, is attached\\); given up early, detached to be attached again$`)),
       errorCode: 13,
     });
   });
 
-  it('given up behind a later attach once already (its error says so) -> the next attempt waits the full 90 s; a different error before -> given up early', () => {
+  it('given up early once already (its error says so) -> the next attempt waits the full 90 s; a different error before -> given up early', () => {
     const observed = {
       disk: disk({ state: 'in-use', attachments: [on(INSTANCE_ID, 'attaching', twentyAgo)] }),
       instance: instance({ mappings: [{ volumeId: 'vol-later', state: 'attached', attachTime: new Date(twentyAgo.getTime() + 1_000).toISOString() }] }),
