@@ -54,12 +54,11 @@ export function toInstance(instance: Ec2Instance): Instance {
   };
 }
 
-function mappedVolumes(instance: Ec2Instance): Pick<Instance, 'rootVolumeId' | 'volumeIds' | 'mappings'> {
+function mappedVolumes(instance: Ec2Instance): Pick<Instance, 'rootVolumeId' | 'mappings'> {
   const mappings = instance.BlockDeviceMappings ?? [];
   const root = mappings.find((m) => m.DeviceName && m.DeviceName === instance.RootDeviceName)?.Ebs?.VolumeId;
   return {
     ...(root ? { rootVolumeId: root } : {}),
-    volumeIds: mappings.flatMap((m) => (m.Ebs?.VolumeId ? [m.Ebs.VolumeId] : [])),
     mappings: mappings.flatMap(({ Ebs: ebs }) =>
       ebs?.VolumeId
         ? [{ volumeId: ebs.VolumeId, state: (ebs.Status ?? 'attaching') as AttachmentState, ...(ebs.AttachTime !== undefined && { attachTime: ebs.AttachTime.toISOString() }) }]

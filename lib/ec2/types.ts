@@ -60,11 +60,10 @@ export interface Instance {
   devicesInUse: string[];
   /** The volume at the instance's root device, when EC2 reports one (a group snapshot leaves it out). */
   rootVolumeId?: string;
-  /** The volumes in its block device mappings, root included. */
-  volumeIds?: string[];
   /**
-   * Its EBS block device mappings' state and AttachTime, root included: a later attach to the
-   * instance finished is EC2's own evidence that an earlier one still `attaching` is stuck.
+   * Its EBS block device mappings — the volumes on it, root included — with their state and
+   * AttachTime: which volumes a group snapshot covers, and EC2's own evidence that an attach
+   * still `attaching` was left behind (lib/reconcile/stuck-attachment.ts).
    */
   mappings?: InstanceMapping[];
 }

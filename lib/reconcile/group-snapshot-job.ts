@@ -122,7 +122,7 @@ export async function reconcileGroupSnapshotContent(item: VolumeGroupSnapshotCon
   };
   const observeNode = async (instanceId: string): Promise<NodeObserved> => {
     const instance = await scope.ec2.getInstance(instanceId);
-    const volumeIds = [...new Set(instance?.volumeIds ?? [])];
+    const volumeIds = [...new Set((instance?.mappings ?? []).map((m) => m.volumeId))];
     const attached = (await Promise.all(volumeIds.map((id) => scope.ec2.getDisk(id)))).filter((d): d is Disk => d !== undefined);
     return { instanceId, instance, attached, rootVolumeId: instance?.rootVolumeId };
   };

@@ -3,7 +3,7 @@
  *
  * The EBS CSI driver gives up one `attaching` for longer than 90 s after EC2's AttachTime
  * (pkg/cloud `stuckAttachingTimeout`); so does volhook. It also gives up sooner, after
- * {@link STUCK_BEHIND_LATER_ATTACH_MS}, on EC2's own evidence that the instance is not simply
+ * {@link EARLY_GIVE_UP_MS}, on EC2's own evidence that the instance is not simply
  * slow: another volume's attach to it, begun after this one, has finished (both EC2's
  * AttachTimes, so no clock but EC2's orders them), or no other attach to it is in flight and
  * another volume is attached there — EC2 has nothing queued for the instance, and this one
@@ -21,7 +21,7 @@ import type { DiskAttachment, Instance } from '../ec2/types.js';
 /** An attachment `attaching` for longer is detached and tried again, as the EBS CSI driver does. */
 export const STUCK_ATTACHING_MS = 90_000;
 /** …and one `attaching` for longer while EC2 shows nothing else to wait for on its instance. */
-export const STUCK_BEHIND_LATER_ATTACH_MS = 15_000;
+export const EARLY_GIVE_UP_MS = 15_000;
 
 /** {@link STUCK_ATTACHING_MS} against an EC2 that runs `ec2TimeScale` times faster than AWS (a simulator). */
 export function stuckAttachingMs(ec2TimeScale = 1): number {
@@ -35,9 +35,9 @@ export function stuckAttachingMs(ec2TimeScale = 1): number {
  */
 export const EARLY_GIVE_UP_FLOOR_MS = 2_000;
 
-/** {@link STUCK_BEHIND_LATER_ATTACH_MS}, likewise scaled, never below {@link EARLY_GIVE_UP_FLOOR_MS}. */
-export function stuckBehindLaterAttachMs(ec2TimeScale = 1): number {
-  return Math.max(STUCK_BEHIND_LATER_ATTACH_MS / ec2TimeScale, EARLY_GIVE_UP_FLOOR_MS);
+/** {@link EARLY_GIVE_UP_MS}, likewise scaled, never below {@link EARLY_GIVE_UP_FLOOR_MS}. */
+export function earlyGiveUpMs(ec2TimeScale = 1): number {
+  return Math.max(EARLY_GIVE_UP_MS / ec2TimeScale, EARLY_GIVE_UP_FLOOR_MS);
 }
 
 /** In the message of an attachment given up before the 90 s, and only there. */
@@ -60,7 +60,7 @@ export function stuckAttachment(volumeId: string, attachment: DiskAttachment, in
   const seconds = `${Math.round(age / 1000)} s`;
   const stuck = `volume ${volumeId} stuck attaching to instance ${attachment.instanceId} as ${attachment.device} for ${seconds}`;
   if (age > stuckAttachingMs(ec2TimeScale)) return `${stuck} (longer than ${STUCK_ATTACHING_MS / 1000 / ec2TimeScale} s); detached to be attached again`;
-  if (age <= stuckBehindLaterAttachMs(ec2TimeScale) || gaveUpEarly(previousError)) return undefined;
+  if (age <= earlyGiveUpMs(ec2TimeScale) || gaveUpEarly(previousError)) return undefined;
   const others = (instance.mappings ?? []).filter((m) => m.volumeId !== volumeId);
   const later = others.find((m) => m.state === 'attached' && m.attachTime !== undefined && Date.parse(m.attachTime) > began);
   if (later) return `${stuck} behind a later attach (${later.volumeId}, attaching since ${later.attachTime}, is attached); ${GIVEN_UP_EARLY}, detached to be attached again`;

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TagKeys } from '../../lib/contract/tags.js';
 import type { Volume } from '../../lib/local/ec2/index.js';
-import { stuckAttachingMs, stuckBehindLaterAttachMs } from '../../lib/reconcile/stuck-attachment.js';
+import { stuckAttachingMs, earlyGiveUpMs } from '../../lib/reconcile/stuck-attachment.js';
 import { createClaim, createNamespace, pod, readClaim } from './support/kube.js';
 import { STACK_START_MS } from './support/plane.js';
 import { waitClaimBound, waitPodRunning, type ScenarioContext } from './support/scenarios.js';
@@ -69,7 +69,7 @@ describe('an attachment stuck attaching', () => {
     );
     expect(detachCalls()).toBeGreaterThan(detachesBefore);
     expect(givenUpAfter, 'given up sooner than the driver’s 90 s').toBeLessThan(stuckAttachingMs(TIME_SCALE));
-    expect(givenUpAfter, 'not before the early give-up’s 15 s').toBeGreaterThan(stuckBehindLaterAttachMs(TIME_SCALE));
+    expect(givenUpAfter, 'not before the early give-up’s 15 s').toBeGreaterThan(earlyGiveUpMs(TIME_SCALE));
 
     await waitPodRunning(ctx, ns, 'pod-a', 60_000);
     expect(a().attachments.map((x) => x.state)).toEqual(['attached']);

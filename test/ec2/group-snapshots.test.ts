@@ -71,7 +71,7 @@ describe('createSnapshots over the EC2 simulator', () => {
     const other = await attachedDisk(node.id, 'pvc-other', '/dev/xvdbd');
     const instance = await gateway().getInstance(node.id);
     expect(instance?.rootVolumeId).toMatch(/^vol-/);
-    expect(instance?.volumeIds?.sort()).toEqual([instance!.rootVolumeId!, ...members, other].sort());
+    expect(instance?.mappings?.map((m) => m.volumeId).sort()).toEqual([instance!.rootVolumeId!, ...members, other].sort());
     expect(members).not.toContain(instance?.rootVolumeId);
 
     t.sim.resetStats();

@@ -15,7 +15,7 @@ import type { Ec2Action, Plan } from '../../lib/reconcile/plan.js';
 import { prepareProvision } from '../../lib/reconcile/provision-job.js';
 import { decideProvision, refusedProvision } from '../../lib/reconcile/provision.js';
 import { decideReclaim, refusedReclaim } from '../../lib/reconcile/reclaim.js';
-import { EARLY_GIVE_UP_FLOOR_MS, STUCK_ATTACHING_MS, STUCK_BEHIND_LATER_ATTACH_MS } from '../../lib/reconcile/stuck-attachment.js';
+import { EARLY_GIVE_UP_FLOOR_MS, STUCK_ATTACHING_MS, EARLY_GIVE_UP_MS } from '../../lib/reconcile/stuck-attachment.js';
 import {
   CLAIM_UID,
   claimItem,
@@ -273,8 +273,8 @@ describe('decideAttach: volume and instance -> plan', () => {
     const scaled = { ...ctx, ec2TimeScale: 10 };
     expect(summary(decideAttach(target, behind(EARLY_GIVE_UP_FLOOR_MS + 500), scaled))).toBe(`detachDisk + ${attachError}`);
     // Past a tenth of 15 s, short of the floor: the simulator may only be busy.
-    expect(summary(decideAttach(target, behind(STUCK_BEHIND_LATER_ATTACH_MS / 10 + 300), scaled))).toMatch(/^requeue/);
-    expect(summary(decideAttach(target, behind(STUCK_BEHIND_LATER_ATTACH_MS / 10 - 1_000), scaled))).toMatch(/^requeue/);
+    expect(summary(decideAttach(target, behind(EARLY_GIVE_UP_MS / 10 + 300), scaled))).toMatch(/^requeue/);
+    expect(summary(decideAttach(target, behind(EARLY_GIVE_UP_MS / 10 - 1_000), scaled))).toMatch(/^requeue/);
   });
 
   it('the detach of a stuck attachment says why in the VolumeAttachment error: how long, and the later attach that finished', () => {

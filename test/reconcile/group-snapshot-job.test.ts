@@ -52,8 +52,9 @@ function item(override: Override = {}, members = VOLUMES): ItemInput {
 
 /** Three member volumes on `placement`'s nodes, the node's root, and another data volume on NODE. */
 function world(ec2: FakeGateway, placement: string[] = [NODE, NODE, NODE]) {
-  ec2.addInstance({ instanceId: NODE, rootVolumeId: ROOT, volumeIds: [ROOT, ...VOLUMES.filter((_, i) => placement[i] === NODE), STRANGER] });
-  ec2.addInstance({ instanceId: OTHER_NODE, volumeIds: VOLUMES.filter((_, i) => placement[i] === OTHER_NODE) });
+  const mapped = (volumeIds: string[]) => volumeIds.map((volumeId) => ({ volumeId, state: 'attached' as const }));
+  ec2.addInstance({ instanceId: NODE, rootVolumeId: ROOT, mappings: mapped([ROOT, ...VOLUMES.filter((_, i) => placement[i] === NODE), STRANGER]) });
+  ec2.addInstance({ instanceId: OTHER_NODE, mappings: mapped(VOLUMES.filter((_, i) => placement[i] === OTHER_NODE)) });
   const on = (instanceId: string) => ({ state: 'in-use' as const, attachments: [{ instanceId, device: '/dev/xvdb', state: 'attached' as const }] });
   ec2.addVolume({ volumeId: ROOT, ...on(NODE) });
   ec2.addVolume({ volumeId: STRANGER, ...on(NODE) });
