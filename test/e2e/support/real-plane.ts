@@ -2,7 +2,7 @@
  * What the e2e suite's real plane is started with: the control plane's inputs (tools/kube:
  * binaries built first if missing or stale, the snapshot CRDs, the forwarder chart) and
  * external-snapshotter's snapshot-controller — its binary from tools/ebs-csi (built first if
- * missing: `npm run ebs-csi:build -- build external-snapshotter`), its RBAC file from the same
+ * missing: `npm run ebs-csi:build -- build snapshot-controller`), its RBAC file from the same
  * module at the same version, read where `go mod download` keeps it.
  */
 import { execFileSync } from 'node:child_process';
@@ -18,15 +18,15 @@ import type { SnapshotControllerOptions } from '../../../lib/local/plane/snapsho
 import { goEnv } from '../../../tools/kube/bump.js';
 import { realPlaneInputs, type RealPlaneInputs } from '../../../tools/kube/inputs.js';
 
-const SNAPSHOTTER = 'external-snapshotter';
+const SNAPSHOT_CONTROLLER = 'snapshot-controller';
 const RBAC_FILE = 'deploy/kubernetes/snapshot-controller/rbac-snapshot-controller.yaml';
 
 export async function snapshotControllerInputs(say: (line: string) => void): Promise<SnapshotControllerOptions> {
-  const component = readComponents().components.find((c) => c.name === SNAPSHOTTER);
-  if (!component) throw new Error(`tools/ebs-csi/components.json names no ${SNAPSHOTTER}`);
+  const component = readComponents().components.find((c) => c.name === SNAPSHOT_CONTROLLER);
+  if (!component) throw new Error(`tools/ebs-csi/components.json names no ${SNAPSHOT_CONTROLLER}`);
   const binary = join(EBS_CSI_BIN, 'snapshot-controller');
   if (!existsSync(binary)) {
-    say(`snapshot-controller is not built yet; building it first (npm run ebs-csi:build -- build ${SNAPSHOTTER}).`);
+    say(`snapshot-controller is not built yet; building it first (npm run ebs-csi:build -- build ${SNAPSHOT_CONTROLLER}).`);
     await build([component]);
   }
   const out = execFileSync('go', ['mod', 'download', '-json', `${component.module}@${component.version}`], { cwd: tmpdir(), encoding: 'utf8', env: goEnv(), stdio: ['ignore', 'pipe', 'pipe'] });

@@ -99,7 +99,6 @@ require (
 	k8s.io/apiserver v0.36.1 // indirect
 	k8s.io/client-go v0.36.1 // indirect
 	k8s.io/component-base v0.36.1 // indirect
-	k8s.io/component-helpers v0.36.1 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a // indirect
 	k8s.io/streaming v0.36.1 // indirect
@@ -112,8 +111,6 @@ require (
 )
 
 tool github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter
-
-tool github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller
 
 replace (
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.36.1
