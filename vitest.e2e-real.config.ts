@@ -16,6 +16,7 @@ export const REAL_PLANE_E2E_FILES = [
   'test/e2e/chart.test.ts',
   'test/e2e/release.test.ts',
   'test/e2e/audit.test.ts',
+  'test/e2e/group-snapshots.test.ts',
 ];
 
 export default defineConfig({

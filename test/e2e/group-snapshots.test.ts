@@ -1,6 +1,8 @@
 /**
  * Group snapshots end to end over the local stack (Kubernetes API with the group snapshot CRDs,
- * the local snapshot controller's group part, forwarder, backend, EC2 simulator), driven with
+ * the local snapshot controller's group part, forwarder, backend, EC2 simulator) — and, in
+ * `npm run test:e2e:real`, over the real plane with external-snapshotter's snapshot-controller
+ * doing the common controller's group part — driven with
  * kubectl and YAML: three claims in use on one node -> one CreateSnapshots, three members ready,
  * each restorable, all deleted with the group; claims on two nodes -> refused with a message, no EC2 call.
  */

@@ -88,6 +88,9 @@ describe.skipIf(withoutGo !== undefined)('VOLHOOK_KUBE=real npm start', () => {
     expect(classes).toMatch(/^gp3 \(default\)\s+ebs\.csi\.aws\.com/m);
     const { stdout: crds } = await run(kubeTools().kubectl, ['get', 'crd', '-o', 'name'], { env, timeout: 30_000 });
     expect(crds.trim().split('\n').sort()).toEqual([
+      'customresourcedefinition.apiextensions.k8s.io/volumegroupsnapshotclasses.groupsnapshot.storage.k8s.io',
+      'customresourcedefinition.apiextensions.k8s.io/volumegroupsnapshotcontents.groupsnapshot.storage.k8s.io',
+      'customresourcedefinition.apiextensions.k8s.io/volumegroupsnapshots.groupsnapshot.storage.k8s.io',
       'customresourcedefinition.apiextensions.k8s.io/volumesnapshotclasses.snapshot.storage.k8s.io',
       'customresourcedefinition.apiextensions.k8s.io/volumesnapshotcontents.snapshot.storage.k8s.io',
       'customresourcedefinition.apiextensions.k8s.io/volumesnapshots.snapshot.storage.k8s.io',

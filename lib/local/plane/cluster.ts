@@ -53,10 +53,23 @@ export async function createStorageObjects(rest: KubeRest): Promise<void> {
   await createAll(rest, [csiDriverObject, ...storageClassObjects] as KubeManifest[]);
 }
 
-/** The `snapshot.storage.k8s.io` CRDs of `crdDir` (external-snapshotter's `config/crd/`), created and waited for until Established. */
+/** The API groups whose CRDs external-snapshotter's `config/crd/` holds, each installed. */
+export const SNAPSHOT_CRD_GROUPS = ['snapshot.storage.k8s.io', 'groupsnapshot.storage.k8s.io'] as const;
+
+/**
+ * The snapshot and group snapshot CRDs of `crdDir` (external-snapshotter's `config/crd/`),
+ * created and waited for until Established. Both, as external-snapshotter installs them:
+ * snapshot-controller v8.7.0 serves group snapshots by default and, without their CRDs, waits
+ * for them 30 s at start before it goes on without.
+ */
 export async function installSnapshotCrds(rest: KubeRest, crdDir: string, timeoutMs = 30_000): Promise<string[]> {
-  const files = (await readdir(crdDir)).filter((f) => f.startsWith('snapshot.storage.k8s.io_') && f.endsWith('.yaml')).sort();
-  if (files.length === 0) throw new Error(`no snapshot.storage.k8s.io CRDs in ${crdDir}`);
+  const all = await readdir(crdDir);
+  const files: string[] = [];
+  for (const group of SNAPSHOT_CRD_GROUPS) {
+    const found = all.filter((f) => f.startsWith(`${group}_`) && f.endsWith('.yaml')).sort();
+    if (found.length === 0) throw new Error(`no ${group} CRDs in ${crdDir}`);
+    files.push(...found);
+  }
   const names: string[] = [];
   for (const file of files) {
     for (const doc of parseAllDocuments(await readFile(join(crdDir, file), 'utf8'))) {
