@@ -286,7 +286,11 @@ spec:
   claimRef: { namespace: ${ns}, name: data }
   csi: { driver: efs.csi.aws.com, volumeHandle: fs-0123456789abcdef0 }
 `);
-    await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'expand', size: '4Gi', annotations: { 'volume.kubernetes.io/storage-provisioner': 'ebs.csi.aws.com' } }));
+    // Bound from both sides (the claim names the PV): a claim only the PV's claimRef names is
+    // Pending until the PV controller binds it, and with this annotation a provisioner may start
+    // making it a disk meanwhile (external-provisioner would too) — a DescribeVolumes that could
+    // land in the window below, which counts the resize's calls.
+    await kubectl.create(claimYaml(ns, 'data', { storageClassName: 'expand', size: '4Gi', volumeName: 'foreign-efs', annotations: { 'volume.kubernetes.io/storage-provisioner': 'ebs.csi.aws.com' } }));
     await waitClaimBound(ctx, ns, 'data');
     await refused(ns, 'data', () => kubectl.patch('pvc', ns, 'data', { spec: { resources: { requests: { storage: '8Gi' } } } }), 'VolumeResizeFailed', /foreign-efs", which is not an EBS volume of ebs\.csi\.aws\.com/);
   }, 90_000);

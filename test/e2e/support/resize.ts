@@ -33,7 +33,7 @@ export async function waitEvent(kube: E2eKube, namespace: string, name: string, 
   return events.find((e) => e.reason === reason) as CoreV1Event;
 }
 
-export const claimYaml = (ns: string, name: string, fields: { storageClassName: string; size: string; volumeMode?: 'Block'; vac?: string; annotations?: Record<string, string> }) => `apiVersion: v1
+export const claimYaml = (ns: string, name: string, fields: { storageClassName: string; size: string; volumeMode?: 'Block'; vac?: string; volumeName?: string; annotations?: Record<string, string> }) => `apiVersion: v1
 kind: PersistentVolumeClaim
 metadata:
   name: ${name}
@@ -41,7 +41,7 @@ metadata:
 ${fields.annotations ? `  annotations:\n${Object.entries(fields.annotations).map(([k, v]) => `    ${k}: "${v}"`).join('\n')}\n` : ''}spec:
   accessModes: [ReadWriteOnce]
   storageClassName: ${fields.storageClassName}
-${fields.volumeMode ? `  volumeMode: ${fields.volumeMode}\n` : ''}${fields.vac ? `  volumeAttributesClassName: ${fields.vac}\n` : ''}  resources:
+${fields.volumeMode ? `  volumeMode: ${fields.volumeMode}\n` : ''}${fields.vac ? `  volumeAttributesClassName: ${fields.vac}\n` : ''}${fields.volumeName ? `  volumeName: ${fields.volumeName}\n` : ''}  resources:
     requests:
       storage: ${fields.size}
 `;
