@@ -59,7 +59,8 @@ export function stuckAttachment(volumeId: string, attachment: DiskAttachment, in
   const age = now.getTime() - began;
   const seconds = `${Math.round(age / 1000)} s`;
   const stuck = `volume ${volumeId} stuck attaching to instance ${attachment.instanceId} as ${attachment.device} for ${seconds}`;
-  if (age > stuckAttachingMs(ec2TimeScale)) return `${stuck} (longer than ${STUCK_ATTACHING_MS / 1000 / ec2TimeScale} s); detached to be attached again`;
+  const limit = stuckAttachingMs(ec2TimeScale);
+  if (age > limit) return `${stuck} (longer than ${limit / 1000} s); detached to be attached again`;
   if (age <= earlyGiveUpMs(ec2TimeScale) || gaveUpEarly(previousError)) return undefined;
   const others = (instance.mappings ?? []).filter((m) => m.volumeId !== volumeId);
   const later = others.find((m) => m.state === 'attached' && m.attachTime !== undefined && Date.parse(m.attachTime) > began);

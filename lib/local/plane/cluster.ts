@@ -9,6 +9,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { GROUP_SNAPSHOT_API_GROUP, SNAPSHOT_API_GROUP } from '../../contract/index.js';
 import type { KubeRest } from '../../forwarder/kube/rest.js';
 import { MediaTypes } from '../../forwarder/kube/rest.js';
 import { csiDriverObject, storageClassObjects } from '../stack/cluster-objects.js';
@@ -54,7 +55,7 @@ export async function createStorageObjects(rest: KubeRest): Promise<void> {
 }
 
 /** The API groups whose CRDs external-snapshotter's `config/crd/` holds, each installed. */
-export const SNAPSHOT_CRD_GROUPS = ['snapshot.storage.k8s.io', 'groupsnapshot.storage.k8s.io'] as const;
+const SNAPSHOT_CRD_GROUPS = [SNAPSHOT_API_GROUP, GROUP_SNAPSHOT_API_GROUP] as const;
 
 /**
  * The snapshot and group snapshot CRDs of `crdDir` (external-snapshotter's `config/crd/`),
